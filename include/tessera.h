@@ -1,0 +1,175 @@
+/*
+ * tessera: GEMM kernels for NVIDIA Hopper GPUs, built on a CuTe-style layout
+ * algebra. This header is the whole public C API. It compiles as C (C99 and
+ * later) and as C++, and exposes no CUDA types: streams travel as `void *`.
+ *
+ * Conventions
+ *  - Every call returns a tess_status. On failure, tess_last_error() returns a
+ *    sentence (per thread) naming the constraint that was violated and what
+ *    would satisfy it. The sentence stays until the next failure on the thread.
+ *  - Nothing allocates device memory or synchronizes inside a run call; work is
+ *    queued on the handle's stream. Workspace belongs to the caller.
+ *  - Enum values follow cuBLASLt / CUDA where one exists (data types follow
+ *    cudaDataType_t, scale modes follow cublasLtMatmulMatrixScale_t).
+ */
+#ifndef TESSERA_H
+#define TESSERA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TESS_VERSION_MAJOR 0
+#define TESS_VERSION_MINOR 1
+#define TESS_VERSION_PATCH 0
+/* One integer, MAJOR * 10000 + MINOR * 100 + PATCH, as tess_version() returns. */
+#define TESS_VERSION (TESS_VERSION_MAJOR * 10000 + TESS_VERSION_MINOR * 100 + TESS_VERSION_PATCH)
+
+#if defined(_WIN32)
+#define TESS_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define TESS_API __attribute__((visibility("default")))
+#else
+#define TESS_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- status ------------------------------------------------------------- */
+
+/* Result of every call. Values shared with cublasStatus_t keep their numbers. */
+typedef enum tess_status {
+    TESS_STATUS_SUCCESS = 0,
+    TESS_STATUS_NOT_INITIALIZED = 1,      /* null or destroyed handle */
+    TESS_STATUS_ALLOC_FAILED = 3,         /* host allocation failed */
+    TESS_STATUS_INVALID_VALUE = 7,        /* an argument breaks a stated rule */
+    TESS_STATUS_ARCH_MISMATCH = 8,        /* the device lacks what the call needs */
+    TESS_STATUS_EXECUTION_FAILED = 13,    /* a CUDA call failed */
+    TESS_STATUS_INTERNAL_ERROR = 14,      /* a bug in tessera: please report it */
+    TESS_STATUS_NOT_SUPPORTED = 15,       /* valid, but no kernel in this build does it */
+    TESS_STATUS_INSUFFICIENT_WORKSPACE = 100, /* workspace smaller than the plan needs */
+    TESS_STATUS_NO_DEVICE = 101           /* no CUDA driver, or no such device */
+} tess_status;
+
+/* "TESS_STATUS_INVALID_VALUE" for TESS_STATUS_INVALID_VALUE; never NULL. */
+TESS_API const char *tess_status_name(tess_status status);
+/* A short fixed description of the status ("an argument breaks a stated rule"). */
+TESS_API const char *tess_status_string(tess_status status);
+/* The sentence describing the most recent failure on this thread ("" if none). */
+TESS_API const char *tess_last_error(void);
+
+/* ---- version ------------------------------------------------------------- */
+
+/* The library's version as MAJOR * 10000 + MINOR * 100 + PATCH; compare with TESS_VERSION. */
+TESS_API int tess_version(void);
+/* "0.1.0 (sm_90a)": version and the GPU architectures this build holds kernels for. */
+TESS_API const char *tess_version_string(void);
+
+/* ---- data types ----------------------------------------------------------- */
+
+/* Element types. Values are cudaDataType_t's. */
+typedef enum tess_dtype {
+    TESS_DTYPE_F32 = 0,   /* IEEE binary32 */
+    TESS_DTYPE_F16 = 2,   /* IEEE binary16 */
+    TESS_DTYPE_BF16 = 14, /* bfloat16 */
+    TESS_DTYPE_E4M3 = 28, /* OCP FP8 E4M3 "fn": no infinities, one NaN per sign, max 448 */
+    TESS_DTYPE_E5M2 = 29  /* OCP FP8 E5M2: IEEE-like, max 57344 */
+} tess_dtype;
+
+/* Bytes per element; 0 for a value that is not a tess_dtype. */
+TESS_API size_t tess_dtype_size(tess_dtype dtype);
+/* "f32", "f16", "bf16", "e4m3", "e5m2"; "invalid" for anything else. */
+TESS_API const char *tess_dtype_name(tess_dtype dtype);
+/* Parses a name as tess_dtype_name prints it, or a PyTorch-style alias
+ * ("float32", "half", "bfloat16", "float8_e4m3fn", "float8_e5m2"). */
+TESS_API tess_status tess_dtype_from_name(const char *name, tess_dtype *dtype);
+
+/* ---- matrices ------------------------------------------------------------ */
+
+/* Storage order of a matrix. Values are cublasLtOrder_t's. */
+typedef enum tess_order {
+    TESS_ORDER_COL = 0, /* column-major: element (r, c) at r + c * ld */
+    TESS_ORDER_ROW = 1  /* row-major:    element (r, c) at r * ld + c */
+} tess_order;
+
+/* A matrix as it enters a product: A is M x K, B is K x N, C and D are M x N.
+ * Transposition is expressed by the order, not by a separate op flag: the
+ * K-major weight `w[N][K]` of `x @ w.T` is B with rows = K, cols = N,
+ * TESS_ORDER_COL, ld = K. */
+typedef struct tess_matrix_desc {
+    tess_dtype dtype;
+    tess_order order;
+    int64_t rows;
+    int64_t cols;
+    int64_t ld;           /* elements between rows (row-major) or columns (col-major) */
+    int64_t batch_stride; /* elements between consecutive matrices of a batch; 0 repeats one */
+} tess_matrix_desc;
+
+/* How dequantization scales (float32 factors, multiplied into the operand)
+ * are laid out. Values are cublasLtMatmulMatrixScale_t's. */
+typedef enum tess_scale_mode {
+    TESS_SCALE_TENSOR = 0,        /* one factor for the whole operand */
+    TESS_SCALE_OUTER_VEC = 3,     /* one per row of A (per M) / per column of B (per N) */
+    TESS_SCALE_BLOCK_1x128 = 4,   /* one per row (or column of B) per 128 elements of K */
+    TESS_SCALE_BLOCK_128x128 = 5  /* one per 128 rows (or columns of B) per 128 of K */
+} tess_scale_mode;
+
+/* ---- handle --------------------------------------------------------------- */
+
+typedef struct tess_handle_s *tess_handle;
+
+/* Opens tessera on CUDA device `device`. Fails with TESS_STATUS_NO_DEVICE where
+ * no driver or no such device exists. Any CUDA device is accepted; what this
+ * build can run on it is in tess_device_info.kernel_families. */
+TESS_API tess_status tess_create(tess_handle *handle, int device);
+/* Releases the handle. Passing NULL is allowed and does nothing. */
+TESS_API tess_status tess_destroy(tess_handle handle);
+/* Sets the stream (a cudaStream_t) on which run calls queue their work; NULL is the legacy default stream. */
+TESS_API tess_status tess_set_stream(tess_handle handle, void *stream);
+TESS_API tess_status tess_get_stream(tess_handle handle, void **stream);
+/* Gives tessera device memory it may use as scratch during run calls. The
+ * memory must stay valid while work queued with this handle is pending, and
+ * must be 256-byte aligned. bytes = 0 (and ptr = NULL) removes it. */
+TESS_API tess_status tess_set_workspace(tess_handle handle, void *ptr, size_t bytes);
+TESS_API tess_status tess_get_workspace(tess_handle handle, void **ptr, size_t *bytes);
+
+/* Kernel families a build can hold; tess_device_info.kernel_families is a mask of these. */
+typedef enum tess_kernel_family {
+    TESS_FAMILY_DENSE_16BIT = 1u << 0, /* bf16/f16 dense GEMM */
+    TESS_FAMILY_DENSE_FP8 = 1u << 1,   /* FP8 dense GEMM with scale recipes */
+    TESS_FAMILY_GROUPED = 1u << 2,     /* grouped GEMM for Mixture-of-Experts */
+    TESS_FAMILY_SMALL_M = 1u << 3      /* decode-sized M */
+} tess_kernel_family;
+
+/* What a device is and what this build can run on it. Set struct_size to
+ * sizeof(tess_device_info) before the call; later versions only append fields. */
+typedef struct tess_device_info {
+    uint32_t struct_size;
+    int device;
+    char name[256];
+    int cc_major, cc_minor;       /* compute capability */
+    int sm_count;                 /* streaming multiprocessors */
+    size_t smem_per_block_optin;  /* shared memory one block may opt in to, bytes */
+    size_t smem_per_sm;           /* shared memory per multiprocessor, bytes */
+    size_t l2_bytes;
+    size_t global_mem_bytes;
+    int sm_clock_khz;             /* peak SM clock */
+    int mem_clock_khz;            /* peak memory clock */
+    int mem_bus_width_bits;
+    int driver_version;           /* e.g. 13000 for CUDA 13.0 */
+    int runtime_version;
+    int has_native_code;          /* 1 if this build holds machine code for the device */
+    uint32_t kernel_families;     /* tess_kernel_family bits this build can run here */
+} tess_device_info;
+
+/* Fills `info` for the handle's device. */
+TESS_API tess_status tess_get_device_info(tess_handle handle, tess_device_info *info);
+/* Name of one tess_kernel_family bit ("dense-16bit"); "invalid" otherwise. */
+TESS_API const char *tess_kernel_family_name(tess_kernel_family family);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TESSERA_H */

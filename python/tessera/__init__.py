@@ -1,0 +1,23 @@
+"""tessera: GEMM kernels for NVIDIA Hopper GPUs, from Python.
+
+A pure-Python package over the C library (ctypes). Errors raise
+tessera.TesseraError subclasses (all ValueErrors) whose text is the library's
+sentence naming what was wrong. Matrices may be torch tensors, anything with
+__dlpack__, DLPack capsules, or tessera.Matrix views.
+"""
+from ._lib import library_path
+from .dtypes import DType, as_dtype
+from .errors import (AllocFailedError, ArchMismatchError, ExecutionFailedError, InsufficientWorkspaceError,
+                     InternalError, InvalidValueError, NoDeviceError, NotInitializedError, NotSupportedError,
+                     Status, TesseraError, status_name)
+from .handle import DeviceInfo, Handle, version, version_string
+from .matrix import Matrix, Order, as_matrix, from_parts
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AllocFailedError", "ArchMismatchError", "DType", "DeviceInfo", "ExecutionFailedError", "Handle",
+    "InsufficientWorkspaceError", "InternalError", "InvalidValueError", "Matrix", "NoDeviceError",
+    "NotInitializedError", "NotSupportedError", "Order", "Status", "TesseraError", "as_dtype", "as_matrix",
+    "from_parts", "library_path", "status_name", "version", "version_string",
+]

@@ -1,0 +1,104 @@
+"""Finding and loading libtessera, and declaring the C functions' signatures.
+
+The library is looked up, in order, at: $TESSERA_LIBRARY; next to this
+package (a wheel or an install that bundles it); the build tree of the
+repository this package sits in (build/lib); then the system's loader paths.
+It is loaded on first use, so `import tessera` never fails for lack of it.
+"""
+import ctypes
+import ctypes.util
+import os
+import threading
+
+_lock = threading.Lock()
+_lib = None
+_path = None
+
+
+class TesseraDesc(ctypes.Structure):
+    """tess_matrix_desc."""
+    _fields_ = [("dtype", ctypes.c_int), ("order", ctypes.c_int), ("rows", ctypes.c_int64),
+                ("cols", ctypes.c_int64), ("ld", ctypes.c_int64), ("batch_stride", ctypes.c_int64)]
+
+
+class DeviceInfoStruct(ctypes.Structure):
+    """tess_device_info."""
+    _fields_ = [("struct_size", ctypes.c_uint32), ("device", ctypes.c_int), ("name", ctypes.c_char * 256),
+                ("cc_major", ctypes.c_int), ("cc_minor", ctypes.c_int), ("sm_count", ctypes.c_int),
+                ("smem_per_block_optin", ctypes.c_size_t), ("smem_per_sm", ctypes.c_size_t),
+                ("l2_bytes", ctypes.c_size_t), ("global_mem_bytes", ctypes.c_size_t),
+                ("sm_clock_khz", ctypes.c_int), ("mem_clock_khz", ctypes.c_int),
+                ("mem_bus_width_bits", ctypes.c_int), ("driver_version", ctypes.c_int),
+                ("runtime_version", ctypes.c_int), ("has_native_code", ctypes.c_int),
+                ("kernel_families", ctypes.c_uint32)]
+
+
+def _candidates():
+    env = os.environ.get("TESSERA_LIBRARY")
+    if env:
+        return [env]  # an explicit choice is the only one tried
+    here = os.path.dirname(os.path.abspath(__file__))
+    paths = [os.path.join(here, "libtessera.so"),
+             os.path.join(here, os.pardir, os.pardir, "build", "lib", "libtessera.so")]
+    found = ctypes.util.find_library("tessera")
+    if found:
+        paths.append(found)
+    paths.append("libtessera.so.0")
+    return paths
+
+
+# (name, restype, argtypes) of every C function the package calls.
+_SIGNATURES = [
+    ("tess_status_name", ctypes.c_char_p, [ctypes.c_int]),
+    ("tess_status_string", ctypes.c_char_p, [ctypes.c_int]),
+    ("tess_last_error", ctypes.c_char_p, []),
+    ("tess_version", ctypes.c_int, []),
+    ("tess_version_string", ctypes.c_char_p, []),
+    ("tess_dtype_size", ctypes.c_size_t, [ctypes.c_int]),
+    ("tess_dtype_name", ctypes.c_char_p, [ctypes.c_int]),
+    ("tess_dtype_from_name", ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int)]),
+    ("tess_create", ctypes.c_int, [ctypes.POINTER(ctypes.c_void_p), ctypes.c_int]),
+    ("tess_destroy", ctypes.c_int, [ctypes.c_void_p]),
+    ("tess_set_stream", ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p]),
+    ("tess_get_stream", ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]),
+    ("tess_set_workspace", ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]),
+    ("tess_get_workspace", ctypes.c_int,
+     [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t)]),
+    ("tess_get_device_info", ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(DeviceInfoStruct)]),
+    ("tess_kernel_family_name", ctypes.c_char_p, [ctypes.c_int]),
+]
+
+
+def lib():
+    """The loaded library (loading it on first call); OSError naming every place tried."""
+    global _lib, _path
+    if _lib is not None:
+        return _lib
+    with _lock:
+        if _lib is not None:
+            return _lib
+        errors = []
+        for path in _candidates():
+            if os.path.sep in path and not os.path.exists(path):
+                errors.append(f"{path}: no such file")
+                continue
+            try:
+                handle = ctypes.CDLL(path)
+            except OSError as e:
+                errors.append(f"{path}: {e}")
+                continue
+            for name, restype, argtypes in _SIGNATURES:
+                fn = getattr(handle, name)
+                fn.restype = restype
+                fn.argtypes = argtypes
+            _path = os.path.abspath(path) if os.path.sep in path else path
+            _lib = handle
+            return _lib
+        raise OSError("tessera: cannot load libtessera.so; build it with `make` or set TESSERA_LIBRARY. Tried:\n  "
+                      + "\n  ".join(errors))
+
+
+def library_path():
+    """Where the loaded libtessera came from."""
+    lib()
+    return _path

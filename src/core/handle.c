@@ -1,0 +1,111 @@
+/* Handle lifetime, stream and workspace. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/handle.h"
+
+/* Workspace must be aligned like a cudaMalloc result so kernels can place TMA
+ * descriptors and vector accesses in it. */
+#define TESS_WORKSPACE_ALIGNMENT 256
+
+tess_status tess_handle_check(tess_handle h, const char *caller) {
+    if (!h)
+        return tess_fail(TESS_STATUS_NOT_INITIALIZED, "%s: the handle is NULL; create one with tess_create", caller);
+    if (h->magic != TESS_HANDLE_MAGIC)
+        return tess_fail(TESS_STATUS_NOT_INITIALIZED,
+                         "%s: the handle is not live (destroyed, or never created by tess_create)", caller);
+    return TESS_STATUS_SUCCESS;
+}
+
+TESS_API tess_status tess_create(tess_handle *handle, int device) {
+    if (!handle)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_create: the output pointer is NULL");
+    *handle = NULL;
+    struct tess_handle_s *h = calloc(1, sizeof *h);
+    if (!h)
+        return tess_fail(TESS_STATUS_ALLOC_FAILED, "tess_create: out of host memory for the handle");
+    tess_status s = tess_device_query(device, &h->info);
+    if (s != TESS_STATUS_SUCCESS) {
+        free(h);
+        return s;
+    }
+    h->magic = TESS_HANDLE_MAGIC;
+    h->device = device;
+    *handle = h;
+    return TESS_STATUS_SUCCESS;
+}
+
+TESS_API tess_status tess_destroy(tess_handle handle) {
+    if (!handle)
+        return TESS_STATUS_SUCCESS;
+    tess_status s = tess_handle_check(handle, "tess_destroy");
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    handle->magic = 0;
+    free(handle);
+    return TESS_STATUS_SUCCESS;
+}
+
+TESS_API tess_status tess_set_stream(tess_handle handle, void *stream) {
+    tess_status s = tess_handle_check(handle, "tess_set_stream");
+    if (s == TESS_STATUS_SUCCESS)
+        handle->stream = stream;
+    return s;
+}
+
+TESS_API tess_status tess_get_stream(tess_handle handle, void **stream) {
+    tess_status s = tess_handle_check(handle, "tess_get_stream");
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    if (!stream)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_get_stream: the output pointer is NULL");
+    *stream = handle->stream;
+    return TESS_STATUS_SUCCESS;
+}
+
+TESS_API tess_status tess_set_workspace(tess_handle handle, void *ptr, size_t bytes) {
+    tess_status s = tess_handle_check(handle, "tess_set_workspace");
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    if ((ptr == NULL) != (bytes == 0))
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "tess_set_workspace: ptr=%p with bytes=%zu; pass both or neither (NULL, 0 removes it)",
+                         ptr, bytes);
+    if ((uintptr_t)ptr % TESS_WORKSPACE_ALIGNMENT != 0)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "tess_set_workspace: ptr=%p is not %d-byte aligned (cudaMalloc returns such pointers)",
+                         ptr, TESS_WORKSPACE_ALIGNMENT);
+    handle->workspace = ptr;
+    handle->workspace_bytes = bytes;
+    return TESS_STATUS_SUCCESS;
+}
+
+TESS_API tess_status tess_get_workspace(tess_handle handle, void **ptr, size_t *bytes) {
+    tess_status s = tess_handle_check(handle, "tess_get_workspace");
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    if (!ptr || !bytes)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_get_workspace: the output pointers must not be NULL");
+    *ptr = handle->workspace;
+    *bytes = handle->workspace_bytes;
+    return TESS_STATUS_SUCCESS;
+}
+
+TESS_API tess_status tess_get_device_info(tess_handle handle, tess_device_info *info) {
+    tess_status s = tess_handle_check(handle, "tess_get_device_info");
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    if (!info)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_get_device_info: info is NULL");
+    /* The first version of the struct ends at kernel_families; a caller built
+     * against it passes at least that much. */
+    if (info->struct_size < sizeof(tess_device_info))
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "tess_get_device_info: info->struct_size=%u; set it to sizeof(tess_device_info) (%zu)",
+                         info->struct_size, sizeof(tess_device_info));
+    uint32_t caller_size = info->struct_size;
+    memcpy(info, &handle->info, sizeof(tess_device_info));
+    info->struct_size = caller_size;
+    return TESS_STATUS_SUCCESS;
+}

@@ -1,0 +1,34 @@
+/* Internal: what a tess_handle holds, and the check every entry point makes on it. */
+#ifndef TESS_CORE_HANDLE_H
+#define TESS_CORE_HANDLE_H
+
+#include "tessera.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Arbitrary tag ("TESS") marking a live handle; cleared on destroy so that a
+ * handle used after tess_destroy is likely to be caught rather than trusted. */
+#define TESS_HANDLE_MAGIC 0x54455353u
+
+struct tess_handle_s {
+    uint32_t magic;
+    int device;
+    void *stream;           /* cudaStream_t */
+    void *workspace;
+    size_t workspace_bytes;
+    tess_device_info info;  /* filled once at creation */
+};
+
+/* SUCCESS for a live handle; NOT_INITIALIZED with a sentence naming `caller` otherwise. */
+tess_status tess_handle_check(tess_handle h, const char *caller);
+
+/* Fills `info` (all fields, struct_size included) for `device`. */
+tess_status tess_device_query(int device, tess_device_info *info);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,36 @@
+/* Internal: addressing and validation of tess_matrix_desc, shared by the
+ * API checks, the reference GEMM and (through TESS_HD) kernels. */
+#ifndef TESS_CORE_MATRIX_H
+#define TESS_CORE_MATRIX_H
+
+#include "core/hd.h"
+#include "tessera.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Element offset of (row, col) of matrix `batch` in a batch. */
+TESS_HD int64_t tess_matrix_offset(const tess_matrix_desc *d, int64_t batch, int64_t row, int64_t col) {
+    int64_t within = d->order == TESS_ORDER_ROW ? row * d->ld + col : row + col * d->ld;
+    return batch * d->batch_stride + within;
+}
+
+/* Validates one matrix of a batch of `batch` matrices: known dtype and order,
+ * rows and cols >= 1, ld >= the contiguous extent, batch_stride >= 0, and an
+ * addressed span that fits in int64. `name` ("A", "B", ...) starts the sentence. */
+tess_status tess_matrix_check(const tess_matrix_desc *d, int64_t batch, const char *name);
+
+/* Elements from the first to one past the last addressed element, over the
+ * whole batch (valid after tess_matrix_check succeeded). */
+int64_t tess_matrix_span(const tess_matrix_desc *d, int64_t batch);
+
+/* Checks that `d` is rows x cols as the problem requires ("A must be M x K = 64 x 128"). */
+tess_status tess_matrix_check_shape(const tess_matrix_desc *d, int64_t rows, int64_t cols,
+                                    const char *name, const char *shape_names);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

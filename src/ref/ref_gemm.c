@@ -1,0 +1,134 @@
+/* The CPU reference GEMM (float64) and its validation; see ref_gemm.h. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "core/matrix.h"
+#include "ref/convert.h"
+#include "ref/ref_gemm.h"
+
+static tess_status check_scale(const tess_ref_scale *s, const char *name) {
+    switch (s->mode) {
+    case TESS_SCALE_TENSOR:
+    case TESS_SCALE_OUTER_VEC:
+    case TESS_SCALE_BLOCK_1x128:
+    case TESS_SCALE_BLOCK_128x128: break;
+    default:
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "%s scale: mode %d is not a tess_scale_mode", name,
+                         (int)s->mode);
+    }
+    if (s->stride_mn < 0 || s->stride_k < 0 || s->batch_stride < 0)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "%s scale: strides must be >= 0", name);
+    return TESS_STATUS_SUCCESS;
+}
+
+tess_status tess_ref_gemm_check(const tess_ref_gemm *p) {
+    if (!p)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "reference GEMM: the problem is NULL");
+    if (p->m < 1 || p->n < 1 || p->k < 1 || p->batch < 1)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "reference GEMM: M=%" PRId64 " N=%" PRId64 " K=%" PRId64 " batch=%" PRId64
+                         ": all must be >= 1",
+                         p->m, p->n, p->k, p->batch);
+    tess_status s;
+    if ((s = tess_matrix_check(&p->a, p->batch, "A")) || (s = tess_matrix_check(&p->b, p->batch, "B")) ||
+        (s = tess_matrix_check(&p->d, p->batch, "D")) ||
+        (s = tess_matrix_check_shape(&p->a, p->m, p->k, "A", "M x K")) ||
+        (s = tess_matrix_check_shape(&p->b, p->k, p->n, "B", "K x N")) ||
+        (s = tess_matrix_check_shape(&p->d, p->m, p->n, "D", "M x N")) ||
+        (s = check_scale(&p->a_scale, "A")) || (s = check_scale(&p->b_scale, "B")))
+        return s;
+    if (!p->a_data || !p->b_data)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "reference GEMM: A and B data must not be NULL");
+    if (p->beta != 0.0) {
+        if (!p->c_data)
+            return tess_fail(TESS_STATUS_INVALID_VALUE, "reference GEMM: beta=%g reads C, but C is NULL", p->beta);
+        if ((s = tess_matrix_check(&p->c, p->batch, "C")) ||
+            (s = tess_matrix_check_shape(&p->c, p->m, p->n, "C", "M x N")))
+            return s;
+    }
+    return TESS_STATUS_SUCCESS;
+}
+
+/* Dequantizes operand X of batch b into `out`, `outer` rows of K values (K
+ * contiguous): row i is row i of A, or column i of B. */
+static void dequantize_k_major(const tess_matrix_desc *x, const void *data, const tess_ref_scale *scale,
+                               int is_b, int64_t b, int64_t outer, int64_t k, double *out) {
+    for (int64_t i = 0; i < outer; i++) {
+        for (int64_t kk = 0; kk < k; kk++) {
+            int64_t at = is_b ? tess_matrix_offset(x, b, kk, i) : tess_matrix_offset(x, b, i, kk);
+            double v = tess_load_as_f32(x->dtype, data, at);
+            out[i * k + kk] = v * tess_ref_scale_at(scale, b, i, kk);
+        }
+    }
+}
+
+tess_status tess_ref_gemm_cpu(const tess_ref_gemm *p, double *out) {
+    tess_status s = tess_ref_gemm_check(p);
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    if (!out)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "reference GEMM: the output buffer is NULL");
+    double *a = malloc(sizeof(double) * (size_t)(p->m * p->k));
+    double *bt = malloc(sizeof(double) * (size_t)(p->n * p->k));
+    if (!a || !bt) {
+        free(a);
+        free(bt);
+        return tess_fail(TESS_STATUS_ALLOC_FAILED, "reference GEMM: out of host memory for %" PRId64 " x %" PRId64
+                         " x %" PRId64, p->m, p->n, p->k);
+    }
+    for (int64_t b = 0; b < p->batch; b++) {
+        dequantize_k_major(&p->a, p->a_data, &p->a_scale, 0, b, p->m, p->k, a);
+        dequantize_k_major(&p->b, p->b_data, &p->b_scale, 1, b, p->n, p->k, bt);
+        for (int64_t i = 0; i < p->m; i++) {
+            for (int64_t j = 0; j < p->n; j++) {
+                const double *ar = a + i * p->k, *br = bt + j * p->k;
+                double acc = 0.0;
+                for (int64_t kk = 0; kk < p->k; kk++)
+                    acc += ar[kk] * br[kk];
+                double v = p->alpha * acc;
+                if (p->beta != 0.0)
+                    v += p->beta * tess_load_as_f32(p->c.dtype, p->c_data, tess_matrix_offset(&p->c, b, i, j));
+                out[(b * p->m + i) * p->n + j] = v;
+            }
+        }
+    }
+    free(a);
+    free(bt);
+    return TESS_STATUS_SUCCESS;
+}
+
+tess_status tess_ref_store(const tess_ref_gemm *p, const double *out, void *d_data) {
+    tess_status s = tess_matrix_check(&p->d, p->batch, "D");
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    for (int64_t b = 0; b < p->batch; b++)
+        for (int64_t i = 0; i < p->m; i++)
+            for (int64_t j = 0; j < p->n; j++)
+                tess_store_from_f32(p->d.dtype, d_data, tess_matrix_offset(&p->d, b, i, j),
+                                    (float)out[(b * p->m + i) * p->n + j]);
+    return TESS_STATUS_SUCCESS;
+}
+
+double tess_ref_rel_error(const tess_ref_gemm *p, const double *ref, const void *d_data, int64_t *nonfinite) {
+    double diff2 = 0.0, ref2 = 0.0;
+    int64_t bad = 0;
+    for (int64_t b = 0; b < p->batch; b++) {
+        for (int64_t i = 0; i < p->m; i++) {
+            for (int64_t j = 0; j < p->n; j++) {
+                double got = tess_load_as_f32(p->d.dtype, d_data, tess_matrix_offset(&p->d, b, i, j));
+                double want = ref[(b * p->m + i) * p->n + j];
+                if (!isfinite(got))
+                    bad++;
+                diff2 += (got - want) * (got - want);
+                ref2 += want * want;
+            }
+        }
+    }
+    if (nonfinite)
+        *nonfinite = bad;
+    if (bad)
+        return NAN;
+    return ref2 > 0.0 ? sqrt(diff2 / ref2) : sqrt(diff2);
+}

@@ -1,0 +1,91 @@
+/* The reference GEMM, the specification every tessera kernel is tested against:
+ *
+ *   D[b] = alpha * (sa . A[b]) (sb . B[b]) + beta * C[b]      for b < batch
+ *
+ * A is M x K, B is K x N, C and D are M x N, each in any tess_dtype and either
+ * order, with leading dimensions and batch strides (tess_matrix_desc). sa and
+ * sb are float32 dequantization factors multiplied into A and B element-wise,
+ * looked up by a tess_scale_mode recipe (tess_ref_scale_at). The CPU version
+ * accumulates in float64 and returns the unrounded result; the GPU version
+ * accumulates in float32 and rounds into D, for shapes too large for the CPU.
+ * beta = 0 never reads C.
+ */
+#ifndef TESS_REF_REF_GEMM_H
+#define TESS_REF_REF_GEMM_H
+
+#include "core/hd.h"
+#include "tessera.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Extent of a scale block along K (and along M or N for 128x128 blocks), in
+ * elements: the DeepSeek-V3 recipe's 128, also cuBLASLt's VEC128/BLK128x128. */
+#define TESS_SCALE_BLOCK 128
+
+/* Where one operand's dequantization factors are. For A, "mn" indexes M; for
+ * B, it indexes N. Factor (mn, k) of batch b is at
+ *   data[b * batch_stride + row(mn) * stride_mn + (k / 128) * stride_k]
+ * with row(mn) = 0 (TENSOR), mn (OUTER_VEC, BLOCK_1x128) or mn / 128
+ * (BLOCK_128x128); stride_k is unused by TENSOR and OUTER_VEC. */
+typedef struct tess_ref_scale {
+    tess_scale_mode mode;
+    const float *data; /* NULL: every factor is 1 */
+    int64_t stride_mn;
+    int64_t stride_k;
+    int64_t batch_stride;
+} tess_ref_scale;
+
+/* One GEMM problem, pointers included (host pointers for the CPU version,
+ * device pointers for the GPU version). */
+typedef struct tess_ref_gemm {
+    int64_t m, n, k, batch;
+    double alpha, beta;
+    tess_matrix_desc a, b, c, d;
+    const void *a_data, *b_data, *c_data; /* c_data may be NULL when beta == 0 */
+    tess_ref_scale a_scale, b_scale;
+} tess_ref_gemm;
+
+/* The factor for element (mn, k) of batch `batch` (see tess_ref_scale). */
+TESS_HD float tess_ref_scale_at(const tess_ref_scale *s, int64_t batch, int64_t mn, int64_t k) {
+    if (!s->data)
+        return 1.0f;
+    int64_t at = batch * s->batch_stride;
+    switch (s->mode) {
+    case TESS_SCALE_TENSOR: break;
+    case TESS_SCALE_OUTER_VEC: at += mn * s->stride_mn; break;
+    case TESS_SCALE_BLOCK_1x128: at += mn * s->stride_mn + (k / TESS_SCALE_BLOCK) * s->stride_k; break;
+    case TESS_SCALE_BLOCK_128x128:
+        at += (mn / TESS_SCALE_BLOCK) * s->stride_mn + (k / TESS_SCALE_BLOCK) * s->stride_k;
+        break;
+    }
+    return s->data[at];
+}
+
+/* Validates a problem: shapes agree, descriptors are sound, pointers are
+ * present, scale modes are known and their strides non-negative. */
+tess_status tess_ref_gemm_check(const tess_ref_gemm *p);
+
+/* Computes the problem on the CPU in float64 into `out`, batch x M x N,
+ * row-major and unrounded (so that errors of D can be measured against it). */
+tess_status tess_ref_gemm_cpu(const tess_ref_gemm *p, double *out);
+
+/* Rounds a tess_ref_gemm_cpu result into D's type and layout at `d_data`
+ * (host memory); elements of D's storage outside the M x N matrices are untouched. */
+tess_status tess_ref_store(const tess_ref_gemm *p, const double *out, void *d_data);
+
+/* Computes the problem on the GPU (float32 accumulation) into D at `d_data`,
+ * queued on `stream` (a cudaStream_t). All pointers are device pointers. */
+tess_status tess_ref_gemm_gpu(const tess_ref_gemm *p, void *d_data, void *stream);
+
+/* ||D - ref|| / ||ref|| (Frobenius, over every batch) of D at `d_data` (host
+ * memory) against a tess_ref_gemm_cpu result. Returns NaN if any element of D
+ * is not finite, and stores the number of such elements in *nonfinite. */
+double tess_ref_rel_error(const tess_ref_gemm *p, const double *ref, const void *d_data, int64_t *nonfinite);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,34 @@
+/* Random GEMM problems for the tests: every dtype, order, leading dimension,
+ * batch stride (including 0, broadcast), alpha/beta and scale recipe, with
+ * host buffers filled with normal values. */
+#ifndef TESS_TESTS_PROBLEM_H
+#define TESS_TESTS_PROBLEM_H
+
+#include "ref/random.h"
+#include "ref/ref_gemm.h"
+
+typedef struct test_problem {
+    tess_ref_gemm p;                /* pointers refer to the host buffers below */
+    void *a, *b, *c;
+    float *a_scale, *b_scale;
+    size_t a_bytes, b_bytes, c_bytes, d_bytes, a_scale_bytes, b_scale_bytes;
+    char text[256];                 /* a one-line description for failure messages */
+} test_problem;
+
+/* Draws a problem with M, N, K in [1, max_dim] (often exactly 1 or a multiple
+ * of 128 plus a ragged edge) and allocates and fills its inputs. */
+void test_problem_random(test_problem *t, tess_rng *r, int64_t max_dim);
+
+/* Bytes of D's storage (its whole span, padding included). */
+size_t test_problem_d_bytes(const test_problem *t);
+
+void test_problem_free(test_problem *t);
+
+/* How a value is rounded into `dtype`: unit roundoff (half an ulp, relative),
+ * the smallest subnormal step, and the largest finite value. */
+typedef struct dtype_rounding {
+    double unit, tiny, max;
+} dtype_rounding;
+dtype_rounding test_dtype_rounding(tess_dtype dtype);
+
+#endif

@@ -1,0 +1,68 @@
+/* `tessera`: the command-line tool (device info, benchmarks; later the layout calculator). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tessera.h"
+#include "tools/tessera/commands.h"
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: tessera <command> [options]\n"
+            "\n"
+            "commands:\n"
+            "  info [--device N]           the GPU, and which kernel families this build runs on it\n"
+            "  bench copy [--bytes N] [--iterations N] [--device N]\n"
+            "                              device-to-device copy bandwidth (the memory ceiling)\n"
+            "  version                     library version and the GPU architectures built\n"
+            "  help                        this text\n");
+}
+
+const char *option_value(int argc, char **argv, int *i, const char *name) {
+    size_t n = strlen(name);
+    const char *arg = argv[*i];
+    if (strncmp(arg, name, n) != 0)
+        return NULL;
+    if (arg[n] == '=')
+        return arg + n + 1;
+    if (arg[n] == '\0' && *i + 1 < argc)
+        return argv[++*i];
+    return NULL;
+}
+
+long long parse_size(const char *text) {
+    char *end = NULL;
+    long long v = strtoll(text, &end, 10);
+    if (end == text || v < 0)
+        return -1;
+    switch (*end) {
+    case 'K': v <<= 10; end++; break;
+    case 'M': v <<= 20; end++; break;
+    case 'G': v <<= 30; end++; break;
+    default: break;
+    }
+    return *end == '\0' ? v : -1;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "info") == 0)
+        return cmd_info(argc - 2, argv + 2);
+    if (strcmp(cmd, "bench") == 0)
+        return cmd_bench(argc - 2, argv + 2);
+    if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+        printf("tessera %s\n", tess_version_string());
+        return 0;
+    }
+    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "tessera: unknown command '%s'\n", cmd);
+    usage(stderr);
+    return 2;
+}

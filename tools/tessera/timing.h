@@ -1,0 +1,12 @@
+/* Timing device work with CUDA events: warm-up, then the median of many runs. */
+#ifndef TESS_TOOLS_TIMING_H
+#define TESS_TOOLS_TIMING_H
+
+/* Work to time: queues one run on `stream`; returns 0 on success. */
+typedef int (*timed_fn)(void *ctx, void *stream);
+
+/* Runs `fn` `warmup` times, then `iterations` times each between two events,
+ * and stores the median in *median_ms. Returns 0, or -1 after printing why. */
+int time_median_ms(timed_fn fn, void *ctx, void *stream, int warmup, int iterations, double *median_ms);
+
+#endif
