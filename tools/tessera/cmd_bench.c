@@ -46,14 +46,9 @@ static int bench_copy(int argc, char **argv) {
         fprintf(stderr, "tessera bench copy: --bytes and --iterations must be positive\n");
         return 2;
     }
-    tess_handle h = NULL;
-    if (tess_create(&h, device) != TESS_STATUS_SUCCESS) {
-        fprintf(stderr, "tessera bench copy: %s\n", tess_last_error());
+    tess_device_info info;
+    if (query_device(device, &info, "tessera bench copy"))
         return 1;
-    }
-    tess_device_info info = {.struct_size = sizeof info};
-    tess_get_device_info(h, &info);
-    tess_destroy(h);
     struct copy_job job = {NULL, NULL, (size_t)bytes};
     cudaSetDevice(device);
     if (cudaMalloc(&job.src, job.bytes) != cudaSuccess || cudaMalloc(&job.dst, job.bytes) != cudaSuccess) {

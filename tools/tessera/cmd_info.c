@@ -31,14 +31,9 @@ int cmd_info(int argc, char **argv) {
         }
         device = atoi(v);
     }
-    tess_handle h = NULL;
-    if (tess_create(&h, device) != TESS_STATUS_SUCCESS) {
-        fprintf(stderr, "tessera info: %s\n", tess_last_error());
+    tess_device_info d;
+    if (query_device(device, &d, "tessera info"))
         return 1;
-    }
-    tess_device_info d = {.struct_size = sizeof d};
-    tess_get_device_info(h, &d);
-    tess_destroy(h);
     /* Peak DRAM rate: two transfers per memory clock (DDR) over the bus width. */
     double peak_gbs = 2.0 * d.mem_clock_khz * 1e3 * (d.mem_bus_width_bits / 8.0) / 1e9;
     printf("device %d: %s\n", d.device, d.name);

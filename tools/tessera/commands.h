@@ -10,6 +10,10 @@ int cmd_bench(int argc, char **argv);
  * *i past a separate value) or NULL if argv[*i] is not that option. */
 const char *option_value(int argc, char **argv, int *i, const char *name);
 
+/* Fills `info` for `device`; on failure prints "<cmd>: <sentence>" on one line and returns 1. */
+struct tess_device_info;
+int query_device(int device, struct tess_device_info *info, const char *cmd);
+
 /* Parses a non-negative integer with an optional K/M/G (binary) suffix; -1 if malformed. */
 long long parse_size(const char *text);
 

@@ -30,6 +30,22 @@ const char *option_value(int argc, char **argv, int *i, const char *name) {
     return NULL;
 }
 
+int query_device(int device, tess_device_info *info, const char *cmd) {
+    tess_handle h = NULL;
+    if (tess_create(&h, device) != TESS_STATUS_SUCCESS) {
+        fprintf(stderr, "%s: %s\n", cmd, tess_last_error());
+        return 1;
+    }
+    info->struct_size = sizeof *info;
+    tess_status s = tess_get_device_info(h, info);
+    tess_destroy(h);
+    if (s != TESS_STATUS_SUCCESS) {
+        fprintf(stderr, "%s: %s\n", cmd, tess_last_error());
+        return 1;
+    }
+    return 0;
+}
+
 long long parse_size(const char *text) {
     char *end = NULL;
     long long v = strtoll(text, &end, 10);
