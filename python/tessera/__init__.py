@@ -11,13 +11,14 @@ from .errors import (AllocFailedError, ArchMismatchError, ExecutionFailedError, 
                      InternalError, InvalidValueError, NoDeviceError, NotInitializedError, NotSupportedError,
                      Status, TesseraError, status_name)
 from .handle import DeviceInfo, Handle, version, version_string
+from . import layout
 from .matrix import Matrix, Order, as_matrix, from_parts
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AllocFailedError", "ArchMismatchError", "DType", "DeviceInfo", "ExecutionFailedError", "Handle",
-    "InsufficientWorkspaceError", "InternalError", "InvalidValueError", "Matrix", "NoDeviceError",
+    "InsufficientWorkspaceError", "InternalError", "InvalidValueError", "Matrix", "layout", "NoDeviceError",
     "NotInitializedError", "NotSupportedError", "Order", "Status", "TesseraError", "as_dtype", "as_matrix",
     "from_parts", "library_path", "status_name", "version", "version_string",
 ]

@@ -66,6 +66,27 @@ _SIGNATURES = [
      [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t)]),
     ("tess_get_device_info", ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(DeviceInfoStruct)]),
     ("tess_kernel_family_name", ctypes.c_char_p, [ctypes.c_int]),
+    # tessera/layout.h
+    ("tess_layout_eval_expr", ctypes.c_int,
+     [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)]),
+    ("tess_layout_parse", ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]),
+    ("tess_layout_print", ctypes.c_size_t, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]),
+    ("tess_layout_free", None, [ctypes.c_void_p]),
+    ("tess_layout_mma_atom", ctypes.c_int,
+     [ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_int64),
+      ctypes.POINTER(ctypes.c_int64)]),
+    ("tess_layout_mma_atom_count", ctypes.c_int, []),
+    ("tess_layout_mma_atom_name", ctypes.c_char_p, [ctypes.c_int]),
+    ("tess_layout_render_table", ctypes.c_int,
+     [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)]),
+    ("tess_layout_render_latex", ctypes.c_int,
+     [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)]),
+    ("tess_layout_render_svg", ctypes.c_int,
+     [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_char_p, ctypes.c_size_t,
+      ctypes.POINTER(ctypes.c_size_t)]),
+    ("tess_layout_explain", ctypes.c_int,
+     [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_char_p, ctypes.c_size_t,
+      ctypes.POINTER(ctypes.c_size_t)]),
 ]
 
 
