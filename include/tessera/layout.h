@@ -191,6 +191,8 @@ TESS_API tess_status tess_layout_explain(const tess_layout *x, const tess_layout
 /* Evaluates an expression of the calculator (see `tessera layout --help`),
  * e.g. "logical_divide((24):(1), (4):(1))", and prints its value. */
 TESS_API tess_status tess_layout_eval_expr(const char *expr, char *buf, size_t cap, size_t *length);
+/* The usage line of the calculator's i-th function ("composition(A, B)"), NULL past the last. */
+TESS_API const char *tess_layout_expr_usage(int i);
 
 #ifdef __cplusplus
 }

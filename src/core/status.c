@@ -2,8 +2,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include <cuda_runtime_api.h>
-
 #include "core/error.h"
 
 /* Long enough for a sentence naming a constraint, two values and a remedy. */
@@ -19,17 +17,6 @@ tess_status tess_fail(tess_status status, const char *fmt, ...) {
     vsnprintf(last_error, sizeof last_error, fmt, args);
     va_end(args);
     return status;
-}
-
-tess_status tess_cuda_status(int err, const char *what) {
-    if (err == cudaSuccess)
-        return TESS_STATUS_SUCCESS;
-    cudaError_t e = (cudaError_t)err;
-    tess_status status = TESS_STATUS_EXECUTION_FAILED;
-    if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver || e == cudaErrorInvalidDevice ||
-        e == cudaErrorCallRequiresNewerDriver || e == cudaErrorSystemDriverMismatch)
-        status = TESS_STATUS_NO_DEVICE;
-    return tess_fail(status, "%s failed: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
 TESS_API const char *tess_status_name(tess_status status) {

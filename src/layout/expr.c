@@ -292,6 +292,6 @@ TESS_API tess_status tess_layout_eval_expr(const char *expr, char *buf, size_t c
 }
 
 /* The calculator's functions and their usage, for `tessera layout --help`. */
-const char *tv_function_usage(int i) {
+TESS_API const char *tess_layout_expr_usage(int i) {
     return i >= 0 && i < (int)(sizeof functions / sizeof functions[0]) ? functions[i].usage : NULL;
 }

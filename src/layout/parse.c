@@ -95,6 +95,8 @@ static tl_node *parse_tuple_at(tl_ctx *c, tl_scan *s, int allow_basis, int depth
 tl_node *tl_parse_tuple(tl_ctx *c, tl_scan *s, int allow_basis) { return parse_tuple_at(c, s, allow_basis, 0); }
 
 tl_node *tl_zip_shape_stride(tl_ctx *c, const tl_node *shape, const tl_node *stride) {
+    if (!shape || !stride)
+        return NULL; /* an error upstream */
     if (shape->kind == TL_UNDER || stride->kind == TL_UNDER)
         return tl_fail(c, "a layout cannot hold '_' in its shape or stride");
     if (tl_is_tuple(shape) != tl_is_tuple(stride) || (tl_is_tuple(shape) && shape->rank != stride->rank))

@@ -40,8 +40,6 @@ int tv_make_swizzle(tl_ctx *c, int bits, int base, int shift, tl_value *out);
 /* Copies a text result into a caller's buffer (snprintf-style, full length in
  * *length), turns the context's outcome into a status, and releases the context. */
 tess_status tv_emit(tl_ctx *c, int good, const tl_text *t, char *buf, size_t cap, size_t *length);
-/* The usage line of the calculator's i-th function, NULL past the last. */
-const char *tv_function_usage(int i);
 
 /* ---- operations (1 on success; on failure the context holds the sentence) ---- */
 int tv_size(tl_ctx *c, const tl_value *x, int64_t *out);

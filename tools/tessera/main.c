@@ -14,6 +14,9 @@ static void usage(FILE *out) {
             "  info [--device N]           the GPU, and which kernel families this build runs on it\n"
             "  bench copy [--bytes N] [--iterations N] [--device N]\n"
             "                              device-to-device copy bandwidth (the memory ceiling)\n"
+            "  layout EXPR [--table] [--latex] [--explain COORD] [--svg FILE]\n"
+            "  layout --atom NAME [--operand A|B|C] [--explain COORD] [--svg FILE]\n"
+            "                              the layout algebra calculator (tessera layout --help)\n"
             "  version                     library version and the GPU architectures built\n"
             "  help                        this text\n");
 }
@@ -70,6 +73,8 @@ int main(int argc, char **argv) {
         return cmd_info(argc - 2, argv + 2);
     if (strcmp(cmd, "bench") == 0)
         return cmd_bench(argc - 2, argv + 2);
+    if (strcmp(cmd, "layout") == 0)
+        return cmd_layout(argc - 2, argv + 2);
     if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
         printf("tessera %s\n", tess_version_string());
         return 0;

@@ -1,0 +1,168 @@
+/* `tessera layout`: the layout-algebra calculator, with CuTe's tables and
+ * TikZ text, a step-by-step walk of one coordinate, and SVG pictures. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tessera/layout.h"
+#include "tools/tessera/commands.h"
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: tessera layout EXPR [--table] [--latex] [--explain COORD] [--svg FILE]\n"
+            "       tessera layout --atom NAME [--operand A|B|C] [--table] [--explain COORD] [--svg FILE]\n"
+            "       tessera layout --atoms\n"
+            "\n"
+            "EXPR is a value in CuTe notation or a call, e.g.\n"
+            "  tessera layout 'logical_divide((24):(1), (4):(1))'      -> ((4),6):((1),4)\n"
+            "  tessera layout '(2,(2,2)):(4,(2,1))' --table\n"
+            "  tessera layout --atom wgmma_64x64x16_f32 --explain '(1,0)' --svg c.svg\n"
+            "Values: 4, (2,3), (4,8):(1,4), Sw<3,4,3> o 0 o (8,64):(64,1), <2:1,_,8> (a tiler).\n"
+            "Functions:\n");
+    for (int i = 0; tess_layout_expr_usage(i); i++)
+        fprintf(out, "  %s\n", tess_layout_expr_usage(i));
+}
+
+/* Writes `text` to `path`; 0 on success. */
+static int write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+        fprintf(stderr, "tessera layout: cannot write %s\n", path);
+        return 1;
+    }
+    return 0;
+}
+
+typedef tess_status (*render_fn)(const tess_layout *, char *, size_t, size_t *);
+
+/* Runs a text renderer with a buffer of the size it asks for; NULL after printing the error. */
+static char *render(render_fn fn, const tess_layout *x) {
+    size_t n = 0;
+    if (fn(x, NULL, 0, &n) != TESS_STATUS_SUCCESS) {
+        fprintf(stderr, "tessera layout: %s\n", tess_last_error());
+        return NULL;
+    }
+    char *buf = malloc(n + 1);
+    if (buf)
+        fn(x, buf, n + 1, &n);
+    return buf;
+}
+
+static int64_t svg_rows, svg_cols;
+static tess_status svg_render(const tess_layout *x, char *buf, size_t cap, size_t *n) {
+    return tess_layout_render_svg(x, svg_rows, svg_cols, buf, cap, n);
+}
+static const tess_layout *explain_coord;
+static int64_t explain_rows;
+static tess_status explain_render(const tess_layout *x, char *buf, size_t cap, size_t *n) {
+    return tess_layout_explain(x, explain_coord, explain_rows, buf, cap, n);
+}
+
+int cmd_layout(int argc, char **argv) {
+    const char *expr = NULL, *atom = NULL, *operand = "C", *explain = NULL, *svg = NULL;
+    int table = 0, latex = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *v;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--atoms") == 0) {
+            for (int k = 0; k < tess_layout_mma_atom_count(); k++)
+                printf("%s\n", tess_layout_mma_atom_name(k));
+            return 0;
+        } else if (strcmp(argv[i], "--table") == 0) {
+            table = 1;
+        } else if (strcmp(argv[i], "--latex") == 0) {
+            latex = 1;
+        } else if ((v = option_value(argc, argv, &i, "--atom"))) {
+            atom = v;
+        } else if ((v = option_value(argc, argv, &i, "--operand"))) {
+            operand = v;
+        } else if ((v = option_value(argc, argv, &i, "--explain"))) {
+            explain = v;
+        } else if ((v = option_value(argc, argv, &i, "--svg"))) {
+            svg = v;
+        } else if (argv[i][0] == '-' && argv[i][1] == '-') {
+            fprintf(stderr, "tessera layout: unknown option '%s'\n", argv[i]);
+            return 2;
+        } else if (!expr) {
+            expr = argv[i];
+        } else {
+            fprintf(stderr, "tessera layout: one expression at a time (quote it)\n");
+            return 2;
+        }
+    }
+    if (!expr == !atom) {
+        usage(stderr);
+        return 2;
+    }
+    tess_layout *x = NULL;
+    int64_t rows = 0, cols = 0;
+    if (atom) {
+        const char *ops = "ABC", *at = strchr(ops, operand[0]);
+        if (!at || operand[1]) {
+            fprintf(stderr, "tessera layout: --operand is A, B or C\n");
+            return 2;
+        }
+        if (tess_layout_mma_atom(atom, (tess_mma_operand)(at - ops), &x, &rows, &cols) != TESS_STATUS_SUCCESS) {
+            fprintf(stderr, "tessera layout: %s\n", tess_last_error());
+            return 1;
+        }
+        char text[256];
+        tess_layout_print(x, text, sizeof text);
+        printf("%s   (thread, value) -> index in the %lld x %lld %s tile, column-major\n", text, (long long)rows,
+               (long long)cols, operand[0] == 'A' ? "A (M x K)" : operand[0] == 'B' ? "B (N x K)" : "C (M x N)");
+    } else {
+        size_t n = 0;
+        if (tess_layout_eval_expr(expr, NULL, 0, &n) != TESS_STATUS_SUCCESS) {
+            fprintf(stderr, "tessera layout: %s\n", tess_last_error());
+            return 1;
+        }
+        char *text = malloc(n + 1);
+        tess_layout_eval_expr(expr, text, n + 1, &n);
+        printf("%s\n", text);
+        int parsed = tess_layout_parse(text, &x) == TESS_STATUS_SUCCESS;
+        free(text);
+        if (!parsed && (table || latex || explain || svg)) {
+            fprintf(stderr, "tessera layout: %s\n", tess_last_error());
+            return 1;
+        }
+    }
+    int rc = 0;
+    char *out;
+    if (table && (out = render(tess_layout_render_table, x)))
+        fputs(out, stdout), free(out);
+    else if (table)
+        rc = 1;
+    if (latex && (out = render(tess_layout_render_latex, x)))
+        fputs(out, stdout), free(out);
+    else if (latex)
+        rc = 1;
+    if (explain) {
+        tess_layout *coord = NULL;
+        if (tess_layout_parse(explain, &coord) != TESS_STATUS_SUCCESS) {
+            fprintf(stderr, "tessera layout: --explain: %s\n", tess_last_error());
+            rc = 1;
+        } else {
+            explain_coord = coord, explain_rows = rows;
+            if ((out = render(explain_render, x)))
+                fputs(out, stdout), free(out);
+            else
+                rc = 1;
+            tess_layout_free(coord);
+        }
+    }
+    if (svg) {
+        svg_rows = rows, svg_cols = cols;
+        if ((out = render(svg_render, x))) {
+            rc |= write_file(svg, out);
+            free(out);
+            if (!rc)
+                printf("wrote %s\n", svg);
+        } else {
+            rc = 1;
+        }
+    }
+    tess_layout_free(x);
+    return rc;
+}
