@@ -4,6 +4,7 @@ follow C++ CuTe; where a case carries `cxx`, either answer is accepted unless
 `cxx_invalid` is set; strides of size-1 modes are free, and a 1-tuple may
 stand for an int; every input in `rejected[]` must be refused with an error.
 """
+import gzip
 import json
 import os
 
@@ -13,16 +14,20 @@ import tessera
 from tessera.layout import evaluate
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
+# The project's shared copy first; else the copy committed beside the tests
+# (tests/data, gzip of the same file) so that CI runs the suite too.
 CANDIDATES = [os.path.join(REPO, os.pardir, "shared", "layout-vectors", "vectors.json"),
-              os.path.join(REPO, "shared", "layout-vectors", "vectors.json")]
+              os.path.join(REPO, "shared", "layout-vectors", "vectors.json"),
+              os.path.join(REPO, "tests", "data", "layout-vectors.json.gz")]
 PATH = next((p for p in CANDIDATES if os.path.exists(p)), None)
 
-pytestmark = pytest.mark.skipif(PATH is None, reason="layout vectors not found at ../shared/layout-vectors")
+pytestmark = pytest.mark.skipif(PATH is None, reason="layout vectors not found (../shared/layout-vectors or tests/data)")
 
 
 @pytest.fixture(scope="module")
 def vectors():
-    with open(PATH) as f:
+    opener = gzip.open if PATH.endswith(".gz") else open
+    with opener(PATH, "rt") as f:
         return json.load(f)
 
 

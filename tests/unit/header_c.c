@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "tessera.h"
+#include "tessera/layout.h"
 
 int main(void) {
     tess_matrix_desc d = {TESS_DTYPE_BF16, TESS_ORDER_ROW, 1, 1, 1, 0};
