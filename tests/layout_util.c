@@ -75,3 +75,10 @@ int64_t lu_size(const lu_flat *f) {
         p *= f->shape[j];
     return p;
 }
+
+int lu_flatten_text(const char *text, lu_flat *f) {
+    tess_layout *x = lu_value(text);
+    int good = lu_flatten(x, f);
+    tess_layout_free(x);
+    return good;
+}

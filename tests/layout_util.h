@@ -20,6 +20,8 @@ typedef struct lu_flat {
 
 /* Fills `f` from a PLAIN layout; 0 if it is not one with integer strides. */
 int lu_flatten(const tess_layout *x, lu_flat *f);
+/* lu_flatten of the layout written in `text`. */
+int lu_flatten_text(const char *text, lu_flat *f);
 /* Value at index i, colexicographic, the last mode unbounded (CuTe's extension). */
 int64_t lu_at(const lu_flat *f, int64_t i);
 int64_t lu_size(const lu_flat *f);

@@ -352,13 +352,18 @@ static int sort_modes(tl_ctx *c, const tl_node *layout, sorted_modes *m, const c
     return c->status == TESS_STATUS_SUCCESS;
 }
 
+/* Room for the n + 1 modes an inverse is built from. */
+static int alloc_modes(tl_ctx *c, int n, int64_t **rs, tl_stride **rd) {
+    *rs = tl_alloc(c, sizeof(int64_t) * (size_t)(n + 1));
+    *rd = tl_alloc(c, sizeof(tl_stride) * (size_t)(n + 1));
+    return *rs && *rd;
+}
+
 tl_node *tl_right_inverse(tl_ctx *c, const tl_node *layout) {
     sorted_modes m;
-    if (!sort_modes(c, layout, &m, "right_inverse"))
-        return NULL;
-    int64_t *rs = tl_alloc(c, sizeof(int64_t) * (size_t)(m.n + 1));
-    tl_stride *rd = tl_alloc(c, sizeof(tl_stride) * (size_t)(m.n + 1));
-    if (!rs || !rd)
+    int64_t *rs;
+    tl_stride *rd;
+    if (!sort_modes(c, layout, &m, "right_inverse") || !alloc_modes(c, m.n, &rs, &rd))
         return NULL;
     int n = 1;
     rs[0] = 1, rd[0] = tl_int_stride(0);
@@ -379,11 +384,9 @@ tl_node *tl_right_inverse(tl_ctx *c, const tl_node *layout) {
 /* C++'s construction: sorted strides divide one another. */
 static tl_node *left_inverse_direct(tl_ctx *c, const tl_node *layout) {
     sorted_modes m;
-    if (!sort_modes(c, layout, &m, "left_inverse"))
-        return NULL;
-    int64_t *rs = tl_alloc(c, sizeof(int64_t) * (size_t)(m.n + 1));
-    tl_stride *rd = tl_alloc(c, sizeof(tl_stride) * (size_t)(m.n + 1));
-    if (!rs || !rd)
+    int64_t *rs;
+    tl_stride *rd;
+    if (!sort_modes(c, layout, &m, "left_inverse") || !alloc_modes(c, m.n, &rs, &rd))
         return NULL;
     int n = 0;
     int64_t covered = 1; /* size of the result so far */

@@ -430,44 +430,22 @@ TESS_API tess_status tess_layout_left_inverse(const tess_layout *x, tess_layout 
     return call_unary(x, out, tv_left_inverse, "tess_layout_left_inverse");
 }
 
-/* One adapter per arrangement, so each public divide/product is one line. */
-#define TV_ARRANGED(op, how)                                                                     \
-    static int op##_##how(tl_ctx *c, const tl_value *a, const tl_value *b, tl_value *r) {         \
-        return tv_##op(c, a, b, how, r);                                                          \
+/* Each public divide and product: an adapter fixing the arrangement, and the entry point. */
+#define TV_ARRANGED_API(api, op, how)                                                                        \
+    static int api##_fn(tl_ctx *c, const tl_value *a, const tl_value *b, tl_value *r) {                     \
+        return tv_##op(c, a, b, how, r);                                                                    \
+    }                                                                                                       \
+    TESS_API tess_status tess_layout_##api(const tess_layout *a, const tess_layout *t, tess_layout **out) { \
+        return call_binary(a, t, 0, out, api##_fn, "tess_layout_" #api);                                  \
     }
-TV_ARRANGED(divide, TL_LOGICAL)
-TV_ARRANGED(divide, TL_ZIPPED)
-TV_ARRANGED(divide, TL_TILED)
-TV_ARRANGED(divide, TL_FLAT)
-TV_ARRANGED(product, TL_LOGICAL)
-TV_ARRANGED(product, TL_ZIPPED)
-TV_ARRANGED(product, TL_TILED)
-TV_ARRANGED(product, TL_FLAT)
-
-TESS_API tess_status tess_layout_logical_divide(const tess_layout *a, const tess_layout *t, tess_layout **out) {
-    return call_binary(a, t, 0, out, divide_TL_LOGICAL, "tess_layout_logical_divide");
-}
-TESS_API tess_status tess_layout_zipped_divide(const tess_layout *a, const tess_layout *t, tess_layout **out) {
-    return call_binary(a, t, 0, out, divide_TL_ZIPPED, "tess_layout_zipped_divide");
-}
-TESS_API tess_status tess_layout_tiled_divide(const tess_layout *a, const tess_layout *t, tess_layout **out) {
-    return call_binary(a, t, 0, out, divide_TL_TILED, "tess_layout_tiled_divide");
-}
-TESS_API tess_status tess_layout_flat_divide(const tess_layout *a, const tess_layout *t, tess_layout **out) {
-    return call_binary(a, t, 0, out, divide_TL_FLAT, "tess_layout_flat_divide");
-}
-TESS_API tess_status tess_layout_logical_product(const tess_layout *a, const tess_layout *t, tess_layout **out) {
-    return call_binary(a, t, 0, out, product_TL_LOGICAL, "tess_layout_logical_product");
-}
-TESS_API tess_status tess_layout_zipped_product(const tess_layout *a, const tess_layout *t, tess_layout **out) {
-    return call_binary(a, t, 0, out, product_TL_ZIPPED, "tess_layout_zipped_product");
-}
-TESS_API tess_status tess_layout_tiled_product(const tess_layout *a, const tess_layout *t, tess_layout **out) {
-    return call_binary(a, t, 0, out, product_TL_TILED, "tess_layout_tiled_product");
-}
-TESS_API tess_status tess_layout_flat_product(const tess_layout *a, const tess_layout *t, tess_layout **out) {
-    return call_binary(a, t, 0, out, product_TL_FLAT, "tess_layout_flat_product");
-}
+TV_ARRANGED_API(logical_divide, divide, TL_LOGICAL)
+TV_ARRANGED_API(zipped_divide, divide, TL_ZIPPED)
+TV_ARRANGED_API(tiled_divide, divide, TL_TILED)
+TV_ARRANGED_API(flat_divide, divide, TL_FLAT)
+TV_ARRANGED_API(logical_product, product, TL_LOGICAL)
+TV_ARRANGED_API(zipped_product, product, TL_ZIPPED)
+TV_ARRANGED_API(tiled_product, product, TL_TILED)
+TV_ARRANGED_API(flat_product, product, TL_FLAT)
 
 static int blocked_fn(tl_ctx *c, const tl_value *a, const tl_value *b, tl_value *r) { return tv_blocked_product(c, a, b, 0, r); }
 static int raked_fn(tl_ctx *c, const tl_value *a, const tl_value *b, tl_value *r) { return tv_blocked_product(c, a, b, 1, r); }

@@ -128,9 +128,7 @@ static void test_coalesce_filter(int trials) {
         char L[300], expr[400];
         random_layout(L, sizeof L, 1);
         lu_flat f, c, fl;
-        tess_layout *x = lu_value(L);
-        lu_flatten(x, &f);
-        tess_layout_free(x);
+        lu_flatten_text(L, &f);
         snprintf(expr, sizeof expr, "coalesce(%s)", L);
         CHECKF(eval_flat(expr, &c, NULL), "%s refused: %s", expr, tess_last_error());
         int64_t n = lu_size(&f), bad = 0;
@@ -154,11 +152,8 @@ static void test_composition(int trials) {
         random_layout(B, sizeof B, 1);
         snprintf(expr, sizeof expr, "composition(%s, %s)", A, B);
         lu_flat fa, fb, fr;
-        tess_layout *a = lu_value(A), *b = lu_value(B);
-        lu_flatten(a, &fa);
-        lu_flatten(b, &fb);
-        tess_layout_free(a);
-        tess_layout_free(b);
+        lu_flatten_text(A, &fa);
+        lu_flatten_text(B, &fb);
         if (!eval_flat(expr, &fr, NULL)) {
             CHECKF(strlen(tess_last_error()) > 20, "%s refused without a sentence", expr);
             continue;
@@ -180,9 +175,7 @@ static void test_complement_and_inverses(int trials) {
         char L[300], expr[400];
         random_layout(L, sizeof L, 0);
         lu_flat f, c, r;
-        tess_layout *x = lu_value(L);
-        lu_flatten(x, &f);
-        tess_layout_free(x);
+        lu_flatten_text(L, &f);
         int64_t n = lu_size(&f), cosize = 0;
         for (int j = 0; j < f.n; j++)
             cosize += (f.shape[j] - 1) * f.stride[j];
@@ -256,11 +249,8 @@ static void test_divide_and_product(int trials) {
         if (eval_flat(expr, &fl, &logical)) {
             products++;
             lu_flat fa, ft, m0;
-            tess_layout *a = lu_value(A), *tt = lu_value(T);
-            lu_flatten(a, &fa);
-            lu_flatten(tt, &ft);
-            tess_layout_free(a);
-            tess_layout_free(tt);
+            lu_flatten_text(A, &fa);
+            lu_flatten_text(T, &ft);
             char e0[1200];
             snprintf(e0, sizeof e0, "get(%s, 0)", logical);
             CHECK(eval_flat(e0, &m0, NULL));
