@@ -168,6 +168,65 @@ TESS_API tess_status tess_get_device_info(tess_handle handle, tess_device_info *
 /* Name of one tess_kernel_family bit ("dense-16bit"); "invalid" otherwise. */
 TESS_API const char *tess_kernel_family_name(tess_kernel_family family);
 
+/* ---- GEMM ------------------------------------------------------------------ */
+
+/* Transposition of a cuBLAS-style operand. Values are cublasOperation_t's. */
+typedef enum tess_op { TESS_OP_N = 0, TESS_OP_T = 1 } tess_op;
+
+/* D = alpha * A B + beta * C over a batch, A M x K, B K x N, C and D M x N,
+ * each described as it enters the product (tess_matrix_desc). Initialise with
+ * tess_gemm_desc_init; later versions append fields. */
+typedef struct tess_gemm_desc {
+    uint32_t struct_size;
+    int64_t m, n, k, batch;
+    float alpha, beta;    /* beta = 0: C is never read (it may be NULL) */
+    tess_matrix_desc a, b, c, d;
+} tess_gemm_desc;
+
+/* Sets struct_size, batch = 1, alpha = 1, beta = 0; the rest is zeroed. */
+TESS_API tess_status tess_gemm_desc_init(tess_gemm_desc *desc);
+
+/* A kernel choice for a problem: what tess_gemm_plan returns and tess_gemm takes. */
+typedef struct tess_plan {
+    uint32_t struct_size;
+    int32_t kernel;              /* index in this build's kernel table */
+    int32_t tile_m, tile_n, tile_k, stages;
+    int32_t cluster_m, cluster_n;
+    int32_t grid;                /* CTAs launched (persistent: at most one per SM) */
+    int32_t tiles;               /* output tiles of the problem */
+    char name[64];               /* e.g. "sm90_bf16_tn_128x256x64_s3_c1x1" */
+} tess_plan;
+
+/* The plan the heuristic picks for `desc` on the handle's device. */
+TESS_API tess_status tess_gemm_plan(tess_handle handle, const tess_gemm_desc *desc, tess_plan *plan);
+/* Every plan that can run `desc`, best first by the heuristic (for autotuning):
+ * up to `capacity` are written to `plans`, and *count says how many exist. */
+TESS_API tess_status tess_gemm_plans(tess_handle handle, const tess_gemm_desc *desc, tess_plan *plans, int capacity,
+                                     int *count);
+/* Device workspace `desc` needs (0 for the kernels of this version). */
+TESS_API tess_status tess_gemm_workspace_size(tess_handle handle, const tess_gemm_desc *desc, size_t *bytes);
+/* Queues D = alpha * A B + beta * C on the handle's stream. `plan` NULL uses
+ * tess_gemm_plan's choice. A, B, D (16-bit) and their batch strides must be
+ * 16-byte aligned and their leading dimensions multiples of 8 elements (TMA's
+ * rules); C may be any layout and type; C may equal D (in place). */
+TESS_API tess_status tess_gemm(tess_handle handle, const tess_gemm_desc *desc, const tess_plan *plan, const void *a,
+                               const void *b, const void *c, void *d);
+
+/* cublasGemmEx's form (column-major, C updated in place):
+ * C = alpha * op(A) op(B) + beta * C, with op(A) m x k, op(B) k x n, C m x n;
+ * alpha and beta point to floats on the host. */
+TESS_API tess_status tess_gemm_ex(tess_handle handle, tess_op transa, tess_op transb, int64_t m, int64_t n,
+                                  int64_t k, const float *alpha, const void *a, tess_dtype a_type, int64_t lda,
+                                  const void *b, tess_dtype b_type, int64_t ldb, const float *beta, void *c,
+                                  tess_dtype c_type, int64_t ldc);
+/* cublasGemmStridedBatchedEx's form: `batch` problems, operand i at base + i * stride. */
+TESS_API tess_status tess_gemm_strided_batched_ex(tess_handle handle, tess_op transa, tess_op transb, int64_t m,
+                                                  int64_t n, int64_t k, const float *alpha, const void *a,
+                                                  tess_dtype a_type, int64_t lda, int64_t stride_a, const void *b,
+                                                  tess_dtype b_type, int64_t ldb, int64_t stride_b,
+                                                  const float *beta, void *c, tess_dtype c_type, int64_t ldc,
+                                                  int64_t stride_c, int64_t batch);
+
 #ifdef __cplusplus
 }
 #endif

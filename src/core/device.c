@@ -9,10 +9,12 @@
 #include "core/probe.h"
 
 /* The families whose kernels this build holds and that run on `info`'s device.
- * Each kernel family adds its bit here when it lands (issues 4 to 7). */
+ * Each kernel family adds its bit here as it lands. */
 static uint32_t families_available(const tess_device_info *info) {
-    (void)info;
-    return 0;
+    uint32_t families = 0;
+    if (info->cc_major == 9 && info->has_native_code)
+        families |= TESS_FAMILY_DENSE_16BIT; /* the sm90 16-bit GEMM (kernels/sm90/gemm_f16.cu) */
+    return families;
 }
 
 tess_status tess_device_query(int device, tess_device_info *info) {

@@ -70,6 +70,8 @@ static int bench_copy(int argc, char **argv) {
 int cmd_bench(int argc, char **argv) {
     if (argc >= 1 && strcmp(argv[0], "copy") == 0)
         return bench_copy(argc - 1, argv + 1);
-    fprintf(stderr, "tessera bench: expected a benchmark name: copy\n");
+    if (argc >= 1 && strcmp(argv[0], "gemm") == 0)
+        return bench_gemm(argc - 1, argv + 1);
+    fprintf(stderr, "tessera bench: expected a benchmark name: copy or gemm\n");
     return 2;
 }

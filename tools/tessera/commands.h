@@ -6,6 +6,8 @@
 int cmd_info(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_layout(int argc, char **argv);
+/* `tessera bench gemm` (bench_gemm.c). */
+int bench_gemm(int argc, char **argv);
 
 /* Parses "--name=value" or "--name value" at argv[*i]; returns the value (advancing
  * *i past a separate value) or NULL if argv[*i] is not that option. */

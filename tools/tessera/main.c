@@ -14,6 +14,8 @@ static void usage(FILE *out) {
             "  info [--device N]           the GPU, and which kernel families this build runs on it\n"
             "  bench copy [--bytes N] [--iterations N] [--device N]\n"
             "                              device-to-device copy bandwidth (the memory ceiling)\n"
+            "  bench gemm --m M --n N --k K [--A=bf16:row --B=bf16:col --D=bf16:row ...]\n"
+            "                              tessera vs cuBLASLt (see tools/tessera/bench_gemm.c for all flags)\n"
             "  layout EXPR [--table] [--latex] [--explain COORD] [--svg FILE]\n"
             "  layout --atom NAME [--operand A|B|C] [--explain COORD] [--svg FILE]\n"
             "                              the layout algebra calculator (tessera layout --help)\n"

@@ -1,0 +1,343 @@
+/* The GEMM entry points: validation (every refusal names the rule broken),
+ * planning over the kernel table, and the launch. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "core/error.h"
+#include "core/gemm.h"
+#include "core/handle.h"
+#include "core/matrix.h"
+#include "core/tensor_map.h"
+
+/* TMA's rules for a matrix it loads or stores: 16-byte aligned base, and row
+ * and batch strides multiples of 16 bytes. */
+#define TESS_TMA_ALIGN 16
+/* Rows of tiles walked together for L2 reuse (kernels/common/sched.h). */
+#define TESS_GROUP_M 8
+
+TESS_API tess_status tess_gemm_desc_init(tess_gemm_desc *desc) {
+    if (!desc)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm_desc_init: desc is NULL");
+    memset(desc, 0, sizeof *desc);
+    desc->struct_size = sizeof *desc;
+    desc->batch = 1;
+    desc->alpha = 1.0f;
+    return TESS_STATUS_SUCCESS;
+}
+
+static int is16(tess_dtype t) { return t == TESS_DTYPE_BF16 || t == TESS_DTYPE_F16; }
+
+/* TMA alignment of one operand: base address, leading dimension, batch stride. */
+static tess_status check_tma(const tess_matrix_desc *x, const void *ptr, int64_t batch, const char *name) {
+    size_t es = tess_dtype_size(x->dtype);
+    int64_t per = TESS_TMA_ALIGN / (int64_t)es; /* elements per 16 bytes */
+    if ((uintptr_t)ptr % TESS_TMA_ALIGN != 0)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "%s=%p is not 16-byte aligned (TMA needs 16-byte aligned matrices)",
+                         name, ptr);
+    if (x->ld % per != 0)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "%s: ld=%" PRId64 " is not a multiple of %" PRId64 " elements (16 bytes of %s, TMA's row "
+                         "stride rule); pad the leading dimension to %" PRId64,
+                         name, x->ld, per, tess_dtype_name(x->dtype), (x->ld + per - 1) / per * per);
+    if (batch > 1 && x->batch_stride % per != 0)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "%s: batch_stride=%" PRId64 " is not a multiple of %" PRId64 " elements (16 bytes)", name,
+                         x->batch_stride, per);
+    /* TMA strides must stay below 2^40 bytes. */
+    if ((x->ld * (int64_t)es) >> 40 || (x->batch_stride * (int64_t)es) >> 40)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: a stride of 2^40 bytes or more is beyond TMA", name);
+    return TESS_STATUS_SUCCESS;
+}
+
+tess_status tess_gemm_validate(const tess_device_info *info, const tess_gemm_desc *desc, const void *a, const void *b,
+                               const void *c, const void *d) {
+    if (!desc)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: desc is NULL");
+    if (desc->struct_size < sizeof(tess_gemm_desc))
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "tess_gemm: desc->struct_size=%u; initialise the descriptor with tess_gemm_desc_init",
+                         desc->struct_size);
+    const int64_t m = desc->m, n = desc->n, k = desc->k, batch = desc->batch;
+    if (m < 1 || n < 1 || k < 1 || batch < 1)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "tess_gemm: M=%" PRId64 " N=%" PRId64 " K=%" PRId64 " batch=%" PRId64 ": all must be >= 1",
+                         m, n, k, batch);
+    if (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX || batch > INT32_MAX)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: M, N, K and batch must each be below 2^31");
+    if (!a || !b || !d)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: A, B and D must not be NULL");
+    tess_status s;
+    if ((s = tess_matrix_check(&desc->a, batch, "A")) || (s = tess_matrix_check(&desc->b, batch, "B")) ||
+        (s = tess_matrix_check(&desc->d, batch, "D")) ||
+        (s = tess_matrix_check_shape(&desc->a, m, k, "A", "M x K")) ||
+        (s = tess_matrix_check_shape(&desc->b, k, n, "B", "K x N")) ||
+        (s = tess_matrix_check_shape(&desc->d, m, n, "D", "M x N")))
+        return s;
+    /* Every batch needs its own D: batches of D may not overlap. */
+    int64_t d_span = tess_matrix_span(&desc->d, 1);
+    if (batch > 1 && desc->d.batch_stride < d_span)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "D: batch_stride=%" PRId64 " makes the %" PRId64 " output matrices overlap; it must be at "
+                         "least %" PRId64 " (one matrix's span)",
+                         desc->d.batch_stride, batch, d_span);
+    const int reads_c = desc->beta != 0.0f;
+    if (reads_c) {
+        if (!c)
+            return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: beta=%g reads C, but C is NULL", desc->beta);
+        if ((s = tess_matrix_check(&desc->c, batch, "C")) ||
+            (s = tess_matrix_check_shape(&desc->c, m, n, "C", "M x N")))
+            return s;
+        if (desc->c.dtype != TESS_DTYPE_F32 && !is16(desc->c.dtype))
+            return tess_fail(TESS_STATUS_NOT_SUPPORTED, "tess_gemm: C of type %s; C must be f32, f16 or bf16",
+                             tess_dtype_name(desc->c.dtype));
+    }
+    tess_dtype ta = desc->a.dtype, tb = desc->b.dtype, td = desc->d.dtype;
+    if (ta == TESS_DTYPE_E4M3 || ta == TESS_DTYPE_E5M2 || tb == TESS_DTYPE_E4M3 || tb == TESS_DTYPE_E5M2)
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "tess_gemm: FP8 operands (A %s, B %s) are not in this version; it multiplies bf16 or f16",
+                         tess_dtype_name(ta), tess_dtype_name(tb));
+    if (!is16(ta) || !is16(tb))
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "tess_gemm: A is %s and B is %s; tessera multiplies bf16 or f16 operands (convert f32 "
+                         "inputs first)",
+                         tess_dtype_name(ta), tess_dtype_name(tb));
+    if (ta != tb)
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "tess_gemm: A is %s but B is %s; the tensor cores need both operands of one 16-bit type",
+                         tess_dtype_name(ta), tess_dtype_name(tb));
+    if (td != TESS_DTYPE_F32 && !is16(td))
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED, "tess_gemm: D of type %s; D must be bf16, f16 or f32",
+                         tess_dtype_name(td));
+    if ((s = check_tma(&desc->a, a, batch, "A")) || (s = check_tma(&desc->b, b, batch, "B")))
+        return s;
+    if ((uintptr_t)d % tess_dtype_size(td) != 0)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "D=%p is not aligned to its %s elements", d, tess_dtype_name(td));
+    int64_t tiles = ((m + 127) / 128) * ((n + 127) / 128) * batch;
+    if (tiles > INT32_MAX)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: %" PRId64 " output tiles are more than 2^31", tiles);
+    if (info && info->cc_major != 9)
+        return tess_fail(TESS_STATUS_ARCH_MISMATCH,
+                         "tess_gemm: device %d (%s) is compute capability %d.%d; tessera's GEMM kernels need 9.0 "
+                         "(Hopper: H100, H200)",
+                         info->device, info->name, info->cc_major, info->cc_minor);
+    if (info && !info->has_native_code)
+        return tess_fail(TESS_STATUS_ARCH_MISMATCH, "tess_gemm: this build holds no sm_90a code (TESS_CUDA_ARCHS)");
+    return TESS_STATUS_SUCCESS;
+}
+
+/* Whether TMA can store D exactly: 16-bit, 16-byte aligned rows and batches,
+ * and a contiguous extent of whole 16-byte chunks (TMA clips stores at that
+ * granularity, so a ragged extent would write into D's padding). */
+static int d_by_tma(const tess_matrix_desc *d, const void *ptr, int64_t batch) {
+    int64_t inner = d->order == TESS_ORDER_ROW ? d->cols : d->rows;
+    return is16(d->dtype) && (uintptr_t)ptr % TESS_TMA_ALIGN == 0 && d->ld % 8 == 0 && inner % 8 == 0 &&
+           (batch == 1 || d->batch_stride % 8 == 0);
+}
+
+/* A's and B's major-ness as the kernels name it: MN-major = the M (N) index is contiguous. */
+static int a_mn_major(const tess_gemm_desc *d) { return d->a.order == TESS_ORDER_COL; }
+static int b_mn_major(const tess_gemm_desc *d) { return d->b.order == TESS_ORDER_ROW; }
+
+/* Estimated run time of a kernel on the problem, in units of tile work:
+ * waves of persistent tiles, each tile's work over how efficiently that tile
+ * shape uses the tensor cores (a 64x128 wgmma per warpgroup reaches about
+ * 0.85 of the rate of a 64x256 one, which amortises its A reads better). */
+static double estimate(const tess_gemm_kernel *k, const tess_gemm_desc *d, int sms, int64_t *tiles) {
+    *tiles = ((d->m + k->tile_m - 1) / k->tile_m) * ((d->n + k->tile_n - 1) / k->tile_n) * d->batch;
+    int64_t waves = (*tiles + sms - 1) / sms;
+    double efficiency = k->tile_n >= 256 ? 1.0 : 0.85;
+    return (double)waves * k->tile_m * k->tile_n / efficiency;
+}
+
+static void describe(const tess_gemm_kernel *k, const tess_gemm_desc *d, int index, int sms, tess_plan *p) {
+    memset(p, 0, sizeof *p);
+    p->struct_size = sizeof *p;
+    p->kernel = index;
+    p->tile_m = k->tile_m, p->tile_n = k->tile_n, p->tile_k = k->tile_k, p->stages = k->stages;
+    p->cluster_m = 1, p->cluster_n = 1;
+    int64_t tiles;
+    estimate(k, d, sms, &tiles);
+    p->tiles = (int32_t)tiles;
+    p->grid = (int32_t)(tiles < sms ? tiles : sms);
+    snprintf(p->name, sizeof p->name, "sm90_%s_%c%c_%dx%dx%d_s%d_c1x1", tess_dtype_name(k->input),
+             d->a.order == TESS_ORDER_ROW ? 't' : 'n', d->b.order == TESS_ORDER_COL ? 'n' : 't', k->tile_m,
+             k->tile_n, k->tile_k, k->stages);
+}
+
+int tess_gemm_candidates(const tess_device_info *info, const tess_gemm_desc *desc, tess_plan *plans, int capacity) {
+    int sms = info ? info->sm_count : 132;
+    double cost[64];
+    int n = 0;
+    for (int i = 0; i < tess_gemm_sm90_kernel_count && n < 64; i++) {
+        const tess_gemm_kernel *k = &tess_gemm_sm90_kernels[i];
+        if (k->input != desc->a.dtype || k->a_mn_major != a_mn_major(desc) || k->b_mn_major != b_mn_major(desc))
+            continue;
+        int64_t tiles;
+        double c = estimate(k, desc, sms, &tiles);
+        /* insertion by cost, stable */
+        int at = n;
+        while (at > 0 && cost[at - 1] > c)
+            at--;
+        if (at < capacity) {
+            for (int j = (n < capacity ? n : capacity - 1); j > at; j--) {
+                plans[j] = plans[j - 1];
+                cost[j] = cost[j - 1];
+            }
+            describe(k, desc, i, sms, &plans[at]);
+            cost[at] = c;
+        }
+        n++;
+    }
+    return n;
+}
+
+/* Handle, descriptor and device checks shared by the plan queries and the run. */
+static tess_status prepare(tess_handle h, const tess_gemm_desc *desc, const char *caller) {
+    tess_status s = tess_handle_check(h, caller);
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    /* Plans do not depend on pointers: validate with stand-in aligned ones. */
+    static const _Alignas(16) char stand_in[16];
+    return tess_gemm_validate(&h->info, desc, stand_in, stand_in, stand_in, stand_in);
+}
+
+TESS_API tess_status tess_gemm_plans(tess_handle handle, const tess_gemm_desc *desc, tess_plan *plans, int capacity,
+                                     int *count) {
+    tess_status s = prepare(handle, desc, "tess_gemm_plans");
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    if (!count || (capacity > 0 && !plans) || capacity < 0)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm_plans: count must not be NULL, nor plans when capacity > 0");
+    *count = tess_gemm_candidates(&handle->info, desc, plans, capacity);
+    if (*count == 0)
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED, "tess_gemm_plans: no kernel in this build runs this problem");
+    return TESS_STATUS_SUCCESS;
+}
+
+TESS_API tess_status tess_gemm_plan(tess_handle handle, const tess_gemm_desc *desc, tess_plan *plan) {
+    int count = 0;
+    if (!plan)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm_plan: plan is NULL");
+    return tess_gemm_plans(handle, desc, plan, 1, &count);
+}
+
+TESS_API tess_status tess_gemm_workspace_size(tess_handle handle, const tess_gemm_desc *desc, size_t *bytes) {
+    tess_status s = prepare(handle, desc, "tess_gemm_workspace_size");
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    if (!bytes)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm_workspace_size: bytes is NULL");
+    *bytes = 0;
+    return TESS_STATUS_SUCCESS;
+}
+
+/* Tensor map of operand A or B for a kernel: K-major in boxes of 64 x rows, MN-major in 64 x 64 boxes. */
+static tess_status operand_map(CUtensorMap *map, const tess_matrix_desc *x, const void *ptr, int64_t batch,
+                               int k_is_rows, int tile_rows) {
+    /* k_is_rows: the operand is K x N (B); else R x K (A). */
+    int64_t inner = x->order == TESS_ORDER_ROW ? x->cols : x->rows;
+    int64_t outer = x->order == TESS_ORDER_ROW ? x->rows : x->cols;
+    int k_contiguous = k_is_rows ? x->order == TESS_ORDER_COL : x->order == TESS_ORDER_ROW;
+    return tess_tensor_map_matrix(map, x->dtype, ptr, inner, outer, x->ld, batch, x->batch_stride, 64,
+                                  k_contiguous ? tile_rows : 64, 1);
+}
+
+TESS_API tess_status tess_gemm(tess_handle handle, const tess_gemm_desc *desc, const tess_plan *plan, const void *a,
+                               const void *b, const void *c, void *d) {
+    tess_status s = tess_handle_check(handle, "tess_gemm");
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    if ((s = tess_gemm_validate(&handle->info, desc, a, b, c, d)))
+        return s;
+    tess_plan chosen;
+    if (!plan) {
+        if (tess_gemm_candidates(&handle->info, desc, &chosen, 1) == 0)
+            return tess_fail(TESS_STATUS_NOT_SUPPORTED, "tess_gemm: no kernel in this build runs this problem");
+        plan = &chosen;
+    }
+    if (plan->struct_size < sizeof(tess_plan) || plan->kernel < 0 || plan->kernel >= tess_gemm_sm90_kernel_count)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: the plan was not made by tess_gemm_plan(s)");
+    const tess_gemm_kernel *k = &tess_gemm_sm90_kernels[plan->kernel];
+    if (k->input != desc->a.dtype || k->a_mn_major != a_mn_major(desc) || k->b_mn_major != b_mn_major(desc))
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: plan %s is for another type or layout", plan->name);
+
+    tess_gemm_params p;
+    memset(&p, 0, sizeof p);
+    const int64_t batch = desc->batch;
+    if ((s = operand_map(&p.tma_a, &desc->a, a, batch, 0, k->tile_m)) ||
+        (s = operand_map(&p.tma_b, &desc->b, b, batch, 1, k->tile_n)))
+        return s;
+    p.d_direct = !d_by_tma(&desc->d, d, batch);
+    if (!p.d_direct) {
+        const tess_matrix_desc *x = &desc->d;
+        int64_t inner = x->order == TESS_ORDER_ROW ? x->cols : x->rows;
+        int64_t outer = x->order == TESS_ORDER_ROW ? x->rows : x->cols;
+        if ((s = tess_tensor_map_matrix(&p.tma_d, x->dtype, d, inner, outer, x->ld, batch, x->batch_stride, 64, 64, 1)))
+            return s;
+    }
+    p.m = (int)desc->m, p.n = (int)desc->n, p.k = (int)desc->k, p.batch = (int)batch;
+    p.m_tiles = (p.m + k->tile_m - 1) / k->tile_m;
+    p.n_tiles = (p.n + k->tile_n - 1) / k->tile_n;
+    p.k_blocks = (p.k + k->tile_k - 1) / k->tile_k;
+    p.total_tiles = p.m_tiles * p.n_tiles * p.batch;
+    p.group_m = TESS_GROUP_M;
+    p.a_batch_shared = desc->a.batch_stride == 0;
+    p.b_batch_shared = desc->b.batch_stride == 0;
+    p.alpha = desc->alpha, p.beta = desc->beta;
+    p.c = desc->beta != 0.0f ? c : NULL;
+    p.d = d;
+    p.ldc = desc->c.ld, p.c_batch_stride = desc->c.batch_stride;
+    p.ldd = desc->d.ld, p.d_batch_stride = desc->d.batch_stride;
+    p.c_dtype = (int)desc->c.dtype, p.d_dtype = (int)desc->d.dtype;
+    p.c_col_major = desc->c.order == TESS_ORDER_COL, p.d_col_major = desc->d.order == TESS_ORDER_COL;
+    int grid = p.total_tiles < handle->info.sm_count ? p.total_tiles : handle->info.sm_count;
+
+    int previous = -1;
+    if ((s = tess_cuda_status(cudaGetDevice(&previous), "cudaGetDevice")))
+        return s;
+    if (previous != handle->device && (s = tess_cuda_status(cudaSetDevice(handle->device), "cudaSetDevice")))
+        return s;
+    s = k->launch(&p, grid, handle->stream);
+    if (previous != handle->device)
+        cudaSetDevice(previous);
+    return s;
+}
+
+/* A cuBLAS column-major operand op(X) (rows x cols as it enters the product). */
+static tess_matrix_desc cublas_operand(tess_op op, int64_t rows, int64_t cols, tess_dtype t, int64_t ld,
+                                       int64_t stride) {
+    tess_matrix_desc x = {t, op == TESS_OP_N ? TESS_ORDER_COL : TESS_ORDER_ROW, rows, cols, ld, stride};
+    return x;
+}
+
+TESS_API tess_status tess_gemm_strided_batched_ex(tess_handle handle, tess_op transa, tess_op transb, int64_t m,
+                                                  int64_t n, int64_t k, const float *alpha, const void *a,
+                                                  tess_dtype a_type, int64_t lda, int64_t stride_a, const void *b,
+                                                  tess_dtype b_type, int64_t ldb, int64_t stride_b,
+                                                  const float *beta, void *c, tess_dtype c_type, int64_t ldc,
+                                                  int64_t stride_c, int64_t batch) {
+    if (!alpha || !beta)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm_ex: alpha and beta must point to host floats");
+    if ((transa != TESS_OP_N && transa != TESS_OP_T) || (transb != TESS_OP_N && transb != TESS_OP_T))
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm_ex: transa and transb are TESS_OP_N (0) or TESS_OP_T (1)");
+    tess_gemm_desc desc;
+    tess_gemm_desc_init(&desc);
+    desc.m = m, desc.n = n, desc.k = k, desc.batch = batch;
+    desc.alpha = *alpha, desc.beta = *beta;
+    desc.a = cublas_operand(transa, m, k, a_type, lda, stride_a);
+    desc.b = cublas_operand(transb, k, n, b_type, ldb, stride_b);
+    desc.c = cublas_operand(TESS_OP_N, m, n, c_type, ldc, stride_c);
+    desc.d = desc.c;
+    return tess_gemm(handle, &desc, NULL, a, b, c, c);
+}
+
+TESS_API tess_status tess_gemm_ex(tess_handle handle, tess_op transa, tess_op transb, int64_t m, int64_t n,
+                                  int64_t k, const float *alpha, const void *a, tess_dtype a_type, int64_t lda,
+                                  const void *b, tess_dtype b_type, int64_t ldb, const float *beta, void *c,
+                                  tess_dtype c_type, int64_t ldc) {
+    return tess_gemm_strided_batched_ex(handle, transa, transb, m, n, k, alpha, a, a_type, lda, 0, b, b_type, ldb, 0,
+                                        beta, c, c_type, ldc, 0, 1);
+}

@@ -1,0 +1,25 @@
+/* Internal: validation and planning of GEMM problems, separated from the
+ * launch so that the CPU tests can check every refusal without a GPU. */
+#ifndef TESS_CORE_GEMM_H
+#define TESS_CORE_GEMM_H
+
+#include "kernels/sm90/gemm_kernels.h"
+#include "tessera.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Checks `desc` and the pointers against every rule of tess_gemm, for a
+ * device described by `info` (NULL: skip the device checks). */
+tess_status tess_gemm_validate(const tess_device_info *info, const tess_gemm_desc *desc, const void *a, const void *b,
+                               const void *c, const void *d);
+
+/* The plans that can run `desc` on `info`'s device, best first; returns how many (up to capacity). */
+int tess_gemm_candidates(const tess_device_info *info, const tess_gemm_desc *desc, tess_plan *plans, int capacity);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

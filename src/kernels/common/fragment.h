@@ -1,0 +1,52 @@
+/* Where each thread's wgmma accumulators sit, and where the epilogue's
+ * stmatrix puts them: the index formulas the kernels hard-code, written once
+ * for host and device so tests/unit/test_fragment.c can check them against
+ * the layout algebra (the wgmma 64xN accumulator TV layout of
+ * tessera/layout.h) and against a simulation of stmatrix. */
+#ifndef TESS_KERNELS_FRAGMENT_H
+#define TESS_KERNELS_FRAGMENT_H
+
+#include "core/hd.h"
+
+/* (m, n) in the 64 x N accumulator tile of warpgroup thread t (0..127) and
+ * value v (0..N/2-1). PTX ISA, "wgmma 64xNx16 D fragment": each warp owns 16
+ * rows, each quad of lanes 2 adjacent columns, values walk 2 columns, then 8
+ * rows, then the next 8 columns. */
+TESS_HD void tess_wgmma_acc_coord(int t, int v, int *m, int *n) {
+    int warp = t / 32, lane = t % 32;
+    *m = 16 * warp + lane / 4 + 8 * ((v / 2) % 2);
+    *n = (lane % 4) * 2 + (v % 2) + 8 * (v / 4);
+}
+
+/* Epilogue staging: a warpgroup's 64 x N tile goes through shared memory in
+ * sub-tiles of 64 x 64 16-bit elements (8 KiB), each stored with the 128-byte
+ * swizzle (Swizzle<3,4,3>: the 16-byte chunk index within a 128-byte row is
+ * XORed with the row index mod 8) so that TMA can store it and stmatrix hits
+ * distinct banks. Row-major D: a sub-tile's 128-byte rows are rows of D;
+ * column-major D: they are columns of D (64 rows of M each). */
+#define TESS_EPI_SUBTILE 64
+#define TESS_EPI_SUBTILE_BYTES (TESS_EPI_SUBTILE * TESS_EPI_SUBTILE * 2)
+
+/* Byte offset of 16-byte chunk `chunk` (0..7) of 128-byte row `row` of sub-tile `sub`. */
+TESS_HD int tess_epi_swizzled_offset(int sub, int row, int chunk) {
+    return sub * TESS_EPI_SUBTILE_BYTES + row * 128 + ((chunk ^ (row % 8)) * 16);
+}
+
+/* The shared-memory byte offset lane `lane` of warp `warp` (within the
+ * warpgroup) passes to stmatrix.x4 when storing accumulator columns
+ * [16 jj, 16 jj + 16): matrix i = lane / 8 holds rows 16 warp + 8 (i % 2) + 0..7
+ * and columns 16 jj + 8 (i / 2) + 0..7; row-major D stores it as is,
+ * column-major D with .trans (its 8 rows of 8 become 8 columns of 8). */
+TESS_HD int tess_epi_stmatrix_offset(int warp, int lane, int jj, int col_major) {
+    int i = lane / 8, q = lane % 8;
+    int row0 = 16 * warp + 8 * (i % 2); /* first row (m) of matrix i */
+    int col0 = 16 * jj + 8 * (i / 2);   /* first column (n) of matrix i */
+    if (!col_major) {                   /* lane q addresses row row0 + q, 8 columns from col0 */
+        int r = row0 + q;
+        return tess_epi_swizzled_offset(col0 / TESS_EPI_SUBTILE, r, (col0 % TESS_EPI_SUBTILE) / 8);
+    }
+    int c = col0 + q; /* lane q addresses column c, 8 rows from row0 */
+    return tess_epi_swizzled_offset(c / TESS_EPI_SUBTILE, c % TESS_EPI_SUBTILE, row0 / 8);
+}
+
+#endif

@@ -1,0 +1,177 @@
+// Thin wrappers over the sm_90a PTX instructions tessera's kernels use: one
+// function per instruction form, named after it. Section names are the PTX
+// ISA's. Everything is `static __device__ __forceinline__` (C style).
+#pragma once
+
+#include <cuda.h>
+#include <stdint.h>
+
+#define TESS_DEVICE static __device__ __forceinline__
+
+// ---- addresses and thread election ----------------------------------------
+
+// The shared-memory (state-space) address of a generic pointer into shared memory.
+TESS_DEVICE uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+// elect.sync: true in exactly one lane of the (fully active) warp.
+TESS_DEVICE bool elect_one_sync() {
+    uint32_t pred = 0;
+    asm volatile(
+        "{\n .reg .pred p;\n elect.sync _|p, 0xffffffff;\n selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(pred));
+    return pred != 0;
+}
+
+// Index of the warpgroup (4 consecutive warps) the thread belongs to, uniform across it.
+TESS_DEVICE int warpgroup_index() { return __shfl_sync(0xffffffff, (int)(threadIdx.x / 128), 0); }
+
+// ---- mbarrier ("Parallel Synchronization and Communication Instructions: mbarrier") ----
+
+TESS_DEVICE void mbar_init(uint64_t *bar, uint32_t count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(bar)), "r"(count));
+}
+
+// Makes barrier initialisation visible to the async proxy and the cluster.
+TESS_DEVICE void fence_mbar_init() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
+
+// Arrives once and adds `bytes` to the transaction count the phase waits for.
+TESS_DEVICE void mbar_arrive_expect_tx(uint64_t *bar, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)), "r"(bytes)
+                 : "memory");
+}
+
+TESS_DEVICE void mbar_arrive(uint64_t *bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_u32(bar)) : "memory");
+}
+
+// Arrives on the barrier at the same offset in cluster CTA `cta` (itself included).
+TESS_DEVICE void mbar_arrive_cluster(uint64_t *bar, uint32_t cta) {
+    asm volatile(
+        "{\n .reg .b32 remote;\n mapa.shared::cluster.u32 remote, %0, %1;\n"
+        " mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_u32(bar)),
+        "r"(cta)
+        : "memory");
+}
+
+// Waits until the phase of parity `parity` has completed. A fresh barrier is in
+// phase 0, so waiting on parity 1 returns at once (the producer's first pass).
+TESS_DEVICE void mbar_wait(uint64_t *bar, uint32_t parity) {
+    asm volatile(
+        "{\n .reg .pred done;\n"
+        "wait_%=:\n"
+        " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        " @!done bra wait_%=;\n}\n" ::"r"(smem_u32(bar)),
+        "r"(parity)
+        : "memory");
+}
+
+// ---- fences and barriers -----------------------------------------------------
+
+// Orders this thread's ordinary shared-memory writes before later async-proxy
+// reads (TMA stores, wgmma) of the same memory.
+TESS_DEVICE void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
+// Named barrier `id` (1..15; 0 is __syncthreads) over `threads` threads.
+TESS_DEVICE void named_barrier_sync(uint32_t id, uint32_t threads) {
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+TESS_DEVICE uint32_t cluster_cta_rank() {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+
+TESS_DEVICE void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// ---- register reallocation ("Miscellaneous Instructions: setmaxnreg") ----------
+
+template <int N>
+TESS_DEVICE void setmaxnreg_dec() {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(N));
+}
+
+template <int N>
+TESS_DEVICE void setmaxnreg_inc() {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N));
+}
+
+// ---- TMA ("cp.async.bulk.tensor") ------------------------------------------
+
+TESS_DEVICE void tma_prefetch_descriptor(const CUtensorMap *map) {
+    asm volatile("prefetch.tensormap [%0];" ::"l"(map) : "memory");
+}
+
+// Loads one 3-D box (coordinates innermost first) into shared memory; the
+// barrier's transaction count receives the bytes.
+TESS_DEVICE void tma_load_3d(void *dst, const CUtensorMap *map, uint64_t *bar, int c0, int c1, int c2) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+        " [%0], [%1, {%3, %4, %5}], [%2];" ::"r"(smem_u32(dst)),
+        "l"(map), "r"(smem_u32(bar)), "r"(c0), "r"(c1), "r"(c2)
+        : "memory");
+}
+
+// The same box written into every cluster CTA in `cta_mask`, at the same offset,
+// signalling each one's barrier at the same offset.
+TESS_DEVICE void tma_load_3d_multicast(void *dst, const CUtensorMap *map, uint64_t *bar, uint16_t cta_mask, int c0,
+                                       int c1, int c2) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%4, %5, %6}], [%2], %3;" ::"r"(smem_u32(dst)),
+        "l"(map), "r"(smem_u32(bar)), "h"(cta_mask), "r"(c0), "r"(c1), "r"(c2)
+        : "memory");
+}
+
+// Stores one 3-D box from shared memory; completion is tracked by bulk groups.
+TESS_DEVICE void tma_store_3d(const CUtensorMap *map, const void *src, int c0, int c1, int c2) {
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4}], [%1];" ::"l"(map),
+                 "r"(smem_u32(src)), "r"(c0), "r"(c1), "r"(c2)
+                 : "memory");
+}
+
+TESS_DEVICE void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+
+// Waits until at most N committed store groups still read shared memory.
+template <int N>
+TESS_DEVICE void tma_store_wait_read() {
+    asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+}
+
+// Waits until at most N committed store groups are incomplete (writes visible).
+template <int N>
+TESS_DEVICE void tma_store_wait() {
+    asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
+}
+
+// ---- wgmma ("Asynchronous Warpgroup Level Matrix Multiply-Accumulate") --------
+
+TESS_DEVICE void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+TESS_DEVICE void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+
+template <int N>
+TESS_DEVICE void wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+
+// Makes the accumulator registers' values visible to (and from) the async wgmma unit.
+TESS_DEVICE void wgmma_fence_operand(float &r) { asm volatile("" : "+f"(r)::"memory"); }
+
+// ---- stmatrix ("Warp-level matrix store instruction: stmatrix") ----------------
+
+// Four 8x8 b16 matrices: lanes 8i..8i+7 give the row addresses of matrix i;
+// register ri holds this lane's two elements of matrix i.
+TESS_DEVICE void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0), "r"(r1),
+                 "r"(r2), "r"(r3)
+                 : "memory");
+}
+
+// The same, each matrix stored transposed (rows become columns).
+TESS_DEVICE void stmatrix_x4_trans(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0),
+                 "r"(r1), "r"(r2), "r"(r3)
+                 : "memory");
+}

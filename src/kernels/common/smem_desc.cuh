@@ -1,0 +1,26 @@
+// wgmma shared-memory matrix descriptors ("Matrix Descriptor Format") for
+// tiles stored with the 128-byte swizzle, the layout TMA writes.
+//
+// Bits: [0,14) start address >> 4, [16,30) leading byte offset >> 4,
+// [32,46) stride byte offset >> 4, [49,52) base offset (0: tiles are
+// 1024-byte aligned), [62,64) swizzle mode (1 = 128-byte).
+//
+// A K-major tile is rows of 64 16-bit elements (128 bytes); 8 rows form a
+// 1024-byte swizzle atom, so the stride byte offset is 1024 and the leading
+// byte offset is unused. An MN-major tile is stored as 64-element-wide chunks
+// (TMA boxes of 64 MN x 64 K): within a chunk, consecutive K rows are 128
+// bytes apart (8 rows = 1024 bytes: the stride byte offset), and the chunks
+// are a box apart (the leading byte offset). CuTe's canonical layouts, in
+// units of elements (T = 8): K-major SW128 ((8,m),(T,2)):((8T,SBO),(1,T));
+// MN-major SW128 ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO)).
+#pragma once
+
+#include "kernels/common/ptx.cuh"
+
+// Bytes of one swizzle atom (8 rows of 128 bytes): the stride byte offset.
+#define TESS_SW128_ATOM_BYTES 1024
+
+TESS_DEVICE uint64_t smem_desc_sw128(uint32_t addr, uint32_t lbo_bytes, uint32_t sbo_bytes) {
+    return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)((lbo_bytes >> 4) & 0x3FFF) << 16) |
+           ((uint64_t)((sbo_bytes >> 4) & 0x3FFF) << 32) | (1ull << 62);
+}

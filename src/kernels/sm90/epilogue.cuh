@@ -1,0 +1,105 @@
+// The epilogue of the sm90 GEMM: D = alpha * acc + beta * C, from one
+// consumer warpgroup's 64 x BN accumulators. 16-bit D goes through shared
+// memory (stmatrix into 128-byte-swizzled 64 x 64 sub-tiles, then TMA stores,
+// which clip at the matrix edges at 16-byte granularity); other D is written
+// from registers.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "kernels/common/fragment.h"
+#include "kernels/common/ptx.cuh"
+#include "kernels/sm90/gemm_cfg.cuh"
+#include "kernels/sm90/gemm_params.h"
+#include "ref/convert.h"
+
+// Named barrier ids of the two consumer warpgroups (0 is __syncthreads).
+#define TESS_EPI_BARRIER_BASE 1
+
+// alpha * acc (+ beta * C at (m, n) when beta != 0 and (m, n) is inside D).
+TESS_DEVICE float epi_value(const tess_gemm_params &p, float acc, int b, int m, int n) {
+    float v = p.alpha * acc;
+    if (p.beta != 0.0f && m < p.m && n < p.n) {
+        int64_t at = (int64_t)b * p.c_batch_stride + (p.c_col_major ? m + (int64_t)n * p.ldc : (int64_t)m * p.ldc + n);
+        v += p.beta * tess_load_as_f32((tess_dtype)p.c_dtype, p.c, at);
+    }
+    return v;
+}
+
+// Two values as the b16 pair stmatrix takes (the lower column in the low half).
+TESS_DEVICE uint32_t pack16(float lo, float hi, bool bf16) {
+    uint32_t r;
+    if (bf16) {
+        __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+        r = *reinterpret_cast<uint32_t *>(&h);
+    } else {
+        __half2 h = __floats2half2_rn(lo, hi);
+        r = *reinterpret_cast<uint32_t *>(&h);
+    }
+    return r;
+}
+
+// 16-bit D. `staging` is this warpgroup's BN/64 sub-tiles; `pending` says a
+// TMA store of the previous tile may still be reading them.
+template <class Cfg>
+TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], char *staging, int wg, int t,
+                                  int b, int m0, int n0, bool pending) {
+    const int warp = t / 32, lane = t % 32, barrier = TESS_EPI_BARRIER_BASE + wg;
+    const bool col_major = p.d_col_major != 0, bf16 = p.d_dtype == TESS_DTYPE_BF16;
+    if (pending) {
+        if (t == 0)
+            tma_store_wait_read<0>();
+        named_barrier_sync(barrier, 128);
+    }
+    const uint32_t base = smem_u32(staging);
+#pragma unroll
+    for (int jj = 0; jj < Cfg::BN / 16; jj++) {
+        uint32_t r[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int v = 8 * jj + 2 * i;
+            int m, n;
+            tess_wgmma_acc_coord(t, v, &m, &n);
+            float x0 = epi_value(p, acc[v], b, m0 + m, n0 + n);
+            float x1 = epi_value(p, acc[v + 1], b, m0 + m, n0 + n + 1);
+            r[i] = pack16(x0, x1, bf16);
+        }
+        const uint32_t addr = base + tess_epi_stmatrix_offset(warp, lane, jj, col_major);
+        if (col_major)
+            stmatrix_x4_trans(addr, r[0], r[1], r[2], r[3]);
+        else
+            stmatrix_x4(addr, r[0], r[1], r[2], r[3]);
+    }
+    fence_proxy_async_smem();
+    named_barrier_sync(barrier, 128);
+    if (t == 0) {
+#pragma unroll
+        for (int s = 0; s < Cfg::BN / TESS_EPI_SUBTILE; s++) {
+            const char *sub = staging + s * TESS_EPI_SUBTILE_BYTES;
+            if (col_major)
+                tma_store_3d(&p.tma_d, sub, m0, n0 + s * TESS_EPI_SUBTILE, b);
+            else
+                tma_store_3d(&p.tma_d, sub, n0 + s * TESS_EPI_SUBTILE, m0, b);
+        }
+        tma_store_commit();
+    }
+}
+
+// D of any type stored straight from registers, element by element inside
+// the matrix: f32 D, and 16-bit D that TMA cannot store exactly.
+template <class Cfg>
+TESS_DEVICE void epilogue_store_direct(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], int t, int b, int m0,
+                                       int n0) {
+    const int64_t base = (int64_t)b * p.d_batch_stride;
+#pragma unroll
+    for (int v = 0; v < Cfg::BN / 2; v++) {
+        int m, n;
+        tess_wgmma_acc_coord(t, v, &m, &n);
+        m += m0, n += n0;
+        if (m < p.m && n < p.n)
+            tess_store_from_f32((tess_dtype)p.d_dtype, p.d,
+                                base + (p.d_col_major ? m + (int64_t)n * p.ldd : (int64_t)m * p.ldd + n),
+                                epi_value(p, acc[v], b, m, n));
+    }
+}

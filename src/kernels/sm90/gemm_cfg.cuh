@@ -1,0 +1,42 @@
+// Compile-time configuration of an sm90 16-bit GEMM kernel: the CTA tile,
+// the ring depth, the input type and each operand's major-ness, and the
+// shared-memory footprint derived from them.
+#pragma once
+
+#include "kernels/common/fragment.h"
+#include "kernels/common/smem_desc.cuh"
+
+// 3 warpgroups: one producer (TMA), two consumers (wgmma), each consumer
+// owning 64 rows of the BM = 128 tile.
+#define TESS_SM90_THREADS 384
+#define TESS_SM90_CONSUMERS 2
+// K per pipeline stage: one 128-byte swizzle row of 16-bit elements.
+#define TESS_SM90_BK 64
+// Register budgets after setmaxnreg: 128 x 40 + 256 x 232 = 64512 <= 65536.
+#define TESS_SM90_PRODUCER_REGS 40
+#define TESS_SM90_CONSUMER_REGS 232
+
+template <int BM_, int BN_, int STAGES_, bool BF16_, int A_MN_, int B_MN_>
+struct gemm_cfg {
+    static constexpr int BM = BM_, BN = BN_, BK = TESS_SM90_BK, STAGES = STAGES_;
+    static constexpr bool BF16 = BF16_;
+    static constexpr int A_MN = A_MN_, B_MN = B_MN_;
+    static_assert(BM == 64 * TESS_SM90_CONSUMERS, "each consumer warpgroup owns 64 rows");
+    static_assert(BN % 64 == 0 && BN <= 256, "BN is a multiple of the 64-column epilogue sub-tile");
+    static constexpr int A_STAGE_BYTES = BM * BK * 2;
+    static constexpr int B_STAGE_BYTES = BN * BK * 2;
+    static constexpr int EPI_WG_BYTES = (BN / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;
+    static constexpr int EPI_BYTES = TESS_SM90_CONSUMERS * EPI_WG_BYTES;
+    static constexpr int BARRIER_BYTES = 2 * STAGES * 8;
+    // +1024: the dynamic shared memory base is aligned up to a swizzle atom.
+    static constexpr int SMEM_BYTES = STAGES * (A_STAGE_BYTES + B_STAGE_BYTES) + EPI_BYTES + BARRIER_BYTES + 1024;
+    static_assert(SMEM_BYTES <= 227 * 1024, "over the 227 KiB a Hopper CTA may use");
+    // Moving 16 along K inside a stage: 32 bytes along a K-major row, or 16
+    // rows of 128 bytes in an MN-major chunk.
+    static constexpr uint32_t A_K16_BYTES = A_MN ? 16 * 128 : 32;
+    static constexpr uint32_t B_K16_BYTES = B_MN ? 16 * 128 : 32;
+    // Leading byte offset: the distance between 64-wide MN chunks (one 64 x 64 box);
+    // unused ("assumed 1", i.e. 16 bytes) for K-major tiles.
+    static constexpr uint32_t A_LBO = A_MN ? 64 * BK * 2 : 16;
+    static constexpr uint32_t B_LBO = B_MN ? 64 * BK * 2 : 16;
+};

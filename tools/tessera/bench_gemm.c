@@ -1,0 +1,391 @@
+/* `tessera bench gemm`: tessera and cuBLASLt on the same random-normal inputs
+ * in one process, timed with CUDA events (median after warm-up), inputs
+ * rotated across enough buffer sets that small problems do not sit in L2,
+ * each result checked against the GPU reference GEMM. Flags follow
+ * cutlass_profiler: --m --n --k (lists a,b,c and ranges start:end:step),
+ * --A=bf16:row --B=bf16:col --C=... --D=bf16:row, --alpha --beta --batch,
+ * --providers=tessera,cublas, --warmup-iterations, --profiling-iterations,
+ * --verify=true|false, --output=FILE.csv, --suite=FILE (one set of flags per line),
+ * --plan=I (the I-th of tess_gemm_plans instead of the heuristic's choice). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "core/matrix.h"
+#include "ref/convert.h"
+#include "ref/random.h"
+#include "ref/ref_gemm.h"
+#include "tessera.h"
+#include "tools/tessera/commands.h"
+#include "tools/tessera/cublaslt.h"
+#include "tools/tessera/timing.h"
+
+#define MAX_VALUES 64
+/* Input sets rotated through: enough to exceed twice the L2, at most this many. */
+#define MAX_SETS 16
+
+typedef struct options {
+    int64_t m[MAX_VALUES], n[MAX_VALUES], k[MAX_VALUES];
+    int nm, nn, nk;
+    tess_dtype ta, tb, tc, td;
+    tess_order oa, ob, oc, od;
+    int c_given;
+    float alpha, beta;
+    int64_t batch;
+    int tessera, cublas, verify, warmup, iterations, plan;
+} options;
+
+static void defaults(options *o) {
+    memset(o, 0, sizeof *o);
+    o->ta = o->tb = o->tc = o->td = TESS_DTYPE_BF16;
+    o->oa = TESS_ORDER_ROW, o->ob = TESS_ORDER_COL, o->oc = o->od = TESS_ORDER_ROW;
+    o->alpha = 1.0f;
+    o->batch = 1;
+    o->tessera = o->cublas = o->verify = 1;
+    o->warmup = 10, o->iterations = 50, o->plan = -1;
+}
+
+/* Parses "a,b,c" and "start:end:step" into values; 0 on malformed input. */
+static int parse_values(const char *text, int64_t *out, int *count) {
+    *count = 0;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", text);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        long long a, b, step = 1;
+        int fields = sscanf(tok, "%lld:%lld:%lld", &a, &b, &step);
+        if (fields == 1)
+            b = a;
+        if (fields < 1 || step <= 0 || a < 1 || b < a)
+            return 0;
+        for (long long v = a; v <= b && *count < MAX_VALUES; v += step)
+            out[(*count)++] = v;
+    }
+    return *count > 0;
+}
+
+/* Parses "bf16:row" / "f16:col" / "f32:row" (also cutlass_profiler's "row"/"column", "t"/"n"). */
+static int parse_operand(const char *text, tess_dtype *t, tess_order *o) {
+    char type[32] = "", order[32] = "row";
+    if (sscanf(text, "%31[^:]:%31s", type, order) < 1)
+        return 0;
+    if (tess_dtype_from_name(type, t) != TESS_STATUS_SUCCESS)
+        return 0;
+    if (!strcmp(order, "row") || !strcmp(order, "t") || !strcmp(order, "row-major"))
+        *o = TESS_ORDER_ROW;
+    else if (!strcmp(order, "col") || !strcmp(order, "column") || !strcmp(order, "n") || !strcmp(order, "col-major"))
+        *o = TESS_ORDER_COL;
+    else
+        return 0;
+    return 1;
+}
+
+static int parse_bool(const char *v) { return !(v && (!strcmp(v, "false") || !strcmp(v, "0"))); }
+
+/* Applies one flag; 0 (after a message) if it is not understood. */
+static int apply_flag(options *o, int argc, char **argv, int *i, const char **suite, const char **output) {
+    const char *v;
+    if ((v = option_value(argc, argv, i, "--m")))
+        return parse_values(v, o->m, &o->nm);
+    if ((v = option_value(argc, argv, i, "--n")))
+        return parse_values(v, o->n, &o->nn);
+    if ((v = option_value(argc, argv, i, "--k")))
+        return parse_values(v, o->k, &o->nk);
+    if ((v = option_value(argc, argv, i, "--A")))
+        return parse_operand(v, &o->ta, &o->oa);
+    if ((v = option_value(argc, argv, i, "--B")))
+        return parse_operand(v, &o->tb, &o->ob);
+    if ((v = option_value(argc, argv, i, "--C")))
+        return (o->c_given = 1), parse_operand(v, &o->tc, &o->oc);
+    if ((v = option_value(argc, argv, i, "--D")))
+        return parse_operand(v, &o->td, &o->od);
+    if ((v = option_value(argc, argv, i, "--alpha")))
+        return (o->alpha = strtof(v, NULL)), 1;
+    if ((v = option_value(argc, argv, i, "--beta")))
+        return (o->beta = strtof(v, NULL)), 1;
+    if ((v = option_value(argc, argv, i, "--batch")))
+        return (o->batch = atoll(v)) >= 1;
+    if ((v = option_value(argc, argv, i, "--providers")))
+        return (o->tessera = strstr(v, "tessera") != NULL), (o->cublas = strstr(v, "cublas") != NULL), 1;
+    if ((v = option_value(argc, argv, i, "--warmup-iterations")))
+        return (o->warmup = atoi(v)) >= 0;
+    if ((v = option_value(argc, argv, i, "--profiling-iterations")))
+        return (o->iterations = atoi(v)) >= 1;
+    if ((v = option_value(argc, argv, i, "--verify")))
+        return (o->verify = parse_bool(v)), 1;
+    if ((v = option_value(argc, argv, i, "--plan")))
+        return (o->plan = atoi(v)), 1;
+    if (suite && (v = option_value(argc, argv, i, "--suite")))
+        return (*suite = v), 1;
+    if (output && (v = option_value(argc, argv, i, "--output")))
+        return (*output = v), 1;
+    if (!strcmp(argv[*i], "--verify"))
+        return (o->verify = 1), 1;
+    return 0;
+}
+
+/* Buffers of one input set on the device. */
+typedef struct buffers {
+    void *a, *b, *c, *d;
+} buffers;
+
+static size_t span_bytes(const tess_matrix_desc *x, int64_t batch) {
+    return (size_t)tess_matrix_span(x, batch) * tess_dtype_size(x->dtype);
+}
+
+/* Fills device memory with normal(0, 1) values of `t`, generated on the host in chunks. */
+static void fill_normal(void *dev, tess_dtype t, int64_t count, tess_rng *r) {
+    const int64_t chunk = 1 << 22;
+    void *h = malloc((size_t)chunk * tess_dtype_size(t));
+    for (int64_t at = 0; at < count; at += chunk) {
+        int64_t n = count - at < chunk ? count - at : chunk;
+        tess_fill_normal(h, t, n, 1.0, r);
+        cudaMemcpy((char *)dev + at * (int64_t)tess_dtype_size(t), h, (size_t)n * tess_dtype_size(t),
+                   cudaMemcpyHostToDevice);
+    }
+    free(h);
+}
+
+typedef struct job {
+    tess_handle h;
+    const tess_gemm_desc *g;
+    const tess_plan *plan;
+    cublaslt_run *lt;
+    buffers *sets;
+    int nsets, next;
+} job;
+
+static int run_tessera(void *ctx, void *stream) {
+    job *j = ctx;
+    buffers *b = &j->sets[j->next++ % j->nsets];
+    (void)stream;
+    if (tess_gemm(j->h, j->g, j->plan, b->a, b->b, b->c, b->d) != TESS_STATUS_SUCCESS) {
+        fprintf(stderr, "tessera bench gemm: %s\n", tess_last_error());
+        return -1;
+    }
+    return 0;
+}
+
+static int run_cublas(void *ctx, void *stream) {
+    job *j = ctx;
+    buffers *b = &j->sets[j->next++ % j->nsets];
+    return cublaslt_execute(j->lt, b->a, b->b, b->c, b->d, stream);
+}
+
+/* ||D - ref|| / ||ref|| of set 0's D against an f32 column-major reference. */
+static double rel_error(const tess_gemm_desc *g, const void *d_dev, const float *ref_dev) {
+    size_t d_bytes = span_bytes(&g->d, g->batch);
+    size_t count = (size_t)(g->m * g->n * g->batch);
+    unsigned char *d = malloc(d_bytes);
+    float *ref = malloc(sizeof(float) * count);
+    cudaMemcpy(d, d_dev, d_bytes, cudaMemcpyDeviceToHost);
+    cudaMemcpy(ref, ref_dev, sizeof(float) * count, cudaMemcpyDeviceToHost);
+    double diff2 = 0, ref2 = 0;
+    for (int64_t b = 0; b < g->batch; b++)
+        for (int64_t j = 0; j < g->n; j++)
+            for (int64_t i = 0; i < g->m; i++) {
+                double got = tess_load_as_f32(g->d.dtype, d, tess_matrix_offset(&g->d, b, i, j));
+                double want = ref[(b * g->n + j) * g->m + i];
+                diff2 += (got - want) * (got - want);
+                ref2 += want * want;
+            }
+    free(d);
+    free(ref);
+    return ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
+}
+
+static tess_matrix_desc packed(tess_dtype t, tess_order o, int64_t rows, int64_t cols, int64_t batch) {
+    int64_t inner = o == TESS_ORDER_ROW ? cols : rows, outer = o == TESS_ORDER_ROW ? rows : cols;
+    tess_matrix_desc d = {t, o, rows, cols, inner, batch > 1 ? inner * outer : 0};
+    return d;
+}
+
+static const char *order_name(tess_order o) { return o == TESS_ORDER_ROW ? "row" : "col"; }
+
+/* Benchmarks one problem with every provider; prints a row per provider and appends to the CSV. */
+static int bench_one(tess_handle h, const tess_device_info *info, const options *o, int64_t m, int64_t n, int64_t k,
+                     FILE *csv, tess_rng *rng) {
+    tess_gemm_desc g;
+    tess_gemm_desc_init(&g);
+    g.m = m, g.n = n, g.k = k, g.batch = o->batch, g.alpha = o->alpha, g.beta = o->beta;
+    g.a = packed(o->ta, o->oa, m, k, o->batch);
+    g.b = packed(o->tb, o->ob, k, n, o->batch);
+    g.d = packed(o->td, o->od, m, n, o->batch);
+    g.c = o->c_given ? packed(o->tc, o->oc, m, n, o->batch) : g.d;
+    size_t set_bytes = span_bytes(&g.a, g.batch) + span_bytes(&g.b, g.batch) + span_bytes(&g.d, g.batch) +
+                       (g.beta != 0.0f ? span_bytes(&g.c, g.batch) : 0);
+    int nsets = (int)((2 * info->l2_bytes + set_bytes - 1) / set_bytes);
+    nsets = nsets < 1 ? 1 : nsets > MAX_SETS ? MAX_SETS : nsets;
+    buffers sets[MAX_SETS];
+    memset(sets, 0, sizeof sets);
+    for (int s = 0; s < nsets; s++) {
+        if (cudaMalloc(&sets[s].a, span_bytes(&g.a, g.batch)) || cudaMalloc(&sets[s].b, span_bytes(&g.b, g.batch)) ||
+            cudaMalloc(&sets[s].d, span_bytes(&g.d, g.batch)) ||
+            (g.beta != 0.0f && cudaMalloc(&sets[s].c, span_bytes(&g.c, g.batch)))) {
+            fprintf(stderr, "tessera bench gemm: out of device memory for %lld x %lld x %lld\n", (long long)m,
+                    (long long)n, (long long)k);
+            return 1;
+        }
+        fill_normal(sets[s].a, g.a.dtype, tess_matrix_span(&g.a, g.batch), rng);
+        fill_normal(sets[s].b, g.b.dtype, tess_matrix_span(&g.b, g.batch), rng);
+        if (sets[s].c)
+            fill_normal(sets[s].c, g.c.dtype, tess_matrix_span(&g.c, g.batch), rng);
+    }
+    float *ref = NULL;
+    if (o->verify) {
+        tess_ref_gemm rp;
+        memset(&rp, 0, sizeof rp);
+        rp.m = m, rp.n = n, rp.k = k, rp.batch = g.batch, rp.alpha = g.alpha, rp.beta = g.beta;
+        rp.a = g.a, rp.b = g.b, rp.c = g.c;
+        rp.a_data = sets[0].a, rp.b_data = sets[0].b, rp.c_data = sets[0].c;
+        rp.d = packed(TESS_DTYPE_F32, TESS_ORDER_COL, m, n, g.batch);
+        rp.d.batch_stride = m * n;
+        cudaMalloc((void **)&ref, sizeof(float) * (size_t)(m * n * g.batch));
+        tess_ref_gemm_gpu(&rp, ref, NULL);
+    }
+    double flops = 2.0 * (double)m * (double)n * (double)k * (double)g.batch;
+    double cublas_ms = 0;
+    char problem[160];
+    snprintf(problem, sizeof problem, "%lldx%lldx%lld b%lld %s:%s,%s:%s->%s:%s", (long long)m, (long long)n,
+             (long long)k, (long long)g.batch, tess_dtype_name(g.a.dtype), order_name(g.a.order),
+             tess_dtype_name(g.b.dtype), order_name(g.b.order), tess_dtype_name(g.d.dtype), order_name(g.d.order));
+    for (int prov = 1; prov >= 0; prov--) { /* cuBLAS first, so tessera's row can show the ratio */
+        if ((prov == 1 && !o->cublas) || (prov == 0 && !o->tessera))
+            continue;
+        job j = {h, &g, NULL, NULL, sets, nsets, 0};
+        tess_plan plans[8];
+        char name[96] = "", why[160] = "";
+        int count = 0;
+        if (prov == 0) {
+            if (tess_gemm_plans(h, &g, plans, 8, &count) != TESS_STATUS_SUCCESS) {
+                printf("%-44s tessera  refused: %s\n", problem, tess_last_error());
+                continue;
+            }
+            int pick = o->plan >= 0 && o->plan < count ? o->plan : 0;
+            j.plan = &plans[pick];
+            snprintf(name, sizeof name, "%s", plans[pick].name);
+        } else {
+            j.lt = cublaslt_prepare(&g, why, sizeof why);
+            if (!j.lt) {
+                printf("%-44s cublas   %s\n", problem, why);
+                continue;
+            }
+            snprintf(name, sizeof name, "cublasLt heuristic #0");
+        }
+        timed_fn fn = prov == 0 ? run_tessera : run_cublas;
+        double err = NAN, ms = 0;
+        if (o->verify) { /* one run on set 0, checked before timing */
+            j.next = 0;
+            cudaMemset(sets[0].d, 0xff, span_bytes(&g.d, g.batch));
+            if (fn(&j, NULL) == 0 && cudaDeviceSynchronize() == cudaSuccess)
+                err = rel_error(&g, sets[0].d, ref);
+        }
+        j.next = 0;
+        int rc = time_median_ms(fn, &j, NULL, o->warmup, o->iterations, &ms);
+        if (prov == 1)
+            cublaslt_release(j.lt);
+        if (rc != 0)
+            continue;
+        double tflops = flops / (ms * 1e-3) / 1e12, gbs = (double)set_bytes / (ms * 1e-3) / 1e9;
+        if (prov == 1)
+            cublas_ms = ms;
+        double ratio = prov == 0 && cublas_ms > 0 ? cublas_ms / ms : NAN;
+        printf("%-44s %-8s %9.4f ms %8.1f TFLOP/s %8.1f GB/s  x%-5.3f err %.2e  %s\n", problem,
+               prov == 0 ? "tessera" : "cublas", ms, tflops, gbs, ratio, err, name);
+        if (csv)
+            fprintf(csv, "%lld,%lld,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%g,%g,%s,%s,%.6f,%.2f,%.2f,%.4f,%.3e\n",
+                    (long long)m, (long long)n, (long long)k, (long long)g.batch, tess_dtype_name(g.a.dtype),
+                    order_name(g.a.order), tess_dtype_name(g.b.dtype), order_name(g.b.order),
+                    tess_dtype_name(g.c.dtype), order_name(g.c.order), tess_dtype_name(g.d.dtype),
+                    order_name(g.d.order), g.alpha, g.beta, prov == 0 ? "tessera" : "cublas", name, ms, tflops, gbs,
+                    ratio, err);
+    }
+    for (int s = 0; s < nsets; s++)
+        cudaFree(sets[s].a), cudaFree(sets[s].b), cudaFree(sets[s].c), cudaFree(sets[s].d);
+    cudaFree(ref);
+    return 0;
+}
+
+/* Runs the problems `o` names (every m x n x k combination). */
+static int bench_options(tess_handle h, const tess_device_info *info, options *o, FILE *csv, tess_rng *rng) {
+    if (!o->nm || !o->nn || !o->nk) {
+        fprintf(stderr, "tessera bench gemm: --m, --n and --k are required\n");
+        return 2;
+    }
+    int rc = 0;
+    for (int a = 0; a < o->nm; a++)
+        for (int b = 0; b < o->nn; b++)
+            for (int c = 0; c < o->nk; c++)
+                rc |= bench_one(h, info, o, o->m[a], o->n[b], o->k[c], csv, rng);
+    return rc;
+}
+
+int bench_gemm(int argc, char **argv) {
+    options o;
+    defaults(&o);
+    const char *suite = NULL, *output = NULL;
+    for (int i = 0; i < argc; i++)
+        if (!apply_flag(&o, argc, argv, &i, &suite, &output)) {
+            fprintf(stderr, "tessera bench gemm: cannot use '%s'\n", argv[i]);
+            return 2;
+        }
+    tess_handle h = NULL;
+    if (tess_create(&h, 0) != TESS_STATUS_SUCCESS) {
+        fprintf(stderr, "tessera bench gemm: %s\n", tess_last_error());
+        return 1;
+    }
+    tess_device_info info = {.struct_size = sizeof info};
+    tess_get_device_info(h, &info);
+    FILE *csv = NULL;
+    if (output) {
+        csv = fopen(output, "w");
+        if (!csv) {
+            fprintf(stderr, "tessera bench gemm: cannot write %s\n", output);
+            return 1;
+        }
+        fprintf(csv, "# device=%s sm_clock_mhz=%d mem_clock_mhz=%d sms=%d library=%s\n", info.name,
+                info.sm_clock_khz / 1000, info.mem_clock_khz / 1000, info.sm_count, tess_version_string());
+        fprintf(csv, "m,n,k,batch,a_type,a_order,b_type,b_order,c_type,c_order,d_type,d_order,alpha,beta,provider,"
+                     "kernel,ms,tflops,gbs,speedup_vs_cublas,rel_error\n");
+    }
+    tess_rng rng;
+    tess_rng_seed(&rng, 20261121);
+    int rc = 0;
+    if (suite) {
+        FILE *f = fopen(suite, "r");
+        if (!f) {
+            fprintf(stderr, "tessera bench gemm: cannot read %s\n", suite);
+            return 1;
+        }
+        char line[1024];
+        while (fgets(line, sizeof line, f)) {
+            char *args[32];
+            int n = 0;
+            for (char *tok = strtok(line, " \t\r\n"); tok && n < 32; tok = strtok(NULL, " \t\r\n")) {
+                if (tok[0] == '#')
+                    break;
+                args[n++] = tok;
+            }
+            if (n == 0)
+                continue;
+            options lo = o; /* command-line flags are the defaults of each line */
+            lo.nm = lo.nn = lo.nk = 0;
+            for (int i = 0; i < n; i++)
+                if (!apply_flag(&lo, n, args, &i, NULL, NULL)) {
+                    fprintf(stderr, "tessera bench gemm: %s: cannot use '%s'\n", suite, args[i]);
+                    rc = 2;
+                }
+            if (!rc)
+                rc |= bench_options(h, &info, &lo, csv, &rng);
+        }
+        fclose(f);
+    } else {
+        rc = bench_options(h, &info, &o, csv, &rng);
+    }
+    if (csv)
+        fclose(csv);
+    tess_destroy(h);
+    return rc;
+}

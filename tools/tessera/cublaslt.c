@@ -1,0 +1,114 @@
+/* cuBLASLt as the benchmark's baseline; see cublaslt.h. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include "tools/tessera/cublaslt.h"
+
+/* cuBLAS's recommended workspace on Hopper. */
+#define CUBLASLT_WORKSPACE_BYTES ((size_t)32 << 20)
+
+struct cublaslt_run {
+    cublasLtHandle_t handle;
+    cublasLtMatmulDesc_t desc;
+    cublasLtMatrixLayout_t la, lb, lc, ld;
+    cublasLtMatmulAlgo_t algo;
+    void *workspace;
+    float alpha, beta;
+    int swapped; /* row-major D: cuBLASLt's first operand is B, its second A */
+};
+
+static cudaDataType_t cuda_type(tess_dtype t) { return (cudaDataType_t)t; } /* tess_dtype values are cudaDataType_t's */
+
+/* A column-major cuBLAS operand for matrix x (rows x cols as it enters the
+ * product), used as-is (transposed = 0) or transposed: its op and the layout
+ * of the matrix as stored. */
+static void as_operand(const tess_matrix_desc *x, int transposed, int64_t batch, cublasOperation_t *op,
+                       cublasLtMatrixLayout_t *layout) {
+    int stored_col = x->order == TESS_ORDER_COL; /* stored col-major as rows x cols */
+    int64_t rows = stored_col ? x->rows : x->cols, cols = stored_col ? x->cols : x->rows;
+    *op = (stored_col != transposed) ? CUBLAS_OP_N : CUBLAS_OP_T;
+    cublasLtMatrixLayoutCreate(layout, cuda_type(x->dtype), (uint64_t)rows, (uint64_t)cols, x->ld);
+    if (batch > 1) {
+        int32_t count = (int32_t)batch;
+        int64_t stride = x->batch_stride;
+        cublasLtMatrixLayoutSetAttribute(*layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count);
+        cublasLtMatrixLayoutSetAttribute(*layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride);
+    }
+}
+
+cublaslt_run *cublaslt_prepare(const tess_gemm_desc *g, char *why, size_t why_cap) {
+    int d_row = g->d.order == TESS_ORDER_ROW;
+    if (g->beta != 0.0f && g->c.order != g->d.order) {
+        snprintf(why, why_cap, "cuBLASLt needs C and D in the same order");
+        return NULL;
+    }
+    cublaslt_run *r = calloc(1, sizeof *r);
+    if (!r || cublasLtCreate(&r->handle) != CUBLAS_STATUS_SUCCESS) {
+        snprintf(why, why_cap, "cublasLtCreate failed");
+        free(r);
+        return NULL;
+    }
+    r->alpha = g->alpha, r->beta = g->beta;
+    cublasLtMatmulDescCreate(&r->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+    cublasOperation_t op1, op2;
+    /* Column-major D: D = A B. Row-major D is D^T column-major: D^T = B^T A^T. */
+    if (!d_row) {
+        as_operand(&g->a, 0, g->batch, &op1, &r->la);
+        as_operand(&g->b, 0, g->batch, &op2, &r->lb);
+    } else {
+        as_operand(&g->b, 1, g->batch, &op1, &r->la);
+        as_operand(&g->a, 1, g->batch, &op2, &r->lb);
+        r->swapped = 1;
+    }
+    cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_TRANSA, &op1, sizeof op1);
+    cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_TRANSB, &op2, sizeof op2);
+    tess_matrix_desc dcol = g->d, ccol = g->beta != 0.0f ? g->c : g->d;
+    if (d_row) { /* the transposed view is column-major N x M */
+        dcol.rows = g->n, dcol.cols = g->m, dcol.order = TESS_ORDER_COL;
+        ccol.rows = g->n, ccol.cols = g->m, ccol.order = TESS_ORDER_COL;
+    }
+    cublasOperation_t unused;
+    as_operand(&dcol, 0, g->batch, &unused, &r->ld);
+    as_operand(&ccol, 0, g->batch, &unused, &r->lc);
+    cudaMalloc(&r->workspace, CUBLASLT_WORKSPACE_BYTES);
+    cublasLtMatmulPreference_t pref;
+    cublasLtMatmulPreferenceCreate(&pref);
+    size_t ws = CUBLASLT_WORKSPACE_BYTES;
+    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
+    cublasLtMatmulHeuristicResult_t result;
+    int found = 0;
+    cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(r->handle, r->desc, r->la, r->lb, r->lc, r->ld, pref, 1,
+                                                       &result, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    if (st != CUBLAS_STATUS_SUCCESS || found == 0) {
+        snprintf(why, why_cap, "cuBLASLt has no algorithm (status %d)", (int)st);
+        cublaslt_release(r);
+        return NULL;
+    }
+    r->algo = result.algo;
+    return r;
+}
+
+int cublaslt_execute(cublaslt_run *r, const void *a, const void *b, const void *c, void *d, void *stream) {
+    const void *first = r->swapped ? b : a, *second = r->swapped ? a : b;
+    cublasStatus_t st = cublasLtMatmul(r->handle, r->desc, &r->alpha, first, r->la, second, r->lb, &r->beta, c ? c : d, r->lc,
+                                       d, r->ld, &r->algo, r->workspace, CUBLASLT_WORKSPACE_BYTES,
+                                       (cudaStream_t)stream);
+    return st == CUBLAS_STATUS_SUCCESS ? 0 : -1;
+}
+
+void cublaslt_release(cublaslt_run *r) {
+    if (!r)
+        return;
+    if (r->la) cublasLtMatrixLayoutDestroy(r->la);
+    if (r->lb) cublasLtMatrixLayoutDestroy(r->lb);
+    if (r->lc) cublasLtMatrixLayoutDestroy(r->lc);
+    if (r->ld) cublasLtMatrixLayoutDestroy(r->ld);
+    if (r->desc) cublasLtMatmulDescDestroy(r->desc);
+    if (r->handle) cublasLtDestroy(r->handle);
+    cudaFree(r->workspace);
+    free(r);
+}
