@@ -141,42 +141,64 @@ static int d_by_tma(const tess_matrix_desc *d, const void *ptr, int64_t batch) {
 static int a_mn_major(const tess_gemm_desc *d) { return d->a.order == TESS_ORDER_COL; }
 static int b_mn_major(const tess_gemm_desc *d) { return d->b.order == TESS_ORDER_ROW; }
 
+/* CTAs of `k` that fit on the device at once: one per SM, in whole clusters
+ * (clusters must fit in one GPC, so not every SM may be usable). Asked of the
+ * runtime once per kernel and device; sm_count when no device answers. */
+static int resident_ctas(int index, const tess_device_info *info) {
+    static int cached[64][2]; /* [kernel][device + 1, CTAs] */
+    const tess_gemm_kernel *k = tess_gemm_sm90_kernel(index);
+    int sms = info ? info->sm_count : 132;
+    if (!info || index < 0 || index >= 64)
+        return sms / k->cluster_m * k->cluster_m;
+    if (cached[index][0] != info->device + 1) {
+        int clusters = k->max_clusters ? k->max_clusters() : 0;
+        int ctas = clusters * k->cluster_m;
+        cached[index][1] = ctas > 0 && ctas <= sms ? ctas : sms / k->cluster_m * k->cluster_m;
+        cached[index][0] = info->device + 1;
+    }
+    return cached[index][1];
+}
+
+/* Units of work a kernel walks: tiles, counted in whole clusters along M. */
+static int64_t work_tiles(const tess_gemm_kernel *k, const tess_gemm_desc *d) {
+    int64_t m_tiles = (d->m + k->tile_m - 1) / k->tile_m, n_tiles = (d->n + k->tile_n - 1) / k->tile_n;
+    return (m_tiles + k->cluster_m - 1) / k->cluster_m * k->cluster_m * n_tiles * d->batch;
+}
+
 /* Estimated run time of a kernel on the problem, in units of tile work:
  * waves of persistent tiles, each tile's work over how efficiently that tile
- * shape uses the tensor cores (a 64x128 wgmma per warpgroup reaches about
- * 0.85 of the rate of a 64x256 one, which amortises its A reads better). */
-static double estimate(const tess_gemm_kernel *k, const tess_gemm_desc *d, int sms, int64_t *tiles) {
-    *tiles = ((d->m + k->tile_m - 1) / k->tile_m) * ((d->n + k->tile_n - 1) / k->tile_n) * d->batch;
-    int64_t waves = (*tiles + sms - 1) / sms;
-    double efficiency = k->tile_n >= 256 ? 1.0 : 0.85;
+ * shape uses the tensor cores. A 64x128 wgmma per warpgroup reaches about
+ * 0.85 of the rate of a 64x256 one (it re-reads A more); sharing B in a
+ * 2-CTA cluster saves a third of the L2 traffic that limits both. */
+static double estimate(const tess_gemm_kernel *k, const tess_gemm_desc *d, int ctas) {
+    int64_t waves = (work_tiles(k, d) + ctas - 1) / ctas;
+    double efficiency = (k->tile_n >= 256 ? 1.0 : 0.85) * (k->cluster_m > 1 ? 1.15 : 1.0);
     return (double)waves * k->tile_m * k->tile_n / efficiency;
 }
 
-static void describe(const tess_gemm_kernel *k, const tess_gemm_desc *d, int index, int sms, tess_plan *p) {
+static void describe(const tess_gemm_kernel *k, const tess_gemm_desc *d, int index, int ctas, tess_plan *p) {
     memset(p, 0, sizeof *p);
     p->struct_size = sizeof *p;
     p->kernel = index;
     p->tile_m = k->tile_m, p->tile_n = k->tile_n, p->tile_k = k->tile_k, p->stages = k->stages;
-    p->cluster_m = 1, p->cluster_n = 1;
-    int64_t tiles;
-    estimate(k, d, sms, &tiles);
-    p->tiles = (int32_t)tiles;
-    p->grid = (int32_t)(tiles < sms ? tiles : sms);
-    snprintf(p->name, sizeof p->name, "sm90_%s_%c%c_%dx%dx%d_s%d_c1x1", tess_dtype_name(k->input),
+    p->cluster_m = k->cluster_m, p->cluster_n = 1;
+    int64_t work = work_tiles(k, d);
+    p->tiles = (int32_t)work;
+    p->grid = (int32_t)(work < ctas ? work : ctas);
+    snprintf(p->name, sizeof p->name, "sm90_%s_%c%c_%dx%dx%d_s%d_c%dx1", tess_dtype_name(k->input),
              d->a.order == TESS_ORDER_ROW ? 't' : 'n', d->b.order == TESS_ORDER_COL ? 'n' : 't', k->tile_m,
-             k->tile_n, k->tile_k, k->stages);
+             k->tile_n, k->tile_k, k->stages, k->cluster_m);
 }
 
 int tess_gemm_candidates(const tess_device_info *info, const tess_gemm_desc *desc, tess_plan *plans, int capacity) {
-    int sms = info ? info->sm_count : 132;
     double cost[64];
     int n = 0;
-    for (int i = 0; i < tess_gemm_sm90_kernel_count && n < 64; i++) {
-        const tess_gemm_kernel *k = &tess_gemm_sm90_kernels[i];
+    for (int i = 0; i < tess_gemm_sm90_kernel_count() && n < 64; i++) {
+        const tess_gemm_kernel *k = tess_gemm_sm90_kernel(i);
         if (k->input != desc->a.dtype || k->a_mn_major != a_mn_major(desc) || k->b_mn_major != b_mn_major(desc))
             continue;
-        int64_t tiles;
-        double c = estimate(k, desc, sms, &tiles);
+        int ctas = resident_ctas(i, info);
+        double c = estimate(k, desc, ctas);
         /* insertion by cost, stable */
         int at = n;
         while (at > 0 && cost[at - 1] > c)
@@ -186,7 +208,7 @@ int tess_gemm_candidates(const tess_device_info *info, const tess_gemm_desc *des
                 plans[j] = plans[j - 1];
                 cost[j] = cost[j - 1];
             }
-            describe(k, desc, i, sms, &plans[at]);
+            describe(k, desc, i, ctas, &plans[at]);
             cost[at] = c;
         }
         n++;
@@ -258,9 +280,9 @@ TESS_API tess_status tess_gemm(tess_handle handle, const tess_gemm_desc *desc, c
             return tess_fail(TESS_STATUS_NOT_SUPPORTED, "tess_gemm: no kernel in this build runs this problem");
         plan = &chosen;
     }
-    if (plan->struct_size < sizeof(tess_plan) || plan->kernel < 0 || plan->kernel >= tess_gemm_sm90_kernel_count)
+    if (plan->struct_size < sizeof(tess_plan) || plan->kernel < 0 || plan->kernel >= tess_gemm_sm90_kernel_count())
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: the plan was not made by tess_gemm_plan(s)");
-    const tess_gemm_kernel *k = &tess_gemm_sm90_kernels[plan->kernel];
+    const tess_gemm_kernel *k = tess_gemm_sm90_kernel(plan->kernel);
     if (k->input != desc->a.dtype || k->a_mn_major != a_mn_major(desc) || k->b_mn_major != b_mn_major(desc))
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: plan %s is for another type or layout", plan->name);
 
@@ -293,7 +315,8 @@ TESS_API tess_status tess_gemm(tess_handle handle, const tess_gemm_desc *desc, c
     p.ldd = desc->d.ld, p.d_batch_stride = desc->d.batch_stride;
     p.c_dtype = (int)desc->c.dtype, p.d_dtype = (int)desc->d.dtype;
     p.c_col_major = desc->c.order == TESS_ORDER_COL, p.d_col_major = desc->d.order == TESS_ORDER_COL;
-    int grid = p.total_tiles < handle->info.sm_count ? p.total_tiles : handle->info.sm_count;
+    int64_t work = work_tiles(k, desc), ctas = resident_ctas(plan->kernel, &handle->info);
+    int grid = (int)(work < ctas ? work : ctas);
 
     int previous = -1;
     if ((s = tess_cuda_status(cudaGetDevice(&previous), "cudaGetDevice")))

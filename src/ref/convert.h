@@ -8,6 +8,11 @@
  *    (448 for e4m3, 57344 for e5m2).
  *  - NaN becomes a NaN (its payload is not preserved).
  * Narrow -> float32 is exact for every code.
+ *
+ * The *_soft functions are the algorithms, in integer arithmetic, for the host
+ * and for the GPU test that checks them against the hardware bit for bit; the
+ * plain names are the same functions, which kernels execute with the
+ * hardware's own conversion instructions.
  */
 #ifndef TESS_REF_CONVERT_H
 #define TESS_REF_CONVERT_H
@@ -17,6 +22,12 @@
 
 #include "core/hd.h"
 #include "tessera.h"
+
+#if defined(__CUDA_ARCH__)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -109,7 +120,7 @@ TESS_HD float tess_small_to_f32(uint32_t code, tess_small_format fmt, int ieee_s
     return tess_f32_from_bits(bits | (sign << 31));
 }
 
-TESS_HD uint16_t tess_f32_to_bf16(float f) {
+TESS_HD uint16_t tess_f32_to_bf16_soft(float f) {
     uint32_t u = tess_f32_bits(f);
     if ((u & 0x7fffffffu) > 0x7f800000u)
         return (uint16_t)((u >> 16) | 0x0040u); /* quiet NaN, sign kept */
@@ -117,37 +128,60 @@ TESS_HD uint16_t tess_f32_to_bf16(float f) {
     return (uint16_t)(u >> 16);
 }
 
-TESS_HD float tess_bf16_to_f32(uint16_t h) { return tess_f32_from_bits((uint32_t)h << 16); }
+TESS_HD float tess_bf16_to_f32_soft(uint16_t h) { return tess_f32_from_bits((uint32_t)h << 16); }
 
-TESS_HD uint16_t tess_f32_to_f16(float f) {
+TESS_HD uint16_t tess_f32_to_f16_soft(float f) {
     tess_small_format fmt = TESS_FORMAT_F16;
     return (uint16_t)tess_f32_to_small(f, fmt);
 }
 
-TESS_HD float tess_f16_to_f32(uint16_t h) {
+TESS_HD float tess_f16_to_f32_soft(uint16_t h) {
     tess_small_format fmt = TESS_FORMAT_F16;
     return tess_small_to_f32(h, fmt, 1);
 }
 
-TESS_HD uint8_t tess_f32_to_e4m3(float f) {
+TESS_HD uint8_t tess_f32_to_e4m3_soft(float f) {
     tess_small_format fmt = TESS_FORMAT_E4M3;
     return (uint8_t)tess_f32_to_small(f, fmt);
 }
 
-TESS_HD float tess_e4m3_to_f32(uint8_t c) {
+TESS_HD float tess_e4m3_to_f32_soft(uint8_t c) {
     tess_small_format fmt = TESS_FORMAT_E4M3;
     return tess_small_to_f32(c, fmt, 0);
 }
 
-TESS_HD uint8_t tess_f32_to_e5m2(float f) {
+TESS_HD uint8_t tess_f32_to_e5m2_soft(float f) {
     tess_small_format fmt = TESS_FORMAT_E5M2;
     return (uint8_t)tess_f32_to_small(f, fmt);
 }
 
-TESS_HD float tess_e5m2_to_f32(uint8_t c) {
+TESS_HD float tess_e5m2_to_f32_soft(uint8_t c) {
     tess_small_format fmt = TESS_FORMAT_E5M2;
     return tess_small_to_f32(c, fmt, 1);
 }
+
+/* The conversions kernels and host code use: the hardware's instructions on
+ * the device (the same results, proven by tests/gpu/test_convert.cu), the
+ * algorithms above on the host. */
+#if defined(__CUDA_ARCH__)
+TESS_HD uint16_t tess_f32_to_bf16(float f) { return __bfloat16_as_ushort(__float2bfloat16_rn(f)); }
+TESS_HD float tess_bf16_to_f32(uint16_t h) { return __bfloat162float(__ushort_as_bfloat16(h)); }
+TESS_HD uint16_t tess_f32_to_f16(float f) { return __half_as_ushort(__float2half_rn(f)); }
+TESS_HD float tess_f16_to_f32(uint16_t h) { return __half2float(__ushort_as_half(h)); }
+TESS_HD uint8_t tess_f32_to_e4m3(float f) { return __nv_cvt_float_to_fp8(f, __NV_SATFINITE, __NV_E4M3); }
+TESS_HD float tess_e4m3_to_f32(uint8_t c) { return __half2float(__half(__nv_cvt_fp8_to_halfraw(c, __NV_E4M3))); }
+TESS_HD uint8_t tess_f32_to_e5m2(float f) { return __nv_cvt_float_to_fp8(f, __NV_SATFINITE, __NV_E5M2); }
+TESS_HD float tess_e5m2_to_f32(uint8_t c) { return __half2float(__half(__nv_cvt_fp8_to_halfraw(c, __NV_E5M2))); }
+#else
+TESS_HD uint16_t tess_f32_to_bf16(float f) { return tess_f32_to_bf16_soft(f); }
+TESS_HD float tess_bf16_to_f32(uint16_t h) { return tess_bf16_to_f32_soft(h); }
+TESS_HD uint16_t tess_f32_to_f16(float f) { return tess_f32_to_f16_soft(f); }
+TESS_HD float tess_f16_to_f32(uint16_t h) { return tess_f16_to_f32_soft(h); }
+TESS_HD uint8_t tess_f32_to_e4m3(float f) { return tess_f32_to_e4m3_soft(f); }
+TESS_HD float tess_e4m3_to_f32(uint8_t c) { return tess_e4m3_to_f32_soft(c); }
+TESS_HD uint8_t tess_f32_to_e5m2(float f) { return tess_f32_to_e5m2_soft(f); }
+TESS_HD float tess_e5m2_to_f32(uint8_t c) { return tess_e5m2_to_f32_soft(c); }
+#endif
 
 /* Element `idx` of an array of `dtype`, as float32. */
 TESS_HD float tess_load_as_f32(tess_dtype dtype, const void *base, int64_t idx) {

@@ -1,4 +1,4 @@
-// tessera's conversions, run on the GPU, against the hardware's own
+// tessera's conversion algorithms (the *_soft functions), run on the GPU, against the hardware's own
 // conversions (cvt.rn for bf16/f16, cvt.rn.satfinite for e4m3/e5m2) for every
 // one of the 2^32 float32 bit patterns, and every narrow code decoded.
 #include <cuda_bf16.h>
@@ -39,10 +39,10 @@ __global__ void encode_all(mismatches *out) {
          i += (unsigned long long)gridDim.x * blockDim.x) {
         unsigned u = (unsigned)i;
         float f = __uint_as_float(u);
-        compare(out, BF16, u, tess_f32_to_bf16(f), __bfloat16_as_ushort(__float2bfloat16_rn(f)));
-        compare(out, F16, u, tess_f32_to_f16(f), __half_as_ushort(__float2half_rn(f)));
-        compare(out, E4M3, u, tess_f32_to_e4m3(f), __nv_cvt_float_to_fp8(f, __NV_SATFINITE, __NV_E4M3));
-        compare(out, E5M2, u, tess_f32_to_e5m2(f), __nv_cvt_float_to_fp8(f, __NV_SATFINITE, __NV_E5M2));
+        compare(out, BF16, u, tess_f32_to_bf16_soft(f), __bfloat16_as_ushort(__float2bfloat16_rn(f)));
+        compare(out, F16, u, tess_f32_to_f16_soft(f), __half_as_ushort(__float2half_rn(f)));
+        compare(out, E4M3, u, tess_f32_to_e4m3_soft(f), __nv_cvt_float_to_fp8(f, __NV_SATFINITE, __NV_E4M3));
+        compare(out, E5M2, u, tess_f32_to_e5m2_soft(f), __nv_cvt_float_to_fp8(f, __NV_SATFINITE, __NV_E5M2));
     }
 }
 
@@ -63,11 +63,11 @@ __global__ void decode_all(mismatches *out) {
     unsigned c = blockIdx.x * blockDim.x + threadIdx.x;
     if (c >= 65536)
         return;
-    compare_float(out, BF16, c, tess_bf16_to_f32((uint16_t)c), __bfloat162float(__ushort_as_bfloat16((unsigned short)c)));
-    compare_float(out, F16, c, tess_f16_to_f32((uint16_t)c), __half2float(__ushort_as_half((unsigned short)c)));
+    compare_float(out, BF16, c, tess_bf16_to_f32_soft((uint16_t)c), __bfloat162float(__ushort_as_bfloat16((unsigned short)c)));
+    compare_float(out, F16, c, tess_f16_to_f32_soft((uint16_t)c), __half2float(__ushort_as_half((unsigned short)c)));
     if (c < 256) {
-        compare_float(out, E4M3, c, tess_e4m3_to_f32((uint8_t)c), fp8_to_float_hw(c, __NV_E4M3));
-        compare_float(out, E5M2, c, tess_e5m2_to_f32((uint8_t)c), fp8_to_float_hw(c, __NV_E5M2));
+        compare_float(out, E4M3, c, tess_e4m3_to_f32_soft((uint8_t)c), fp8_to_float_hw(c, __NV_E4M3));
+        compare_float(out, E5M2, c, tess_e5m2_to_f32_soft((uint8_t)c), fp8_to_float_hw(c, __NV_E5M2));
     }
 }
 

@@ -40,49 +40,56 @@ TESS_DEVICE uint32_t pack16(float lo, float hi, bool bf16) {
     return r;
 }
 
-// 16-bit D. `staging` is this warpgroup's BN/64 sub-tiles; `pending` says a
-// TMA store of the previous tile may still be reading them.
+// 16-bit D, in rounds of EPI_COLS columns: stmatrix into this warpgroup's
+// staging sub-tiles, then one thread's TMA stores. `pending` says a store of
+// an earlier round may still be reading the staging buffer.
 template <class Cfg>
 TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], char *staging, int wg, int t,
-                                  int b, int m0, int n0, bool pending) {
+                                  int b, int m0, int n0, bool &pending) {
     const int warp = t / 32, lane = t % 32, barrier = TESS_EPI_BARRIER_BASE + wg;
     const bool col_major = p.d_col_major != 0, bf16 = p.d_dtype == TESS_DTYPE_BF16;
-    if (pending) {
-        if (t == 0)
-            tma_store_wait_read<0>();
-        named_barrier_sync(barrier, 128);
-    }
     const uint32_t base = smem_u32(staging);
 #pragma unroll
-    for (int jj = 0; jj < Cfg::BN / 16; jj++) {
-        uint32_t r[4];
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const int v = 8 * jj + 2 * i;
-            int m, n;
-            tess_wgmma_acc_coord(t, v, &m, &n);
-            float x0 = epi_value(p, acc[v], b, m0 + m, n0 + n);
-            float x1 = epi_value(p, acc[v + 1], b, m0 + m, n0 + n + 1);
-            r[i] = pack16(x0, x1, bf16);
+    for (int round = 0; round < Cfg::BN / Cfg::EPI_COLS; round++) {
+        if (pending) {
+            if (t == 0)
+                tma_store_wait_read<0>();
+            named_barrier_sync(barrier, 128);
         }
-        const uint32_t addr = base + tess_epi_stmatrix_offset(warp, lane, jj, col_major);
-        if (col_major)
-            stmatrix_x4_trans(addr, r[0], r[1], r[2], r[3]);
-        else
-            stmatrix_x4(addr, r[0], r[1], r[2], r[3]);
-    }
-    fence_proxy_async_smem();
-    named_barrier_sync(barrier, 128);
-    if (t == 0) {
 #pragma unroll
-        for (int s = 0; s < Cfg::BN / TESS_EPI_SUBTILE; s++) {
-            const char *sub = staging + s * TESS_EPI_SUBTILE_BYTES;
+        for (int j = 0; j < Cfg::EPI_COLS / 16; j++) {
+            const int jj = round * (Cfg::EPI_COLS / 16) + j; /* 16-column block of the tile */
+            uint32_t r[4];
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const int v = 8 * jj + 2 * i;
+                int m, n;
+                tess_wgmma_acc_coord(t, v, &m, &n);
+                float x0 = epi_value(p, acc[v], b, m0 + m, n0 + n);
+                float x1 = epi_value(p, acc[v + 1], b, m0 + m, n0 + n + 1);
+                r[i] = pack16(x0, x1, bf16);
+            }
+            const uint32_t addr = base + tess_epi_stmatrix_offset(warp, lane, j, col_major);
             if (col_major)
-                tma_store_3d(&p.tma_d, sub, m0, n0 + s * TESS_EPI_SUBTILE, b);
+                stmatrix_x4_trans(addr, r[0], r[1], r[2], r[3]);
             else
-                tma_store_3d(&p.tma_d, sub, n0 + s * TESS_EPI_SUBTILE, m0, b);
+                stmatrix_x4(addr, r[0], r[1], r[2], r[3]);
         }
-        tma_store_commit();
+        fence_proxy_async_smem();
+        named_barrier_sync(barrier, 128);
+        if (t == 0) {
+#pragma unroll
+            for (int s = 0; s < Cfg::EPI_COLS / TESS_EPI_SUBTILE; s++) {
+                const char *sub = staging + s * TESS_EPI_SUBTILE_BYTES;
+                const int nc = n0 + round * Cfg::EPI_COLS + s * TESS_EPI_SUBTILE;
+                if (col_major)
+                    tma_store_3d(&p.tma_d, sub, m0, nc, b);
+                else
+                    tma_store_3d(&p.tma_d, sub, nc, m0, b);
+            }
+            tma_store_commit();
+        }
+        pending = true;
     }
 }
 

@@ -16,16 +16,28 @@
 #define TESS_SM90_PRODUCER_REGS 40
 #define TESS_SM90_CONSUMER_REGS 232
 
-template <int BM_, int BN_, int STAGES_, bool BF16_, int A_MN_, int B_MN_>
+// The epilogue stages this many columns of a warpgroup's tile at a time
+// (two 64 x 64 sub-tiles, 16 KiB), so that the ring can keep more stages.
+#define TESS_EPI_ROUND_COLS 128
+
+template <int BM_, int BN_, int STAGES_, int CLUSTER_, bool BF16_, int A_MN_, int B_MN_>
 struct gemm_cfg {
     static constexpr int BM = BM_, BN = BN_, BK = TESS_SM90_BK, STAGES = STAGES_;
+    // CLUSTER CTAs along M share each B tile: each loads 1/CLUSTER of it and
+    // multicasts it to all (TMA multicast), so B crosses L2 once per cluster.
+    static constexpr int CLUSTER = CLUSTER_;
     static constexpr bool BF16 = BF16_;
     static constexpr int A_MN = A_MN_, B_MN = B_MN_;
+    static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of 1 or 2 CTAs along M");
+    static_assert(BN / CLUSTER >= 64, "each CTA multicasts whole 64-row (or 64-column) pieces of B");
     static_assert(BM == 64 * TESS_SM90_CONSUMERS, "each consumer warpgroup owns 64 rows");
     static_assert(BN % 64 == 0 && BN <= 256, "BN is a multiple of the 64-column epilogue sub-tile");
     static constexpr int A_STAGE_BYTES = BM * BK * 2;
     static constexpr int B_STAGE_BYTES = BN * BK * 2;
-    static constexpr int EPI_WG_BYTES = (BN / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;
+    // Each stage's B share loaded by one CTA of the cluster.
+    static constexpr int B_SHARE_BYTES = B_STAGE_BYTES / CLUSTER;
+    static constexpr int EPI_COLS = BN < TESS_EPI_ROUND_COLS ? BN : TESS_EPI_ROUND_COLS;
+    static constexpr int EPI_WG_BYTES = (EPI_COLS / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;
     static constexpr int EPI_BYTES = TESS_SM90_CONSUMERS * EPI_WG_BYTES;
     static constexpr int BARRIER_BYTES = 2 * STAGES * 8;
     // +1024: the dynamic shared memory base is aligned up to a swizzle atom.

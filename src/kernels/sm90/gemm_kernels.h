@@ -10,18 +10,23 @@ extern "C" {
 #endif
 
 typedef tess_status (*tess_gemm_launch_fn)(const tess_gemm_params *p, int grid, void *stream);
+/* How many of the kernel's clusters fit on the current device at once (0 on error). */
+typedef int (*tess_gemm_occupancy_fn)(void);
 
 typedef struct tess_gemm_kernel {
     int tile_m, tile_n, tile_k, stages;
+    int cluster_m;        /* CTAs per cluster along M (sharing B by multicast) */
     tess_dtype input;     /* TESS_DTYPE_BF16 or TESS_DTYPE_F16, for A and B */
     int a_mn_major;       /* 1: A is M-contiguous (column-major) */
     int b_mn_major;       /* 1: B is N-contiguous (row-major) */
     int smem_bytes, threads;
     tess_gemm_launch_fn launch;
+    tess_gemm_occupancy_fn max_clusters;
 } tess_gemm_kernel;
 
-extern const tess_gemm_kernel tess_gemm_sm90_kernels[];
-extern const int tess_gemm_sm90_kernel_count;
+/* The kernels of this build: index i from 0 to tess_gemm_sm90_kernel_count() - 1. */
+int tess_gemm_sm90_kernel_count(void);
+const tess_gemm_kernel *tess_gemm_sm90_kernel(int i);
 
 #ifdef __cplusplus
 }

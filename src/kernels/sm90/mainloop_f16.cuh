@@ -7,33 +7,61 @@
 #include "kernels/sm90/gemm_cfg.cuh"
 #include "kernels/sm90/gemm_params.h"
 
-// Loads the K blocks of tile (batch b, rows m0.., columns n0..) into the ring.
-// K-major operands come as one box of 64 x rows; MN-major ones as boxes of
-// 64 (MN) x 64 (K), one per 64 rows, each a 128-byte-swizzled chunk.
+// Loads one 3-D box of B, multicast to every CTA of the cluster when there is more than one.
+template <class Cfg>
+TESS_DEVICE void load_b_box(void *dst, const CUtensorMap *map, uint64_t *bar, int c0, int c1, int c2) {
+    if (Cfg::CLUSTER > 1)
+        tma_load_3d_multicast(dst, map, bar, (uint16_t)((1u << Cfg::CLUSTER) - 1), c0, c1, c2);
+    else
+        tma_load_3d(dst, map, bar, c0, c1, c2);
+}
+
+// Loads the K blocks of tile (batch b, rows m0.., columns n0..) into the ring:
+// this CTA's A, and its share (`rank` of CLUSTER) of the cluster's B tile.
+// K-major operands come as boxes of 64 x rows; MN-major ones as boxes of
+// 64 (MN) x 64 (K), one per 64 rows, each a 128-byte-swizzled chunk. The
+// stage's full barrier expects all of A and B: its own loads plus the B
+// shares the other CTAs multicast into it.
 template <class Cfg>
 TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, char *smem_b, uint64_t *full,
-                                    uint64_t *empty, pipe_cursor &c, int b, int m0, int n0) {
+                                    uint64_t *empty, pipe_cursor &c, int b, int m0, int n0, int rank) {
     const int ba = p.a_batch_shared ? 0 : b, bb = p.b_batch_shared ? 0 : b;
+    constexpr int B_SHARE_ROWS = Cfg::BN / Cfg::CLUSTER;
     for (int kb = 0; kb < p.k_blocks; kb++) {
         pipe_producer_acquire(empty, c);
-        mbar_arrive_expect_tx(&full[c.stage], Cfg::A_STAGE_BYTES + Cfg::B_STAGE_BYTES);
-        char *a = smem_a + c.stage * Cfg::A_STAGE_BYTES, *bt = smem_b + c.stage * Cfg::B_STAGE_BYTES;
-        const int k0 = kb * Cfg::BK;
+        uint64_t *bar = &full[c.stage];
+        mbar_arrive_expect_tx(bar, Cfg::A_STAGE_BYTES + Cfg::B_STAGE_BYTES);
+        char *a = smem_a + c.stage * Cfg::A_STAGE_BYTES;
+        char *bt = smem_b + c.stage * Cfg::B_STAGE_BYTES + rank * Cfg::B_SHARE_BYTES;
+        const int k0 = kb * Cfg::BK, nb = n0 + rank * B_SHARE_ROWS;
         if (Cfg::A_MN) {
 #pragma unroll
             for (int j = 0; j < Cfg::BM / 64; j++)
-                tma_load_3d(a + j * 64 * Cfg::BK * 2, &p.tma_a, &full[c.stage], m0 + 64 * j, k0, ba);
+                tma_load_3d(a + j * 64 * Cfg::BK * 2, &p.tma_a, bar, m0 + 64 * j, k0, ba);
         } else {
-            tma_load_3d(a, &p.tma_a, &full[c.stage], k0, m0, ba);
+            tma_load_3d(a, &p.tma_a, bar, k0, m0, ba);
         }
         if (Cfg::B_MN) {
 #pragma unroll
-            for (int j = 0; j < Cfg::BN / 64; j++)
-                tma_load_3d(bt + j * 64 * Cfg::BK * 2, &p.tma_b, &full[c.stage], n0 + 64 * j, k0, bb);
+            for (int j = 0; j < B_SHARE_ROWS / 64; j++)
+                load_b_box<Cfg>(bt + j * 64 * Cfg::BK * 2, &p.tma_b, bar, nb + 64 * j, k0, bb);
         } else {
-            tma_load_3d(bt, &p.tma_b, &full[c.stage], k0, n0, bb);
+            load_b_box<Cfg>(bt, &p.tma_b, bar, k0, nb, bb);
         }
         pipe_advance(c, Cfg::STAGES);
+    }
+}
+
+// Releases a stage: one arrival per consumer warpgroup on the empty barrier
+// of every CTA in the cluster, since each CTA's producer writes B into all of them.
+template <class Cfg>
+TESS_DEVICE void consumer_release(uint64_t *empty, int stage) {
+    if (Cfg::CLUSTER == 1) {
+        mbar_arrive(&empty[stage]);
+    } else {
+#pragma unroll
+        for (int r = 0; r < Cfg::CLUSTER; r++)
+            mbar_arrive_cluster(&empty[stage], (uint32_t)r);
     }
 }
 
@@ -63,13 +91,13 @@ TESS_DEVICE void consumer_mma_tile(float (&acc)[Cfg::BN / 2], const tess_gemm_pa
         wgmma_commit();
         wgmma_wait<1>();
         if (previous >= 0 && releases)
-            mbar_arrive(&empty[previous]);
+            consumer_release<Cfg>(empty, previous);
         previous = c.stage;
         pipe_advance(c, Cfg::STAGES);
     }
     wgmma_wait<0>();
     if (releases)
-        mbar_arrive(&empty[previous]);
+        consumer_release<Cfg>(empty, previous);
 #pragma unroll
     for (int i = 0; i < Cfg::BN / 2; i++)
         wgmma_fence_operand(acc[i]);

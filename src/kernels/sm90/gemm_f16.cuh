@@ -1,0 +1,147 @@
+// The sm90 16-bit GEMM kernel template (included by one .cu file per tile
+// configuration, so that the configurations compile in parallel).
+//
+// A persistent, warp-specialized kernel. Warpgroup 0
+// produces (one thread issues TMA loads into a STAGES-deep ring); warpgroups
+// 1 and 2 consume (wgmma, 64 rows each), then run the epilogue of the tile
+// while the producer already fetches the next. With clusters of 2, the two
+// CTAs take vertically adjacent tiles and share B by TMA multicast. Tiles
+// (pairs of tiles, for clusters) are visited in the grouped order of
+// kernels/common/sched.h, cluster i taking i, i + clusters, ...
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "core/error.h"
+#include "kernels/common/sched.h"
+#include "kernels/sm90/epilogue.cuh"
+#include "kernels/sm90/gemm_kernels.h"
+#include "kernels/sm90/mainloop_f16.cuh"
+
+template <class Cfg>
+__global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90_f16(const __grid_constant__ tess_gemm_params p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ unsigned char smem_raw[];
+    // TMA's 128-byte swizzle needs each tile 1024-byte aligned.
+    char *smem = (char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
+    char *smem_a = smem;
+    char *smem_b = smem_a + Cfg::STAGES * Cfg::A_STAGE_BYTES;
+    char *staging = smem_b + Cfg::STAGES * Cfg::B_STAGE_BYTES;
+    uint64_t *full = (uint64_t *)(staging + Cfg::EPI_BYTES);
+    uint64_t *empty = full + Cfg::STAGES;
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < Cfg::STAGES; s++) {
+            mbar_init(&full[s], 1); // the producer's expect_tx arrival
+            // one arrival per consumer warpgroup of every CTA in the cluster
+            mbar_init(&empty[s], TESS_SM90_CONSUMERS * Cfg::CLUSTER);
+        }
+        fence_mbar_init();
+        tma_prefetch_descriptor(&p.tma_a);
+        tma_prefetch_descriptor(&p.tma_b);
+        tma_prefetch_descriptor(&p.tma_d);
+    }
+    __syncthreads();
+    if (Cfg::CLUSTER > 1)
+        cluster_sync(); // every CTA's barriers exist before any multicast or remote arrival
+
+    const int wg = warpgroup_index();
+    const int rank = Cfg::CLUSTER > 1 ? (int)cluster_cta_rank() : 0;
+    const int cluster = blockIdx.x / Cfg::CLUSTER, clusters = gridDim.x / Cfg::CLUSTER;
+    // Clusters walk pairs of tile rows: virtual rows of CLUSTER tiles each.
+    const int m_groups = (p.m_tiles + Cfg::CLUSTER - 1) / Cfg::CLUSTER;
+    const int work = m_groups * p.n_tiles * p.batch;
+    pipe_cursor cursor = {0, 0};
+    if (wg == 0) {
+        setmaxnreg_dec<TESS_SM90_PRODUCER_REGS>();
+        if (threadIdx.x == 0) {
+            for (int w = cluster; w < work; w += clusters) {
+                int b, mg, nt;
+                tess_tile_coord(w, m_groups, p.n_tiles, p.group_m, &b, &mg, &nt);
+                const int mt = mg * Cfg::CLUSTER + rank;
+                producer_load_tile<Cfg>(p, smem_a, smem_b, full, empty, cursor, b, mt * Cfg::BM, nt * Cfg::BN, rank);
+            }
+        }
+    } else {
+        setmaxnreg_inc<TESS_SM90_CONSUMER_REGS>();
+        const int cw = wg - 1, t = threadIdx.x % 128;
+        char *my_staging = staging + cw * Cfg::EPI_WG_BYTES;
+        float acc[Cfg::BN / 2];
+        bool pending = false;
+        for (int w = cluster; w < work; w += clusters) {
+            int b, mg, nt;
+            tess_tile_coord(w, m_groups, p.n_tiles, p.group_m, &b, &mg, &nt);
+            const int mt = mg * Cfg::CLUSTER + rank; // may lie past M for an odd tile count: TMA clips it
+            consumer_mma_tile<Cfg>(acc, p, smem_a, smem_b, full, empty, cursor, cw, t == 0);
+            const int m0 = mt * Cfg::BM + cw * 64, n0 = nt * Cfg::BN;
+            if (p.d_direct) {
+                epilogue_store_direct<Cfg>(p, acc, t, b, m0, n0);
+            } else {
+                epilogue_store16<Cfg>(p, acc, my_staging, cw, t, b, m0, n0, pending);
+            }
+        }
+        if (pending && t == 0)
+            tma_store_wait<0>(); // shared memory must outlive the stores reading it
+    }
+    if (Cfg::CLUSTER > 1)
+        cluster_sync(); // no CTA leaves while another may still write into it
+#endif
+}
+
+// The launch configuration of `grid` CTAs in clusters of Cfg::CLUSTER.
+template <class Cfg>
+static void launch_config(cudaLaunchConfig_t *config, cudaLaunchAttribute *cluster, int grid, void *stream) {
+    *config = cudaLaunchConfig_t{};
+    *cluster = cudaLaunchAttribute{};
+    cluster->id = cudaLaunchAttributeClusterDimension;
+    cluster->val.clusterDim.x = Cfg::CLUSTER, cluster->val.clusterDim.y = 1, cluster->val.clusterDim.z = 1;
+    config->gridDim = dim3((unsigned)grid);
+    config->blockDim = dim3(TESS_SM90_THREADS);
+    config->dynamicSmemBytes = Cfg::SMEM_BYTES;
+    config->stream = (cudaStream_t)stream;
+    config->attrs = cluster;
+    config->numAttrs = 1;
+}
+
+template <class Cfg>
+static tess_status launch_gemm(const tess_gemm_params *p, int grid, void *stream) {
+    auto kernel = gemm_sm90_f16<Cfg>;
+    cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::SMEM_BYTES);
+    if (err != cudaSuccess)
+        return tess_cuda_status(err, "setting the GEMM kernel's shared memory size");
+    cudaLaunchConfig_t config;
+    cudaLaunchAttribute cluster;
+    launch_config<Cfg>(&config, &cluster, grid, stream);
+    err = cudaLaunchKernelEx(&config, kernel, *p);
+    return tess_cuda_status(err, "launching the sm90 GEMM kernel");
+}
+
+template <class Cfg>
+static int max_clusters(void) {
+    auto kernel = gemm_sm90_f16<Cfg>;
+    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::SMEM_BYTES) != cudaSuccess)
+        return 0;
+    cudaLaunchConfig_t config;
+    cudaLaunchAttribute cluster;
+    launch_config<Cfg>(&config, &cluster, Cfg::CLUSTER, NULL);
+    int count = 0;
+    if (cudaOccupancyMaxActiveClusters(&count, kernel, &config) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return count;
+}
+
+// One table entry for configuration (BM, BN, STAGES, CLUSTER, input, A major, B major).
+#define TESS_GEMM_ENTRY(BM, BN, ST, CL, BF, AMN, BMN)                                                              \
+    {BM, BN, TESS_SM90_BK, ST, CL, BF ? TESS_DTYPE_BF16 : TESS_DTYPE_F16, AMN, BMN,                             \
+     gemm_cfg<BM, BN, ST, CL, BF, AMN, BMN>::SMEM_BYTES, TESS_SM90_THREADS,                                      \
+     launch_gemm<gemm_cfg<BM, BN, ST, CL, BF, AMN, BMN>>, max_clusters<gemm_cfg<BM, BN, ST, CL, BF, AMN, BMN>>}
+// Both input types and all four operand majors of one tile configuration.
+#define TESS_GEMM_TILE_ENTRIES 8
+#define TESS_GEMM_TILE(BM, BN, ST, CL)                                                                             \
+    TESS_GEMM_ENTRY(BM, BN, ST, CL, true, 0, 0), TESS_GEMM_ENTRY(BM, BN, ST, CL, true, 0, 1),                      \
+        TESS_GEMM_ENTRY(BM, BN, ST, CL, true, 1, 0), TESS_GEMM_ENTRY(BM, BN, ST, CL, true, 1, 1),                  \
+        TESS_GEMM_ENTRY(BM, BN, ST, CL, false, 0, 0), TESS_GEMM_ENTRY(BM, BN, ST, CL, false, 0, 1),                \
+        TESS_GEMM_ENTRY(BM, BN, ST, CL, false, 1, 0), TESS_GEMM_ENTRY(BM, BN, ST, CL, false, 1, 1)
+
