@@ -290,7 +290,7 @@ TESS_API tess_status tess_gemm(tess_handle handle, const tess_gemm_desc *desc, c
     memset(&p, 0, sizeof p);
     const int64_t batch = desc->batch;
     if ((s = operand_map(&p.tma_a, &desc->a, a, batch, 0, k->tile_m)) ||
-        (s = operand_map(&p.tma_b, &desc->b, b, batch, 1, k->tile_n)))
+        (s = operand_map(&p.tma_b, &desc->b, b, batch, 1, k->tile_n / k->cluster_m))) /* each CTA's share of B */
         return s;
     p.d_direct = !d_by_tma(&desc->d, d, batch);
     if (!p.d_direct) {
