@@ -2,6 +2,7 @@
  * planning over the kernel table, and the launch. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cuda_runtime_api.h>
@@ -15,7 +16,9 @@
 /* TMA's rules for a matrix it loads or stores: 16-byte aligned base, and row
  * and batch strides multiples of 16 bytes. */
 #define TESS_TMA_ALIGN 16
-/* Rows of tiles walked together for L2 reuse (kernels/common/sched.h). */
+/* Rows of tiles walked together for L2 reuse (kernels/common/sched.h).
+ * Measured at 8192^3 on an H200 (2026-11-21): 8 rows 744 TFLOP/s, 16 rows 733,
+ * 32 rows 703. $TESS_GROUP_M overrides it (for tuning). */
 #define TESS_GROUP_M 8
 
 TESS_API tess_status tess_gemm_desc_init(tess_gemm_desc *desc) {
@@ -305,7 +308,8 @@ TESS_API tess_status tess_gemm(tess_handle handle, const tess_gemm_desc *desc, c
     p.n_tiles = (p.n + k->tile_n - 1) / k->tile_n;
     p.k_blocks = (p.k + k->tile_k - 1) / k->tile_k;
     p.total_tiles = p.m_tiles * p.n_tiles * p.batch;
-    p.group_m = TESS_GROUP_M;
+    const char *group = getenv("TESS_GROUP_M");
+    p.group_m = group && atoi(group) > 0 ? atoi(group) : TESS_GROUP_M;
     p.a_batch_shared = desc->a.batch_stride == 0;
     p.b_batch_shared = desc->b.batch_stride == 0;
     p.alpha = desc->alpha, p.beta = desc->beta;

@@ -265,7 +265,7 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
             }
             int pick = o->plan >= 0 && o->plan < count ? o->plan : 0;
             j.plan = &plans[pick];
-            snprintf(name, sizeof name, "%s", plans[pick].name);
+            snprintf(name, sizeof name, "%s grid %d", plans[pick].name, plans[pick].grid);
         } else {
             j.lt = cublaslt_prepare(&g, why, sizeof why);
             if (!j.lt) {

@@ -44,11 +44,13 @@ TESS_DEVICE void mbar_arrive(uint64_t *bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_u32(bar)) : "memory");
 }
 
-// Arrives on the barrier at the same offset in cluster CTA `cta` (itself included).
+// Arrives on the barrier at the same offset in cluster CTA `cta` (itself
+// included), with the default (CTA-scope release) semantics: a cluster-scope
+// release would wait for this thread's outstanding memory traffic first.
 TESS_DEVICE void mbar_arrive_cluster(uint64_t *bar, uint32_t cta) {
     asm volatile(
         "{\n .reg .b32 remote;\n mapa.shared::cluster.u32 remote, %0, %1;\n"
-        " mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_u32(bar)),
+        " mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_u32(bar)),
         "r"(cta)
         : "memory");
 }

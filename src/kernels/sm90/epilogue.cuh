@@ -17,14 +17,28 @@
 // Named barrier ids of the two consumer warpgroups (0 is __syncthreads).
 #define TESS_EPI_BARRIER_BASE 1
 
-// alpha * acc (+ beta * C at (m, n) when beta != 0 and (m, n) is inside D).
+// C at (m, n) (0 outside the matrix), in any type and order. Not inlined: the
+// epilogue's hot loop stays compact, and this path only runs when beta != 0.
+static __device__ __noinline__ float epi_load_c(const tess_gemm_params &p, int b, int m, int n) {
+    if (m >= p.m || n >= p.n)
+        return 0.0f;
+    int64_t at = (int64_t)b * p.c_batch_stride + (p.c_col_major ? m + (int64_t)n * p.ldc : (int64_t)m * p.ldc + n);
+    return tess_load_as_f32((tess_dtype)p.c_dtype, p.c, at);
+}
+
+// alpha * acc, plus beta * C when the epilogue was instantiated WITH_C.
+template <bool WITH_C>
 TESS_DEVICE float epi_value(const tess_gemm_params &p, float acc, int b, int m, int n) {
     float v = p.alpha * acc;
-    if (p.beta != 0.0f && m < p.m && n < p.n) {
-        int64_t at = (int64_t)b * p.c_batch_stride + (p.c_col_major ? m + (int64_t)n * p.ldc : (int64_t)m * p.ldc + n);
-        v += p.beta * tess_load_as_f32((tess_dtype)p.c_dtype, p.c, at);
-    }
+    if (WITH_C)
+        v += p.beta * epi_load_c(p, b, m, n);
     return v;
+}
+
+// Stores one D element in any type and order (not inlined, as epi_load_c).
+static __device__ __noinline__ void epi_store_element(const tess_gemm_params &p, int b, int m, int n, float v) {
+    int64_t at = (int64_t)b * p.d_batch_stride + (p.d_col_major ? m + (int64_t)n * p.ldd : (int64_t)m * p.ldd + n);
+    tess_store_from_f32((tess_dtype)p.d_dtype, p.d, at, v);
 }
 
 // Two values as the b16 pair stmatrix takes (the lower column in the low half).
@@ -43,7 +57,7 @@ TESS_DEVICE uint32_t pack16(float lo, float hi, bool bf16) {
 // 16-bit D, in rounds of EPI_COLS columns: stmatrix into this warpgroup's
 // staging sub-tiles, then one thread's TMA stores. `pending` says a store of
 // an earlier round may still be reading the staging buffer.
-template <class Cfg>
+template <class Cfg, bool WITH_C>
 TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], char *staging, int wg, int t,
                                   int b, int m0, int n0, bool &pending) {
     const int warp = t / 32, lane = t % 32, barrier = TESS_EPI_BARRIER_BASE + wg;
@@ -65,8 +79,8 @@ TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::B
                 const int v = 8 * jj + 2 * i;
                 int m, n;
                 tess_wgmma_acc_coord(t, v, &m, &n);
-                float x0 = epi_value(p, acc[v], b, m0 + m, n0 + n);
-                float x1 = epi_value(p, acc[v + 1], b, m0 + m, n0 + n + 1);
+                float x0 = epi_value<WITH_C>(p, acc[v], b, m0 + m, n0 + n);
+                float x1 = epi_value<WITH_C>(p, acc[v + 1], b, m0 + m, n0 + n + 1);
                 r[i] = pack16(x0, x1, bf16);
             }
             const uint32_t addr = base + tess_epi_stmatrix_offset(warp, lane, j, col_major);
@@ -95,18 +109,33 @@ TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::B
 
 // D of any type stored straight from registers, element by element inside
 // the matrix: f32 D, and 16-bit D that TMA cannot store exactly.
-template <class Cfg>
+template <class Cfg, bool WITH_C>
 TESS_DEVICE void epilogue_store_direct(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], int t, int b, int m0,
                                        int n0) {
-    const int64_t base = (int64_t)b * p.d_batch_stride;
 #pragma unroll
     for (int v = 0; v < Cfg::BN / 2; v++) {
         int m, n;
         tess_wgmma_acc_coord(t, v, &m, &n);
         m += m0, n += n0;
         if (m < p.m && n < p.n)
-            tess_store_from_f32((tess_dtype)p.d_dtype, p.d,
-                                base + (p.d_col_major ? m + (int64_t)n * p.ldd : (int64_t)m * p.ldd + n),
-                                epi_value(p, acc[v], b, m, n));
+            epi_store_element(p, b, m, n, epi_value<WITH_C>(p, acc[v], b, m, n));
+    }
+}
+
+// The epilogue of one warpgroup's tile: the store path and whether C is read
+// are decided once per tile, so each unrolled variant is straight-line code.
+template <class Cfg>
+TESS_DEVICE void epilogue(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], char *staging, int wg, int t, int b,
+                          int m0, int n0, bool &pending) {
+    const bool with_c = p.beta != 0.0f;
+    if (p.d_direct) {
+        if (with_c)
+            epilogue_store_direct<Cfg, true>(p, acc, t, b, m0, n0);
+        else
+            epilogue_store_direct<Cfg, false>(p, acc, t, b, m0, n0);
+    } else if (with_c) {
+        epilogue_store16<Cfg, true>(p, acc, staging, wg, t, b, m0, n0, pending);
+    } else {
+        epilogue_store16<Cfg, false>(p, acc, staging, wg, t, b, m0, n0, pending);
     }
 }

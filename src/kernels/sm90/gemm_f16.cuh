@@ -74,11 +74,7 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90_f16(const __gr
             const int mt = mg * Cfg::CLUSTER + rank; // may lie past M for an odd tile count: TMA clips it
             consumer_mma_tile<Cfg>(acc, p, smem_a, smem_b, full, empty, cursor, cw, t == 0);
             const int m0 = mt * Cfg::BM + cw * 64, n0 = nt * Cfg::BN;
-            if (p.d_direct) {
-                epilogue_store_direct<Cfg>(p, acc, t, b, m0, n0);
-            } else {
-                epilogue_store16<Cfg>(p, acc, my_staging, cw, t, b, m0, n0, pending);
-            }
+            epilogue<Cfg>(p, acc, my_staging, cw, t, b, m0, n0, pending);
         }
         if (pending && t == 0)
             tma_store_wait<0>(); // shared memory must outlive the stores reading it
