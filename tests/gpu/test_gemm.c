@@ -195,11 +195,11 @@ int main(void) {
         int in_place = g.beta != 0.0f && tess_rng_range(&rng, 0, 3) == 0;
         if (in_place)
             g.c = g.d;
-        run_case(h, &g, (int)tess_rng_range(&rng, -1, 1), in_place, &st);
+        run_case(h, &g, (int)tess_rng_range(&rng, -1, 4), in_place, &st);
     }
-    /* Larger problems: many tiles per CTA, deep K, both plans, each layout. */
+    /* Larger problems: many tiles per CTA, deep K, every plan, each layout. */
     for (int layout_bits = 0; layout_bits < 4; layout_bits++)
-        for (int plan = 0; plan < 2; plan++) {
+        for (int plan = 0; plan < 5; plan++) {
             tess_gemm_desc_init(&g);
             g.m = 1024 + 64 * plan, g.n = 2048 - 8 * layout_bits, g.k = 1536;
             g.a = layout(TESS_DTYPE_BF16, g.m, g.k, 1, layout_bits & 1);

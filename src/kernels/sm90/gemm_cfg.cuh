@@ -29,14 +29,14 @@ struct gemm_cfg {
     static constexpr bool BF16 = BF16_;
     static constexpr int A_MN = A_MN_, B_MN = B_MN_;
     static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of 1 or 2 CTAs along M");
-    static_assert(BN / CLUSTER >= 64, "each CTA multicasts whole 64-row (or 64-column) pieces of B");
+    static_assert(BN / CLUSTER % 64 == 0, "each CTA multicasts whole 64-row (or 64-column) pieces of B");
     static_assert(BM == 64 * TESS_SM90_CONSUMERS, "each consumer warpgroup owns 64 rows");
     static_assert(BN % 64 == 0 && BN <= 256, "BN is a multiple of the 64-column epilogue sub-tile");
     static constexpr int A_STAGE_BYTES = BM * BK * 2;
     static constexpr int B_STAGE_BYTES = BN * BK * 2;
     // Each stage's B share loaded by one CTA of the cluster.
     static constexpr int B_SHARE_BYTES = B_STAGE_BYTES / CLUSTER;
-    static constexpr int EPI_COLS = BN < TESS_EPI_ROUND_COLS ? BN : TESS_EPI_ROUND_COLS;
+    static constexpr int EPI_COLS = BN % TESS_EPI_ROUND_COLS == 0 ? TESS_EPI_ROUND_COLS : TESS_EPI_SUBTILE;
     static constexpr int EPI_WG_BYTES = (EPI_COLS / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;
     static constexpr int EPI_BYTES = TESS_SM90_CONSUMERS * EPI_WG_BYTES;
     static constexpr int BARRIER_BYTES = 2 * STAGES * 8;

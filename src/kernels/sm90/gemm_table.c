@@ -9,9 +9,11 @@ extern const tess_gemm_kernel tess_gemm_sm90_128x256_c2[PER_TILE];
 extern const tess_gemm_kernel tess_gemm_sm90_128x256_c1[PER_TILE];
 extern const tess_gemm_kernel tess_gemm_sm90_128x128_c2[PER_TILE];
 extern const tess_gemm_kernel tess_gemm_sm90_128x128_c1[PER_TILE];
+extern const tess_gemm_kernel tess_gemm_sm90_128x64_c1[PER_TILE];
 
 static const tess_gemm_kernel *const tables[] = {tess_gemm_sm90_128x256_c2, tess_gemm_sm90_128x256_c1,
-                                                 tess_gemm_sm90_128x128_c2, tess_gemm_sm90_128x128_c1};
+                                                 tess_gemm_sm90_128x128_c2, tess_gemm_sm90_128x128_c1,
+                                                 tess_gemm_sm90_128x64_c1};
 
 int tess_gemm_sm90_kernel_count(void) { return (int)(sizeof tables / sizeof tables[0]) * PER_TILE; }
 
