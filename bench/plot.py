@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Bar chart of a `tessera bench gemm --output=FILE.csv` result: TFLOP/s of
+tessera and cuBLAS side by side per problem, with tessera's ratio to cuBLAS
+above each pair and the geometric mean of the ratios in the title.
+
+    python3 bench/plot.py bench/results/h100-dense.csv            # -> .png beside it
+    python3 bench/plot.py IN.csv --out chart.png --title "dense bf16"
+"""
+import argparse
+import csv
+import math
+import os
+import sys
+
+
+
+def layout_name(row):
+    """BLAS-style layout of a problem: TN = A row-major, B column-major (A @ B^T of K-major matrices)."""
+    a = "T" if row["a_order"] == "row" else "N"
+    b = "N" if row["b_order"] == "col" else "T"
+    return a + b
+
+
+def read_result(path):
+    """The device line and the rows of one CSV; the device line is the leading '#' comment."""
+    device = ""
+    lines = []
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#"):
+                device = device or line[1:].strip()
+            elif line.strip():
+                lines.append(line)
+    return device, list(csv.DictReader(lines))
+
+
+def problems(rows):
+    """Problems in file order, each with its tessera and cuBLAS rows."""
+    table = {}
+    for row in rows:
+        key = (row["m"], row["n"], row["k"], row["batch"], layout_name(row), row["d_type"], row["beta"])
+        table.setdefault(key, {})[row["provider"]] = row
+    return table
+
+
+def label(key):
+    m, n, k, batch, layout, d_type, beta = key
+    text = f"{m}x{n}x{k}\n{layout}"
+    if batch != "1":
+        text += f" b{batch}"
+    if float(beta) != 0:
+        text += " beta"
+    return text
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("csv")
+    ap.add_argument("--out", help="PNG path (default: the CSV's name with .png)")
+    ap.add_argument("--title", default="tessera vs cuBLAS")
+    args = ap.parse_args()
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    device, rows = read_result(args.csv)
+    table = problems(rows)
+    keys = [k for k in table if "tessera" in table[k]]
+    if not keys:
+        sys.exit(f"{args.csv}: no tessera rows")
+    ours = [float(table[k]["tessera"]["tflops"]) for k in keys]
+    theirs = [float(table[k]["cublas"]["tflops"]) if "cublas" in table[k] else math.nan for k in keys]
+    ratios = [o / t for o, t in zip(ours, theirs) if t == t and t > 0]
+    geo = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else math.nan
+
+    width = 0.38
+    fig, ax = plt.subplots(figsize=(max(8, 1.1 * len(keys)), 5.5))
+    xs = range(len(keys))
+    ax.bar([x - width / 2 for x in xs], ours, width, label="tessera", color="#2b6cb0")
+    ax.bar([x + width / 2 for x in xs], theirs, width, label="cuBLAS(Lt)", color="#a0aec0")
+    for x, o, t in zip(xs, ours, theirs):
+        if t == t and t > 0:
+            r = o / t
+            ax.text(x, max(o, t) * 1.01, f"{r:.2f}x", ha="center", va="bottom", fontsize=8,
+                    color="#276749" if r >= 1 else "#c53030")
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels([label(k) for k in keys], fontsize=7)
+    ax.set_ylabel("TFLOP/s")
+    ax.set_ylim(0, max(ours + [t for t in theirs if t == t]) * 1.12)
+    short_device = device.split(" sm_clock")[0].replace("device=", "")
+    ax.set_title(f"{args.title} - {short_device} - geomean {geo:.3f}x", fontsize=10)
+    ax.legend(loc="upper right", fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    out = args.out or os.path.splitext(args.csv)[0] + ".png"
+    fig.savefig(out, dpi=120)
+    print(f"{out}: {len(keys)} problems, geomean {geo:.3f}x cuBLAS, min {min(ratios):.3f}x" if ratios else out)
+
+
+if __name__ == "__main__":
+    main()
