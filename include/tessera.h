@@ -194,16 +194,22 @@ typedef struct tess_plan {
     int32_t cluster_m, cluster_n;
     int32_t grid;                /* CTAs launched (persistent: at most one per SM) */
     int32_t tiles;               /* output tiles of the problem */
-    char name[64];               /* e.g. "sm90_bf16_tn_128x256x64_s3_c1x1" */
+    char name[64];               /* e.g. "sm90_bf16_tn_128x256x64_s4_c2x1" ("_sk": stream-K) */
+    int32_t stream_k;            /* 1: the last wave's K blocks are shared by all CTAs (stream-K) */
+    uint64_t workspace_bytes;    /* device workspace the plan needs (tess_set_workspace) */
 } tess_plan;
 
-/* The plan the heuristic picks for `desc` on the handle's device. */
+/* The plan the heuristic picks for `desc` on the handle's device, among the
+ * plans whose workspace fits the handle's (tess_set_workspace). */
 TESS_API tess_status tess_gemm_plan(tess_handle handle, const tess_gemm_desc *desc, tess_plan *plan);
-/* Every plan that can run `desc`, best first by the heuristic (for autotuning):
- * up to `capacity` are written to `plans`, and *count says how many exist. */
+/* Every plan that can run `desc` within the handle's workspace, best first by
+ * the heuristic (for autotuning): up to `capacity` are written to `plans`,
+ * and *count says how many exist. */
 TESS_API tess_status tess_gemm_plans(tess_handle handle, const tess_gemm_desc *desc, tess_plan *plans, int capacity,
                                      int *count);
-/* Device workspace `desc` needs (0 for the kernels of this version). */
+/* Device workspace the heuristic's favourite plan for `desc` needs when
+ * workspace is not limited: give the handle at least this much to get it
+ * (32 MiB covers every plan of this version on a 132-SM H100). */
 TESS_API tess_status tess_gemm_workspace_size(tess_handle handle, const tess_gemm_desc *desc, size_t *bytes);
 /* Queues D = alpha * A B + beta * C on the handle's stream. `plan` NULL uses
  * tess_gemm_plan's choice. A, B, D (16-bit) and their batch strides must be

@@ -12,6 +12,7 @@
 #include "core/handle.h"
 #include "core/matrix.h"
 #include "core/tensor_map.h"
+#include "kernels/common/sched.h"
 
 /* TMA's rules for a matrix it loads or stores: 16-byte aligned base, and row
  * and batch strides multiples of 16 bytes. */
@@ -168,56 +169,148 @@ static int64_t work_tiles(const tess_gemm_kernel *k, const tess_gemm_desc *d) {
     return (m_tiles + k->cluster_m - 1) / k->cluster_m * k->cluster_m * n_tiles * d->batch;
 }
 
-/* Estimated run time of a kernel on the problem, in units of tile work:
- * waves of persistent tiles (tiles a cluster pads past M count as work), each
- * tile's work over how efficiently that tile width feeds the tensor cores
- * (measured at 4096^3 bf16 on an H200, 2026-11-21: 128x128 reaches ~0.95 of
- * 128x256; narrower wgmmas re-read A more), and 2-CTA clusters sharing B
- * ahead: 774 vs 761 TFLOP/s at 4096^3, and 646 vs 434 when rows are not
- * 128-byte aligned (3000x5000x7000), where halving B's L2 reads matters most. */
-static double estimate(const tess_gemm_kernel *k, const tess_gemm_desc *d, int ctas) {
-    int64_t waves = (work_tiles(k, d) + ctas - 1) / ctas;
-    double width = k->tile_n >= 256 ? 1.0 : k->tile_n >= 128 ? 0.93 : 0.6;
-    double efficiency = width * (k->cluster_m > 1 ? 1.1 : 1.0);
-    return (double)waves * k->tile_m * k->tile_n / efficiency;
+/* Stream-K pays only when every unit gets at least this many K blocks of the
+ * tail: below that, the fixup (a partial sum through L2) outweighs the work. */
+#define TESS_SK_MIN_BLOCKS 4
+/* Stream-K shares a last wave of at most this many tenths of the units. */
+#define TESS_SK_MAX_TAIL_TENTHS 6
+/* The cost of one fixup in K blocks of a unit's wgmma work: writing or reading
+ * one 128 x 256 float slot (128 KiB) through L2 takes about as long as 3 K
+ * blocks of 128 x 256 x 64 wgmma (~0.7 us each at ~5.8 TFLOP/s per SM). */
+#define TESS_SK_FIXUP_BLOCKS 3
+
+/* The grid and the work split of a kernel on a problem (kernels/common/sched.h),
+ * data-parallel or stream-K. Returns 0 when stream-K does not apply: the
+ * items fill whole waves, or the tail is too thin to share. */
+static int launch_split(const tess_gemm_kernel *k, const tess_gemm_desc *d, int ctas, int stream_k,
+                        tess_work_split *s, int *grid) {
+    const int items = (int)(work_tiles(k, d) / k->cluster_m), units = ctas / k->cluster_m;
+    s->k_blocks = (int)((d->k + k->tile_k - 1) / k->tile_k);
+    if (!stream_k) {
+        s->units = items < units ? items : units;
+        s->dp_items = items, s->sk_items = 0;
+        *grid = s->units * k->cluster_m;
+        return 1;
+    }
+    /* Only a thin last wave is shared: measured on an H100 (2026-11-21),
+     * sharing 34 tail items of 66 at 8192^3 gained (823 vs 757 TFLOP/s),
+     * 42 of 66 at 3000x5000x7000 broke even, but sharing 58 of 66 at 4096^3
+     * lost (704 vs 774), as did sharing an extra whole wave: units at
+     * scattered K offsets stop sharing A and B in L2. */
+    const int tail = items % units;
+    if (units < 2 || items < units || tail == 0 || tail * 10 > units * TESS_SK_MAX_TAIL_TENTHS)
+        return 0;
+    s->units = units;
+    s->sk_items = tail;
+    s->dp_items = items - tail;
+    if ((int64_t)s->sk_items * s->k_blocks < (int64_t)units * TESS_SK_MIN_BLOCKS)
+        return 0;
+    *grid = units * k->cluster_m;
+    return 1;
 }
 
-static void describe(const tess_gemm_kernel *k, const tess_gemm_desc *d, int index, int ctas, tess_plan *p) {
+/* Bytes of stream-K workspace for `grid` CTAs of kernel k: a float slot per
+ * CTA's tile, then one flag per consumer warpgroup (2) of each CTA. */
+static size_t sk_workspace_bytes(const tess_gemm_kernel *k, int grid, size_t *flags_offset) {
+    size_t slots = (size_t)grid * (size_t)k->tile_m * (size_t)k->tile_n * sizeof(float);
+    if (flags_offset)
+        *flags_offset = slots;
+    return slots + (size_t)grid * 2 * sizeof(int);
+}
+
+/* Whether A's or B's rows (along their contiguous dimension) start off
+ * 128-byte boundaries: each 128-byte TMA row then straddles two L2 lines,
+ * and the kernels become bound by L2 reads. */
+static int rows_misaligned(const tess_gemm_desc *d) {
+    return (d->a.ld * (int64_t)tess_dtype_size(d->a.dtype)) % 128 != 0 ||
+           (d->b.ld * (int64_t)tess_dtype_size(d->b.dtype)) % 128 != 0;
+}
+
+/* Estimated run time of a kernel on the problem, in units of tile work:
+ * waves of persistent tiles (tiles a cluster pads past M count as work), each
+ * tile's work over how efficiently the tile feeds the tensor cores.
+ * - Tile width, measured with 128-byte aligned rows (4096^3 and 8192^3 bf16,
+ *   H100/H200, 2026-11-21): 128x128 reaches ~0.9 of 128x256 (narrower wgmmas
+ *   re-read A more), 128x64 ~0.6; 2-CTA clusters sharing B ~1.02x.
+ * - With misaligned rows the kernels are bound by L2 reads, so efficiency
+ *   follows the tile's intensity, flops per byte read from L2:
+ *   BM * BN / (BM + BN / cluster), relative to 128x256 in clusters of 2
+ *   (128). Measured at 3000x5000x7000 (H100, 2026-11-21): 128x256 c1 0.67
+ *   of c2 (predicted 0.66), 128x128 c2 0.70 (0.66), 128x256 c4 1.31 per
+ *   CTA (1.34: 651 TFLOP/s on 120 CTAs against 547 on 132).
+ * Stream-K turns the waves into the exact share of items per unit, plus the
+ * fixups: each unit writes one partial sum, and the finishing units read on
+ * average units / sk_items + 1 of them. */
+static double estimate(const tess_gemm_kernel *k, const tess_gemm_desc *d, const tess_gemm_launch *x) {
+    double waves;
+    if (x->split.sk_items == 0) {
+        waves = (double)((x->split.dp_items + x->split.units - 1) / x->split.units);
+    } else {
+        double fixups = 1.0 + (double)x->split.units / x->split.sk_items;
+        waves = (double)(x->split.dp_items + x->split.sk_items) / x->split.units +
+                TESS_SK_FIXUP_BLOCKS * fixups / x->split.k_blocks;
+    }
+    double efficiency = k->tile_n >= 256 ? 1.0 : k->tile_n >= 128 ? 0.9 : 0.6;
+    if (k->cluster_m > 1)
+        efficiency *= 1.02;
+    if (rows_misaligned(d))
+        efficiency = (double)k->tile_m * k->tile_n / (k->tile_m + (double)k->tile_n / k->cluster_m) / 128.0;
+    return waves * k->tile_m * k->tile_n / efficiency;
+}
+
+static void describe(const tess_gemm_kernel *k, const tess_gemm_desc *d, int index, const tess_gemm_launch *x,
+                     tess_plan *p) {
     memset(p, 0, sizeof *p);
     p->struct_size = sizeof *p;
     p->kernel = index;
     p->tile_m = k->tile_m, p->tile_n = k->tile_n, p->tile_k = k->tile_k, p->stages = k->stages;
     p->cluster_m = k->cluster_m, p->cluster_n = 1;
-    int64_t work = work_tiles(k, d);
-    p->tiles = (int32_t)work;
-    p->grid = (int32_t)(work < ctas ? work : ctas);
-    snprintf(p->name, sizeof p->name, "sm90_%s_%c%c_%dx%dx%d_s%d_c%dx1", tess_dtype_name(k->input),
+    p->tiles = (int32_t)work_tiles(k, d);
+    p->grid = x->grid;
+    p->stream_k = x->split.sk_items > 0;
+    p->workspace_bytes = x->workspace;
+    snprintf(p->name, sizeof p->name, "sm90_%s_%c%c_%dx%dx%d_s%d_c%dx1%s", tess_dtype_name(k->input),
              d->a.order == TESS_ORDER_ROW ? 't' : 'n', d->b.order == TESS_ORDER_COL ? 'n' : 't', k->tile_m,
-             k->tile_n, k->tile_k, k->stages, k->cluster_m);
+             k->tile_n, k->tile_k, k->stages, k->cluster_m, p->stream_k ? "_sk" : "");
 }
 
-int tess_gemm_candidates(const tess_device_info *info, const tess_gemm_desc *desc, tess_plan *plans, int capacity) {
-    double cost[64];
+int tess_gemm_split(const tess_device_info *info, const tess_gemm_desc *desc, int kernel, int stream_k,
+                    tess_gemm_launch *x) {
+    const tess_gemm_kernel *k = tess_gemm_sm90_kernel(kernel);
+    if (!k || !launch_split(k, desc, resident_ctas(kernel, info), stream_k, &x->split, &x->grid))
+        return 0;
+    x->workspace = stream_k ? sk_workspace_bytes(k, x->grid, NULL) : 0;
+    return 1;
+}
+
+int tess_gemm_candidates(const tess_device_info *info, const tess_gemm_desc *desc, size_t workspace_limit,
+                         tess_plan *plans, int capacity) {
+    enum { MAX_CANDIDATES = 64 };
+    double cost[MAX_CANDIDATES];
     int n = 0;
-    for (int i = 0; i < tess_gemm_sm90_kernel_count() && n < 64; i++) {
+    for (int i = 0; i < tess_gemm_sm90_kernel_count(); i++) {
         const tess_gemm_kernel *k = tess_gemm_sm90_kernel(i);
         if (k->input != desc->a.dtype || k->a_mn_major != a_mn_major(desc) || k->b_mn_major != b_mn_major(desc))
             continue;
-        int ctas = resident_ctas(i, info);
-        double c = estimate(k, desc, ctas);
-        /* insertion by cost, stable */
-        int at = n;
-        while (at > 0 && cost[at - 1] > c)
-            at--;
-        if (at < capacity) {
-            for (int j = (n < capacity ? n : capacity - 1); j > at; j--) {
-                plans[j] = plans[j - 1];
-                cost[j] = cost[j - 1];
+        for (int stream_k = 0; stream_k <= 1 && n < MAX_CANDIDATES; stream_k++) {
+            tess_gemm_launch x;
+            if (!tess_gemm_split(info, desc, i, stream_k, &x) || x.workspace > workspace_limit)
+                continue;
+            double c = estimate(k, desc, &x);
+            /* insertion by cost among the (at most capacity) kept, stable */
+            int at = n < capacity ? n : capacity;
+            while (at > 0 && cost[at - 1] > c)
+                at--;
+            if (at < capacity) {
+                for (int j = (n < capacity ? n : capacity - 1); j > at; j--) {
+                    plans[j] = plans[j - 1];
+                    cost[j] = cost[j - 1];
+                }
+                describe(k, desc, i, &x, &plans[at]);
+                cost[at] = c;
             }
-            describe(k, desc, i, ctas, &plans[at]);
-            cost[at] = c;
+            n++;
         }
-        n++;
     }
     return n;
 }
@@ -239,7 +332,7 @@ TESS_API tess_status tess_gemm_plans(tess_handle handle, const tess_gemm_desc *d
         return s;
     if (!count || (capacity > 0 && !plans) || capacity < 0)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm_plans: count must not be NULL, nor plans when capacity > 0");
-    *count = tess_gemm_candidates(&handle->info, desc, plans, capacity);
+    *count = tess_gemm_candidates(&handle->info, desc, handle->workspace_bytes, plans, capacity);
     if (*count == 0)
         return tess_fail(TESS_STATUS_NOT_SUPPORTED, "tess_gemm_plans: no kernel in this build runs this problem");
     return TESS_STATUS_SUCCESS;
@@ -258,7 +351,8 @@ TESS_API tess_status tess_gemm_workspace_size(tess_handle handle, const tess_gem
         return s;
     if (!bytes)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm_workspace_size: bytes is NULL");
-    *bytes = 0;
+    tess_plan best;
+    *bytes = tess_gemm_candidates(&handle->info, desc, SIZE_MAX, &best, 1) > 0 ? (size_t)best.workspace_bytes : 0;
     return TESS_STATUS_SUCCESS;
 }
 
@@ -282,7 +376,7 @@ TESS_API tess_status tess_gemm(tess_handle handle, const tess_gemm_desc *desc, c
         return s;
     tess_plan chosen;
     if (!plan) {
-        if (tess_gemm_candidates(&handle->info, desc, &chosen, 1) == 0)
+        if (tess_gemm_candidates(&handle->info, desc, handle->workspace_bytes, &chosen, 1) == 0)
             return tess_fail(TESS_STATUS_NOT_SUPPORTED, "tess_gemm: no kernel in this build runs this problem");
         plan = &chosen;
     }
@@ -310,7 +404,6 @@ TESS_API tess_status tess_gemm(tess_handle handle, const tess_gemm_desc *desc, c
     p.m_tiles = (p.m + k->tile_m - 1) / k->tile_m;
     p.n_tiles = (p.n + k->tile_n - 1) / k->tile_n;
     p.k_blocks = (p.k + k->tile_k - 1) / k->tile_k;
-    p.total_tiles = p.m_tiles * p.n_tiles * p.batch;
     const char *group = getenv("TESS_GROUP_M");
     p.group_m = group && atoi(group) > 0 ? atoi(group) : TESS_GROUP_M;
     p.a_batch_shared = desc->a.batch_stride == 0;
@@ -322,15 +415,35 @@ TESS_API tess_status tess_gemm(tess_handle handle, const tess_gemm_desc *desc, c
     p.ldd = desc->d.ld, p.d_batch_stride = desc->d.batch_stride;
     p.c_dtype = (int)desc->c.dtype, p.d_dtype = (int)desc->d.dtype;
     p.c_col_major = desc->c.order == TESS_ORDER_COL, p.d_col_major = desc->d.order == TESS_ORDER_COL;
-    int64_t work = work_tiles(k, desc), ctas = resident_ctas(plan->kernel, &handle->info);
-    int grid = (int)(work < ctas ? work : ctas);
+    tess_gemm_launch x;
+    if (!tess_gemm_split(&handle->info, desc, plan->kernel, plan->stream_k != 0, &x) || x.grid != plan->grid)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: plan %s was made for another problem or device",
+                         plan->name);
+    p.dp_items = x.split.dp_items, p.sk_items = x.split.sk_items;
+    if (x.workspace > 0) {
+        if (handle->workspace_bytes < x.workspace)
+            return tess_fail(TESS_STATUS_INSUFFICIENT_WORKSPACE,
+                             "tess_gemm: plan %s needs %zu bytes of workspace and the handle has %zu; give it more "
+                             "with tess_set_workspace (tess_gemm_workspace_size says how much)",
+                             plan->name, x.workspace, handle->workspace_bytes);
+        size_t flags_offset;
+        sk_workspace_bytes(k, x.grid, &flags_offset);
+        p.partials = (float *)handle->workspace;
+        p.flags = (int *)((char *)handle->workspace + flags_offset);
+    }
 
     int previous = -1;
     if ((s = tess_cuda_status(cudaGetDevice(&previous), "cudaGetDevice")))
         return s;
     if (previous != handle->device && (s = tess_cuda_status(cudaSetDevice(handle->device), "cudaSetDevice")))
         return s;
-    s = k->launch(&p, grid, handle->stream);
+    /* The stream-K ready flags start lowered: one small memset, queued on the
+     * stream like the kernel (graph capture records it too). */
+    if (p.flags)
+        s = tess_cuda_status(cudaMemsetAsync(p.flags, 0, (size_t)x.grid * 2 * sizeof(int), (cudaStream_t)handle->stream),
+                             "clearing the stream-K flags");
+    if (s == TESS_STATUS_SUCCESS)
+        s = k->launch(&p, x.grid, handle->stream);
     if (previous != handle->device)
         cudaSetDevice(previous);
     return s;

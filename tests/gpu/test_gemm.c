@@ -2,7 +2,8 @@
  * accumulation, unrounded f32 output): every layout (NN, NT, TN, TT), bf16
  * and f16 inputs, bf16/f16/f32 D in either order, beta != 0 with C of any
  * type and order (also C == D, in place), batches (strided and shared
- * operands), ragged and tiny sizes (1 included), and every plan. D is
+ * operands), ragged and tiny sizes (1 included), and every plan, stream-K
+ * ones included (those also run twice and must repeat bit for bit). D is
  * poisoned before each run; every element is checked, and neither D's padding
  * nor a guard region after it may be written. */
 #include <math.h>
@@ -16,6 +17,10 @@
 
 /* Guard bytes after D's storage: a write there is a write outside the output. */
 #define GUARD_BYTES 4096
+/* More than the plans any problem has (6 tile configurations x data-parallel or stream-K). */
+#define MAX_PLANS 16
+/* Workspace given to the handle: cuBLAS's recommendation on Hopper, enough for every stream-K plan. */
+#define WORKSPACE_BYTES ((size_t)32 << 20)
 
 static tess_rng rng;
 
@@ -55,7 +60,7 @@ static void *random_matrix(const tess_matrix_desc *d, int64_t batch, size_t *byt
 }
 
 typedef struct case_stats {
-    int runs, failures;
+    int runs, failures, stream_k;
 } case_stats;
 
 /* Runs one problem with one plan (plan_index < 0: the heuristic's) and checks it. */
@@ -85,13 +90,22 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
     CHECK_STATUS(tess_ref_gemm_gpu(&ref, dref, NULL), TESS_STATUS_SUCCESS);
     cudaDeviceSynchronize(); /* the reference read C before D is overwritten in place */
 
-    tess_plan plans[8], *plan = NULL;
+    tess_plan plans[MAX_PLANS], *plan = NULL;
     int count = 0;
-    CHECK_STATUS(tess_gemm_plans(h, g, plans, 8, &count), TESS_STATUS_SUCCESS);
+    CHECK_STATUS(tess_gemm_plans(h, g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
     if (plan_index >= 0 && plan_index < count)
         plan = &plans[plan_index];
     tess_status s = tess_gemm(h, g, plan, da, db, in_place ? dd : dc, dd);
     cudaError_t err = cudaDeviceSynchronize();
+    unsigned char *first = NULL; /* a stream-K plan runs twice: its fixup order is fixed, so D must repeat bit for bit */
+    const int repeat = plan && plan->stream_k && !in_place && s == TESS_STATUS_SUCCESS && err == cudaSuccess;
+    if (repeat) {
+        first = malloc(d_bytes);
+        cudaMemcpy(first, dd, d_bytes, cudaMemcpyDeviceToHost);
+        cudaMemset(dd, 0xff, d_bytes + GUARD_BYTES);
+        s = tess_gemm(h, g, plan, da, db, dc, dd);
+        err = cudaDeviceSynchronize();
+    }
     char what[320];
     snprintf(what, sizeof what, "M=%lld N=%lld K=%lld batch=%lld A %s B %s D %s:%s beta=%g%s plan %s",
              (long long)g->m, (long long)g->n, (long long)g->k, (long long)g->batch,
@@ -140,12 +154,15 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
                (long long)nonfinite);
         CHECKF(guard == 0 && padding == 0, "%s: %lld bytes written after D, %lld into its padding", what,
                (long long)guard, (long long)padding);
+        if (repeat)
+            CHECKF(memcmp(first, out, d_bytes) == 0, "%s: a second run gave different bits", what);
+        st->stream_k += plan && plan->stream_k;
         free(out);
         free(want);
     }
     st->failures += check_failed > before;
     cudaFree(da), cudaFree(db), cudaFree(dc), cudaFree(dd), cudaFree(dref);
-    free(ha), free(hb), free(hc);
+    free(ha), free(hb), free(hc), free(first);
 }
 
 static void random_problem(tess_gemm_desc *g, int64_t max_dim) {
@@ -164,6 +181,36 @@ static void random_problem(tess_gemm_desc *g, int64_t max_dim) {
     g->beta = tess_rng_range(&rng, 0, 1) ? 0.0f : (float)tess_rng_normal(&rng);
 }
 
+/* Stream-K (a thin last wave shared along K by every CTA): each shape below
+ * has such a tail for some tile configuration, with a batch, beta with C,
+ * f32 D from registers, ragged edges and deep K. Each runs every stream-K plan. */
+static void test_stream_k(tess_handle h, case_stats *st) {
+    static const int64_t shapes[][4] = {
+        /* m, n, k, batch */
+        {2304, 4352, 2048, 1}, {1000, 3000, 2048, 1}, {640, 1280, 4096, 3}, {1100, 2200, 12000, 1}, {2100, 4000, 1000, 1},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        tess_gemm_desc g;
+        tess_gemm_desc_init(&g);
+        g.m = shapes[i][0], g.n = shapes[i][1], g.k = shapes[i][2], g.batch = shapes[i][3];
+        g.a = layout(TESS_DTYPE_BF16, g.m, g.k, g.batch, (int)(i & 1));
+        g.b = layout(TESS_DTYPE_BF16, g.k, g.n, g.batch, (int)((i >> 1) & 1));
+        g.d = layout(i == 1 ? TESS_DTYPE_F32 : TESS_DTYPE_BF16, g.m, g.n, g.batch, 1);
+        g.c = layout(TESS_DTYPE_F16, g.m, g.n, g.batch, 0);
+        g.beta = i % 2 ? 0.5f : 0.0f;
+        tess_plan plans[MAX_PLANS];
+        int count = 0, with_sk = 0;
+        CHECK_STATUS(tess_gemm_plans(h, &g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
+        for (int p = 0; p < count && p < MAX_PLANS; p++)
+            if (plans[p].stream_k) {
+                run_case(h, &g, p, 0, st);
+                with_sk++;
+            }
+        CHECKF(with_sk > 0, "%lldx%lldx%lld batch %lld: no stream-K plan among %d", (long long)g.m, (long long)g.n,
+               (long long)g.k, (long long)g.batch, count);
+    }
+}
+
 static void test_refusals(tess_handle h) {
     tess_gemm_desc g;
     tess_gemm_desc_init(&g);
@@ -179,6 +226,41 @@ static void test_refusals(tess_handle h) {
     CHECK_STATUS(tess_gemm(h, &g, NULL, buf, buf, NULL, buf), TESS_STATUS_INVALID_VALUE);
     CHECK(strstr(tess_last_error(), "multiple of 8") != NULL);
     cudaFree(buf);
+
+    /* A stream-K plan needs its workspace; without it, the heuristic falls back to data-parallel plans.
+     * 2304 x 4352 in 128 x 256 tiles, clusters of 2: 153 cluster tiles, 2 waves of 66 and a tail of 21. */
+    tess_gemm_desc_init(&g);
+    g.m = 2304, g.n = 4352, g.k = 2048;
+    g.a = layout(TESS_DTYPE_BF16, g.m, g.k, 1, 1), g.b = layout(TESS_DTYPE_BF16, g.k, g.n, 1, 0);
+    g.d = layout(TESS_DTYPE_BF16, g.m, g.n, 1, 1);
+    size_t need = 0;
+    CHECK_STATUS(tess_gemm_workspace_size(h, &g, &need), TESS_STATUS_SUCCESS);
+    tess_plan plan;
+    CHECK_STATUS(tess_gemm_plan(h, &g, &plan), TESS_STATUS_SUCCESS);
+    CHECKF(need > 0 && plan.stream_k && plan.workspace_bytes == need && need <= WORKSPACE_BYTES,
+           "2304x4352x2048: workspace %zu, plan %s (stream-K %d, %llu bytes)", need, plan.name, plan.stream_k,
+           (unsigned long long)plan.workspace_bytes);
+    void *ws = NULL;
+    size_t ws_bytes = 0;
+    tess_get_workspace(h, &ws, &ws_bytes);
+    const size_t a_bytes = (size_t)(g.a.ld * g.m) * 2, b_bytes = (size_t)(g.b.ld * g.n) * 2;
+    void *mats = NULL;
+    cudaMalloc(&mats, a_bytes + b_bytes + (size_t)(g.d.ld * g.m) * 2);
+    char *da = mats, *db = da + a_bytes, *dd = db + b_bytes;
+    CHECK_STATUS(tess_set_workspace(h, NULL, 0), TESS_STATUS_SUCCESS);
+    CHECK_STATUS(tess_gemm(h, &g, &plan, da, db, NULL, dd), TESS_STATUS_INSUFFICIENT_WORKSPACE);
+    CHECK(strstr(tess_last_error(), "tess_set_workspace") != NULL);
+    tess_plan fallback;
+    CHECK_STATUS(tess_gemm_plan(h, &g, &fallback), TESS_STATUS_SUCCESS);
+    CHECKF(!fallback.stream_k && fallback.workspace_bytes == 0, "without workspace the heuristic chose %s",
+           fallback.name);
+    CHECK_STATUS(tess_gemm(h, &g, NULL, da, db, NULL, dd), TESS_STATUS_SUCCESS);
+    CHECK_STATUS(tess_set_workspace(h, ws, ws_bytes), TESS_STATUS_SUCCESS);
+    /* A plan made for another problem is refused, not run with the wrong split. */
+    g.k = 64;
+    CHECK_STATUS(tess_gemm(h, &g, &plan, da, db, NULL, dd), TESS_STATUS_INVALID_VALUE);
+    CHECK(cudaDeviceSynchronize() == cudaSuccess);
+    cudaFree(mats);
 }
 
 int main(void) {
@@ -188,18 +270,21 @@ int main(void) {
     tess_rng_seed(&rng, check_seed());
     tess_handle h = NULL;
     CHECK_STATUS(tess_create(&h, 0), TESS_STATUS_SUCCESS);
-    case_stats st = {0, 0};
+    void *workspace = NULL;
+    CHECK(cudaMalloc(&workspace, WORKSPACE_BYTES) == cudaSuccess);
+    CHECK_STATUS(tess_set_workspace(h, workspace, WORKSPACE_BYTES), TESS_STATUS_SUCCESS);
+    case_stats st = {0, 0, 0};
     tess_gemm_desc g;
     for (int trial = 0; trial < 120; trial++) {
         random_problem(&g, 700);
         int in_place = g.beta != 0.0f && tess_rng_range(&rng, 0, 3) == 0;
         if (in_place)
             g.c = g.d;
-        run_case(h, &g, (int)tess_rng_range(&rng, -1, 4), in_place, &st);
+        run_case(h, &g, (int)tess_rng_range(&rng, -1, 9), in_place, &st);
     }
     /* Larger problems: many tiles per CTA, deep K, every plan, each layout. */
     for (int layout_bits = 0; layout_bits < 4; layout_bits++)
-        for (int plan = 0; plan < 5; plan++) {
+        for (int plan = 0; plan < 12; plan++) {
             tess_gemm_desc_init(&g);
             g.m = 1024 + 64 * plan, g.n = 2048 - 8 * layout_bits, g.k = 1536;
             g.a = layout(TESS_DTYPE_BF16, g.m, g.k, 1, layout_bits & 1);
@@ -207,8 +292,10 @@ int main(void) {
             g.d = layout(TESS_DTYPE_BF16, g.m, g.n, 1, 1);
             run_case(h, &g, plan, 0, &st);
         }
+    test_stream_k(h, &st);
     test_refusals(h);
-    printf("gemm cases: %d run, %d failed\n", st.runs, st.failures);
+    printf("gemm cases: %d run (%d stream-K), %d failed\n", st.runs, st.stream_k, st.failures);
     tess_destroy(h);
+    cudaFree(workspace);
     return check_finish("gpu_gemm");
 }

@@ -4,16 +4,13 @@
  *    for every N from 8 to 256;
  *  - the epilogue's stmatrix addresses, by simulating stmatrix (plain and
  *    .trans) into the 128-byte-swizzled staging sub-tiles: every element lands
- *    exactly once, where the TMA store expects it;
- *  - the tile scheduler: a bijection onto (batch, m tile, n tile) that keeps
- *    concurrently running tiles within a group of rows. */
+ *    exactly once, where the TMA store expects it.
+ * (The tile scheduler is tested in test_sched.c.) */
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "kernels/common/fragment.h"
-#include "kernels/common/sched.h"
-#include "ref/random.h"
 #include "tessera/layout.h"
 
 static void test_accumulator_vs_algebra(void) {
@@ -79,39 +76,8 @@ static void test_epilogue_addresses(void) {
         }
 }
 
-static void test_scheduler(tess_rng *r) {
-    for (int trial = 0; trial < 200; trial++) {
-        int mt = (int)tess_rng_range(r, 1, 40), nt = (int)tess_rng_range(r, 1, 40);
-        int batch = (int)tess_rng_range(r, 1, 3), group = (int)tess_rng_range(r, 1, 16);
-        int total = mt * nt * batch;
-        char *seen = calloc((size_t)total, 1);
-        int bad = 0, spread = 0;
-        for (int t = 0; t < total; t++) {
-            int b, m, n;
-            tess_tile_coord(t, mt, nt, group, &b, &m, &n);
-            if (b < 0 || b >= batch || m < 0 || m >= mt || n < 0 || n >= nt) {
-                bad++;
-                continue;
-            }
-            seen[(b * mt + m) * nt + n]++;
-            /* Within a group, the m tile is the group's first plus at most group - 1. */
-            int first = (t % (mt * nt)) / (group * nt) * group;
-            spread += m < first || m >= first + group;
-        }
-        int once = 0;
-        for (int k = 0; k < total; k++)
-            once += seen[k] == 1;
-        CHECKF(bad == 0 && once == total && spread == 0, "scheduler %dx%dx%d group %d: %d out of range, %d of %d once",
-               mt, nt, batch, group, bad, once, total);
-        free(seen);
-    }
-}
-
 int main(void) {
-    tess_rng r;
-    tess_rng_seed(&r, check_seed());
     test_accumulator_vs_algebra();
     test_epilogue_addresses();
-    test_scheduler(&r);
     return check_finish("unit_fragment");
 }

@@ -6,7 +6,8 @@
  * --A=bf16:row --B=bf16:col --C=... --D=bf16:row, --alpha --beta --batch,
  * --providers=tessera,cublas, --warmup-iterations, --profiling-iterations,
  * --verify=true|false, --output=FILE.csv, --suite=FILE (one set of flags per line),
- * --plan=I (the I-th of tess_gemm_plans instead of the heuristic's choice). */
+ * --plan=I (the I-th of tess_gemm_plans instead of the heuristic's choice),
+ * --rounds=R (time the providers R times, alternating; report the median). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,11 +20,18 @@
 #include "ref/random.h"
 #include "ref/ref_gemm.h"
 #include "tessera.h"
+
 #include "tools/tessera/commands.h"
 #include "tools/tessera/cublaslt.h"
 #include "tools/tessera/timing.h"
 
+/* Workspace for both providers: cuBLAS's recommendation on Hopper, which also
+ * holds every tessera stream-K plan. */
+#define BENCH_WORKSPACE_BYTES ((size_t)32 << 20)
+
 #define MAX_VALUES 64
+/* Most alternating timing rounds (--rounds). */
+#define MAX_ROUNDS 9
 /* Input sets rotated through: enough to exceed twice the L2, at most this many. */
 #define MAX_SETS 16
 
@@ -35,7 +43,7 @@ typedef struct options {
     int c_given;
     float alpha, beta;
     int64_t batch;
-    int tessera, cublas, verify, warmup, iterations, plan;
+    int tessera, cublas, verify, warmup, iterations, plan, rounds;
 } options;
 
 static void defaults(options *o) {
@@ -45,7 +53,7 @@ static void defaults(options *o) {
     o->alpha = 1.0f;
     o->batch = 1;
     o->tessera = o->cublas = o->verify = 1;
-    o->warmup = 10, o->iterations = 50, o->plan = -1;
+    o->warmup = 10, o->iterations = 50, o->plan = -1, o->rounds = 3;
 }
 
 /* Parses "a,b,c" and "start:end:step" into values; 0 on malformed input. */
@@ -113,6 +121,8 @@ static int apply_flag(options *o, int argc, char **argv, int *i, const char **su
         return (o->warmup = atoi(v)) >= 0;
     if ((v = option_value(argc, argv, i, "--profiling-iterations")))
         return (o->iterations = atoi(v)) >= 1;
+    if ((v = option_value(argc, argv, i, "--rounds")))
+        return (o->rounds = atoi(v)) >= 1 && o->rounds <= MAX_ROUNDS;
     if ((v = option_value(argc, argv, i, "--verify")))
         return (o->verify = parse_bool(v)), 1;
     if ((v = option_value(argc, argv, i, "--plan")))
@@ -251,56 +261,81 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
     snprintf(problem, sizeof problem, "%lldx%lldx%lld b%lld %s:%s,%s:%s->%s:%s", (long long)m, (long long)n,
              (long long)k, (long long)g.batch, tess_dtype_name(g.a.dtype), order_name(g.a.order),
              tess_dtype_name(g.b.dtype), order_name(g.b.order), tess_dtype_name(g.d.dtype), order_name(g.d.order));
-    for (int prov = 1; prov >= 0; prov--) { /* cuBLAS first, so tessera's row can show the ratio */
+    /* Provider 1 is cuBLAS, 0 tessera; cuBLAS's row comes first so tessera's can show the ratio. */
+    struct provider {
+        int ready;
+        job j;
+        timed_fn fn;
+        char name[96];
+        double err, ms[MAX_ROUNDS];
+    } pv[2];
+    tess_plan plans[16];
+    memset(pv, 0, sizeof pv);
+    for (int prov = 1; prov >= 0; prov--) {
+        struct provider *q = &pv[prov];
         if ((prov == 1 && !o->cublas) || (prov == 0 && !o->tessera))
             continue;
         job j = {h, &g, NULL, NULL, sets, nsets, 0};
-        tess_plan plans[8];
-        char name[96] = "", why[160] = "";
+        char why[160] = "";
         int count = 0;
         if (prov == 0) {
-            if (tess_gemm_plans(h, &g, plans, 8, &count) != TESS_STATUS_SUCCESS) {
+            if (tess_gemm_plans(h, &g, plans, 16, &count) != TESS_STATUS_SUCCESS) {
                 printf("%-44s tessera  refused: %s\n", problem, tess_last_error());
                 continue;
             }
-            int pick = o->plan >= 0 && o->plan < count ? o->plan : 0;
+            int pick = o->plan >= 0 && o->plan < count && o->plan < 16 ? o->plan : 0;
             j.plan = &plans[pick];
-            snprintf(name, sizeof name, "%s grid %d", plans[pick].name, plans[pick].grid);
+            snprintf(q->name, sizeof q->name, "%s grid %d", plans[pick].name, plans[pick].grid);
         } else {
             j.lt = cublaslt_prepare(&g, why, sizeof why);
             if (!j.lt) {
                 printf("%-44s cublas   %s\n", problem, why);
                 continue;
             }
-            snprintf(name, sizeof name, "cublasLt heuristic #0");
+            snprintf(q->name, sizeof q->name, "cublasLt heuristic #0");
         }
-        timed_fn fn = prov == 0 ? run_tessera : run_cublas;
-        double err = NAN, ms = 0;
+        q->j = j;
+        q->fn = prov == 0 ? run_tessera : run_cublas;
+        q->err = NAN;
         if (o->verify) { /* one run on set 0, checked before timing */
-            j.next = 0;
+            q->j.next = 0;
             cudaMemset(sets[0].d, 0xff, span_bytes(&g.d, g.batch));
-            if (fn(&j, NULL) == 0 && cudaDeviceSynchronize() == cudaSuccess)
-                err = rel_error(&g, sets[0].d, ref);
+            if (q->fn(&q->j, NULL) == 0 && cudaDeviceSynchronize() == cudaSuccess)
+                q->err = rel_error(&g, sets[0].d, ref);
         }
-        j.next = 0;
-        int rc = time_median_ms(fn, &j, NULL, o->warmup, o->iterations, &ms);
-        if (prov == 1)
-            cublaslt_release(j.lt);
-        if (rc != 0)
+        q->ready = 1;
+    }
+    /* Rounds alternate the providers, so that drifting clocks (a warming
+     * GPU at its power limit) do not favour whichever runs first. */
+    for (int r = 0; r < o->rounds; r++)
+        for (int prov = 1; prov >= 0; prov--) {
+            struct provider *q = &pv[prov];
+            if (!q->ready)
+                continue;
+            q->j.next = 0;
+            if (time_median_ms(q->fn, &q->j, NULL, o->warmup, o->iterations, &q->ms[r]) != 0)
+                q->ready = 0;
+        }
+    for (int prov = 1; prov >= 0; prov--) {
+        struct provider *q = &pv[prov];
+        if (prov == 1 && q->j.lt)
+            cublaslt_release(q->j.lt);
+        if (!q->ready)
             continue;
+        double ms = median_of(q->ms, o->rounds);
         double tflops = flops / (ms * 1e-3) / 1e12, gbs = (double)set_bytes / (ms * 1e-3) / 1e9;
         if (prov == 1)
             cublas_ms = ms;
         double ratio = prov == 0 && cublas_ms > 0 ? cublas_ms / ms : NAN;
         printf("%-44s %-8s %9.4f ms %8.1f TFLOP/s %8.1f GB/s  x%-5.3f err %.2e  %s\n", problem,
-               prov == 0 ? "tessera" : "cublas", ms, tflops, gbs, ratio, err, name);
+               prov == 0 ? "tessera" : "cublas", ms, tflops, gbs, ratio, q->err, q->name);
         if (csv)
             fprintf(csv, "%lld,%lld,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%g,%g,%s,%s,%.6f,%.2f,%.2f,%.4f,%.3e\n",
                     (long long)m, (long long)n, (long long)k, (long long)g.batch, tess_dtype_name(g.a.dtype),
                     order_name(g.a.order), tess_dtype_name(g.b.dtype), order_name(g.b.order),
                     tess_dtype_name(g.c.dtype), order_name(g.c.order), tess_dtype_name(g.d.dtype),
-                    order_name(g.d.order), g.alpha, g.beta, prov == 0 ? "tessera" : "cublas", name, ms, tflops, gbs,
-                    ratio, err);
+                    order_name(g.d.order), g.alpha, g.beta, prov == 0 ? "tessera" : "cublas", q->name, ms, tflops,
+                    gbs, ratio, q->err);
     }
     for (int s = 0; s < nsets; s++)
         cudaFree(sets[s].a), cudaFree(sets[s].b), cudaFree(sets[s].c), cudaFree(sets[s].d);
@@ -338,6 +373,10 @@ int bench_gemm(int argc, char **argv) {
     }
     tess_device_info info = {.struct_size = sizeof info};
     tess_get_device_info(h, &info);
+    /* Both libraries get the same workspace: cuBLAS's recommended 32 MiB on Hopper. */
+    void *workspace = NULL;
+    if (cudaMalloc(&workspace, BENCH_WORKSPACE_BYTES) == cudaSuccess)
+        tess_set_workspace(h, workspace, BENCH_WORKSPACE_BYTES);
     FILE *csv = NULL;
     if (output) {
         csv = fopen(output, "w");
@@ -387,5 +426,6 @@ int bench_gemm(int argc, char **argv) {
     if (csv)
         fclose(csv);
     tess_destroy(h);
+    cudaFree(workspace);
     return rc;
 }

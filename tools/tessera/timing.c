@@ -11,6 +11,11 @@ static int compare_doubles(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+double median_of(double *values, int count) {
+    qsort(values, (size_t)count, sizeof *values, compare_doubles);
+    return values[count / 2];
+}
+
 /* Prints a failed CUDA call and returns -1. */
 static int cuda_failed(cudaError_t err, const char *what) {
     fprintf(stderr, "tessera bench: %s: %s\n", what, cudaGetErrorString(err));
@@ -42,10 +47,8 @@ int time_median_ms(timed_fn fn, void *ctx, void *stream, int warmup, int iterati
             rc = cuda_failed(err, "timing events");
         times[i] = ms;
     }
-    if (rc == 0) {
-        qsort(times, (size_t)iterations, sizeof *times, compare_doubles);
-        *median_ms = times[iterations / 2];
-    }
+    if (rc == 0)
+        *median_ms = median_of(times, iterations);
     cudaEventDestroy(start);
     cudaEventDestroy(stop);
     free(times);

@@ -7,6 +7,9 @@ typedef int (*timed_fn)(void *ctx, void *stream);
 
 /* Runs `fn` `warmup` times, then `iterations` times each between two events,
  * and stores the median in *median_ms. Returns 0, or -1 after printing why. */
+/* The median of `count` values (sorts them in place). */
+double median_of(double *values, int count);
+
 int time_median_ms(timed_fn fn, void *ctx, void *stream, int warmup, int iterations, double *median_ms);
 
 #endif

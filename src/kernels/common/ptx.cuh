@@ -88,6 +88,22 @@ TESS_DEVICE void cluster_sync() {
     asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
+// ---- flags between CTAs ("Memory Consistency Model": release and acquire) ----
+
+// Reads a flag with GPU-scope acquire: writes released before the flag was
+// set are visible to this thread afterwards.
+TESS_DEVICE int ld_acquire_gpu(const int *flag) {
+    int v;
+    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory");
+    return v;
+}
+
+// Sets a flag with GPU-scope release: this thread's earlier writes (and those
+// it has observed, e.g. through a barrier) are visible to whoever acquires it.
+TESS_DEVICE void st_release_gpu(int *flag, int v) {
+    asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(flag), "r"(v) : "memory");
+}
+
 // ---- register reallocation ("Miscellaneous Instructions: setmaxnreg") ----------
 
 template <int N>

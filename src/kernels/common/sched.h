@@ -1,10 +1,23 @@
-/* The tile order of tessera's persistent kernels, for host and device.
- * Linear tile t of a batched M x N output (m_tiles x n_tiles tiles per batch)
- * maps to (batch, m tile, n tile) in groups of `group_m` tile rows walked
- * column by column (M fastest within a group): the CTAs running at the same
- * time then share a few rows of A and a few columns of B in L2. */
+/* The work order of tessera's persistent kernels, for host and device.
+ *
+ * Output tiles: linear tile t of a batched M x N output (m_tiles x n_tiles
+ * tiles per batch) maps to (batch, m tile, n tile) in groups of `group_m`
+ * tile rows walked column by column (M fastest within a group): the CTAs
+ * running at the same time then share a few rows of A and a few columns of B
+ * in L2.
+ *
+ * Work units: a persistent grid has `units` workers (clusters), each walking
+ * a list of segments (work item, K blocks [k_begin, k_end)). The first
+ * `dp_items` items are data-parallel: unit u takes u, u + units, ... whole.
+ * The remaining `sk_items` items are stream-K: their sk_items x k_blocks
+ * (item, K block) iterations are cut into `units` contiguous, equal ranges,
+ * so a tail that would fill only part of a wave is spread over every unit.
+ * An item cut between units is finished by the unit holding its K block 0,
+ * which adds the partial sums the later units left in workspace. */
 #ifndef TESS_KERNELS_SCHED_H
 #define TESS_KERNELS_SCHED_H
+
+#include <stdint.h>
 
 #include "core/hd.h"
 
@@ -18,6 +31,88 @@ TESS_HD void tess_tile_coord(int t, int m_tiles, int n_tiles, int group_m, int *
     int rows = m_tiles - first_m < group_m ? m_tiles - first_m : group_m; /* the last group may be shorter */
     *mt = first_m + in_group % rows;
     *nt = in_group / rows;
+}
+
+/* How the work items of one launch are shared among its units. */
+typedef struct tess_work_split {
+    int units;         /* persistent workers (clusters) */
+    int k_blocks;      /* K blocks per item */
+    int dp_items;      /* items taken whole, round robin: a multiple of units */
+    int sk_items;      /* the last items, shared as stream-K iterations */
+} tess_work_split;
+
+/* A unit's position in its list: the current segment, and what is left. */
+typedef struct tess_work_cursor {
+    int item, k_begin, k_end; /* item < 0: the list is done */
+    int next_dp;              /* next data-parallel item of this unit */
+    int64_t sk_at, sk_end;    /* this unit's stream-K iterations still to walk */
+} tess_work_cursor;
+
+/* First stream-K iteration of unit u (units + 1 ends the last one): equal
+ * shares, the remainder spread one by one. */
+TESS_HD int64_t tess_sk_unit_begin(const tess_work_split *s, int u) {
+    return (int64_t)s->sk_items * s->k_blocks * u / s->units;
+}
+
+/* Moves the cursor to the segment starting at stream-K iteration c->sk_at (or to the end). */
+TESS_HD void tess_work_sk_segment(const tess_work_split *s, tess_work_cursor *c) {
+    if (c->sk_at >= c->sk_end) {
+        c->item = -1;
+        return;
+    }
+    int64_t item = c->sk_at / s->k_blocks;
+    int64_t item_end = (item + 1) * s->k_blocks;
+    c->item = s->dp_items + (int)item;
+    c->k_begin = (int)(c->sk_at - item * s->k_blocks);
+    c->k_end = (int)((c->sk_end < item_end ? c->sk_end : item_end) - item * s->k_blocks);
+}
+
+/* The first segment of unit u. */
+TESS_HD tess_work_cursor tess_work_first(const tess_work_split *s, int u) {
+    tess_work_cursor c;
+    c.next_dp = u;
+    c.sk_at = tess_sk_unit_begin(s, u);
+    c.sk_end = tess_sk_unit_begin(s, u + 1);
+    if (c.next_dp < s->dp_items) {
+        c.item = c.next_dp, c.k_begin = 0, c.k_end = s->k_blocks;
+        c.next_dp += s->units;
+    } else {
+        tess_work_sk_segment(s, &c);
+    }
+    return c;
+}
+
+/* The segment after the current one. */
+TESS_HD void tess_work_next(const tess_work_split *s, tess_work_cursor *c) {
+    if (c->item < s->dp_items) {
+        if (c->next_dp < s->dp_items) {
+            c->item = c->next_dp;
+            c->next_dp += s->units;
+            return;
+        }
+        tess_work_sk_segment(s, c);
+        return;
+    }
+    c->sk_at += c->k_end - c->k_begin;
+    tess_work_sk_segment(s, c);
+}
+
+/* A segment that is not a whole item leaves a partial sum in workspace unless
+ * it holds K block 0: that one finishes the item. */
+TESS_HD int tess_work_is_partial(const tess_work_split *s, const tess_work_cursor *c) {
+    return c->k_end - c->k_begin < s->k_blocks;
+}
+
+/* The units whose partial sums the finishing segment `c` of unit u adds: u + 1
+ * up to (not including) the returned unit. Each such unit's first stream-K
+ * segment is a piece of the rest of this item, and the only partial sum it
+ * leaves, so one workspace slot per unit suffices. */
+TESS_HD int tess_work_contributors_end(const tess_work_split *s, const tess_work_cursor *c, int u) {
+    int64_t item_end = (int64_t)(c->item - s->dp_items + 1) * s->k_blocks;
+    int v = u + 1;
+    while (v < s->units && tess_sk_unit_begin(s, v) < item_end)
+        v++;
+    return v;
 }
 
 #endif

@@ -28,7 +28,7 @@ struct gemm_cfg {
     static constexpr int CLUSTER = CLUSTER_;
     static constexpr bool BF16 = BF16_;
     static constexpr int A_MN = A_MN_, B_MN = B_MN_;
-    static_assert(CLUSTER == 1 || CLUSTER == 2, "clusters of 1 or 2 CTAs along M");
+    static_assert(CLUSTER == 1 || CLUSTER == 2 || CLUSTER == 4, "clusters of 1, 2 or 4 CTAs along M");
     static_assert(BN / CLUSTER % 64 == 0, "each CTA multicasts whole 64-row (or 64-column) pieces of B");
     static_assert(BM == 64 * TESS_SM90_CONSUMERS, "each consumer warpgroup owns 64 rows");
     static_assert(BN % 64 == 0 && BN <= 256, "BN is a multiple of the 64-column epilogue sub-tile");

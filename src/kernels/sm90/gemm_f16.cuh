@@ -5,15 +5,18 @@
 // produces (one thread issues TMA loads into a STAGES-deep ring); warpgroups
 // 1 and 2 consume (wgmma, 64 rows each), then run the epilogue of the tile
 // while the producer already fetches the next. With clusters of 2, the two
-// CTAs take vertically adjacent tiles and share B by TMA multicast. Tiles
-// (pairs of tiles, for clusters) are visited in the grouped order of
-// kernels/common/sched.h, cluster i taking i, i + clusters, ...
+// CTAs take vertically adjacent tiles and share B by TMA multicast. Each
+// cluster walks its list of (tile pair, K range) segments from
+// kernels/common/sched.h: whole tiles in the grouped order, then, for a
+// stream-K plan, an equal share of the tail's K blocks; a segment that ends
+// a tile somebody else started adds their partial sums before the epilogue.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include "core/error.h"
 #include "kernels/common/sched.h"
+#include "kernels/common/stream_k.cuh"
 #include "kernels/sm90/epilogue.cuh"
 #include "kernels/sm90/gemm_kernels.h"
 #include "kernels/sm90/mainloop_f16.cuh"
@@ -47,32 +50,49 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90_f16(const __gr
 
     const int wg = warpgroup_index();
     const int rank = Cfg::CLUSTER > 1 ? (int)cluster_cta_rank() : 0;
-    const int cluster = blockIdx.x / Cfg::CLUSTER, clusters = gridDim.x / Cfg::CLUSTER;
-    // Clusters walk pairs of tile rows: virtual rows of CLUSTER tiles each.
+    const int cluster = blockIdx.x / Cfg::CLUSTER;
+    // Clusters walk groups of CLUSTER tile rows (virtual rows of CLUSTER tiles each).
     const int m_groups = (p.m_tiles + Cfg::CLUSTER - 1) / Cfg::CLUSTER;
-    const int work = m_groups * p.n_tiles * p.batch;
+    const tess_work_split split = {(int)gridDim.x / Cfg::CLUSTER, p.k_blocks, p.dp_items, p.sk_items};
     pipe_cursor cursor = {0, 0};
     if (wg == 0) {
         setmaxnreg_dec<TESS_SM90_PRODUCER_REGS>();
         if (threadIdx.x == 0) {
-            for (int w = cluster; w < work; w += clusters) {
+            for (tess_work_cursor w = tess_work_first(&split, cluster); w.item >= 0; tess_work_next(&split, &w)) {
                 int b, mg, nt;
-                tess_tile_coord(w, m_groups, p.n_tiles, p.group_m, &b, &mg, &nt);
+                tess_tile_coord(w.item, m_groups, p.n_tiles, p.group_m, &b, &mg, &nt);
                 const int mt = mg * Cfg::CLUSTER + rank;
-                producer_load_tile<Cfg>(p, smem_a, smem_b, full, empty, cursor, b, mt * Cfg::BM, nt * Cfg::BN, rank);
+                producer_load_tile<Cfg>(p, smem_a, smem_b, full, empty, cursor, b, mt * Cfg::BM, nt * Cfg::BN,
+                                        w.k_begin, w.k_end, rank);
             }
         }
     } else {
         setmaxnreg_inc<TESS_SM90_CONSUMER_REGS>();
-        const int cw = wg - 1, t = threadIdx.x % 128;
+        const int cw = wg - 1, t = threadIdx.x % 128, barrier = TESS_EPI_BARRIER_BASE + cw;
         char *my_staging = staging + cw * Cfg::EPI_WG_BYTES;
+        // This warpgroup's stream-K slot and flag in workspace: CTA i owns slot i.
+        constexpr int SLOT_FLOATS = Cfg::BM * Cfg::BN, WG_FLOATS = 64 * Cfg::BN;
         float acc[Cfg::BN / 2];
         bool pending = false;
-        for (int w = cluster; w < work; w += clusters) {
+        for (tess_work_cursor w = tess_work_first(&split, cluster); w.item >= 0; tess_work_next(&split, &w)) {
             int b, mg, nt;
-            tess_tile_coord(w, m_groups, p.n_tiles, p.group_m, &b, &mg, &nt);
+            tess_tile_coord(w.item, m_groups, p.n_tiles, p.group_m, &b, &mg, &nt);
             const int mt = mg * Cfg::CLUSTER + rank; // may lie past M for an odd tile count: TMA clips it
-            consumer_mma_tile<Cfg>(acc, p, smem_a, smem_b, full, empty, cursor, cw, t == 0);
+            consumer_mma_tile<Cfg>(acc, p, smem_a, smem_b, full, empty, cursor, w.k_begin, w.k_end, cw, t == 0);
+            if (tess_work_is_partial(&split, &w)) {
+                if (w.k_begin != 0) { // another unit finishes this tile
+                    const int slot = blockIdx.x;
+                    sk_store_partial(acc, p.partials + (int64_t)slot * SLOT_FLOATS + cw * WG_FLOATS,
+                                     p.flags + slot * TESS_SM90_CONSUMERS + cw, t, barrier);
+                    continue;
+                }
+                const int end = tess_work_contributors_end(&split, &w, cluster);
+                for (int v = cluster + 1; v < end; v++) {
+                    const int slot = v * Cfg::CLUSTER + rank; // the same rank's CTA of cluster v
+                    sk_add_partial(acc, p.partials + (int64_t)slot * SLOT_FLOATS + cw * WG_FLOATS,
+                                   p.flags + slot * TESS_SM90_CONSUMERS + cw, t, barrier);
+                }
+            }
             const int m0 = mt * Cfg::BM + cw * 64, n0 = nt * Cfg::BN;
             epilogue<Cfg>(p, acc, my_staging, cw, t, b, m0, n0, pending);
         }

@@ -13,8 +13,16 @@ typedef struct tess_gemm_params {
     CUtensorMap tma_b; /* B: K-major (box 64 x BN) or N-major (box 64 x 64) */
     CUtensorMap tma_d; /* 16-bit D stored by TMA: 64 x 64 boxes, 128-byte swizzle */
     int m, n, k, batch;
-    int m_tiles, n_tiles, k_blocks, total_tiles;
+    int m_tiles, n_tiles, k_blocks;
     int group_m;
+    /* The work split (kernels/common/sched.h) over gridDim.x / cluster units:
+     * the first dp_items items (cluster tiles) whole, the last sk_items stream-K. */
+    int dp_items, sk_items;
+    /* Stream-K workspace (sk_items > 0): one BM x BN float slot of partial
+     * sums per CTA (kernels/common/stream_k.cuh), and one ready flag per
+     * consumer warpgroup of each CTA, zeroed before the launch. */
+    float *partials;
+    int *flags;
     int a_batch_shared, b_batch_shared; /* 1: batch stride 0, every batch reads matrix 0 */
     float alpha, beta;
     /* C is read element by element when beta != 0; an f32 D is written from registers. */

@@ -5,13 +5,14 @@
 /* Kernels per tile configuration: 2 input types x 4 operand majors. */
 #define PER_TILE 8
 
+extern const tess_gemm_kernel tess_gemm_sm90_128x256_c4[PER_TILE];
 extern const tess_gemm_kernel tess_gemm_sm90_128x256_c2[PER_TILE];
 extern const tess_gemm_kernel tess_gemm_sm90_128x256_c1[PER_TILE];
 extern const tess_gemm_kernel tess_gemm_sm90_128x128_c2[PER_TILE];
 extern const tess_gemm_kernel tess_gemm_sm90_128x128_c1[PER_TILE];
 extern const tess_gemm_kernel tess_gemm_sm90_128x64_c1[PER_TILE];
 
-static const tess_gemm_kernel *const tables[] = {tess_gemm_sm90_128x256_c2, tess_gemm_sm90_128x256_c1,
+static const tess_gemm_kernel *const tables[] = {tess_gemm_sm90_128x256_c2, tess_gemm_sm90_128x256_c4, tess_gemm_sm90_128x256_c1,
                                                  tess_gemm_sm90_128x128_c2, tess_gemm_sm90_128x128_c1,
                                                  tess_gemm_sm90_128x64_c1};
 

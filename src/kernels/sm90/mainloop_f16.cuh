@@ -16,7 +16,7 @@ TESS_DEVICE void load_b_box(void *dst, const CUtensorMap *map, uint64_t *bar, in
         tma_load_3d(dst, map, bar, c0, c1, c2);
 }
 
-// Loads the K blocks of tile (batch b, rows m0.., columns n0..) into the ring:
+// Loads K blocks [k_begin, k_end) of tile (batch b, rows m0.., columns n0..) into the ring:
 // this CTA's A, and its share (`rank` of CLUSTER) of the cluster's B tile.
 // K-major operands come as boxes of 64 x rows; MN-major ones as boxes of
 // 64 (MN) x 64 (K), one per 64 rows, each a 128-byte-swizzled chunk. The
@@ -24,10 +24,11 @@ TESS_DEVICE void load_b_box(void *dst, const CUtensorMap *map, uint64_t *bar, in
 // shares the other CTAs multicast into it.
 template <class Cfg>
 TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, char *smem_b, uint64_t *full,
-                                    uint64_t *empty, pipe_cursor &c, int b, int m0, int n0, int rank) {
+                                    uint64_t *empty, pipe_cursor &c, int b, int m0, int n0, int k_begin, int k_end,
+                                    int rank) {
     const int ba = p.a_batch_shared ? 0 : b, bb = p.b_batch_shared ? 0 : b;
     constexpr int B_SHARE_ROWS = Cfg::BN / Cfg::CLUSTER;
-    for (int kb = 0; kb < p.k_blocks; kb++) {
+    for (int kb = k_begin; kb < k_end; kb++) {
         pipe_producer_acquire(empty, c);
         uint64_t *bar = &full[c.stage];
         mbar_arrive_expect_tx(bar, Cfg::A_STAGE_BYTES + Cfg::B_STAGE_BYTES);
@@ -65,18 +66,19 @@ TESS_DEVICE void consumer_release(uint64_t *empty, int stage) {
     }
 }
 
-// One consumer warpgroup (index wg) accumulates its 64 x BN part of a tile.
+// One consumer warpgroup (index wg) accumulates its 64 x BN part of a tile
+// over K blocks [k_begin, k_end).
 // One wgmma group stays in flight: after issuing block kb, it waits for block
 // kb - 1 and releases that slot.
 template <class Cfg>
 TESS_DEVICE void consumer_mma_tile(float (&acc)[Cfg::BN / 2], const tess_gemm_params &p, char *smem_a,
-                                   char *smem_b, uint64_t *full, uint64_t *empty, pipe_cursor &c, int wg,
-                                   bool releases) {
+                                   char *smem_b, uint64_t *full, uint64_t *empty, pipe_cursor &c, int k_begin,
+                                   int k_end, int wg, bool releases) {
 #pragma unroll
     for (int i = 0; i < Cfg::BN / 2; i++)
         wgmma_fence_operand(acc[i]);
     int previous = -1;
-    for (int kb = 0; kb < p.k_blocks; kb++) {
+    for (int kb = k_begin; kb < k_end; kb++) {
         pipe_consumer_wait(full, c);
         // This warpgroup's 64 rows: the second 8 KiB of a K-major A stage, or the second 64-row chunk.
         uint32_t a = smem_u32(smem_a + c.stage * Cfg::A_STAGE_BYTES) + wg * 64 * Cfg::BK * 2;
@@ -86,7 +88,7 @@ TESS_DEVICE void consumer_mma_tile(float (&acc)[Cfg::BN / 2], const tess_gemm_pa
         for (int kk = 0; kk < Cfg::BK / 16; kk++) {
             uint64_t da = smem_desc_sw128(a + kk * Cfg::A_K16_BYTES, Cfg::A_LBO, TESS_SW128_ATOM_BYTES);
             uint64_t db = smem_desc_sw128(bt + kk * Cfg::B_K16_BYTES, Cfg::B_LBO, TESS_SW128_ATOM_BYTES);
-            wgmma_ss<Cfg::BN, Cfg::BF16, Cfg::A_MN, Cfg::B_MN>(acc, da, db, (kb | kk) != 0);
+            wgmma_ss<Cfg::BN, Cfg::BF16, Cfg::A_MN, Cfg::B_MN>(acc, da, db, kb != k_begin || kk != 0);
         }
         wgmma_commit();
         wgmma_wait<1>();

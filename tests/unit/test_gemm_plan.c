@@ -1,0 +1,188 @@
+/* The GEMM API's host side, without a GPU:
+ *  - validation: every rule of tess_gemm refuses with the right status and a
+ *    sentence naming the rule, and random valid problems are accepted;
+ *  - planning (a 132-SM Hopper assumed): the plans of random problems match
+ *    the problem's types and layouts, fit the workspace limit, and stream-K
+ *    plans appear only for a thin last wave; and the heuristic's choices for
+ *    the suite shapes are the plans measured fastest there. */
+#include <string.h>
+
+#include "check.h"
+#include "core/gemm.h"
+#include "core/matrix.h"
+#include "ref/random.h"
+
+static tess_rng rng;
+
+static tess_matrix_desc mat(tess_dtype t, tess_order order, int64_t rows, int64_t cols) {
+    tess_matrix_desc d = {t, order, rows, cols, order == TESS_ORDER_ROW ? cols : rows, 0};
+    d.ld = (d.ld + 7) / 8 * 8;
+    return d;
+}
+
+/* A valid bf16 TN problem of M x N x K. */
+static tess_gemm_desc problem(int64_t m, int64_t n, int64_t k) {
+    tess_gemm_desc g;
+    tess_gemm_desc_init(&g);
+    g.m = m, g.n = n, g.k = k;
+    g.a = mat(TESS_DTYPE_BF16, TESS_ORDER_ROW, m, k);
+    g.b = mat(TESS_DTYPE_BF16, TESS_ORDER_COL, k, n);
+    g.c = g.d = mat(TESS_DTYPE_BF16, TESS_ORDER_ROW, m, n);
+    return g;
+}
+
+static _Alignas(16) char buffer[64];
+#define P ((void *)buffer) /* an aligned stand-in pointer: validation never dereferences it */
+
+/* Expects `g` (with pointers a, b, c, d) to be refused with `want` and a sentence containing `phrase`. */
+static void expect_refusal(const tess_gemm_desc *g, const void *a, const void *b, const void *c, const void *d,
+                           tess_status want, const char *phrase) {
+    tess_status got = tess_gemm_validate(NULL, g, a, b, c, d);
+    CHECKF(got == want && strstr(tess_last_error(), phrase), "expected %s with \"%s\", got %s: %s",
+           tess_status_name(want), phrase, tess_status_name(got), tess_last_error());
+}
+
+static void test_refusals(void) {
+    tess_gemm_desc g = problem(256, 512, 128), x;
+    CHECK_STATUS(tess_gemm_validate(NULL, &g, P, P, NULL, P), TESS_STATUS_SUCCESS);
+    expect_refusal(NULL, P, P, P, P, TESS_STATUS_INVALID_VALUE, "desc is NULL");
+    x = g, x.struct_size = 0;
+    expect_refusal(&x, P, P, P, P, TESS_STATUS_INVALID_VALUE, "tess_gemm_desc_init");
+    x = g, x.k = 0;
+    expect_refusal(&x, P, P, P, P, TESS_STATUS_INVALID_VALUE, ">= 1");
+    x = g, x.m = (int64_t)1 << 31;
+    expect_refusal(&x, P, P, P, P, TESS_STATUS_INVALID_VALUE, "2^31");
+    expect_refusal(&g, NULL, P, P, P, TESS_STATUS_INVALID_VALUE, "must not be NULL");
+    expect_refusal(&g, P, P, P, NULL, TESS_STATUS_INVALID_VALUE, "must not be NULL");
+    x = g, x.a.rows = 255;
+    expect_refusal(&x, P, P, P, P, TESS_STATUS_INVALID_VALUE, "A");
+    x = g, x.a.ld = 120; /* below K = 128 for a row-major A */
+    expect_refusal(&x, P, P, P, P, TESS_STATUS_INVALID_VALUE, "ld=120");
+    x = g, x.batch = 2, x.a.batch_stride = x.a.ld * 256, x.b.batch_stride = x.b.ld * 512, x.d.batch_stride = 1000;
+    expect_refusal(&x, P, P, P, P, TESS_STATUS_INVALID_VALUE, "overlap");
+    x = g, x.beta = 1.0f;
+    expect_refusal(&x, P, P, NULL, P, TESS_STATUS_INVALID_VALUE, "C is NULL");
+    x = g, x.beta = 1.0f, x.c.dtype = TESS_DTYPE_E4M3;
+    expect_refusal(&x, P, P, P, P, TESS_STATUS_NOT_SUPPORTED, "C must be");
+    x = g, x.a.dtype = x.b.dtype = TESS_DTYPE_E4M3;
+    expect_refusal(&x, P, P, P, P, TESS_STATUS_NOT_SUPPORTED, "FP8");
+    x = g, x.a.dtype = x.b.dtype = TESS_DTYPE_F32, x.a.ld = 128, x.b.ld = 128;
+    expect_refusal(&x, P, P, P, P, TESS_STATUS_NOT_SUPPORTED, "bf16 or f16");
+    x = g, x.b.dtype = TESS_DTYPE_F16;
+    expect_refusal(&x, P, P, P, P, TESS_STATUS_NOT_SUPPORTED, "one 16-bit type");
+    x = g, x.d.dtype = TESS_DTYPE_E5M2;
+    expect_refusal(&x, P, P, P, P, TESS_STATUS_NOT_SUPPORTED, "D must be");
+    expect_refusal(&g, buffer + 2, P, P, P, TESS_STATUS_INVALID_VALUE, "16-byte aligned");
+    x = g, x.a.ld = 132;
+    expect_refusal(&x, P, P, P, P, TESS_STATUS_INVALID_VALUE, "pad the leading dimension to 136");
+    x = g, x.batch = 2, x.a.batch_stride = 256 * 128 + 4, x.b.batch_stride = 0, x.d.batch_stride = 256 * 512;
+    expect_refusal(&x, P, P, P, P, TESS_STATUS_INVALID_VALUE, "batch_stride");
+    expect_refusal(&g, P, P, P, buffer + 1, TESS_STATUS_INVALID_VALUE, "aligned");
+    tess_device_info ampere = {.struct_size = sizeof ampere, .cc_major = 8, .cc_minor = 0, .has_native_code = 1};
+    strcpy(ampere.name, "A100");
+    CHECK_STATUS(tess_gemm_validate(&ampere, &g, P, P, NULL, P), TESS_STATUS_ARCH_MISMATCH);
+    CHECK(strstr(tess_last_error(), "9.0") != NULL);
+    /* A ragged problem with f32 D of odd leading dimension and C of another type and order is fine. */
+    x = problem(1, 3, 8);
+    x.d = (tess_matrix_desc){TESS_DTYPE_F32, TESS_ORDER_COL, 1, 3, 1, 0};
+    x.c = (tess_matrix_desc){TESS_DTYPE_F16, TESS_ORDER_ROW, 1, 3, 3, 0};
+    x.beta = 0.5f;
+    CHECK_STATUS(tess_gemm_validate(NULL, &x, P, P, P, P), TESS_STATUS_SUCCESS);
+}
+
+/* A random valid problem: any layout, sizes up to 2^14 (often whole tiles), batches. */
+static tess_gemm_desc random_problem(void) {
+    int64_t dims[3];
+    for (int i = 0; i < 3; i++)
+        dims[i] = tess_rng_range(&rng, 0, 1) ? 128 * tess_rng_range(&rng, 1, 128) : tess_rng_range(&rng, 1, 16384);
+    tess_gemm_desc g = problem(dims[0], dims[1], dims[2] + (8 - dims[2] % 8) % 8);
+    tess_dtype in = tess_rng_range(&rng, 0, 1) ? TESS_DTYPE_BF16 : TESS_DTYPE_F16;
+    g.a = mat(in, tess_rng_range(&rng, 0, 1) ? TESS_ORDER_ROW : TESS_ORDER_COL, g.m, g.k);
+    g.b = mat(in, tess_rng_range(&rng, 0, 1) ? TESS_ORDER_ROW : TESS_ORDER_COL, g.k, g.n);
+    g.a.ld += 8 * tess_rng_range(&rng, 0, 1), g.b.ld += 8 * tess_rng_range(&rng, 0, 1);
+    g.batch = tess_rng_range(&rng, 0, 3) ? 1 : tess_rng_range(&rng, 2, 4);
+    if (g.batch > 1) {
+        g.a.batch_stride = (tess_matrix_span(&g.a, 1) + 15) / 8 * 8, g.b.batch_stride = 0;
+        g.d.batch_stride = tess_matrix_span(&g.d, 1);
+    }
+    return g;
+}
+
+static void test_plans(void) {
+    enum { CAP = 16 };
+    const size_t limits[2] = {0, (size_t)32 << 20};
+    int with_sk = 0, without_sk = 0;
+    for (int trial = 0; trial < 3000; trial++) {
+        tess_gemm_desc g = random_problem();
+        if (!CHECK(tess_gemm_validate(NULL, &g, P, P, NULL, P) == TESS_STATUS_SUCCESS)) {
+            fprintf(stderr, "    %s\n", tess_last_error());
+            continue;
+        }
+        for (int l = 0; l < 2; l++) {
+            tess_plan plans[CAP];
+            int count = tess_gemm_candidates(NULL, &g, limits[l], plans, CAP);
+            int bad = 0, sk = 0;
+            for (int i = 0; i < count && i < CAP; i++) {
+                const tess_plan *p = &plans[i];
+                const tess_gemm_kernel *k = tess_gemm_sm90_kernel(p->kernel);
+                bad += !k || k->input != g.a.dtype || k->a_mn_major != (g.a.order == TESS_ORDER_COL) ||
+                       k->b_mn_major != (g.b.order == TESS_ORDER_ROW);
+                bad += p->grid < 1 || p->grid > 132 || p->grid % p->cluster_m != 0;
+                bad += p->workspace_bytes > limits[l] || (p->stream_k != 0) != (p->workspace_bytes > 0);
+                sk += p->stream_k != 0;
+                if (p->stream_k) {
+                    /* a thin last wave: at most 6 tenths of the units */
+                    int units = p->grid / p->cluster_m, items = p->tiles / p->cluster_m;
+                    bad += items < units || items % units == 0 || (items % units) * 10 > units * 6;
+                }
+                for (int j = 0; j < i; j++)
+                    bad += strcmp(plans[j].name, p->name) == 0;
+            }
+            CHECKF(count >= 1 && count <= CAP && bad == 0 && (l == 1 || sk == 0),
+                   "%lldx%lldx%lld batch %lld, workspace %zu: %d plans, %d inconsistent, %d stream-K", (long long)g.m,
+                   (long long)g.n, (long long)g.k, (long long)g.batch, limits[l], count, bad, sk);
+            if (l == 1)
+                sk ? with_sk++ : without_sk++;
+        }
+    }
+    CHECKF(with_sk > 100 && without_sk > 100, "stream-K plans offered for %d problems, not for %d", with_sk,
+           without_sk);
+}
+
+/* The heuristic's choice for the dense suite's shapes, printed, and checked
+ * where a measurement decided it (H100, 2026-11-21). */
+static void test_suite_choices(void) {
+    static const struct {
+        int64_t m, n, k;
+        const char *want; /* NULL: not pinned */
+    } shapes[] = {
+        {8192, 8192, 8192, "sm90_bf16_tn_128x256x64_s4_c2x1_sk"}, /* tail of 34/66 shared: faster than whole waves */
+        {4096, 4096, 4096, "sm90_bf16_tn_128x256x64_s4_c2x1"},    /* tail of 58/66: stream-K lost 9% */
+        {2048, 2048, 2048, NULL},
+        {8192, 8192, 1024, NULL},
+        {16384, 8192, 1024, NULL},
+        {4096, 14336, 4096, NULL},
+        {6144, 4096, 4096, "sm90_bf16_tn_128x256x64_s4_c2x1"},    /* tail of 54/66: stream-K lost 4% */
+        {128, 8192, 8192, "sm90_bf16_tn_128x64x64_s8_c1x1"},      /* 307 TFLOP/s vs 253 for 128x128 stream-K */
+        {1024, 7168, 2048, "sm90_bf16_tn_128x256x64_s4_c2x1"},    /* 556 vs 502 for 128x128 stream-K */
+        {3000, 5000, 7000, "sm90_bf16_tn_128x256x64_s4_c4x1"},    /* misaligned rows: 651 vs 547 for c2, 389 for 128x128 */
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        tess_gemm_desc g = problem(shapes[i].m, shapes[i].n, shapes[i].k);
+        tess_plan plan;
+        int count = tess_gemm_candidates(NULL, &g, (size_t)32 << 20, &plan, 1);
+        printf("  %5lld x %5lld x %5lld: %s (grid %d, %d tiles)\n", (long long)g.m, (long long)g.n, (long long)g.k,
+               count ? plan.name : "none", count ? plan.grid : 0, count ? plan.tiles : 0);
+        if (shapes[i].want)
+            CHECKF(count > 0 && strcmp(plan.name, shapes[i].want) == 0, "%lldx%lldx%lld: chose %s, measured best %s",
+                   (long long)g.m, (long long)g.n, (long long)g.k, count ? plan.name : "none", shapes[i].want);
+    }
+}
+
+int main(void) {
+    tess_rng_seed(&rng, check_seed());
+    test_refusals();
+    test_plans();
+    test_suite_choices();
+    return check_finish("unit_gemm_plan");
+}

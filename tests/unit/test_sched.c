@@ -1,0 +1,146 @@
+/* The work order of the persistent kernels (kernels/common/sched.h), checked
+ * on the CPU:
+ *  - the tile order: a bijection onto (batch, m tile, n tile) that keeps
+ *    concurrently running tiles within a group of rows;
+ *  - the work split: every (item, K block) is computed by exactly one unit;
+ *    data-parallel items are whole; each unit leaves at most one partial sum
+ *    (its first stream-K segment); every item cut between units has exactly one
+ *    finisher, the segment holding K block 0, and the contributors it waits
+ *    for hold exactly the rest of the item's K blocks as their first stream-K
+ *    segments. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "kernels/common/sched.h"
+#include "ref/random.h"
+
+static void test_scheduler(tess_rng *r) {
+    for (int trial = 0; trial < 200; trial++) {
+        int mt = (int)tess_rng_range(r, 1, 40), nt = (int)tess_rng_range(r, 1, 40);
+        int batch = (int)tess_rng_range(r, 1, 3), group = (int)tess_rng_range(r, 1, 16);
+        int total = mt * nt * batch;
+        char *seen = calloc((size_t)total, 1);
+        int bad = 0, spread = 0;
+        for (int t = 0; t < total; t++) {
+            int b, m, n;
+            tess_tile_coord(t, mt, nt, group, &b, &m, &n);
+            if (b < 0 || b >= batch || m < 0 || m >= mt || n < 0 || n >= nt) {
+                bad++;
+                continue;
+            }
+            seen[(b * mt + m) * nt + n]++;
+            /* Within a group, the m tile is the group's first plus at most group - 1. */
+            int first = (t % (mt * nt)) / (group * nt) * group;
+            spread += m < first || m >= first + group;
+        }
+        int once = 0;
+        for (int k = 0; k < total; k++)
+            once += seen[k] == 1;
+        CHECKF(bad == 0 && once == total && spread == 0, "scheduler %dx%dx%d group %d: %d out of range, %d of %d once",
+               mt, nt, batch, group, bad, once, total);
+        free(seen);
+    }
+}
+
+/* Walks every unit of one split and checks the properties above. */
+static void check_split(const tess_work_split *s) {
+    const int items = s->dp_items + s->sk_items, kb = s->k_blocks;
+    int *owner = malloc(sizeof(int) * (size_t)items * (size_t)kb); /* unit computing (item, k) */
+    int *first_seg_item = malloc(sizeof(int) * (size_t)s->units), *first_seg_begin = malloc(sizeof(int) * (size_t)s->units);
+    int *first_seg_end = malloc(sizeof(int) * (size_t)s->units);
+    int *finishers = calloc((size_t)items, sizeof(int));
+    for (int i = 0; i < items * kb; i++)
+        owner[i] = -1;
+    int twice = 0, empty = 0, dp_cut = 0, late_partials = 0, steps = 0;
+    for (int u = 0; u < s->units; u++) {
+        int seg = 0; /* stream-K segments so far */
+        first_seg_item[u] = -1;
+        for (tess_work_cursor c = tess_work_first(s, u); c.item >= 0 && steps < 10000000; tess_work_next(s, &c), steps++) {
+            if (c.k_end <= c.k_begin || c.k_begin < 0 || c.k_end > kb || c.item >= items) {
+                empty++;
+                break;
+            }
+            if (c.item >= s->dp_items && seg++ == 0)
+                first_seg_item[u] = c.item, first_seg_begin[u] = c.k_begin, first_seg_end[u] = c.k_end;
+            if (c.item < s->dp_items && (c.k_begin != 0 || c.k_end != kb))
+                dp_cut++;
+            if (tess_work_is_partial(s, &c) && c.k_begin != 0 && seg != 1)
+                late_partials++;
+            if (tess_work_is_partial(s, &c) && c.k_begin == 0)
+                finishers[c.item]++;
+            for (int k = c.k_begin; k < c.k_end; k++) {
+                int *o = &owner[(size_t)c.item * kb + k];
+                twice += *o != -1;
+                *o = u;
+            }
+        }
+    }
+    int missing = 0;
+    for (int i = 0; i < items * kb; i++)
+        missing += owner[i] == -1;
+    /* Finishers: each cut item has one, and its contributors hold the rest of the item. */
+    int bad_finish = 0;
+    for (int u = 0; u < s->units; u++) {
+        for (tess_work_cursor c = tess_work_first(s, u); c.item >= 0; tess_work_next(s, &c)) {
+            if (!tess_work_is_partial(s, &c) || c.k_begin != 0)
+                continue;
+            int covered = c.k_end;
+            int end = tess_work_contributors_end(s, &c, u);
+            for (int v = u + 1; v < end; v++) {
+                if (first_seg_item[v] != c.item || first_seg_begin[v] != covered)
+                    bad_finish++;
+                else
+                    covered = first_seg_end[v];
+            }
+            bad_finish += covered != kb;
+        }
+    }
+    int cut_items = 0, bad_count = 0;
+    for (int i = 0; i < items; i++) {
+        int cut = owner[(size_t)i * kb] != owner[(size_t)i * kb + kb - 1];
+        for (int k = 1; k < kb; k++)
+            cut |= owner[(size_t)i * kb + k] != owner[(size_t)i * kb];
+        cut_items += cut;
+        bad_count += finishers[i] != cut;
+    }
+    CHECKF(twice == 0 && missing == 0 && empty == 0 && dp_cut == 0 && late_partials == 0 && bad_finish == 0 &&
+               bad_count == 0,
+           "split units=%d k_blocks=%d dp=%d sk=%d: %d computed twice, %d missing, %d bad segments, %d cut dp items, "
+           "%d partials after the first segment, %d bad finishes, %d items without one finisher (%d cut)",
+           s->units, kb, s->dp_items, s->sk_items, twice, missing, empty, dp_cut, late_partials, bad_finish, bad_count,
+           cut_items);
+    free(owner), free(first_seg_item), free(first_seg_begin), free(first_seg_end), free(finishers);
+}
+
+static void test_work_split(tess_rng *r) {
+    /* The suite's shapes as the planner splits them (128 x 256 tiles, 66 clusters). */
+    const tess_work_split fixed[] = {
+        {66, 110, 132, 108}, /* 3000x5000x7000: 240 items, 3 - 1 whole waves, then 108 stream-K */
+        {66, 128, 924, 100}, /* 8192^3 */
+        {66, 32, 0, 64},     /* 2048^3: fewer items than units */
+        {66, 1024, 0, 1},    /* one item over every unit (split K) */
+        {1, 5, 0, 3},        /* one unit: nothing is cut */
+        {4, 8, 12, 0},       /* data-parallel only */
+    };
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        check_split(&fixed[i]);
+    for (int trial = 0; trial < 2000; trial++) {
+        tess_work_split s;
+        s.units = (int)tess_rng_range(r, 1, 140);
+        s.k_blocks = (int)tess_rng_range(r, 1, 200);
+        s.dp_items = s.units * (int)tess_rng_range(r, 0, 4);
+        s.sk_items = (int)tess_rng_range(r, 0, 3 * s.units);
+        if ((int64_t)s.sk_items * s.k_blocks < s.units) /* the planner gives every unit an iteration */
+            s.sk_items = (s.units + s.k_blocks - 1) / s.k_blocks;
+        check_split(&s);
+    }
+}
+
+int main(void) {
+    tess_rng r;
+    tess_rng_seed(&r, check_seed());
+    test_scheduler(&r);
+    test_work_split(&r);
+    return check_finish("unit_sched");
+}
