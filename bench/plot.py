@@ -76,7 +76,7 @@ def main():
     geo = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else math.nan
 
     width = 0.38
-    fig, ax = plt.subplots(figsize=(max(8, 1.1 * len(keys)), 5.5))
+    fig, ax = plt.subplots(figsize=(max(8, 1.35 * len(keys)), 5.5))
     xs = range(len(keys))
     ax.bar([x - width / 2 for x in xs], ours, width, label="tessera", color="#2b6cb0")
     ax.bar([x + width / 2 for x in xs], theirs, width, label="cuBLAS(Lt)", color="#a0aec0")

@@ -11,6 +11,7 @@ from .errors import (AllocFailedError, ArchMismatchError, ExecutionFailedError, 
                      InternalError, InvalidValueError, NoDeviceError, NotInitializedError, NotSupportedError,
                      Status, TesseraError, status_name)
 from .handle import DeviceInfo, Handle, version, version_string
+from .gemm import Plan, gemm, gemm_plans, gemm_workspace_size
 from . import layout
 from .matrix import Matrix, Order, as_matrix, from_parts
 
@@ -20,5 +21,6 @@ __all__ = [
     "AllocFailedError", "ArchMismatchError", "DType", "DeviceInfo", "ExecutionFailedError", "Handle",
     "InsufficientWorkspaceError", "InternalError", "InvalidValueError", "Matrix", "layout", "NoDeviceError",
     "NotInitializedError", "NotSupportedError", "Order", "Status", "TesseraError", "as_dtype", "as_matrix",
-    "from_parts", "library_path", "status_name", "version", "version_string",
+    "from_parts", "gemm", "gemm_plans", "gemm_workspace_size", "library_path", "Plan", "status_name", "version",
+    "version_string",
 ]

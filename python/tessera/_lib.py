@@ -33,6 +33,23 @@ class DeviceInfoStruct(ctypes.Structure):
                 ("kernel_families", ctypes.c_uint32)]
 
 
+class GemmDescStruct(ctypes.Structure):
+    """tess_gemm_desc."""
+    _fields_ = [("struct_size", ctypes.c_uint32), ("m", ctypes.c_int64), ("n", ctypes.c_int64),
+                ("k", ctypes.c_int64), ("batch", ctypes.c_int64), ("alpha", ctypes.c_float),
+                ("beta", ctypes.c_float), ("a", TesseraDesc), ("b", TesseraDesc), ("c", TesseraDesc),
+                ("d", TesseraDesc)]
+
+
+class PlanStruct(ctypes.Structure):
+    """tess_plan."""
+    _fields_ = [("struct_size", ctypes.c_uint32), ("kernel", ctypes.c_int32), ("tile_m", ctypes.c_int32),
+                ("tile_n", ctypes.c_int32), ("tile_k", ctypes.c_int32), ("stages", ctypes.c_int32),
+                ("cluster_m", ctypes.c_int32), ("cluster_n", ctypes.c_int32), ("grid", ctypes.c_int32),
+                ("tiles", ctypes.c_int32), ("name", ctypes.c_char * 64), ("stream_k", ctypes.c_int32),
+                ("workspace_bytes", ctypes.c_uint64)]
+
+
 def _candidates():
     env = os.environ.get("TESSERA_LIBRARY")
     if env:
@@ -66,6 +83,15 @@ _SIGNATURES = [
      [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t)]),
     ("tess_get_device_info", ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(DeviceInfoStruct)]),
     ("tess_kernel_family_name", ctypes.c_char_p, [ctypes.c_int]),
+    # GEMM
+    ("tess_gemm_desc_init", ctypes.c_int, [ctypes.POINTER(GemmDescStruct)]),
+    ("tess_gemm_plan", ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(GemmDescStruct), ctypes.POINTER(PlanStruct)]),
+    ("tess_gemm_plans", ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(GemmDescStruct), ctypes.POINTER(PlanStruct),
+                                       ctypes.c_int, ctypes.POINTER(ctypes.c_int)]),
+    ("tess_gemm_workspace_size", ctypes.c_int,
+     [ctypes.c_void_p, ctypes.POINTER(GemmDescStruct), ctypes.POINTER(ctypes.c_size_t)]),
+    ("tess_gemm", ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(GemmDescStruct), ctypes.POINTER(PlanStruct),
+                                 ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]),
     # tessera/layout.h
     ("tess_layout_eval_expr", ctypes.c_int,
      [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)]),

@@ -36,7 +36,13 @@ class Matrix:
 
 
 def _layout(rows, cols, s_row, s_col, what):
-    """(order, ld) for a rows x cols matrix with element strides (s_row, s_col)."""
+    """(order, ld) for a rows x cols matrix with element strides (s_row, s_col).
+    A contiguous vector is read along its length (a column as column-major),
+    so that its leading dimension is its length, not 1."""
+    if cols == 1 and s_row == 1:
+        return Order.COL, rows
+    if rows == 1 and s_col == 1:
+        return Order.ROW, cols
     if (s_col == 1 or cols == 1) and (rows == 1 or s_row >= cols):
         return Order.ROW, (s_row if rows > 1 else cols)
     if (s_row == 1 or rows == 1) and (cols == 1 or s_col >= rows):

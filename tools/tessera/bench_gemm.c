@@ -6,7 +6,8 @@
  * --A=bf16:row --B=bf16:col --C=... --D=bf16:row, --alpha --beta --batch,
  * --providers=tessera,cublas, --warmup-iterations, --profiling-iterations,
  * --verify=true|false, --output=FILE.csv, --suite=FILE (one set of flags per line),
- * --plan=I (the I-th of tess_gemm_plans instead of the heuristic's choice),
+ * --plan=I (the I-th of tess_gemm_plans instead of the heuristic's choice; or
+ * --plan=TEXT, the first plan whose name ends with TEXT, e.g. c4x1 or c2x1_sk),
  * --rounds=R (time the providers R times, alternating; report the median). */
 #include <math.h>
 #include <stdio.h>
@@ -44,6 +45,7 @@ typedef struct options {
     float alpha, beta;
     int64_t batch;
     int tessera, cublas, verify, warmup, iterations, plan, rounds;
+    const char *plan_name; /* --plan=TEXT: the first plan whose name ends with TEXT */
 } options;
 
 static void defaults(options *o) {
@@ -53,7 +55,7 @@ static void defaults(options *o) {
     o->alpha = 1.0f;
     o->batch = 1;
     o->tessera = o->cublas = o->verify = 1;
-    o->warmup = 10, o->iterations = 50, o->plan = -1, o->rounds = 3;
+    o->warmup = 10, o->iterations = 50, o->plan = -1, o->rounds = 4;
 }
 
 /* Parses "a,b,c" and "start:end:step" into values; 0 on malformed input. */
@@ -126,7 +128,7 @@ static int apply_flag(options *o, int argc, char **argv, int *i, const char **su
     if ((v = option_value(argc, argv, i, "--verify")))
         return (o->verify = parse_bool(v)), 1;
     if ((v = option_value(argc, argv, i, "--plan")))
-        return (o->plan = atoi(v)), 1;
+        return (v[0] >= '0' && v[0] <= '9') ? (o->plan = atoi(v), 1) : (o->plan_name = v, 1);
     if (suite && (v = option_value(argc, argv, i, "--suite")))
         return (*suite = v), 1;
     if (output && (v = option_value(argc, argv, i, "--output")))
@@ -284,6 +286,13 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
                 continue;
             }
             int pick = o->plan >= 0 && o->plan < count && o->plan < 16 ? o->plan : 0;
+            for (int i = 0; o->plan_name && i < count && i < 16; i++) {
+                size_t len = strlen(plans[i].name), want = strlen(o->plan_name);
+                if (len >= want && strcmp(plans[i].name + len - want, o->plan_name) == 0) {
+                    pick = i;
+                    break;
+                }
+            }
             j.plan = &plans[pick];
             snprintf(q->name, sizeof q->name, "%s grid %d", plans[pick].name, plans[pick].grid);
         } else {
@@ -305,11 +314,12 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
         }
         q->ready = 1;
     }
-    /* Rounds alternate the providers, so that drifting clocks (a warming
-     * GPU at its power limit) do not favour whichever runs first. */
+    /* Rounds alternate the providers, each going first in every other round,
+     * so that drifting clocks (a GPU warming up at its power limit) do not
+     * favour either. */
     for (int r = 0; r < o->rounds; r++)
-        for (int prov = 1; prov >= 0; prov--) {
-            struct provider *q = &pv[prov];
+        for (int turn = 0; turn < 2; turn++) {
+            struct provider *q = &pv[r % 2 ? turn : 1 - turn];
             if (!q->ready)
                 continue;
             q->j.next = 0;

@@ -13,7 +13,7 @@ static int compare_doubles(const void *a, const void *b) {
 
 double median_of(double *values, int count) {
     qsort(values, (size_t)count, sizeof *values, compare_doubles);
-    return values[count / 2];
+    return count % 2 ? values[count / 2] : 0.5 * (values[count / 2 - 1] + values[count / 2]);
 }
 
 /* Prints a failed CUDA call and returns -1. */

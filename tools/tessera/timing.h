@@ -5,11 +5,11 @@
 /* Work to time: queues one run on `stream`; returns 0 on success. */
 typedef int (*timed_fn)(void *ctx, void *stream);
 
-/* Runs `fn` `warmup` times, then `iterations` times each between two events,
- * and stores the median in *median_ms. Returns 0, or -1 after printing why. */
-/* The median of `count` values (sorts them in place). */
+/* The median of `count` values (sorts them in place; the mean of the middle two for even counts). */
 double median_of(double *values, int count);
 
+/* Runs `fn` `warmup` times, then `iterations` times each between two events,
+ * and stores the median in *median_ms. Returns 0, or -1 after printing why. */
 int time_median_ms(timed_fn fn, void *ctx, void *stream, int warmup, int iterations, double *median_ms);
 
 #endif

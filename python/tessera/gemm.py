@@ -1,0 +1,180 @@
+"""D = alpha * A @ B + beta * C on the GPU (tess_gemm).
+
+    import tessera, torch
+    a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(1024, 4096, device="cuda", dtype=torch.bfloat16)
+    d = tessera.gemm(a, w.T)                 # a @ w.T, like torch.matmul
+
+Operands are torch tensors, objects with __dlpack__ or tessera.Matrix views of
+device memory; 2-D, or 3-D with the batch first (a 2-D operand is shared by
+the batch). Any mix of row- and column-major A and B works; their leading
+dimensions must be multiples of 8 elements (TMA's rule; the error says how to
+pad). Work runs on the handle's stream; without a handle, a per-device one
+follows PyTorch's current stream and owns a 32 MiB workspace.
+"""
+import ctypes
+import dataclasses
+import threading
+
+from . import _lib
+from ._lib import GemmDescStruct, PlanStruct
+from .dtypes import DType, as_dtype
+from .errors import InvalidValueError, check
+from .handle import Handle
+from .matrix import as_matrix
+
+# cuBLAS's recommended workspace on Hopper; it holds every stream-K plan of this version.
+DEFAULT_WORKSPACE_BYTES = 32 << 20
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """A kernel choice for one problem (tess_plan): pass it back to gemm(plan=...)."""
+    name: str
+    tile: tuple          # (M, N, K) of the CTA tile
+    stages: int
+    cluster: tuple       # CTAs per cluster along (M, N)
+    grid: int
+    tiles: int
+    stream_k: bool
+    workspace_bytes: int
+    raw: PlanStruct = dataclasses.field(repr=False, compare=False)
+
+    @classmethod
+    def _from(cls, raw):
+        copy = PlanStruct.from_buffer_copy(raw)
+        return cls(raw.name.decode(), (raw.tile_m, raw.tile_n, raw.tile_k), raw.stages,
+                   (raw.cluster_m, raw.cluster_n), raw.grid, raw.tiles, bool(raw.stream_k), raw.workspace_bytes, copy)
+
+
+def _batch_of(m, batch, what):
+    if m.batch not in (1, batch):
+        raise InvalidValueError(f"{what}: a batch of {m.batch}, but the problem's batch is {batch}")
+    return m.batch_stride if m.batch > 1 else 0
+
+
+def _describe(a, b, c, d, alpha, beta):
+    """The tess_gemm_desc of Matrix views a (M x K), b (K x N), c, d (M x N)."""
+    batch = max(a.batch, b.batch, d.batch, c.batch if c is not None else 1)
+    if d.batch != batch:
+        raise InvalidValueError(f"out: a batch of {d.batch}; it must hold all {batch} results")
+    desc = GemmDescStruct()
+    desc.struct_size = ctypes.sizeof(desc)
+    check(_lib.lib().tess_gemm_desc_init(ctypes.byref(desc)))
+    desc.m, desc.k, desc.n, desc.batch = a.rows, a.cols, b.cols, batch
+    desc.alpha, desc.beta = float(alpha), float(beta)
+    for name, m in (("a", a), ("b", b), ("d", d)) + ((("c", c),) if c is not None else ()):
+        raw = m.desc()
+        raw.batch_stride = _batch_of(m, batch, "out" if name == "d" else name)
+        setattr(desc, name, raw)
+    if c is None:
+        desc.c = desc.d
+    return desc
+
+
+def _device_views(a, b, c, out):
+    """Matrix views of the operands, checked to live on one CUDA device."""
+    views = {"a": as_matrix(a, "a"), "b": as_matrix(b, "b")}
+    if c is not None:
+        views["c"] = as_matrix(c, "c")
+    if out is not None:
+        views["out"] = as_matrix(out, "out")
+    for what, m in views.items():
+        if m.device[0] != "cuda":
+            raise InvalidValueError(f"{what} is in {m.device[0]} memory; tessera multiplies matrices in GPU memory "
+                                    "(move it with .cuda() or .to('cuda'))")
+    devices = {m.device[1] for m in views.values()}
+    if len(devices) > 1:
+        raise InvalidValueError(f"the operands are on CUDA devices {sorted(devices)}; they must share one")
+    return views, devices.pop()
+
+
+def _torch_out(a, b, views, out_dtype):
+    """A new torch tensor for D: (batch,) M x N, row-major, of out_dtype or A's type."""
+    import torch
+    batch = max(views["a"].batch, views["b"].batch)
+    shape = (batch, views["a"].rows, views["b"].cols) if batch > 1 else (views["a"].rows, views["b"].cols)
+    dtype = {DType.BF16: torch.bfloat16, DType.F16: torch.float16, DType.F32: torch.float32}.get(
+        as_dtype(out_dtype) if out_dtype is not None else views["a"].dtype)
+    if dtype is None:
+        raise InvalidValueError(f"out_dtype {out_dtype}: D is bf16, f16 or f32")
+    return torch.empty(shape, dtype=dtype, device=a.device)
+
+
+_default_lock = threading.Lock()
+_default_handles = {}
+
+
+def default_handle(device):
+    """This process's handle for a device, with a 32 MiB workspace (from PyTorch when it is installed)."""
+    with _default_lock:
+        h = _default_handles.get(device)
+        if h is None:
+            h = Handle(device)
+            try:
+                import torch
+                h.set_workspace(torch.empty(DEFAULT_WORKSPACE_BYTES, dtype=torch.uint8, device=f"cuda:{device}"))
+            except ImportError:
+                pass  # no allocator at hand: data-parallel plans only
+            _default_handles[device] = h
+        return h
+
+
+def _follow_torch_stream(h, device, tensors):
+    """Queues on PyTorch's current stream when the operands are torch tensors (the default handle only)."""
+    if any(type(t).__module__.startswith("torch") for t in tensors if t is not None):
+        import torch
+        h.stream = torch.cuda.current_stream(device).cuda_stream
+
+
+def _prepare(a, b, c, out, alpha, beta, handle, out_dtype):
+    views, device = _device_views(a, b, c, out)
+    if out is None:
+        if not type(a).__module__.startswith("torch"):
+            raise InvalidValueError("out: give an output matrix (tessera allocates one only for torch tensors)")
+        if float(beta) != 0.0 and c is None:
+            raise InvalidValueError(f"beta={beta} reads C: pass c=, or an out= that holds C")
+        out = _torch_out(a, b, views, out_dtype)
+        views["out"] = as_matrix(out, "out")
+    if handle is None:
+        handle = default_handle(device)
+        _follow_torch_stream(handle, device, (a, b, c, out))
+    elif handle.device != device:
+        raise InvalidValueError(f"the operands are on CUDA device {device}, the handle on {handle.device}")
+    if float(beta) != 0.0 and c is None:
+        c = out  # beta * D accumulates into the output, as cuBLAS's C == D
+        views["c"] = views["out"]
+    desc = _describe(views["a"], views["b"], views.get("c"), views["out"], alpha, beta)
+    return handle, desc, views, out
+
+
+def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=None, handle=None):
+    """out = alpha * a @ b + beta * c (c defaults to out itself); returns out.
+
+    a is M x K, b is K x N (2-D, or 3-D batches); out is allocated as a
+    row-major torch tensor of out_dtype (default: a's type) when not given.
+    `plan` is one of gemm_plans(...) (default: the heuristic's)."""
+    handle, desc, views, out = _prepare(a, b, c, out, alpha, beta, handle, out_dtype)
+    raw_plan = ctypes.byref(plan.raw) if plan is not None else None
+    c_ptr = views["c"].ptr if "c" in views else None
+    check(_lib.lib().tess_gemm(handle._h, ctypes.byref(desc), raw_plan, ctypes.c_void_p(views["a"].ptr),
+                               ctypes.c_void_p(views["b"].ptr), ctypes.c_void_p(c_ptr),
+                               ctypes.c_void_p(views["out"].ptr)))
+    return out
+
+
+def gemm_plans(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, handle=None, limit=16):
+    """Every plan that can run this problem within the handle's workspace, best first (for autotuning)."""
+    handle, desc, _, _ = _prepare(a, b, c, out, alpha, beta, handle, out_dtype)
+    plans = (PlanStruct * limit)()
+    count = ctypes.c_int()
+    check(_lib.lib().tess_gemm_plans(handle._h, ctypes.byref(desc), plans, limit, ctypes.byref(count)))
+    return [Plan._from(plans[i]) for i in range(min(count.value, limit))]
+
+
+def gemm_workspace_size(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, handle=None):
+    """Bytes of workspace the heuristic's favourite plan for this problem needs."""
+    handle, desc, _, _ = _prepare(a, b, c, out, alpha, beta, handle, out_dtype)
+    size = ctypes.c_size_t()
+    check(_lib.lib().tess_gemm_workspace_size(handle._h, ctypes.byref(desc), ctypes.byref(size)))
+    return size.value
