@@ -111,6 +111,27 @@ tess_status tess_ref_store(const tess_ref_gemm *p, const double *out, void *d_da
     return TESS_STATUS_SUCCESS;
 }
 
+double tess_ref_rel_error_matrix(int64_t m, int64_t n, int64_t batch, const tess_matrix_desc *got_desc,
+                                 const void *got, const tess_matrix_desc *want_desc, const void *want,
+                                 int64_t *nonfinite) {
+    double diff2 = 0.0, want2 = 0.0;
+    int64_t bad = 0;
+    for (int64_t b = 0; b < batch; b++)
+        for (int64_t j = 0; j < n; j++)
+            for (int64_t i = 0; i < m; i++) {
+                double g = tess_load_as_f32(got_desc->dtype, got, tess_matrix_offset(got_desc, b, i, j));
+                double w = tess_load_as_f32(want_desc->dtype, want, tess_matrix_offset(want_desc, b, i, j));
+                bad += !isfinite(g);
+                diff2 += (g - w) * (g - w);
+                want2 += w * w;
+            }
+    if (nonfinite)
+        *nonfinite = bad;
+    if (bad)
+        return NAN;
+    return want2 > 0.0 ? sqrt(diff2 / want2) : sqrt(diff2);
+}
+
 double tess_ref_rel_error(const tess_ref_gemm *p, const double *ref, const void *d_data, int64_t *nonfinite) {
     double diff2 = 0.0, ref2 = 0.0;
     int64_t bad = 0;

@@ -194,18 +194,11 @@ static double rel_error(const tess_gemm_desc *g, const void *d_dev, const float 
     float *ref = malloc(sizeof(float) * count);
     cudaMemcpy(d, d_dev, d_bytes, cudaMemcpyDeviceToHost);
     cudaMemcpy(ref, ref_dev, sizeof(float) * count, cudaMemcpyDeviceToHost);
-    double diff2 = 0, ref2 = 0;
-    for (int64_t b = 0; b < g->batch; b++)
-        for (int64_t j = 0; j < g->n; j++)
-            for (int64_t i = 0; i < g->m; i++) {
-                double got = tess_load_as_f32(g->d.dtype, d, tess_matrix_offset(&g->d, b, i, j));
-                double want = ref[(b * g->n + j) * g->m + i];
-                diff2 += (got - want) * (got - want);
-                ref2 += want * want;
-            }
+    tess_matrix_desc rd = {TESS_DTYPE_F32, TESS_ORDER_COL, g->m, g->n, g->m, g->m * g->n};
+    double err = tess_ref_rel_error_matrix(g->m, g->n, g->batch, &g->d, d, &rd, ref, NULL);
     free(d);
     free(ref);
-    return ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
+    return err;
 }
 
 static tess_matrix_desc packed(tess_dtype t, tess_order o, int64_t rows, int64_t cols, int64_t batch) {
