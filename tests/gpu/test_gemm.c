@@ -225,6 +225,7 @@ static void test_refusals(tess_handle h) {
     g.m = 2304, g.n = 4352, g.k = 2048;
     g.a = layout(TESS_DTYPE_BF16, g.m, g.k, 1, 1), g.b = layout(TESS_DTYPE_BF16, g.k, g.n, 1, 0);
     g.d = layout(TESS_DTYPE_BF16, g.m, g.n, 1, 1);
+    g.a.ld = g.b.ld = g.k; /* 128-byte aligned rows: padded ones would favour clusters of 4 */
     size_t need = 0;
     CHECK_STATUS(tess_gemm_workspace_size(h, &g, &need), TESS_STATUS_SUCCESS);
     tess_plan plan;
