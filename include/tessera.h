@@ -209,7 +209,9 @@ TESS_API tess_status tess_gemm_plans(tess_handle handle, const tess_gemm_desc *d
                                      int *count);
 /* Device workspace the heuristic's favourite plan for `desc` needs when
  * workspace is not limited: give the handle at least this much to get it
- * (32 MiB covers every plan of this version on a 132-SM H100). */
+ * (TESS_GEMM_WORKSPACE_BYTES covers every plan of this version on a 132-SM H100). */
+/* A workspace for every GEMM plan of this version (cuBLAS's recommendation on Hopper, too). */
+#define TESS_GEMM_WORKSPACE_BYTES ((size_t)32 << 20)
 TESS_API tess_status tess_gemm_workspace_size(tess_handle handle, const tess_gemm_desc *desc, size_t *bytes);
 /* Queues D = alpha * A B + beta * C on the handle's stream. `plan` NULL uses
  * tess_gemm_plan's choice. A, B, D (16-bit) and their batch strides must be

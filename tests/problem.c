@@ -37,9 +37,9 @@ static tess_matrix_desc random_desc(tess_rng *r, tess_dtype dtype, int64_t rows,
     return d;
 }
 
-static void *alloc_filled(const tess_matrix_desc *d, int64_t batch, tess_rng *r, size_t *bytes) {
+void *test_matrix_random(const tess_matrix_desc *d, int64_t batch, tess_rng *r, size_t *bytes) {
     int64_t count = tess_matrix_span(d, batch);
-    *bytes = (size_t)count * tess_dtype_size(d->dtype);
+    *bytes = tess_matrix_bytes(d, batch);
     void *p = malloc(*bytes);
     tess_fill_normal(p, d->dtype, count, 1.0, r);
     return p;
@@ -93,9 +93,9 @@ void test_problem_random(test_problem *t, tess_rng *r, int64_t max_dim) {
     p->b = random_desc(r, all_dtypes[tess_rng_range(r, 0, 4)], p->k, p->n, p->batch, 1);
     p->c = random_desc(r, all_dtypes[tess_rng_range(r, 0, 2)], p->m, p->n, p->batch, 1);
     p->d = random_desc(r, all_dtypes[tess_rng_range(r, 0, 4)], p->m, p->n, p->batch, 0);
-    t->a = alloc_filled(&p->a, p->batch, r, &t->a_bytes);
-    t->b = alloc_filled(&p->b, p->batch, r, &t->b_bytes);
-    t->c = alloc_filled(&p->c, p->batch, r, &t->c_bytes);
+    t->a = test_matrix_random(&p->a, p->batch, r, &t->a_bytes);
+    t->b = test_matrix_random(&p->b, p->batch, r, &t->b_bytes);
+    t->c = test_matrix_random(&p->c, p->batch, r, &t->c_bytes);
     p->a_data = t->a;
     p->b_data = t->b;
     p->c_data = t->c;
@@ -113,7 +113,7 @@ void test_problem_random(test_problem *t, tess_rng *r, int64_t max_dim) {
 }
 
 size_t test_problem_d_bytes(const test_problem *t) {
-    return (size_t)tess_matrix_span(&t->p.d, t->p.batch) * tess_dtype_size(t->p.d.dtype);
+    return tess_matrix_bytes(&t->p.d, t->p.batch);
 }
 
 void test_problem_free(test_problem *t) {

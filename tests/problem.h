@@ -19,6 +19,10 @@ typedef struct test_problem {
  * of 128 plus a ragged edge) and allocates and fills its inputs. */
 void test_problem_random(test_problem *t, tess_rng *r, int64_t max_dim);
 
+/* A host buffer holding a batch of `d`'s whole span (padding included) of
+ * normal(0, 1) values; its size in *bytes. */
+void *test_matrix_random(const tess_matrix_desc *d, int64_t batch, tess_rng *r, size_t *bytes);
+
 /* Bytes of D's storage (its whole span, padding included). */
 size_t test_problem_d_bytes(const test_problem *t);
 

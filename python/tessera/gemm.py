@@ -23,7 +23,7 @@ from .errors import InvalidValueError, check
 from .handle import Handle
 from .matrix import as_matrix
 
-# cuBLAS's recommended workspace on Hopper; it holds every stream-K plan of this version.
+# TESS_GEMM_WORKSPACE_BYTES of tessera.h: a workspace for every plan of this version.
 DEFAULT_WORKSPACE_BYTES = 32 << 20
 
 
@@ -59,7 +59,6 @@ def _describe(a, b, c, d, alpha, beta):
     if d.batch != batch:
         raise InvalidValueError(f"out: a batch of {d.batch}; it must hold all {batch} results")
     desc = GemmDescStruct()
-    desc.struct_size = ctypes.sizeof(desc)
     check(_lib.lib().tess_gemm_desc_init(ctypes.byref(desc)))
     desc.m, desc.k, desc.n, desc.batch = a.rows, a.cols, b.cols, batch
     desc.alpha, desc.beta = float(alpha), float(beta)

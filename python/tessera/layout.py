@@ -205,6 +205,14 @@ def _op(name, *args):
 
 # ---- the value types --------------------------------------------------------
 
+def _apply(self, *coord):
+    """L(i), L(i, j, ...) or L((i, (j, k))): the value; with None somewhere, the sliced layout."""
+    crd = coord[0] if len(coord) == 1 else tuple(coord)
+    if any(x is None for x in _leaves(crd)):
+        return _op("slice", str(self), _tuple_text(crd))
+    return _op("eval", str(self), _tuple_text(crd))
+
+
 class Layout:
     """shape:stride; stride None means compact column-major (CuTe's LayoutLeft)."""
 
@@ -239,12 +247,7 @@ class Layout:
             return self
         return Layout(self.shape[i], self.stride[i], _checked=True)
 
-    def __call__(self, *coord):
-        """L(i), L(i, j, ...) or L((i, (j, k))): the value; with None somewhere, the sliced layout."""
-        crd = coord[0] if len(coord) == 1 else tuple(coord)
-        if any(x is None for x in _leaves(crd)):
-            return _op("slice", str(self), _tuple_text(crd))
-        return _op("eval", str(self), _tuple_text(crd))
+    __call__ = _apply
 
     def size(self):
         return size(self)
@@ -309,11 +312,7 @@ class ComposedLayout:
     def __hash__(self):
         return hash(str(self))
 
-    def __call__(self, *coord):
-        crd = coord[0] if len(coord) == 1 else tuple(coord)
-        if any(x is None for x in _leaves(crd)):
-            return _op("slice", str(self), _tuple_text(crd))
-        return _op("eval", str(self), _tuple_text(crd))
+    __call__ = _apply
 
     def __len__(self):
         return len(self.layoutA)
@@ -344,8 +343,7 @@ def size(x):
     return _query("size", x)
 
 
-def product(x):
-    return _query("size", x)
+product = size  # pycute's name for the same query
 
 
 def cosize(x):

@@ -46,7 +46,7 @@ def _layout(rows, cols, s_row, s_col, what):
     if (s_col == 1 or cols == 1) and (rows == 1 or s_row >= cols):
         return Order.ROW, (s_row if rows > 1 else cols)
     if (s_row == 1 or rows == 1) and (cols == 1 or s_col >= rows):
-        return Order.COL, (s_col if cols > 1 else rows)
+        return Order.COL, s_col
     raise InvalidValueError(f"{what}: strides ({s_row}, {s_col}) for shape ({rows}, {cols}) are neither row- nor "
                             "column-major with unit stride; make it contiguous (e.g. .contiguous()) first")
 

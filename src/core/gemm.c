@@ -12,7 +12,6 @@
 #include "core/handle.h"
 #include "core/matrix.h"
 #include "core/tensor_map.h"
-#include "kernels/common/sched.h"
 
 /* TMA's rules for a matrix it loads or stores: 16-byte aligned base, and row
  * and batch strides multiples of 16 bytes. */
@@ -119,6 +118,8 @@ tess_status tess_gemm_validate(const tess_device_info *info, const tess_gemm_des
         return s;
     if ((uintptr_t)d % tess_dtype_size(td) != 0)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "D=%p is not aligned to its %s elements", d, tess_dtype_name(td));
+    /* Tile indices are ints in the kernels: a coarse bound in 128 x 128 tiles
+     * (any table tile, rounded up to its cluster, is within 2x of it). */
     int64_t tiles = ((m + 127) / 128) * ((n + 127) / 128) * batch;
     if (tiles > INT32_MAX)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: %" PRId64 " output tiles are more than 2^31", tiles);
@@ -136,26 +137,32 @@ tess_status tess_gemm_validate(const tess_device_info *info, const tess_gemm_des
  * and a contiguous extent of whole 16-byte chunks (TMA clips stores at that
  * granularity, so a ragged extent would write into D's padding). */
 static int d_by_tma(const tess_matrix_desc *d, const void *ptr, int64_t batch) {
-    int64_t inner = d->order == TESS_ORDER_ROW ? d->cols : d->rows;
-    return is16(d->dtype) && (uintptr_t)ptr % TESS_TMA_ALIGN == 0 && d->ld % 8 == 0 && inner % 8 == 0 &&
-           (batch == 1 || d->batch_stride % 8 == 0);
+    const int64_t per = TESS_TMA_ALIGN / 2; /* 16-bit elements per 16 bytes */
+    return is16(d->dtype) && (uintptr_t)ptr % TESS_TMA_ALIGN == 0 && d->ld % per == 0 &&
+           tess_matrix_inner(d) % per == 0 && (batch == 1 || d->batch_stride % per == 0);
 }
 
-/* A's and B's major-ness as the kernels name it: MN-major = the M (N) index is contiguous. */
-static int a_mn_major(const tess_gemm_desc *d) { return d->a.order == TESS_ORDER_COL; }
-static int b_mn_major(const tess_gemm_desc *d) { return d->b.order == TESS_ORDER_ROW; }
+/* Whether kernel k multiplies the problem's input type in its operand
+ * majors (MN-major: A column-major, B row-major; the M or N index contiguous). */
+static int kernel_fits(const tess_gemm_kernel *k, const tess_gemm_desc *d) {
+    return k->input == d->a.dtype && k->a_mn_major == (d->a.order == TESS_ORDER_COL) &&
+           k->b_mn_major == (d->b.order == TESS_ORDER_ROW);
+}
+
+/* SMs assumed where no device is asked (the CPU tests): an H100's or H200's 132. */
+#define TESS_DEFAULT_SMS 132
 
 /* CTAs of `k` that fit on the device at once: one per SM, in whole clusters
  * (clusters must fit in one GPC, so not every SM may be usable). Asked of the
  * runtime once per kernel and device; sm_count when no device answers. */
 static int resident_ctas(int index, const tess_device_info *info) {
-    static int cached[64][2]; /* [kernel][device + 1, CTAs] */
+    static int cached[TESS_GEMM_MAX_KERNELS][2]; /* [kernel][device + 1, CTAs] */
     const tess_gemm_kernel *k = tess_gemm_sm90_kernel(index);
-    int sms = info ? info->sm_count : 132;
-    if (!info || index < 0 || index >= 64)
+    int sms = info ? info->sm_count : TESS_DEFAULT_SMS;
+    if (!info)
         return sms / k->cluster_m * k->cluster_m;
     if (cached[index][0] != info->device + 1) {
-        int clusters = k->max_clusters ? k->max_clusters() : 0;
+        int clusters = k->max_clusters();
         int ctas = clusters * k->cluster_m;
         cached[index][1] = ctas > 0 && ctas <= sms ? ctas : sms / k->cluster_m * k->cluster_m;
         cached[index][0] = info->device + 1;
@@ -178,6 +185,13 @@ static int64_t work_tiles(const tess_gemm_kernel *k, const tess_gemm_desc *d) {
  * one 128 x 256 float slot (128 KiB) through L2 takes about as long as 3 K
  * blocks of 128 x 256 x 64 wgmma (~0.7 us each at ~5.8 TFLOP/s per SM). */
 #define TESS_SK_FIXUP_BLOCKS 3
+
+/* How a kernel runs a problem: its work split, grid and workspace. */
+typedef struct tess_gemm_launch {
+    tess_work_split split;
+    int grid;
+    size_t workspace;
+} tess_gemm_launch;
 
 /* The grid and the work split of a kernel on a problem (kernels/common/sched.h),
  * data-parallel or stream-K. Returns 0 when stream-K does not apply: the
@@ -210,12 +224,12 @@ static int launch_split(const tess_gemm_kernel *k, const tess_gemm_desc *d, int 
 }
 
 /* Bytes of stream-K workspace for `grid` CTAs of kernel k: a float slot per
- * CTA's tile, then one flag per consumer warpgroup (2) of each CTA. */
+ * CTA's tile, then one flag per consumer warpgroup of each CTA. */
 static size_t sk_workspace_bytes(const tess_gemm_kernel *k, int grid, size_t *flags_offset) {
     size_t slots = (size_t)grid * (size_t)k->tile_m * (size_t)k->tile_n * sizeof(float);
     if (flags_offset)
         *flags_offset = slots;
-    return slots + (size_t)grid * 2 * sizeof(int);
+    return slots + (size_t)grid * TESS_SM90_CONSUMERS * sizeof(int);
 }
 
 /* Whether A's or B's rows (along their contiguous dimension) start off
@@ -274,8 +288,11 @@ static void describe(const tess_gemm_kernel *k, const tess_gemm_desc *d, int ind
              k->tile_n, k->tile_k, k->stages, k->cluster_m, p->stream_k ? "_sk" : "");
 }
 
-int tess_gemm_split(const tess_device_info *info, const tess_gemm_desc *desc, int kernel, int stream_k,
-                    tess_gemm_launch *x) {
+/* How kernel `kernel` would run `desc`: the grid, the work split and the
+ * workspace, data-parallel or stream-K. Returns 0 where that mode does not
+ * apply (stream-K: the tiles fill whole waves, or the tail is too thin). */
+static int gemm_launch(const tess_device_info *info, const tess_gemm_desc *desc, int kernel, int stream_k,
+                       tess_gemm_launch *x) {
     const tess_gemm_kernel *k = tess_gemm_sm90_kernel(kernel);
     if (!k || !launch_split(k, desc, resident_ctas(kernel, info), stream_k, &x->split, &x->grid))
         return 0;
@@ -285,16 +302,16 @@ int tess_gemm_split(const tess_device_info *info, const tess_gemm_desc *desc, in
 
 int tess_gemm_candidates(const tess_device_info *info, const tess_gemm_desc *desc, size_t workspace_limit,
                          tess_plan *plans, int capacity) {
-    enum { MAX_CANDIDATES = 64 };
+    enum { MAX_CANDIDATES = 2 * TESS_GEMM_MAX_KERNELS }; /* data-parallel and stream-K */
     double cost[MAX_CANDIDATES];
     int n = 0;
     for (int i = 0; i < tess_gemm_sm90_kernel_count(); i++) {
         const tess_gemm_kernel *k = tess_gemm_sm90_kernel(i);
-        if (k->input != desc->a.dtype || k->a_mn_major != a_mn_major(desc) || k->b_mn_major != b_mn_major(desc))
+        if (!kernel_fits(k, desc))
             continue;
         for (int stream_k = 0; stream_k <= 1 && n < MAX_CANDIDATES; stream_k++) {
             tess_gemm_launch x;
-            if (!tess_gemm_split(info, desc, i, stream_k, &x) || x.workspace > workspace_limit)
+            if (!gemm_launch(info, desc, i, stream_k, &x) || x.workspace > workspace_limit)
                 continue;
             double c = estimate(k, desc, &x);
             /* insertion by cost among the (at most capacity) kept, stable */
@@ -356,15 +373,21 @@ TESS_API tess_status tess_gemm_workspace_size(tess_handle handle, const tess_gem
     return TESS_STATUS_SUCCESS;
 }
 
+/* Tensor map of matrix x (a batch of them) read or written in boxes of 64
+ * contiguous elements (128 bytes of a 16-bit type: one swizzle row) by
+ * box_outer lines, 128-byte swizzled. */
+static tess_status matrix_map(CUtensorMap *map, const tess_matrix_desc *x, const void *ptr, int64_t batch,
+                              int box_outer) {
+    return tess_tensor_map_matrix(map, x->dtype, ptr, tess_matrix_inner(x), tess_matrix_outer(x), x->ld, batch,
+                                  x->batch_stride, 64, box_outer);
+}
+
 /* Tensor map of operand A or B for a kernel: K-major in boxes of 64 x rows, MN-major in 64 x 64 boxes. */
 static tess_status operand_map(CUtensorMap *map, const tess_matrix_desc *x, const void *ptr, int64_t batch,
                                int k_is_rows, int tile_rows) {
     /* k_is_rows: the operand is K x N (B); else R x K (A). */
-    int64_t inner = x->order == TESS_ORDER_ROW ? x->cols : x->rows;
-    int64_t outer = x->order == TESS_ORDER_ROW ? x->rows : x->cols;
     int k_contiguous = k_is_rows ? x->order == TESS_ORDER_COL : x->order == TESS_ORDER_ROW;
-    return tess_tensor_map_matrix(map, x->dtype, ptr, inner, outer, x->ld, batch, x->batch_stride, 64,
-                                  k_contiguous ? tile_rows : 64, 1);
+    return matrix_map(map, x, ptr, batch, k_contiguous ? tile_rows : 64);
 }
 
 TESS_API tess_status tess_gemm(tess_handle handle, const tess_gemm_desc *desc, const tess_plan *plan, const void *a,
@@ -383,7 +406,7 @@ TESS_API tess_status tess_gemm(tess_handle handle, const tess_gemm_desc *desc, c
     if (plan->struct_size < sizeof(tess_plan) || plan->kernel < 0 || plan->kernel >= tess_gemm_sm90_kernel_count())
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: the plan was not made by tess_gemm_plan(s)");
     const tess_gemm_kernel *k = tess_gemm_sm90_kernel(plan->kernel);
-    if (k->input != desc->a.dtype || k->a_mn_major != a_mn_major(desc) || k->b_mn_major != b_mn_major(desc))
+    if (!kernel_fits(k, desc))
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: plan %s is for another type or layout", plan->name);
 
     tess_gemm_params p;
@@ -393,17 +416,11 @@ TESS_API tess_status tess_gemm(tess_handle handle, const tess_gemm_desc *desc, c
         (s = operand_map(&p.tma_b, &desc->b, b, batch, 1, k->tile_n / k->cluster_m))) /* each CTA's share of B */
         return s;
     p.d_direct = !d_by_tma(&desc->d, d, batch);
-    if (!p.d_direct) {
-        const tess_matrix_desc *x = &desc->d;
-        int64_t inner = x->order == TESS_ORDER_ROW ? x->cols : x->rows;
-        int64_t outer = x->order == TESS_ORDER_ROW ? x->rows : x->cols;
-        if ((s = tess_tensor_map_matrix(&p.tma_d, x->dtype, d, inner, outer, x->ld, batch, x->batch_stride, 64, 64, 1)))
-            return s;
-    }
-    p.m = (int)desc->m, p.n = (int)desc->n, p.k = (int)desc->k, p.batch = (int)batch;
+    if (!p.d_direct && (s = matrix_map(&p.tma_d, &desc->d, d, batch, 64))) /* the epilogue's 64 x 64 sub-tiles */
+        return s;
+    p.m = (int)desc->m, p.n = (int)desc->n;
     p.m_tiles = (p.m + k->tile_m - 1) / k->tile_m;
     p.n_tiles = (p.n + k->tile_n - 1) / k->tile_n;
-    p.k_blocks = (p.k + k->tile_k - 1) / k->tile_k;
     const char *group = getenv("TESS_GROUP_M");
     p.group_m = group && atoi(group) > 0 ? atoi(group) : TESS_GROUP_M;
     p.a_batch_shared = desc->a.batch_stride == 0;
@@ -411,22 +428,19 @@ TESS_API tess_status tess_gemm(tess_handle handle, const tess_gemm_desc *desc, c
     p.alpha = desc->alpha, p.beta = desc->beta;
     p.c = desc->beta != 0.0f ? c : NULL;
     p.d = d;
-    p.ldc = desc->c.ld, p.c_batch_stride = desc->c.batch_stride;
-    p.ldd = desc->d.ld, p.d_batch_stride = desc->d.batch_stride;
-    p.c_dtype = (int)desc->c.dtype, p.d_dtype = (int)desc->d.dtype;
-    p.c_col_major = desc->c.order == TESS_ORDER_COL, p.d_col_major = desc->d.order == TESS_ORDER_COL;
+    p.c_layout = desc->c, p.d_layout = desc->d;
     tess_gemm_launch x;
-    if (!tess_gemm_split(&handle->info, desc, plan->kernel, plan->stream_k != 0, &x) || x.grid != plan->grid)
+    size_t flags_offset = 0;
+    if (!gemm_launch(&handle->info, desc, plan->kernel, plan->stream_k != 0, &x) || x.grid != plan->grid)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: plan %s was made for another problem or device",
                          plan->name);
-    p.dp_items = x.split.dp_items, p.sk_items = x.split.sk_items;
+    p.split = x.split;
     if (x.workspace > 0) {
         if (handle->workspace_bytes < x.workspace)
             return tess_fail(TESS_STATUS_INSUFFICIENT_WORKSPACE,
                              "tess_gemm: plan %s needs %zu bytes of workspace and the handle has %zu; give it more "
                              "with tess_set_workspace (tess_gemm_workspace_size says how much)",
                              plan->name, x.workspace, handle->workspace_bytes);
-        size_t flags_offset;
         sk_workspace_bytes(k, x.grid, &flags_offset);
         p.partials = (float *)handle->workspace;
         p.flags = (int *)((char *)handle->workspace + flags_offset);
@@ -440,7 +454,7 @@ TESS_API tess_status tess_gemm(tess_handle handle, const tess_gemm_desc *desc, c
     /* The stream-K ready flags start lowered: one small memset, queued on the
      * stream like the kernel (graph capture records it too). */
     if (p.flags)
-        s = tess_cuda_status(cudaMemsetAsync(p.flags, 0, (size_t)x.grid * 2 * sizeof(int), (cudaStream_t)handle->stream),
+        s = tess_cuda_status(cudaMemsetAsync(p.flags, 0, x.workspace - flags_offset, (cudaStream_t)handle->stream),
                              "clearing the stream-K flags");
     if (s == TESS_STATUS_SUCCESS)
         s = k->launch(&p, x.grid, handle->stream);

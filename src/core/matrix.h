@@ -16,6 +16,12 @@ TESS_HD int64_t tess_matrix_offset(const tess_matrix_desc *d, int64_t batch, int
     return batch * d->batch_stride + within;
 }
 
+/* Elements along the contiguous dimension (columns of a row-major matrix, rows of a column-major one). */
+TESS_HD int64_t tess_matrix_inner(const tess_matrix_desc *d) { return d->order == TESS_ORDER_ROW ? d->cols : d->rows; }
+
+/* Lines of the matrix: its extent along the other dimension, each ld elements apart. */
+TESS_HD int64_t tess_matrix_outer(const tess_matrix_desc *d) { return d->order == TESS_ORDER_ROW ? d->rows : d->cols; }
+
 /* Validates one matrix of a batch of `batch` matrices: known dtype and order,
  * rows and cols >= 1, ld >= the contiguous extent, batch_stride >= 0, and an
  * addressed span that fits in int64. `name` ("A", "B", ...) starts the sentence. */
@@ -24,6 +30,9 @@ tess_status tess_matrix_check(const tess_matrix_desc *d, int64_t batch, const ch
 /* Elements from the first to one past the last addressed element, over the
  * whole batch (valid after tess_matrix_check succeeded). */
 int64_t tess_matrix_span(const tess_matrix_desc *d, int64_t batch);
+
+/* The span in bytes: the storage a batch of `d` needs. */
+size_t tess_matrix_bytes(const tess_matrix_desc *d, int64_t batch);
 
 /* Checks that `d` is rows x cols as the problem requires ("A must be M x K = 64 x 128"). */
 tess_status tess_matrix_check_shape(const tess_matrix_desc *d, int64_t rows, int64_t cols,

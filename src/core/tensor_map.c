@@ -17,8 +17,7 @@ static CUtensorMapDataType tma_type(tess_dtype dtype) {
 }
 
 tess_status tess_tensor_map_matrix(CUtensorMap *map, tess_dtype dtype, const void *base, int64_t inner, int64_t outer,
-                                   int64_t ld, int64_t batch, int64_t batch_stride, int box_inner, int box_outer,
-                                   int swizzle128) {
+                                   int64_t ld, int64_t batch, int64_t batch_stride, int box_inner, int box_outer) {
     PFN_cuTensorMapEncodeTiled_v12000 encode;
     tess_status s = tess_driver_tensor_map_encode_tiled(&encode);
     if (s != TESS_STATUS_SUCCESS)
@@ -33,7 +32,7 @@ tess_status tess_tensor_map_matrix(CUtensorMap *map, tess_dtype dtype, const voi
     cuuint32_t elem_strides[3] = {1, 1, 1};
     CUresult r = encode(map, tma_type(dtype), 3, (void *)base, dims, strides, box, elem_strides,
                         CU_TENSOR_MAP_INTERLEAVE_NONE,
-                        swizzle128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
+                        CU_TENSOR_MAP_SWIZZLE_128B,
                         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS)
         return tess_fail(TESS_STATUS_INTERNAL_ERROR,

@@ -15,11 +15,10 @@ extern "C" {
 /* Describes `base` as inner x outer x batch elements of `dtype` with row
  * stride `ld` and batch stride `batch_stride` (elements; batch_stride 0 means
  * one matrix shared by the batch, mapped with batch extent 1), read or written
- * in boxes of box_inner x box_outer, with the 128-byte swizzle when `swizzle128`
- * (box_inner * element size must then be 128 bytes at most). */
+ * in boxes of box_inner x box_outer with the 128-byte swizzle (box_inner *
+ * element size must be 128 bytes at most). */
 tess_status tess_tensor_map_matrix(CUtensorMap *map, tess_dtype dtype, const void *base, int64_t inner, int64_t outer,
-                                   int64_t ld, int64_t batch, int64_t batch_stride, int box_inner, int box_outer,
-                                   int swizzle128);
+                                   int64_t ld, int64_t batch, int64_t batch_stride, int box_inner, int box_outer);
 
 #ifdef __cplusplus
 }

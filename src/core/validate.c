@@ -25,8 +25,7 @@ tess_status tess_matrix_check(const tess_matrix_desc *d, int64_t batch, const ch
     if (d->rows < 1 || d->cols < 1)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: rows=%" PRId64 " cols=%" PRId64 ": both must be >= 1",
                          name, d->rows, d->cols);
-    int64_t inner = d->order == TESS_ORDER_ROW ? d->cols : d->rows;
-    int64_t outer = d->order == TESS_ORDER_ROW ? d->rows : d->cols;
+    int64_t inner = tess_matrix_inner(d), outer = tess_matrix_outer(d);
     if (d->ld < inner)
         return tess_fail(TESS_STATUS_INVALID_VALUE,
                          "%s: ld=%" PRId64 " is smaller than the %s (%" PRId64 ") of a %s-major matrix; "
@@ -48,9 +47,11 @@ tess_status tess_matrix_check(const tess_matrix_desc *d, int64_t batch, const ch
 }
 
 int64_t tess_matrix_span(const tess_matrix_desc *d, int64_t batch) {
-    int64_t inner = d->order == TESS_ORDER_ROW ? d->cols : d->rows;
-    int64_t outer = d->order == TESS_ORDER_ROW ? d->rows : d->cols;
-    return (batch - 1) * d->batch_stride + (outer - 1) * d->ld + inner;
+    return (batch - 1) * d->batch_stride + (tess_matrix_outer(d) - 1) * d->ld + tess_matrix_inner(d);
+}
+
+size_t tess_matrix_bytes(const tess_matrix_desc *d, int64_t batch) {
+    return (size_t)tess_matrix_span(d, batch) * tess_dtype_size(d->dtype);
 }
 
 tess_status tess_matrix_check_shape(const tess_matrix_desc *d, int64_t rows, int64_t cols,

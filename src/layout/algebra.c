@@ -61,10 +61,6 @@ int64_t tl_cosize(tl_ctx *c, const tl_node *layout) {
     return p;
 }
 
-int64_t tl_eval_index(tl_ctx *c, const tl_node *layout, int64_t idx) {
-    tl_node *k = tl_int(c, idx);
-    return k ? tl_crd2idx(c, k, layout) : 0;
-}
 
 /* ---- coalesce and filter (C++ bw_coalesce) ---- */
 
@@ -111,9 +107,9 @@ tl_node *tl_coalesce(tl_ctx *c, const tl_node *layout) { return coalesce_leaves(
 
 /* Applies `op` to the modes the profile names, keeping the rest (C++ transform_layout). */
 static tl_node *by_profile(tl_ctx *c, const tl_node *layout, const tl_node *profile,
-                           tl_node *(*op)(tl_ctx *, const tl_node *, const tl_node *), const char *name) {
+                           tl_node *(*op)(tl_ctx *, const tl_node *), const char *name) {
     if (!profile || !tl_is_tuple(profile))
-        return op(c, layout, NULL);
+        return op(c, layout);
     if (profile->rank > tl_rank(layout))
         return tl_fail(c, "%s: the profile has %d modes but the layout only %d", name, profile->rank,
                        tl_rank(layout));
@@ -124,13 +120,8 @@ static tl_node *by_profile(tl_ctx *c, const tl_node *layout, const tl_node *prof
     return tl_list_tuple(c, &l);
 }
 
-static tl_node *coalesce_op(tl_ctx *c, const tl_node *layout, const tl_node *unused) {
-    (void)unused;
-    return tl_coalesce(c, layout);
-}
-
 tl_node *tl_coalesce_profile(tl_ctx *c, const tl_node *layout, const tl_node *profile) {
-    return by_profile(c, layout, profile, coalesce_op, "coalesce");
+    return by_profile(c, layout, profile, tl_coalesce, "coalesce");
 }
 
 /* Shape 1 wherever the stride is 0 (C++ filter_zeros). */
@@ -148,13 +139,8 @@ tl_node *tl_filter(tl_ctx *c, const tl_node *layout) {
     return z ? tl_coalesce(c, z) : NULL;
 }
 
-static tl_node *filter_op(tl_ctx *c, const tl_node *layout, const tl_node *unused) {
-    (void)unused;
-    return tl_filter(c, layout);
-}
-
 tl_node *tl_filter_profile(tl_ctx *c, const tl_node *layout, const tl_node *profile) {
-    return by_profile(c, layout, profile, filter_op, "filter");
+    return by_profile(c, layout, profile, tl_filter, "filter");
 }
 
 /* ---- composition (C++ composition_impl) ---- */
@@ -229,17 +215,11 @@ tl_node *tl_composition(tl_ctx *c, const tl_node *a, const tl_node *b) {
     return r;
 }
 
+static tl_node *through_tiler(tl_ctx *c, const tl_node *a, const tl_node *tiler,
+                              tl_node *(*op)(tl_ctx *, const tl_node *, const tl_node *), const char *name, int keep_rest);
+
 tl_node *tl_composition_tiler(tl_ctx *c, const tl_node *a, const tl_node *tiler) {
-    if (tiler->kind == TL_UNDER)
-        return (tl_node *)a;
-    if (tiler->kind != TL_TILER)
-        return tl_composition(c, a, tiler);
-    if (tiler->rank > tl_rank(a))
-        return tl_fail(c, "composition: the tiler has %d modes but the layout only %d", tiler->rank, tl_rank(a));
-    tl_list l = {0}; /* modes of A that the tiler does not reach are dropped, as in C++ */
-    for (int i = 0; i < tiler->rank; i++)
-        tl_push(c, &l, tl_composition_tiler(c, tl_get(a, i), tiler->child[i]));
-    return tl_list_tuple(c, &l);
+    return through_tiler(c, a, tiler, tl_composition, "composition", 0); /* A's other modes are dropped, as in C++ */
 }
 
 /* ---- complement (C++ detail::complement) ---- */
@@ -456,14 +436,7 @@ static tl_node *left_inverse_via_complement(tl_ctx *c, const tl_node *layout) {
     int64_t running = 1;
     for (int i = 0; i < m; i++)
         pre[i] = running, running = tl_mul(c, running, s[i]), ord[i] = i;
-    for (int i = 1; i < m; i++) /* Python sorts (stride, shape, prefix) triples */
-        for (int j = i; j > 0; j--) {
-            int x = ord[j - 1], y = ord[j];
-            int less = d[x] < d[y] || (d[x] == d[y] && (s[x] < s[y] || (s[x] == s[y] && pre[x] <= pre[y])));
-            if (less)
-                break;
-            ord[j - 1] = y, ord[j] = x;
-        }
+    sort_by_keys(ord, m, d, s);
     int k = 0;
     current = 1;
     for (int q = 0; q < m; q++) {
@@ -519,7 +492,7 @@ static tl_node *product_layout(tl_ctx *c, const tl_node *a, const tl_node *t) {
 
 /* Applies a layout-by-layout operation through a tiler, mode by mode, keeping A's other modes. */
 static tl_node *through_tiler(tl_ctx *c, const tl_node *a, const tl_node *tiler,
-                              tl_node *(*op)(tl_ctx *, const tl_node *, const tl_node *), const char *name) {
+                              tl_node *(*op)(tl_ctx *, const tl_node *, const tl_node *), const char *name, int keep_rest) {
     if (tiler->kind == TL_UNDER)
         return (tl_node *)a;
     if (tiler->kind != TL_TILER)
@@ -527,8 +500,9 @@ static tl_node *through_tiler(tl_ctx *c, const tl_node *a, const tl_node *tiler,
     if (tiler->rank > tl_rank(a))
         return tl_fail(c, "%s: the tiler has %d modes but the layout only %d", name, tiler->rank, tl_rank(a));
     tl_list l = {0};
-    for (int i = 0; i < tl_rank(a); i++)
-        tl_push(c, &l, i < tiler->rank ? through_tiler(c, tl_get(a, i), tiler->child[i], op, name) : tl_get(a, i));
+    int n = keep_rest ? tl_rank(a) : tiler->rank;
+    for (int i = 0; i < n; i++)
+        tl_push(c, &l, i < tiler->rank ? through_tiler(c, tl_get(a, i), tiler->child[i], op, name, keep_rest) : tl_get(a, i));
     return tl_list_tuple(c, &l);
 }
 
@@ -573,11 +547,11 @@ static tl_node *arrange(tl_ctx *c, tl_node *logical, const tl_node *tiler, tl_ar
 }
 
 tl_node *tl_divide(tl_ctx *c, const tl_node *a, const tl_node *tiler, tl_arrangement how) {
-    return arrange(c, through_tiler(c, a, tiler, divide_layout, "logical_divide"), tiler, how);
+    return arrange(c, through_tiler(c, a, tiler, divide_layout, "logical_divide", 1), tiler, how);
 }
 
 tl_node *tl_product_op(tl_ctx *c, const tl_node *a, const tl_node *tiler, tl_arrangement how) {
-    return arrange(c, through_tiler(c, a, tiler, product_layout, "logical_product"), tiler, how);
+    return arrange(c, through_tiler(c, a, tiler, product_layout, "logical_product", 1), tiler, how);
 }
 
 /* Pads a layout with 1:0 modes up to rank r (C++ append<R>). */
@@ -606,7 +580,7 @@ static tl_node *zip_pair(tl_ctx *c, const tl_node *x, const tl_node *y) {
     return tl_list_tuple(c, &l);
 }
 
-static tl_node *rank_product(tl_ctx *c, const tl_node *a, const tl_node *b, int raked) {
+tl_node *tl_rank_product(tl_ctx *c, const tl_node *a, const tl_node *b, int raked) {
     if (b->kind == TL_TILER || b->kind == TL_UNDER)
         return tl_fail(c, "%s_product: the second argument must be a layout", raked ? "raked" : "blocked");
     int r = tl_rank(a) > tl_rank(b) ? tl_rank(a) : tl_rank(b);
@@ -616,8 +590,6 @@ static tl_node *rank_product(tl_ctx *c, const tl_node *a, const tl_node *b, int 
     return raked ? zip_pair(c, p->child[1], p->child[0]) : zip_pair(c, p->child[0], p->child[1]);
 }
 
-tl_node *tl_blocked_product(tl_ctx *c, const tl_node *a, const tl_node *b) { return rank_product(c, a, b, 0); }
-tl_node *tl_raked_product(tl_ctx *c, const tl_node *a, const tl_node *b) { return rank_product(c, a, b, 1); }
 
 /* ---- slicing, max_common_vector, identity, tilers ---- */
 

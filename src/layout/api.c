@@ -134,21 +134,13 @@ TESS_API size_t tess_layout_print(const tess_layout *x, char *buf, size_t cap) {
     tl_ctx c;
     tl_init(&c);
     tl_value v;
+    tl_text t = {0};
+    t.ctx = &c;
     size_t n = 0;
-    if (tv_unpack(&c, x, &v, "tess_layout_print", "the value")) {
-        tl_text t = {0};
-        t.ctx = &c;
+    int good = tv_unpack(&c, x, &v, "tess_layout_print", "the value");
+    if (good)
         tv_print(&t, &v);
-        if (t.s) {
-            n = t.len;
-            if (buf && cap) {
-                size_t k = n < cap - 1 ? n : cap - 1;
-                memcpy(buf, t.s, k);
-                buf[k] = '\0';
-            }
-        }
-    }
-    tl_release(&c);
+    tv_emit(&c, good, &t, buf, cap, &n);
     return n;
 }
 
@@ -227,9 +219,8 @@ static tess_status call_query(const tess_layout *x, int64_t *out, query_fn fn, c
 
 /* ---- making ---- */
 
-static int make_layout_fn(tl_ctx *c, const tl_value *s, const tl_value *d, tl_value *r) { return tv_make_layout(c, s, d, r); }
 TESS_API tess_status tess_layout_make(const tess_layout *shape, const tess_layout *stride, tess_layout **out) {
-    return call_binary(shape, stride, 1, out, make_layout_fn, "tess_layout_make");
+    return call_binary(shape, stride, 1, out, tv_make_layout, "tess_layout_make");
 }
 
 TESS_API tess_status tess_layout_make_identity(const tess_layout *shape, tess_layout **out) {
@@ -316,13 +307,11 @@ TESS_API tess_status tess_layout_make_tiler(const tess_layout *const *modes, int
 
 /* ---- queries ---- */
 
-static int size_fn(tl_ctx *c, const tl_value *x, int64_t *out) { return tv_size(c, x, out); }
-static int cosize_fn(tl_ctx *c, const tl_value *x, int64_t *out) { return tv_cosize(c, x, out); }
 TESS_API tess_status tess_layout_size(const tess_layout *x, int64_t *out) {
-    return call_query(x, out, size_fn, "tess_layout_size");
+    return call_query(x, out, tv_size, "tess_layout_size");
 }
 TESS_API tess_status tess_layout_cosize(const tess_layout *x, int64_t *out) {
-    return call_query(x, out, cosize_fn, "tess_layout_cosize");
+    return call_query(x, out, tv_cosize, "tess_layout_cosize");
 }
 
 static tess_status int_query(const tess_layout *x, int *out, int (*fn)(tl_ctx *, const tl_value *, int *),
@@ -357,16 +346,22 @@ TESS_API tess_status tess_layout_mode(const tess_layout *x, int i, tess_layout *
     return finish(&c, good, &r, out);
 }
 
+/* Unpacks x (and coord, when given) and evaluates at coord or at idx. */
+static int eval_at(tl_ctx *c, const tess_layout *x, const tess_layout *coord, int64_t idx, tl_value *r,
+                   const char *name) {
+    tl_value a, k;
+    return tv_unpack(c, x, &a, name, "the layout") && (!coord || tv_unpack(c, coord, &k, name, "the coordinate")) &&
+           tv_eval(c, &a, coord ? &k : NULL, idx, r);
+}
+
 TESS_API tess_status tess_layout_eval_value(const tess_layout *x, const tess_layout *coord, int64_t idx,
                                             tess_layout **out) {
     if (null_out(out, "tess_layout_eval_value"))
         return TESS_STATUS_INVALID_VALUE;
     tl_ctx c;
     tl_init(&c);
-    tl_value a, k, r;
-    int good = tv_unpack(&c, x, &a, "tess_layout_eval", "the layout") &&
-               (!coord || tv_unpack(&c, coord, &k, "tess_layout_eval", "the coordinate")) &&
-               tv_eval(&c, &a, coord ? &k : NULL, idx, &r);
+    tl_value r;
+    int good = eval_at(&c, x, coord, idx, &r, "tess_layout_eval_value");
     return finish(&c, good, &r, out);
 }
 
@@ -377,9 +372,8 @@ static tess_status eval_int(const tess_layout *x, const tess_layout *coord, int6
         return TESS_STATUS_INVALID_VALUE;
     tl_ctx c;
     tl_init(&c);
-    tl_value a, k, r;
-    int good = tv_unpack(&c, x, &a, name, "the layout") && (!coord || tv_unpack(&c, coord, &k, name, "the coordinate")) &&
-               tv_eval(&c, &a, coord ? &k : NULL, idx, &r);
+    tl_value r;
+    int good = eval_at(&c, x, coord, idx, &r, name);
     if (good && r.node->kind != TL_INT)
         good = tl_fail(&c, "%s: the layout is coordinate-valued; use tess_layout_eval_value", name) != NULL;
     if (good)

@@ -53,7 +53,7 @@ static int atom_text(const char *name, tess_mma_operand op, char *text, size_t c
         return 1;
     }
     char tail;
-    if (sscanf(name, "wgmma_64x%dx%d_%3[a-z0-9]%c", &n, &k, acc, &tail) != 3 || n < 8 || n > 256 || n % 8 != 0 ||
+    if (sscanf(name, "wgmma_64x%dx%d_%3[a-z0-9]%c", &n, &k, acc, &tail) != 3 || n < 8 || n > 8 * WGMMA_WIDTHS || n % 8 != 0 ||
         (k != 16 && k != 32) || (strcmp(acc, "f32") != 0 && strcmp(acc, "f16") != 0))
         return 0;
     /* Warpgroup of 128 = (4 lanes in a quad, 8 quads, 4 warps). */

@@ -68,8 +68,8 @@ static tl_node *prefix_at(tl_ctx *c, const tl_node *a, int64_t *running) {
     return tl_list_tuple(c, &l);
 }
 
-tl_node *tl_prefix_product(tl_ctx *c, const tl_node *a, int64_t init) {
-    int64_t running = init;
+tl_node *tl_prefix_product(tl_ctx *c, const tl_node *a) {
+    int64_t running = 1;
     return prefix_at(c, a, &running);
 }
 
@@ -93,7 +93,7 @@ tl_node *tl_idx2crd(tl_ctx *c, int64_t idx, const tl_node *shape, const tl_node 
     if (tl_has_under(shape) || (stride && tl_has_under(stride)))
         return tl_fail(c, "idx2crd: '_' is not a number");
     if (!stride)
-        stride = tl_prefix_product(c, shape, 1);
+        stride = tl_prefix_product(c, shape);
     return stride ? idx2crd_at(c, idx, shape, stride) : NULL;
 }
 

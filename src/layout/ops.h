@@ -15,8 +15,8 @@
 tl_node *tl_shape_div(tl_ctx *c, const tl_node *a, const tl_node *b);
 /* ceil_div of a shape by an integer, folded mode by mode as CuTe does. */
 tl_node *tl_ceil_div_shape(tl_ctx *c, const tl_node *a, int64_t b);
-/* Exclusive prefix product, congruent to `a`, starting at `init`. */
-tl_node *tl_prefix_product(tl_ctx *c, const tl_node *a, int64_t init);
+/* Exclusive prefix product, congruent to `a` (starting at 1). */
+tl_node *tl_prefix_product(tl_ctx *c, const tl_node *a);
 /* The natural (colexicographic) coordinate of `idx` in `shape`, with strides
  * `stride` (NULL: compact column-major). */
 tl_node *tl_idx2crd(tl_ctx *c, int64_t idx, const tl_node *shape, const tl_node *stride);
@@ -33,7 +33,6 @@ int64_t tl_size(tl_ctx *c, const tl_node *layout);
 /* C++'s cosize: sum over leaves of (shape - 1) * |stride|, plus 1 (per basis for coordinate layouts). */
 int64_t tl_cosize(tl_ctx *c, const tl_node *layout);
 /* Evaluation at an index (past the end extends the last mode). Integer strides only. */
-int64_t tl_eval_index(tl_ctx *c, const tl_node *layout, int64_t idx);
 
 /* ---- layouts: the algebra ---- */
 tl_node *tl_coalesce(tl_ctx *c, const tl_node *layout);
@@ -54,8 +53,8 @@ tl_node *tl_left_inverse(tl_ctx *c, const tl_node *layout);
 typedef enum { TL_LOGICAL, TL_ZIPPED, TL_TILED, TL_FLAT } tl_arrangement;
 tl_node *tl_divide(tl_ctx *c, const tl_node *a, const tl_node *tiler, tl_arrangement how);
 tl_node *tl_product_op(tl_ctx *c, const tl_node *a, const tl_node *tiler, tl_arrangement how);
-tl_node *tl_blocked_product(tl_ctx *c, const tl_node *a, const tl_node *b);
-tl_node *tl_raked_product(tl_ctx *c, const tl_node *a, const tl_node *b);
+/* C++ blocked_product (raked = 0) or raked_product (raked = 1). */
+tl_node *tl_rank_product(tl_ctx *c, const tl_node *a, const tl_node *b, int raked);
 /* Slices a layout at a coordinate holding '_': the kept modes, and the offset
  * of the fixed ones (integer strides). */
 tl_node *tl_slice(tl_ctx *c, const tl_node *layout, const tl_node *crd, int64_t *offset);

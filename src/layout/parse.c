@@ -136,15 +136,3 @@ tl_node *tl_compact_col_major(tl_ctx *c, const tl_node *shape, tl_stride start) 
     tl_stride running = start;
     return compact_at(c, shape, &running);
 }
-
-tl_node *tl_parse_layout(tl_ctx *c, tl_scan *s) {
-    tl_node *shape = tl_parse_tuple(c, s, 0);
-    if (!shape)
-        return NULL;
-    if (!tl_accept(s, ':'))
-        return tl_compact_col_major(c, shape, tl_int_stride(1));
-    tl_node *stride = tl_parse_tuple(c, s, 1);
-    if (!stride)
-        return NULL;
-    return tl_zip_shape_stride(c, shape, stride);
-}

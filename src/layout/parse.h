@@ -21,9 +21,6 @@ void *tl_scan_fail(tl_ctx *c, const tl_scan *s, const char *what);
  * tuples may be scaled basis vectors "k@i" when allow_basis is set. */
 tl_node *tl_parse_tuple(tl_ctx *c, tl_scan *s, int allow_basis);
 
-/* A layout "shape:stride" (congruent), or a bare shape (compact, column-major). */
-tl_node *tl_parse_layout(tl_ctx *c, tl_scan *s);
-
 /* Joins a shape tree and a congruent stride tree into one layout tree. */
 tl_node *tl_zip_shape_stride(tl_ctx *c, const tl_node *shape, const tl_node *stride);
 

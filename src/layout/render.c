@@ -124,7 +124,7 @@ TESS_API tess_status tess_layout_render_latex(const tess_layout *x, char *buf, s
         for (int64_t i = 0; i < rows; i++)
             for (int64_t j = 0; j < cols; j++) {
                 int64_t value = v[i * cols + j];
-                tl_text_printf(&t, "\\node[fill=%s] at (%lld,%lld) {%lld};\n", grey[((value % 8) + 8) % 8],
+                tl_text_printf(&t, "\\node[fill=%s] at (%lld,%lld) {%lld};\n", grey[tl_floor_mod(value, 8)],
                                (long long)i, (long long)j, (long long)value);
             }
         tl_text_printf(&t, "\\draw[color=black,thick,shift={(-0.5,-0.5)}] (0,0) grid (%lld,%lld);\n\n",
@@ -243,7 +243,7 @@ TESS_API tess_status tess_layout_render_svg(const tess_layout *x, int64_t rows, 
                     char l1[24];
                     int64_t value = vals[i * k + j];
                     snprintf(l1, sizeof l1, "%lld", (long long)value);
-                    svg_cell(&t, i, j, thread_colour[((value % 8) + 8) % 8], l1, NULL);
+                    svg_cell(&t, i, j, thread_colour[tl_floor_mod(value, 8)], l1, NULL);
                 }
             tl_text_put(&t, "</svg>\n");
         }
@@ -289,7 +289,7 @@ TESS_API tess_status tess_layout_explain(const tess_layout *x, const tess_layout
     tl_node *layout = NULL, *crd = NULL, *nat = NULL;
     int good = tv_unpack(&c, x, &v, "tess_layout_explain", "the layout") &&
                tv_unpack(&c, coord, &k, "tess_layout_explain", "the coordinate") &&
-               (layout = v.kind == TESS_LAYOUT_SWIZZLED ? v.node : tv_layout(&c, &v, "explain")) &&
+               (layout = tv_base_layout(&c, &v, "explain")) &&
                (crd = tv_tuple(&c, &k, "explain: the coordinate")) && (nat = natural(&c, crd, layout)) &&
                tv_eval(&c, &v, &k, 0, &r);
     if (good && tl_has_under(crd))

@@ -182,12 +182,6 @@ tl_node *tl_list_tuple(tl_ctx *c, const tl_list *l) {
     return tl_tuple(c, l->n, l->item);
 }
 
-tl_node *tl_list_unwrap(tl_ctx *c, const tl_list *l) {
-    if (c->status != TESS_STATUS_SUCCESS)
-        return NULL;
-    return l->n == 1 ? l->item[0] : tl_tuple(c, l->n, l->item);
-}
-
 int tl_is_tuple(const tl_node *x) { return x->kind == TL_TUPLE; }
 
 tl_node *tl_get(const tl_node *x, int i) {
@@ -234,21 +228,6 @@ tl_node *tl_flatten(tl_ctx *c, const tl_node *x) {
     tl_list l = {0};
     tl_flatten_into(c, x, &l);
     return tl_list_tuple(c, &l);
-}
-
-int tl_equal(const tl_node *a, const tl_node *b, int compare_strides) {
-    if (a->kind != b->kind)
-        return 0;
-    if (a->kind == TL_UNDER)
-        return 1;
-    if (a->kind == TL_INT)
-        return a->value == b->value && (!compare_strides || tl_stride_eq(a->stride, b->stride));
-    if (a->rank != b->rank)
-        return 0;
-    for (int i = 0; i < a->rank; i++)
-        if (!tl_equal(a->child[i], b->child[i], compare_strides))
-            return 0;
-    return 1;
 }
 
 int tl_congruent(const tl_node *a, const tl_node *b) {

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/error.h"
 #include "tessera.h"
 
 /* Deepest nesting accepted anywhere (parsing, building): far beyond any real
@@ -57,11 +58,7 @@ void tl_init(tl_ctx *c);
 /* Frees every node the context made. */
 void tl_release(tl_ctx *c);
 /* Records the first failure (status INVALID_VALUE unless given otherwise) and returns NULL. */
-void *tl_fail(tl_ctx *c, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+void *tl_fail(tl_ctx *c, const char *fmt, ...) TESS_PRINTF(2, 3);
 void *tl_alloc(tl_ctx *c, size_t bytes);
 
 /* ---- checked arithmetic (record an error on overflow) ---- */
@@ -93,8 +90,6 @@ typedef struct tl_list {
 } tl_list;
 void tl_push(tl_ctx *c, tl_list *l, tl_node *x);
 tl_node *tl_list_tuple(tl_ctx *c, const tl_list *l);
-/* The tuple of l's items, or its only item when there is exactly one (CuTe's unwrap). */
-tl_node *tl_list_unwrap(tl_ctx *c, const tl_list *l);
 
 /* ---- structure ---- */
 int tl_is_tuple(const tl_node *x);
@@ -107,7 +102,6 @@ int64_t tl_product(tl_ctx *c, const tl_node *x);
 /* The leaves, in order, as one tuple (a leaf stays a leaf inside a 1-tuple). */
 void tl_flatten_into(tl_ctx *c, const tl_node *x, tl_list *out);
 tl_node *tl_flatten(tl_ctx *c, const tl_node *x);
-int tl_equal(const tl_node *a, const tl_node *b, int compare_strides);
 int tl_congruent(const tl_node *a, const tl_node *b);
 int tl_has_under(const tl_node *x);
 int tl_has_basis(const tl_node *x);
@@ -121,11 +115,7 @@ typedef struct tl_text {
     tl_ctx *ctx;
 } tl_text;
 void tl_text_put(tl_text *t, const char *s);
-void tl_text_printf(tl_text *t, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+void tl_text_printf(tl_text *t, const char *fmt, ...) TESS_PRINTF(2, 3);
 /* CuTe notation: shapes as "(4,(2,2))" (1-tuples "(8)"), layouts as "shape:stride". */
 void tl_print_shape(tl_text *t, const tl_node *x);
 void tl_print_stride(tl_text *t, const tl_node *x);

@@ -34,6 +34,7 @@ int64_t tv_swizzle(int bits, int base, int shift, int64_t x) {
 
 int tv_make_swizzle(tl_ctx *c, int bits, int base, int shift, tl_value *out) {
     int ashift = shift < 0 ? -shift : shift;
+    /* 62: the mask 1 << (bits + base + |shift|) must stay a positive int64. */
     if (bits < 0 || base < 0 || (bits > 0 && ashift < bits) || bits + base + ashift > 62) {
         tl_fail(c, "Sw<%d,%d,%d>: a swizzle needs bits >= 0, base >= 0, |shift| >= bits and fewer than 63 bits in all",
                 bits, base, shift);
@@ -48,6 +49,7 @@ int tv_make_swizzle(tl_ctx *c, int bits, int base, int shift, tl_value *out) {
 
 static int scan_small_int(tl_ctx *c, tl_scan *s, int *out) {
     tl_node *x = tl_parse_tuple(c, s, 0);
+    /* +-64: beyond any valid swizzle field (see tv_make_swizzle), and safe to cast to int. */
     if (!x || x->kind != TL_INT || x->value < -64 || x->value > 64) {
         tl_scan_fail(c, s, "a small integer in Sw<B,M,S>");
         return 0;
@@ -227,7 +229,7 @@ tl_node *tv_tuple(tl_ctx *c, const tl_value *v, const char *what) {
 }
 
 /* The layout a value is built on: a layout, or a swizzled layout's inner one. */
-static tl_node *base_layout(tl_ctx *c, const tl_value *v, const char *what) {
+tl_node *tv_base_layout(tl_ctx *c, const tl_value *v, const char *what) {
     return v->kind == TESS_LAYOUT_SWIZZLED ? v->node : tv_layout(c, v, what);
 }
 
@@ -260,7 +262,7 @@ int tv_size(tl_ctx *c, const tl_value *x, int64_t *out) {
 int tv_cosize(tl_ctx *c, const tl_value *x, int64_t *out) {
     if (x->kind == TESS_LAYOUT_SWIZZLE)
         return tv_size(c, x, out);
-    tl_node *l = base_layout(c, x, "cosize");
+    tl_node *l = tv_base_layout(c, x, "cosize");
     if (!l)
         return 0;
     *out = tl_cosize(c, l);
@@ -298,12 +300,12 @@ static tl_node *project(tl_ctx *c, const tl_node *x, int want_stride) {
 int tv_shape(tl_ctx *c, const tl_value *x, tl_value *out) {
     if (x->kind == TESS_LAYOUT_TUPLE)
         return ok(c, out, TESS_LAYOUT_TUPLE, x->node);
-    tl_node *l = base_layout(c, x, "shape");
+    tl_node *l = tv_base_layout(c, x, "shape");
     return l && ok(c, out, TESS_LAYOUT_TUPLE, project(c, l, 0));
 }
 
 int tv_stride(tl_ctx *c, const tl_value *x, tl_value *out) {
-    tl_node *l = base_layout(c, x, "stride");
+    tl_node *l = tv_base_layout(c, x, "stride");
     return l && ok(c, out, TESS_LAYOUT_TUPLE, project(c, l, 1));
 }
 
@@ -349,7 +351,7 @@ int tv_eval(tl_ctx *c, const tl_value *x, const tl_value *coord, int64_t idx, tl
         *out = tv_int(c, tv_swizzle(x->bits, x->base, x->shift, coord ? coord->node->value : idx));
         return 1;
     }
-    tl_node *l = base_layout(c, x, "evaluation");
+    tl_node *l = tv_base_layout(c, x, "evaluation");
     tl_node *crd = coord ? tv_tuple(c, coord, "evaluation: the coordinate") : tl_int(c, idx);
     if (!l || !crd)
         return 0;
@@ -367,7 +369,7 @@ int tv_eval(tl_ctx *c, const tl_value *x, const tl_value *coord, int64_t idx, tl
 }
 
 int tv_slice(tl_ctx *c, const tl_value *x, const tl_value *coord, tl_value *out, int64_t *offset) {
-    tl_node *l = base_layout(c, x, "slice"), *crd = tv_tuple(c, coord, "slice: the coordinate");
+    tl_node *l = tv_base_layout(c, x, "slice"), *crd = tv_tuple(c, coord, "slice: the coordinate");
     if (!l || !crd)
         return 0;
     if (tl_has_basis(l)) {
@@ -387,14 +389,14 @@ int tv_slice(tl_ctx *c, const tl_value *x, const tl_value *coord, tl_value *out,
 /* ---- the algebra ---- */
 
 int tv_coalesce(tl_ctx *c, const tl_value *x, const tl_value *profile, tl_value *out) {
-    tl_node *l = base_layout(c, x, "coalesce"), *p = profile ? tv_tuple(c, profile, "coalesce: the profile") : NULL;
+    tl_node *l = tv_base_layout(c, x, "coalesce"), *p = profile ? tv_tuple(c, profile, "coalesce: the profile") : NULL;
     if (!l || (profile && !p))
         return 0;
     return keep_swizzle(c, x, tl_coalesce_profile(c, l, p), out);
 }
 
 int tv_filter(tl_ctx *c, const tl_value *x, const tl_value *profile, tl_value *out) {
-    tl_node *l = base_layout(c, x, "filter"), *p = profile ? tv_tuple(c, profile, "filter: the profile") : NULL;
+    tl_node *l = tv_base_layout(c, x, "filter"), *p = profile ? tv_tuple(c, profile, "filter: the profile") : NULL;
     if (!l || (profile && !p))
         return 0;
     return keep_swizzle(c, x, tl_filter_profile(c, l, p), out);
@@ -411,7 +413,7 @@ int tv_composition(tl_ctx *c, const tl_value *a, const tl_value *b, tl_value *ou
         out->offset = 0;
         return 1;
     }
-    tl_node *l = base_layout(c, a, "composition"), *t = tv_tiler(c, b, "composition: the right-hand side");
+    tl_node *l = tv_base_layout(c, a, "composition"), *t = tv_tiler(c, b, "composition: the right-hand side");
     if (!l || !t)
         return 0;
     return keep_swizzle(c, a, tl_composition_tiler(c, l, t), out);
@@ -436,7 +438,7 @@ int tv_left_inverse(tl_ctx *c, const tl_value *x, tl_value *out) {
 }
 
 int tv_divide(tl_ctx *c, const tl_value *a, const tl_value *tiler, tl_arrangement how, tl_value *out) {
-    tl_node *l = base_layout(c, a, "divide"), *t = tv_tiler(c, tiler, "divide: the tiler");
+    tl_node *l = tv_base_layout(c, a, "divide"), *t = tv_tiler(c, tiler, "divide: the tiler");
     if (!l || !t)
         return 0;
     return keep_swizzle(c, a, tl_divide(c, l, t, how), out);
@@ -452,7 +454,7 @@ int tv_blocked_product(tl_ctx *c, const tl_value *a, const tl_value *b, int rake
     tl_node *l = tv_layout(c, a, name), *r = tv_layout(c, b, name);
     if (!l || !r)
         return 0;
-    return ok(c, out, TESS_LAYOUT_PLAIN, raked ? tl_raked_product(c, l, r) : tl_blocked_product(c, l, r));
+    return ok(c, out, TESS_LAYOUT_PLAIN, tl_rank_product(c, l, r, raked));
 }
 
 int tv_max_common_vector(tl_ctx *c, const tl_value *a, const tl_value *b, int64_t *out) {
@@ -502,7 +504,7 @@ int tv_flatten(tl_ctx *c, const tl_value *x, tl_value *out) {
 
 int tv_prefix_product(tl_ctx *c, const tl_value *x, tl_value *out) {
     tl_node *t = tv_tuple(c, x, "prefix_product");
-    return t && ok(c, out, TESS_LAYOUT_TUPLE, tl_prefix_product(c, t, 1));
+    return t && ok(c, out, TESS_LAYOUT_TUPLE, tl_prefix_product(c, t));
 }
 
 int tv_shape_div(tl_ctx *c, const tl_value *a, const tl_value *b, tl_value *out) {

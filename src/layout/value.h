@@ -32,6 +32,8 @@ int tv_unpack(tl_ctx *c, const tess_layout *x, tl_value *v, const char *fn, cons
 tl_node *tv_layout(tl_ctx *c, const tl_value *v, const char *what);
 tl_node *tv_tiler(tl_ctx *c, const tl_value *v, const char *what);
 tl_node *tv_tuple(tl_ctx *c, const tl_value *v, const char *what);
+/* A layout, or a swizzled layout's inner one. */
+tl_node *tv_base_layout(tl_ctx *c, const tl_value *v, const char *what);
 
 /* Applies a swizzle to an offset. */
 int64_t tv_swizzle(int bits, int base, int shift, int64_t x);

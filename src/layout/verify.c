@@ -61,7 +61,7 @@ int tl_walk_next(tl_walk *w, int64_t *i) {
     /* Evenly spread samples, the last one at n - 1, each nudged by a
      * multiplicative hash so that periodic structure is not sampled in step. */
     int64_t span = w->n / w->step_count;
-    uint64_t h = (uint64_t)w->k * 0x9e3779b97f4a7c15ull;
+    uint64_t h = (uint64_t)w->k * 0x9e3779b97f4a7c15ull; /* 2^64 / golden ratio (Fibonacci hashing) */
     int64_t base = w->k * span, jitter = span > 1 ? (int64_t)(h % (uint64_t)span) : 0;
     *i = w->k == w->step_count - 1 ? w->n - 1 : base + jitter;
     w->k++;

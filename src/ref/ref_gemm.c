@@ -111,25 +111,29 @@ tess_status tess_ref_store(const tess_ref_gemm *p, const double *out, void *d_da
     return TESS_STATUS_SUCCESS;
 }
 
-double tess_ref_rel_error_matrix(int64_t m, int64_t n, int64_t batch, const tess_matrix_desc *got_desc,
-                                 const void *got, const tess_matrix_desc *want_desc, const void *want,
-                                 int64_t *nonfinite) {
+/* The end of both measures: NaN when any output was not finite, else ||diff|| / ||want||. */
+static double rel_error_of(double diff2, double want2, int64_t bad, int64_t *nonfinite) {
+    if (nonfinite)
+        *nonfinite = bad;
+    if (bad)
+        return NAN;
+    return want2 > 0.0 ? sqrt(diff2 / want2) : sqrt(diff2);
+}
+
+double tess_ref_rel_error_matrix(int64_t batch, const tess_matrix_desc *got_desc, const void *got,
+                                 const tess_matrix_desc *want_desc, const void *want, int64_t *nonfinite) {
     double diff2 = 0.0, want2 = 0.0;
     int64_t bad = 0;
     for (int64_t b = 0; b < batch; b++)
-        for (int64_t j = 0; j < n; j++)
-            for (int64_t i = 0; i < m; i++) {
+        for (int64_t j = 0; j < got_desc->cols; j++)
+            for (int64_t i = 0; i < got_desc->rows; i++) {
                 double g = tess_load_as_f32(got_desc->dtype, got, tess_matrix_offset(got_desc, b, i, j));
                 double w = tess_load_as_f32(want_desc->dtype, want, tess_matrix_offset(want_desc, b, i, j));
                 bad += !isfinite(g);
                 diff2 += (g - w) * (g - w);
                 want2 += w * w;
             }
-    if (nonfinite)
-        *nonfinite = bad;
-    if (bad)
-        return NAN;
-    return want2 > 0.0 ? sqrt(diff2 / want2) : sqrt(diff2);
+    return rel_error_of(diff2, want2, bad, nonfinite);
 }
 
 double tess_ref_rel_error(const tess_ref_gemm *p, const double *ref, const void *d_data, int64_t *nonfinite) {
@@ -147,9 +151,5 @@ double tess_ref_rel_error(const tess_ref_gemm *p, const double *ref, const void 
             }
         }
     }
-    if (nonfinite)
-        *nonfinite = bad;
-    if (bad)
-        return NAN;
-    return ref2 > 0.0 ? sqrt(diff2 / ref2) : sqrt(diff2);
+    return rel_error_of(diff2, ref2, bad, nonfinite);
 }

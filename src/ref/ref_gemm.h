@@ -84,13 +84,12 @@ tess_status tess_ref_gemm_gpu(const tess_ref_gemm *p, void *d_data, void *stream
  * is not finite, and stores the number of such elements in *nonfinite. */
 double tess_ref_rel_error(const tess_ref_gemm *p, const double *ref, const void *d_data, int64_t *nonfinite);
 
-/* The same measure between two batched m x n matrices in host memory, each in
+/* The same measure between two batches of matrices of got_desc's shape in host memory, each in
  * its own type and layout (e.g. a kernel's D against tess_ref_gemm_gpu's f32
  * result): ||got - want|| / ||want||, NaN if any element of `got` is not
  * finite (their count in *nonfinite, which may be NULL). */
-double tess_ref_rel_error_matrix(int64_t m, int64_t n, int64_t batch, const tess_matrix_desc *got_desc,
-                                 const void *got, const tess_matrix_desc *want_desc, const void *want,
-                                 int64_t *nonfinite);
+double tess_ref_rel_error_matrix(int64_t batch, const tess_matrix_desc *got_desc, const void *got,
+                                 const tess_matrix_desc *want_desc, const void *want, int64_t *nonfinite);
 
 #ifdef __cplusplus
 }

@@ -17,10 +17,10 @@
 
 /* Guard bytes after D's storage: a write there is a write outside the output. */
 #define GUARD_BYTES 4096
-/* More than the plans any problem has (6 tile configurations x data-parallel or stream-K). */
+/* The plans a problem can have: 6 tile configurations, data-parallel or stream-K. */
+#define PLANS_PER_PROBLEM 12
+/* Room for them all. */
 #define MAX_PLANS 16
-/* Workspace given to the handle: cuBLAS's recommendation on Hopper, enough for every stream-K plan. */
-#define WORKSPACE_BYTES ((size_t)32 << 20)
 
 static tess_rng rng;
 
@@ -37,9 +37,8 @@ static int64_t pick_dim(int64_t max) {
 /* A layout for rows x cols with a leading dimension padded to 8 elements (+ 0, 8 or 16). */
 static tess_matrix_desc layout(tess_dtype t, int64_t rows, int64_t cols, int64_t batch, int order_choice) {
     tess_matrix_desc d = {t, order_choice ? TESS_ORDER_ROW : TESS_ORDER_COL, rows, cols, 0, 0};
-    int64_t inner = order_choice ? cols : rows, outer = order_choice ? rows : cols;
-    d.ld = (inner + 7) / 8 * 8 + 8 * tess_rng_range(&rng, 0, 2);
-    d.batch_stride = batch > 1 ? (outer * d.ld + 7) / 8 * 8 + 8 * tess_rng_range(&rng, 0, 1) : 0;
+    d.ld = (tess_matrix_inner(&d) + 7) / 8 * 8 + 8 * tess_rng_range(&rng, 0, 2);
+    d.batch_stride = batch > 1 ? (tess_matrix_outer(&d) * d.ld + 7) / 8 * 8 + 8 * tess_rng_range(&rng, 0, 1) : 0;
     return d;
 }
 
@@ -51,14 +50,6 @@ static void *upload(const void *host, size_t bytes) {
     return dev;
 }
 
-static void *random_matrix(const tess_matrix_desc *d, int64_t batch, size_t *bytes) {
-    int64_t count = tess_matrix_span(d, batch);
-    *bytes = (size_t)count * tess_dtype_size(d->dtype);
-    void *h = malloc(*bytes);
-    tess_fill_normal(h, d->dtype, count, 1.0, &rng);
-    return h;
-}
-
 typedef struct case_stats {
     int runs, failures, stream_k;
 } case_stats;
@@ -66,17 +57,14 @@ typedef struct case_stats {
 /* Runs one problem with one plan (plan_index < 0: the heuristic's) and checks it. */
 static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_place, case_stats *st) {
     size_t a_bytes, b_bytes, c_bytes = 0;
-    void *ha = random_matrix(&g->a, g->batch, &a_bytes), *hb = random_matrix(&g->b, g->batch, &b_bytes);
-    void *hc = g->beta != 0.0f || in_place ? random_matrix(&g->c, g->batch, &c_bytes) : NULL;
-    size_t d_bytes = (size_t)tess_matrix_span(&g->d, g->batch) * tess_dtype_size(g->d.dtype);
+    void *ha = test_matrix_random(&g->a, g->batch, &rng, &a_bytes), *hb = test_matrix_random(&g->b, g->batch, &rng, &b_bytes);
+    void *hc = g->beta != 0.0f || in_place ? test_matrix_random(&g->c, g->batch, &rng, &c_bytes) : NULL;
+    size_t d_bytes = tess_matrix_bytes(&g->d, g->batch), ref_bytes = sizeof(float) * (size_t)(g->m * g->n * g->batch);
     void *da = upload(ha, a_bytes), *db = upload(hb, b_bytes), *dc = hc ? upload(hc, c_bytes) : NULL;
     unsigned char *dd = upload(NULL, d_bytes + GUARD_BYTES);
-    if (in_place) { /* C is D: the same buffer, pre-filled with C */
-        cudaMemset(dd, 0xff, d_bytes + GUARD_BYTES);
+    cudaMemset(dd, 0xff, d_bytes + GUARD_BYTES); /* NaN in every dtype */
+    if (in_place)                                /* C is D: the same buffer, pre-filled with C */
         cudaMemcpy(dd, hc, c_bytes, cudaMemcpyHostToDevice);
-    } else {
-        cudaMemset(dd, 0xff, d_bytes + GUARD_BYTES); /* NaN in every dtype */
-    }
 
     /* The reference: float32 accumulation into an unrounded f32 D, column-major. */
     tess_ref_gemm ref;
@@ -86,7 +74,7 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
     ref.a_data = da, ref.b_data = db, ref.c_data = in_place ? dd : dc;
     tess_matrix_desc rd = {TESS_DTYPE_F32, TESS_ORDER_COL, g->m, g->n, g->m, g->m * g->n};
     ref.d = rd;
-    float *dref = upload(NULL, sizeof(float) * (size_t)(g->m * g->n * g->batch));
+    float *dref = upload(NULL, ref_bytes);
     CHECK_STATUS(tess_ref_gemm_gpu(&ref, dref, NULL), TESS_STATUS_SUCCESS);
     cudaDeviceSynchronize(); /* the reference read C before D is overwritten in place */
 
@@ -118,11 +106,11 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
            cudaGetErrorString(err), tess_last_error());
     if (s == TESS_STATUS_SUCCESS && err == cudaSuccess) {
         unsigned char *out = malloc(d_bytes + GUARD_BYTES);
-        float *want = malloc(sizeof(float) * (size_t)(g->m * g->n * g->batch));
+        float *want = malloc(ref_bytes);
         cudaMemcpy(out, dd, d_bytes + GUARD_BYTES, cudaMemcpyDeviceToHost);
-        cudaMemcpy(want, dref, sizeof(float) * (size_t)(g->m * g->n * g->batch), cudaMemcpyDeviceToHost);
+        cudaMemcpy(want, dref, ref_bytes, cudaMemcpyDeviceToHost);
         int64_t nonfinite = 0, guard = 0;
-        double rel = tess_ref_rel_error_matrix(g->m, g->n, g->batch, &g->d, out, &rd, want, &nonfinite);
+        double rel = tess_ref_rel_error_matrix(g->batch, &g->d, out, &rd, want, &nonfinite);
         for (size_t i = d_bytes; i < d_bytes + GUARD_BYTES; i++)
             guard += out[i] != 0xff;
         /* Padding of D (ld beyond the matrix) keeps its poison (skipped in place: it holds C). */
@@ -230,7 +218,7 @@ static void test_refusals(tess_handle h) {
     CHECK_STATUS(tess_gemm_workspace_size(h, &g, &need), TESS_STATUS_SUCCESS);
     tess_plan plan;
     CHECK_STATUS(tess_gemm_plan(h, &g, &plan), TESS_STATUS_SUCCESS);
-    CHECKF(need > 0 && plan.stream_k && plan.workspace_bytes == need && need <= WORKSPACE_BYTES,
+    CHECKF(need > 0 && plan.stream_k && plan.workspace_bytes == need && need <= TESS_GEMM_WORKSPACE_BYTES,
            "2304x4352x2048: workspace %zu, plan %s (stream-K %d, %llu bytes)", need, plan.name, plan.stream_k,
            (unsigned long long)plan.workspace_bytes);
     void *ws = NULL;
@@ -264,8 +252,8 @@ int main(void) {
     tess_handle h = NULL;
     CHECK_STATUS(tess_create(&h, 0), TESS_STATUS_SUCCESS);
     void *workspace = NULL;
-    CHECK(cudaMalloc(&workspace, WORKSPACE_BYTES) == cudaSuccess);
-    CHECK_STATUS(tess_set_workspace(h, workspace, WORKSPACE_BYTES), TESS_STATUS_SUCCESS);
+    CHECK(cudaMalloc(&workspace, TESS_GEMM_WORKSPACE_BYTES) == cudaSuccess);
+    CHECK_STATUS(tess_set_workspace(h, workspace, TESS_GEMM_WORKSPACE_BYTES), TESS_STATUS_SUCCESS);
     case_stats st = {0, 0, 0};
     tess_gemm_desc g;
     for (int trial = 0; trial < 120; trial++) {
@@ -277,7 +265,7 @@ int main(void) {
     }
     /* Larger problems: many tiles per CTA, deep K, every plan, each layout. */
     for (int layout_bits = 0; layout_bits < 4; layout_bits++)
-        for (int plan = 0; plan < 12; plan++) {
+        for (int plan = 0; plan < PLANS_PER_PROBLEM; plan++) {
             tess_gemm_desc_init(&g);
             g.m = 1024 + 64 * plan, g.n = 2048 - 8 * layout_bits, g.k = 1536;
             g.a = layout(TESS_DTYPE_BF16, g.m, g.k, 1, layout_bits & 1);

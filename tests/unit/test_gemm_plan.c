@@ -110,7 +110,7 @@ static tess_gemm_desc random_problem(void) {
 
 static void test_plans(void) {
     enum { CAP = 16 };
-    const size_t limits[2] = {0, (size_t)32 << 20};
+    const size_t limits[2] = {0, TESS_GEMM_WORKSPACE_BYTES};
     int with_sk = 0, without_sk = 0;
     for (int trial = 0; trial < 3000; trial++) {
         tess_gemm_desc g = random_problem();
@@ -170,7 +170,7 @@ static void test_suite_choices(void) {
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         tess_gemm_desc g = problem(shapes[i].m, shapes[i].n, shapes[i].k);
         tess_plan plan;
-        int count = tess_gemm_candidates(NULL, &g, (size_t)32 << 20, &plan, 1);
+        int count = tess_gemm_candidates(NULL, &g, TESS_GEMM_WORKSPACE_BYTES, &plan, 1);
         printf("  %5lld x %5lld x %5lld: %s (grid %d, %d tiles)\n", (long long)g.m, (long long)g.n, (long long)g.k,
                count ? plan.name : "none", count ? plan.grid : 0, count ? plan.tiles : 0);
         if (shapes[i].want)

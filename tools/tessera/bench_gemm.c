@@ -26,15 +26,13 @@
 #include "tools/tessera/cublaslt.h"
 #include "tools/tessera/timing.h"
 
-/* Workspace for both providers: cuBLAS's recommendation on Hopper, which also
- * holds every tessera stream-K plan. */
-#define BENCH_WORKSPACE_BYTES ((size_t)32 << 20)
-
 #define MAX_VALUES 64
 /* Most alternating timing rounds (--rounds). */
 #define MAX_ROUNDS 9
 /* Input sets rotated through: enough to exceed twice the L2, at most this many. */
 #define MAX_SETS 16
+/* Plans listed per problem (more than any problem has). */
+#define MAX_PLANS 16
 
 typedef struct options {
     int64_t m[MAX_VALUES], n[MAX_VALUES], k[MAX_VALUES];
@@ -143,13 +141,9 @@ typedef struct buffers {
     void *a, *b, *c, *d;
 } buffers;
 
-static size_t span_bytes(const tess_matrix_desc *x, int64_t batch) {
-    return (size_t)tess_matrix_span(x, batch) * tess_dtype_size(x->dtype);
-}
-
 /* Fills device memory with normal(0, 1) values of `t`, generated on the host in chunks. */
 static void fill_normal(void *dev, tess_dtype t, int64_t count, tess_rng *r) {
-    const int64_t chunk = 1 << 22;
+    const int64_t chunk = 1 << 22; /* 4 Mi elements (8-16 MiB) of host staging at a time */
     void *h = malloc((size_t)chunk * tess_dtype_size(t));
     for (int64_t at = 0; at < count; at += chunk) {
         int64_t n = count - at < chunk ? count - at : chunk;
@@ -186,24 +180,23 @@ static int run_cublas(void *ctx, void *stream) {
     return cublaslt_execute(j->lt, b->a, b->b, b->c, b->d, stream);
 }
 
-/* ||D - ref|| / ||ref|| of set 0's D against an f32 column-major reference. */
-static double rel_error(const tess_gemm_desc *g, const void *d_dev, const float *ref_dev) {
-    size_t d_bytes = span_bytes(&g->d, g->batch);
-    size_t count = (size_t)(g->m * g->n * g->batch);
+/* ||D - ref|| / ||ref|| of set 0's D against the reference `rd` (f32) computed on the device. */
+static double rel_error(const tess_gemm_desc *g, const void *d_dev, const tess_matrix_desc *rd, const float *ref_dev) {
+    size_t d_bytes = tess_matrix_bytes(&g->d, g->batch), ref_bytes = tess_matrix_bytes(rd, g->batch);
     unsigned char *d = malloc(d_bytes);
-    float *ref = malloc(sizeof(float) * count);
+    float *ref = malloc(ref_bytes);
     cudaMemcpy(d, d_dev, d_bytes, cudaMemcpyDeviceToHost);
-    cudaMemcpy(ref, ref_dev, sizeof(float) * count, cudaMemcpyDeviceToHost);
-    tess_matrix_desc rd = {TESS_DTYPE_F32, TESS_ORDER_COL, g->m, g->n, g->m, g->m * g->n};
-    double err = tess_ref_rel_error_matrix(g->m, g->n, g->batch, &g->d, d, &rd, ref, NULL);
+    cudaMemcpy(ref, ref_dev, ref_bytes, cudaMemcpyDeviceToHost);
+    double err = tess_ref_rel_error_matrix(g->batch, &g->d, d, rd, ref, NULL);
     free(d);
     free(ref);
     return err;
 }
 
 static tess_matrix_desc packed(tess_dtype t, tess_order o, int64_t rows, int64_t cols, int64_t batch) {
-    int64_t inner = o == TESS_ORDER_ROW ? cols : rows, outer = o == TESS_ORDER_ROW ? rows : cols;
-    tess_matrix_desc d = {t, o, rows, cols, inner, batch > 1 ? inner * outer : 0};
+    tess_matrix_desc d = {t, o, rows, cols, 0, 0};
+    d.ld = tess_matrix_inner(&d);
+    d.batch_stride = batch > 1 ? d.ld * tess_matrix_outer(&d) : 0;
     return d;
 }
 
@@ -219,16 +212,16 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
     g.b = packed(o->tb, o->ob, k, n, o->batch);
     g.d = packed(o->td, o->od, m, n, o->batch);
     g.c = o->c_given ? packed(o->tc, o->oc, m, n, o->batch) : g.d;
-    size_t set_bytes = span_bytes(&g.a, g.batch) + span_bytes(&g.b, g.batch) + span_bytes(&g.d, g.batch) +
-                       (g.beta != 0.0f ? span_bytes(&g.c, g.batch) : 0);
+    size_t set_bytes = tess_matrix_bytes(&g.a, g.batch) + tess_matrix_bytes(&g.b, g.batch) + tess_matrix_bytes(&g.d, g.batch) +
+                       (g.beta != 0.0f ? tess_matrix_bytes(&g.c, g.batch) : 0);
     int nsets = (int)((2 * info->l2_bytes + set_bytes - 1) / set_bytes);
     nsets = nsets < 1 ? 1 : nsets > MAX_SETS ? MAX_SETS : nsets;
     buffers sets[MAX_SETS];
     memset(sets, 0, sizeof sets);
     for (int s = 0; s < nsets; s++) {
-        if (cudaMalloc(&sets[s].a, span_bytes(&g.a, g.batch)) || cudaMalloc(&sets[s].b, span_bytes(&g.b, g.batch)) ||
-            cudaMalloc(&sets[s].d, span_bytes(&g.d, g.batch)) ||
-            (g.beta != 0.0f && cudaMalloc(&sets[s].c, span_bytes(&g.c, g.batch)))) {
+        if (cudaMalloc(&sets[s].a, tess_matrix_bytes(&g.a, g.batch)) || cudaMalloc(&sets[s].b, tess_matrix_bytes(&g.b, g.batch)) ||
+            cudaMalloc(&sets[s].d, tess_matrix_bytes(&g.d, g.batch)) ||
+            (g.beta != 0.0f && cudaMalloc(&sets[s].c, tess_matrix_bytes(&g.c, g.batch)))) {
             fprintf(stderr, "tessera bench gemm: out of device memory for %lld x %lld x %lld\n", (long long)m,
                     (long long)n, (long long)k);
             return 1;
@@ -239,15 +232,15 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
             fill_normal(sets[s].c, g.c.dtype, tess_matrix_span(&g.c, g.batch), rng);
     }
     float *ref = NULL;
+    const tess_matrix_desc rd = packed(TESS_DTYPE_F32, TESS_ORDER_COL, m, n, g.batch); /* the reference's D */
     if (o->verify) {
         tess_ref_gemm rp;
         memset(&rp, 0, sizeof rp);
         rp.m = m, rp.n = n, rp.k = k, rp.batch = g.batch, rp.alpha = g.alpha, rp.beta = g.beta;
         rp.a = g.a, rp.b = g.b, rp.c = g.c;
         rp.a_data = sets[0].a, rp.b_data = sets[0].b, rp.c_data = sets[0].c;
-        rp.d = packed(TESS_DTYPE_F32, TESS_ORDER_COL, m, n, g.batch);
-        rp.d.batch_stride = m * n;
-        cudaMalloc((void **)&ref, sizeof(float) * (size_t)(m * n * g.batch));
+        rp.d = rd;
+        cudaMalloc((void **)&ref, tess_matrix_bytes(&rd, g.batch));
         tess_ref_gemm_gpu(&rp, ref, NULL);
     }
     double flops = 2.0 * (double)m * (double)n * (double)k * (double)g.batch;
@@ -264,7 +257,7 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
         char name[96];
         double err, ms[MAX_ROUNDS];
     } pv[2];
-    tess_plan plans[16];
+    tess_plan plans[MAX_PLANS];
     memset(pv, 0, sizeof pv);
     for (int prov = 1; prov >= 0; prov--) {
         struct provider *q = &pv[prov];
@@ -274,12 +267,12 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
         char why[160] = "";
         int count = 0;
         if (prov == 0) {
-            if (tess_gemm_plans(h, &g, plans, 16, &count) != TESS_STATUS_SUCCESS) {
+            if (tess_gemm_plans(h, &g, plans, MAX_PLANS, &count) != TESS_STATUS_SUCCESS) {
                 printf("%-44s tessera  refused: %s\n", problem, tess_last_error());
                 continue;
             }
-            int pick = o->plan >= 0 && o->plan < count && o->plan < 16 ? o->plan : 0;
-            for (int i = 0; o->plan_name && i < count && i < 16; i++) {
+            int pick = o->plan >= 0 && o->plan < count && o->plan < MAX_PLANS ? o->plan : 0;
+            for (int i = 0; o->plan_name && i < count && i < MAX_PLANS; i++) {
                 size_t len = strlen(plans[i].name), want = strlen(o->plan_name);
                 if (len >= want && strcmp(plans[i].name + len - want, o->plan_name) == 0) {
                     pick = i;
@@ -301,9 +294,9 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
         q->err = NAN;
         if (o->verify) { /* one run on set 0, checked before timing */
             q->j.next = 0;
-            cudaMemset(sets[0].d, 0xff, span_bytes(&g.d, g.batch));
+            cudaMemset(sets[0].d, 0xff, tess_matrix_bytes(&g.d, g.batch));
             if (q->fn(&q->j, NULL) == 0 && cudaDeviceSynchronize() == cudaSuccess)
-                q->err = rel_error(&g, sets[0].d, ref);
+                q->err = rel_error(&g, sets[0].d, &rd, ref);
         }
         q->ready = 1;
     }
@@ -376,10 +369,10 @@ int bench_gemm(int argc, char **argv) {
     }
     tess_device_info info = {.struct_size = sizeof info};
     tess_get_device_info(h, &info);
-    /* Both libraries get the same workspace: cuBLAS's recommended 32 MiB on Hopper. */
+    /* Both libraries get the same workspace: cuBLAS's recommended 32 MiB on Hopper (cublaslt.c). */
     void *workspace = NULL;
-    if (cudaMalloc(&workspace, BENCH_WORKSPACE_BYTES) == cudaSuccess)
-        tess_set_workspace(h, workspace, BENCH_WORKSPACE_BYTES);
+    if (cudaMalloc(&workspace, TESS_GEMM_WORKSPACE_BYTES) == cudaSuccess)
+        tess_set_workspace(h, workspace, TESS_GEMM_WORKSPACE_BYTES);
     FILE *csv = NULL;
     if (output) {
         csv = fopen(output, "w");
@@ -393,7 +386,7 @@ int bench_gemm(int argc, char **argv) {
                      "kernel,ms,tflops,gbs,speedup_vs_cublas,rel_error\n");
     }
     tess_rng rng;
-    tess_rng_seed(&rng, 20261121);
+    tess_rng_seed(&rng, 20261121); /* a fixed seed (a date): every run times the same inputs */
     int rc = 0;
     if (suite) {
         FILE *f = fopen(suite, "r");

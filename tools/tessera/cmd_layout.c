@@ -48,6 +48,23 @@ static char *render(render_fn fn, const tess_layout *x) {
     return buf;
 }
 
+/* The calculator as a renderer: the expression in place of the layout. */
+static const char *calc_expr;
+static tess_status calc_render(const tess_layout *unused, char *buf, size_t cap, size_t *n) {
+    (void)unused;
+    return tess_layout_eval_expr(calc_expr, buf, cap, n);
+}
+
+/* Prints what `fn` renders of x; 1 after printing the error. */
+static int print_rendered(render_fn fn, const tess_layout *x) {
+    char *out = render(fn, x);
+    if (!out)
+        return 1;
+    fputs(out, stdout);
+    free(out);
+    return 0;
+}
+
 static int64_t svg_rows, svg_cols;
 static tess_status svg_render(const tess_layout *x, char *buf, size_t cap, size_t *n) {
     return tess_layout_render_svg(x, svg_rows, svg_cols, buf, cap, n);
@@ -113,13 +130,10 @@ int cmd_layout(int argc, char **argv) {
         printf("%s   (thread, value) -> index in the %lld x %lld %s tile, column-major\n", text, (long long)rows,
                (long long)cols, operand[0] == 'A' ? "A (M x K)" : operand[0] == 'B' ? "B (N x K)" : "C (M x N)");
     } else {
-        size_t n = 0;
-        if (tess_layout_eval_expr(expr, NULL, 0, &n) != TESS_STATUS_SUCCESS) {
-            fprintf(stderr, "tessera layout: %s\n", tess_last_error());
+        calc_expr = expr;
+        char *text = render(calc_render, NULL);
+        if (!text)
             return 1;
-        }
-        char *text = malloc(n + 1);
-        tess_layout_eval_expr(expr, text, n + 1, &n);
         printf("%s\n", text);
         int parsed = tess_layout_parse(text, &x) == TESS_STATUS_SUCCESS;
         free(text);
@@ -129,15 +143,10 @@ int cmd_layout(int argc, char **argv) {
         }
     }
     int rc = 0;
-    char *out;
-    if (table && (out = render(tess_layout_render_table, x)))
-        fputs(out, stdout), free(out);
-    else if (table)
-        rc = 1;
-    if (latex && (out = render(tess_layout_render_latex, x)))
-        fputs(out, stdout), free(out);
-    else if (latex)
-        rc = 1;
+    if (table)
+        rc |= print_rendered(tess_layout_render_table, x);
+    if (latex)
+        rc |= print_rendered(tess_layout_render_latex, x);
     if (explain) {
         tess_layout *coord = NULL;
         if (tess_layout_parse(explain, &coord) != TESS_STATUS_SUCCESS) {
@@ -145,14 +154,12 @@ int cmd_layout(int argc, char **argv) {
             rc = 1;
         } else {
             explain_coord = coord, explain_rows = rows;
-            if ((out = render(explain_render, x)))
-                fputs(out, stdout), free(out);
-            else
-                rc = 1;
+            rc |= print_rendered(explain_render, x);
             tess_layout_free(coord);
         }
     }
     if (svg) {
+        char *out;
         svg_rows = rows, svg_cols = cols;
         if ((out = render(svg_render, x))) {
             rc |= write_file(svg, out);

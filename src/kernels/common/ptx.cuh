@@ -8,19 +8,10 @@
 
 #define TESS_DEVICE static __device__ __forceinline__
 
-// ---- addresses and thread election ----------------------------------------
+// ---- addresses and warpgroups ------------------------------------------------
 
 // The shared-memory (state-space) address of a generic pointer into shared memory.
 TESS_DEVICE uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
-
-// elect.sync: true in exactly one lane of the (fully active) warp.
-TESS_DEVICE bool elect_one_sync() {
-    uint32_t pred = 0;
-    asm volatile(
-        "{\n .reg .pred p;\n elect.sync _|p, 0xffffffff;\n selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(pred));
-    return pred != 0;
-}
 
 // Index of the warpgroup (4 consecutive warps) the thread belongs to, uniform across it.
 TESS_DEVICE int warpgroup_index() { return __shfl_sync(0xffffffff, (int)(threadIdx.x / 128), 0); }

@@ -20,6 +20,8 @@
 // Bytes of one swizzle atom (8 rows of 128 bytes): the stride byte offset.
 #define TESS_SW128_ATOM_BYTES 1024
 
+// Each field holds its byte value >> 4 in 14 bits (0x3FFF); the start address
+// is a shared-memory address below 2^18 (256 KiB, 0x3FFFF).
 TESS_DEVICE uint64_t smem_desc_sw128(uint32_t addr, uint32_t lbo_bytes, uint32_t sbo_bytes) {
     return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)((lbo_bytes >> 4) & 0x3FFF) << 16) |
            ((uint64_t)((sbo_bytes >> 4) & 0x3FFF) << 32) | (1ull << 62);

@@ -8,6 +8,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "core/matrix.h"
 #include "kernels/common/fragment.h"
 #include "kernels/common/ptx.cuh"
 #include "kernels/sm90/gemm_cfg.cuh"
@@ -22,8 +23,7 @@
 static __device__ __noinline__ float epi_load_c(const tess_gemm_params &p, int b, int m, int n) {
     if (m >= p.m || n >= p.n)
         return 0.0f;
-    int64_t at = (int64_t)b * p.c_batch_stride + (p.c_col_major ? m + (int64_t)n * p.ldc : (int64_t)m * p.ldc + n);
-    return tess_load_as_f32((tess_dtype)p.c_dtype, p.c, at);
+    return tess_load_as_f32(p.c_layout.dtype, p.c, tess_matrix_offset(&p.c_layout, b, m, n));
 }
 
 // alpha * acc, plus beta * C when the epilogue was instantiated WITH_C.
@@ -37,8 +37,7 @@ TESS_DEVICE float epi_value(const tess_gemm_params &p, float acc, int b, int m, 
 
 // Stores one D element in any type and order (not inlined, as epi_load_c).
 static __device__ __noinline__ void epi_store_element(const tess_gemm_params &p, int b, int m, int n, float v) {
-    int64_t at = (int64_t)b * p.d_batch_stride + (p.d_col_major ? m + (int64_t)n * p.ldd : (int64_t)m * p.ldd + n);
-    tess_store_from_f32((tess_dtype)p.d_dtype, p.d, at, v);
+    tess_store_from_f32(p.d_layout.dtype, p.d, tess_matrix_offset(&p.d_layout, b, m, n), v);
 }
 
 // Two values as the b16 pair stmatrix takes (the lower column in the low half).
@@ -61,7 +60,7 @@ template <class Cfg, bool WITH_C>
 TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], char *staging, int wg, int t,
                                   int b, int m0, int n0, bool &pending) {
     const int warp = t / 32, lane = t % 32, barrier = TESS_EPI_BARRIER_BASE + wg;
-    const bool col_major = p.d_col_major != 0, bf16 = p.d_dtype == TESS_DTYPE_BF16;
+    const bool col_major = p.d_layout.order == TESS_ORDER_COL, bf16 = p.d_layout.dtype == TESS_DTYPE_BF16;
     const uint32_t base = smem_u32(staging);
 #pragma unroll
     for (int round = 0; round < Cfg::BN / Cfg::EPI_COLS; round++) {

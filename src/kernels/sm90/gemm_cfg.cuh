@@ -5,11 +5,11 @@
 
 #include "kernels/common/fragment.h"
 #include "kernels/common/smem_desc.cuh"
+#include "kernels/sm90/gemm_params.h"
 
-// 3 warpgroups: one producer (TMA), two consumers (wgmma), each consumer
-// owning 64 rows of the BM = 128 tile.
+// 3 warpgroups: one producer (TMA), two consumers (wgmma, TESS_SM90_CONSUMERS
+// in gemm_params.h), each consumer owning 64 rows of the BM = 128 tile.
 #define TESS_SM90_THREADS 384
-#define TESS_SM90_CONSUMERS 2
 // K per pipeline stage: one 128-byte swizzle row of 16-bit elements.
 #define TESS_SM90_BK 64
 // Register budgets after setmaxnreg: 128 x 40 + 256 x 232 = 64512 <= 65536.
@@ -47,8 +47,11 @@ struct gemm_cfg {
     // rows of 128 bytes in an MN-major chunk.
     static constexpr uint32_t A_K16_BYTES = A_MN ? 16 * 128 : 32;
     static constexpr uint32_t B_K16_BYTES = B_MN ? 16 * 128 : 32;
+    // 64 rows (of M or N) of one stage: a consumer warpgroup's share of A, and
+    // one 64 (MN) x 64 (K) TMA box of an MN-major operand.
+    static constexpr int MN_CHUNK_BYTES = 64 * BK * 2;
     // Leading byte offset: the distance between 64-wide MN chunks (one 64 x 64 box);
     // unused ("assumed 1", i.e. 16 bytes) for K-major tiles.
-    static constexpr uint32_t A_LBO = A_MN ? 64 * BK * 2 : 16;
-    static constexpr uint32_t B_LBO = B_MN ? 64 * BK * 2 : 16;
+    static constexpr uint32_t A_LBO = A_MN ? MN_CHUNK_BYTES : 16;
+    static constexpr uint32_t B_LBO = B_MN ? MN_CHUNK_BYTES : 16;
 };

@@ -21,6 +21,27 @@
 #include "kernels/sm90/gemm_kernels.h"
 #include "kernels/sm90/mainloop_f16.cuh"
 
+// The tile this CTA computes for work item `item`: clusters walk groups of
+// CLUSTER tile rows (virtual rows of CLUSTER tiles each), the CTA of rank r
+// taking row r of its group. The row may lie past M for a tile count that is
+// not a multiple of CLUSTER: TMA clips it.
+template <class Cfg>
+TESS_DEVICE void cta_tile(const tess_gemm_params &p, int item, int rank, int *b, int *mt, int *nt) {
+    const int m_groups = (p.m_tiles + Cfg::CLUSTER - 1) / Cfg::CLUSTER;
+    int mg;
+    tess_tile_coord(item, m_groups, p.n_tiles, p.group_m, b, &mg, nt);
+    *mt = mg * Cfg::CLUSTER + rank;
+}
+
+// Stream-K workspace of consumer warpgroup cw of CTA `cta`: its slot of
+// partial sums (each CTA owns a BM x BN slot, each warpgroup 64 rows of it)
+// and its ready flag.
+template <class Cfg>
+TESS_DEVICE float *sk_slot(const tess_gemm_params &p, int cta, int cw, int **flag) {
+    *flag = p.flags + cta * TESS_SM90_CONSUMERS + cw;
+    return p.partials + (int64_t)cta * Cfg::BM * Cfg::BN + cw * 64 * Cfg::BN;
+}
+
 template <class Cfg>
 __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90_f16(const __grid_constant__ tess_gemm_params p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -51,17 +72,14 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90_f16(const __gr
     const int wg = warpgroup_index();
     const int rank = Cfg::CLUSTER > 1 ? (int)cluster_cta_rank() : 0;
     const int cluster = blockIdx.x / Cfg::CLUSTER;
-    // Clusters walk groups of CLUSTER tile rows (virtual rows of CLUSTER tiles each).
-    const int m_groups = (p.m_tiles + Cfg::CLUSTER - 1) / Cfg::CLUSTER;
-    const tess_work_split split = {(int)gridDim.x / Cfg::CLUSTER, p.k_blocks, p.dp_items, p.sk_items};
+    const tess_work_split &split = p.split;
     pipe_cursor cursor = {0, 0};
     if (wg == 0) {
         setmaxnreg_dec<TESS_SM90_PRODUCER_REGS>();
         if (threadIdx.x == 0) {
             for (tess_work_cursor w = tess_work_first(&split, cluster); w.item >= 0; tess_work_next(&split, &w)) {
-                int b, mg, nt;
-                tess_tile_coord(w.item, m_groups, p.n_tiles, p.group_m, &b, &mg, &nt);
-                const int mt = mg * Cfg::CLUSTER + rank;
+                int b, mt, nt;
+                cta_tile<Cfg>(p, w.item, rank, &b, &mt, &nt);
                 producer_load_tile<Cfg>(p, smem_a, smem_b, full, empty, cursor, b, mt * Cfg::BM, nt * Cfg::BN,
                                         w.k_begin, w.k_end, rank);
             }
@@ -70,27 +88,23 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90_f16(const __gr
         setmaxnreg_inc<TESS_SM90_CONSUMER_REGS>();
         const int cw = wg - 1, t = threadIdx.x % 128, barrier = TESS_EPI_BARRIER_BASE + cw;
         char *my_staging = staging + cw * Cfg::EPI_WG_BYTES;
-        // This warpgroup's stream-K slot and flag in workspace: CTA i owns slot i.
-        constexpr int SLOT_FLOATS = Cfg::BM * Cfg::BN, WG_FLOATS = 64 * Cfg::BN;
         float acc[Cfg::BN / 2];
         bool pending = false;
         for (tess_work_cursor w = tess_work_first(&split, cluster); w.item >= 0; tess_work_next(&split, &w)) {
-            int b, mg, nt;
-            tess_tile_coord(w.item, m_groups, p.n_tiles, p.group_m, &b, &mg, &nt);
-            const int mt = mg * Cfg::CLUSTER + rank; // may lie past M for an odd tile count: TMA clips it
+            int b, mt, nt;
+            cta_tile<Cfg>(p, w.item, rank, &b, &mt, &nt);
             consumer_mma_tile<Cfg>(acc, p, smem_a, smem_b, full, empty, cursor, w.k_begin, w.k_end, cw, t == 0);
             if (tess_work_is_partial(&split, &w)) {
+                int *flag;
                 if (w.k_begin != 0) { // another unit finishes this tile
-                    const int slot = blockIdx.x;
-                    sk_store_partial(acc, p.partials + (int64_t)slot * SLOT_FLOATS + cw * WG_FLOATS,
-                                     p.flags + slot * TESS_SM90_CONSUMERS + cw, t, barrier);
+                    float *slot = sk_slot<Cfg>(p, blockIdx.x, cw, &flag);
+                    sk_store_partial(acc, slot, flag, t, barrier);
                     continue;
                 }
                 const int end = tess_work_contributors_end(&split, &w, cluster);
-                for (int v = cluster + 1; v < end; v++) {
-                    const int slot = v * Cfg::CLUSTER + rank; // the same rank's CTA of cluster v
-                    sk_add_partial(acc, p.partials + (int64_t)slot * SLOT_FLOATS + cw * WG_FLOATS,
-                                   p.flags + slot * TESS_SM90_CONSUMERS + cw, t, barrier);
+                for (int v = cluster + 1; v < end; v++) { // the same rank's CTA of each later cluster
+                    const float *slot = sk_slot<Cfg>(p, v * Cfg::CLUSTER + rank, cw, &flag);
+                    sk_add_partial(acc, slot, flag, t, barrier);
                 }
             }
             const int m0 = mt * Cfg::BM + cw * 64, n0 = nt * Cfg::BN;
@@ -119,10 +133,16 @@ static void launch_config(cudaLaunchConfig_t *config, cudaLaunchAttribute *clust
     config->numAttrs = 1;
 }
 
+// Lets the kernel use its Cfg::SMEM_BYTES of dynamic shared memory (above the 48 KiB default).
+template <class Cfg>
+static cudaError_t allow_smem(void) {
+    return cudaFuncSetAttribute(gemm_sm90_f16<Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::SMEM_BYTES);
+}
+
 template <class Cfg>
 static tess_status launch_gemm(const tess_gemm_params *p, int grid, void *stream) {
     auto kernel = gemm_sm90_f16<Cfg>;
-    cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::SMEM_BYTES);
+    cudaError_t err = allow_smem<Cfg>();
     if (err != cudaSuccess)
         return tess_cuda_status(err, "setting the GEMM kernel's shared memory size");
     cudaLaunchConfig_t config;
@@ -135,7 +155,7 @@ static tess_status launch_gemm(const tess_gemm_params *p, int grid, void *stream
 template <class Cfg>
 static int max_clusters(void) {
     auto kernel = gemm_sm90_f16<Cfg>;
-    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::SMEM_BYTES) != cudaSuccess)
+    if (allow_smem<Cfg>() != cudaSuccess)
         return 0;
     cudaLaunchConfig_t config;
     cudaLaunchAttribute cluster;
@@ -151,10 +171,9 @@ static int max_clusters(void) {
 // One table entry for configuration (BM, BN, STAGES, CLUSTER, input, A major, B major).
 #define TESS_GEMM_ENTRY(BM, BN, ST, CL, BF, AMN, BMN)                                                              \
     {BM, BN, TESS_SM90_BK, ST, CL, BF ? TESS_DTYPE_BF16 : TESS_DTYPE_F16, AMN, BMN,                             \
-     gemm_cfg<BM, BN, ST, CL, BF, AMN, BMN>::SMEM_BYTES, TESS_SM90_THREADS,                                      \
      launch_gemm<gemm_cfg<BM, BN, ST, CL, BF, AMN, BMN>>, max_clusters<gemm_cfg<BM, BN, ST, CL, BF, AMN, BMN>>}
-// Both input types and all four operand majors of one tile configuration.
-#define TESS_GEMM_TILE_ENTRIES 8
+// Both input types and all four operand majors of one tile configuration
+// (TESS_GEMM_KERNELS_PER_TILE entries).
 #define TESS_GEMM_TILE(BM, BN, ST, CL)                                                                             \
     TESS_GEMM_ENTRY(BM, BN, ST, CL, true, 0, 0), TESS_GEMM_ENTRY(BM, BN, ST, CL, true, 0, 1),                      \
         TESS_GEMM_ENTRY(BM, BN, ST, CL, true, 1, 0), TESS_GEMM_ENTRY(BM, BN, ST, CL, true, 1, 1),                  \

@@ -19,10 +19,14 @@ typedef struct tess_gemm_kernel {
     tess_dtype input;     /* TESS_DTYPE_BF16 or TESS_DTYPE_F16, for A and B */
     int a_mn_major;       /* 1: A is M-contiguous (column-major) */
     int b_mn_major;       /* 1: B is N-contiguous (row-major) */
-    int smem_bytes, threads;
     tess_gemm_launch_fn launch;
     tess_gemm_occupancy_fn max_clusters;
 } tess_gemm_kernel;
+
+/* Kernels per tile configuration: 2 input types x 4 operand majors. */
+#define TESS_GEMM_KERNELS_PER_TILE 8
+/* At most this many kernels in a build (the planner sizes its caches by it). */
+#define TESS_GEMM_MAX_KERNELS 64
 
 /* The kernels of this build: index i from 0 to tess_gemm_sm90_kernel_count() - 1. */
 int tess_gemm_sm90_kernel_count(void);

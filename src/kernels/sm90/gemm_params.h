@@ -6,18 +6,23 @@
 #include <cuda.h>
 #include <stdint.h>
 
+#include "kernels/common/sched.h"
 #include "tessera.h"
+
+/* Consumer warpgroups per CTA (each owns 64 rows of the 128-row tile); the
+ * stream-K workspace holds one ready flag per consumer warpgroup. */
+#define TESS_SM90_CONSUMERS 2
 
 typedef struct tess_gemm_params {
     CUtensorMap tma_a; /* A: K-major (box 64 x BM) or M-major (box 64 x 64) */
     CUtensorMap tma_b; /* B: K-major (box 64 x BN) or N-major (box 64 x 64) */
     CUtensorMap tma_d; /* 16-bit D stored by TMA: 64 x 64 boxes, 128-byte swizzle */
-    int m, n, k, batch;
-    int m_tiles, n_tiles, k_blocks;
+    int m, n; /* D's rows and columns, as the int the epilogue's bounds checks compare */
+    int m_tiles, n_tiles;
     int group_m;
-    /* The work split (kernels/common/sched.h) over gridDim.x / cluster units:
-     * the first dp_items items (cluster tiles) whole, the last sk_items stream-K. */
-    int dp_items, sk_items;
+    /* The work split (kernels/common/sched.h) over the grid's clusters: the
+     * first dp_items items (cluster tiles) whole, the last sk_items stream-K. */
+    tess_work_split split;
     /* Stream-K workspace (sk_items > 0): one BM x BN float slot of partial
      * sums per CTA (kernels/common/stream_k.cuh), and one ready flag per
      * consumer warpgroup of each CTA, zeroed before the launch. */
@@ -28,9 +33,7 @@ typedef struct tess_gemm_params {
     /* C is read element by element when beta != 0; an f32 D is written from registers. */
     const void *c;
     void *d;
-    int64_t ldc, c_batch_stride, ldd, d_batch_stride;
-    int c_dtype, d_dtype; /* tess_dtype */
-    int c_col_major, d_col_major;
+    tess_matrix_desc c_layout, d_layout;
     /* 1: D is written from registers (f32 D, or a 16-bit D that TMA cannot
      * store exactly: TMA clips stores at 16-byte granularity, so D's
      * contiguous extent must be a multiple of 8 elements, and D aligned). */

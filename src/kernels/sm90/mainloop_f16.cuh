@@ -7,19 +7,25 @@
 #include "kernels/sm90/gemm_cfg.cuh"
 #include "kernels/sm90/gemm_params.h"
 
-// Loads one 3-D box of B, multicast to every CTA of the cluster when there is more than one.
-template <class Cfg>
-TESS_DEVICE void load_b_box(void *dst, const CUtensorMap *map, uint64_t *bar, int c0, int c1, int c2) {
-    if (Cfg::CLUSTER > 1)
-        tma_load_3d_multicast(dst, map, bar, (uint16_t)((1u << Cfg::CLUSTER) - 1), c0, c1, c2);
-    else
-        tma_load_3d(dst, map, bar, c0, c1, c2);
+// Loads one operand's ROWS x BK piece for one stage (rows of M for A, of N
+// for B), multicast to every CTA of the cluster when MULTICAST. K-major
+// operands come as one box of 64 (K) x ROWS; MN-major ones as boxes of
+// 64 (MN) x 64 (K), one per 64 rows, each a 128-byte-swizzled chunk.
+template <class Cfg, int ROWS, bool MN, bool MULTICAST>
+TESS_DEVICE void load_operand(char *dst, const CUtensorMap *map, uint64_t *bar, int row0, int k0, int batch) {
+    const uint16_t everyone = (uint16_t)((1u << Cfg::CLUSTER) - 1);
+#pragma unroll
+    for (int j = 0; j < (MN ? ROWS / 64 : 1); j++) {
+        const int c0 = MN ? row0 + 64 * j : k0, c1 = MN ? k0 : row0;
+        if (MULTICAST)
+            tma_load_3d_multicast(dst + j * Cfg::MN_CHUNK_BYTES, map, bar, everyone, c0, c1, batch);
+        else
+            tma_load_3d(dst + j * Cfg::MN_CHUNK_BYTES, map, bar, c0, c1, batch);
+    }
 }
 
 // Loads K blocks [k_begin, k_end) of tile (batch b, rows m0.., columns n0..) into the ring:
-// this CTA's A, and its share (`rank` of CLUSTER) of the cluster's B tile.
-// K-major operands come as boxes of 64 x rows; MN-major ones as boxes of
-// 64 (MN) x 64 (K), one per 64 rows, each a 128-byte-swizzled chunk. The
+// this CTA's A, and its share (`rank` of CLUSTER) of the cluster's B tile. The
 // stage's full barrier expects all of A and B: its own loads plus the B
 // shares the other CTAs multicast into it.
 template <class Cfg>
@@ -32,23 +38,11 @@ TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, cha
         pipe_producer_acquire(empty, c);
         uint64_t *bar = &full[c.stage];
         mbar_arrive_expect_tx(bar, Cfg::A_STAGE_BYTES + Cfg::B_STAGE_BYTES);
-        char *a = smem_a + c.stage * Cfg::A_STAGE_BYTES;
-        char *bt = smem_b + c.stage * Cfg::B_STAGE_BYTES + rank * Cfg::B_SHARE_BYTES;
-        const int k0 = kb * Cfg::BK, nb = n0 + rank * B_SHARE_ROWS;
-        if (Cfg::A_MN) {
-#pragma unroll
-            for (int j = 0; j < Cfg::BM / 64; j++)
-                tma_load_3d(a + j * 64 * Cfg::BK * 2, &p.tma_a, bar, m0 + 64 * j, k0, ba);
-        } else {
-            tma_load_3d(a, &p.tma_a, bar, k0, m0, ba);
-        }
-        if (Cfg::B_MN) {
-#pragma unroll
-            for (int j = 0; j < B_SHARE_ROWS / 64; j++)
-                load_b_box<Cfg>(bt + j * 64 * Cfg::BK * 2, &p.tma_b, bar, nb + 64 * j, k0, bb);
-        } else {
-            load_b_box<Cfg>(bt, &p.tma_b, bar, k0, nb, bb);
-        }
+        const int k0 = kb * Cfg::BK;
+        load_operand<Cfg, Cfg::BM, Cfg::A_MN, false>(smem_a + c.stage * Cfg::A_STAGE_BYTES, &p.tma_a, bar, m0, k0, ba);
+        load_operand<Cfg, B_SHARE_ROWS, Cfg::B_MN, (Cfg::CLUSTER > 1)>(
+            smem_b + c.stage * Cfg::B_STAGE_BYTES + rank * Cfg::B_SHARE_BYTES, &p.tma_b, bar,
+            n0 + rank * B_SHARE_ROWS, k0, bb);
         pipe_advance(c, Cfg::STAGES);
     }
 }
@@ -81,7 +75,7 @@ TESS_DEVICE void consumer_mma_tile(float (&acc)[Cfg::BN / 2], const tess_gemm_pa
     for (int kb = k_begin; kb < k_end; kb++) {
         pipe_consumer_wait(full, c);
         // This warpgroup's 64 rows: the second 8 KiB of a K-major A stage, or the second 64-row chunk.
-        uint32_t a = smem_u32(smem_a + c.stage * Cfg::A_STAGE_BYTES) + wg * 64 * Cfg::BK * 2;
+        uint32_t a = smem_u32(smem_a + c.stage * Cfg::A_STAGE_BYTES) + wg * Cfg::MN_CHUNK_BYTES;
         uint32_t bt = smem_u32(smem_b + c.stage * Cfg::B_STAGE_BYTES);
         wgmma_fence();
 #pragma unroll
