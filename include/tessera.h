@@ -115,6 +115,33 @@ typedef enum tess_scale_mode {
     TESS_SCALE_BLOCK_128x128 = 5  /* one per 128 rows (or columns of B) per 128 of K */
 } tess_scale_mode;
 
+/* Where an operand's dequantization factors lie in a float32 array. For A,
+ * "mn" counts rows (M); for B, columns (N). Factor (mn, k) of batch b is at
+ *   b * batch_stride + row(mn) * stride_mn + (k / 128) * stride_k
+ * with row(mn) = 0 (TENSOR), mn (OUTER_VEC, BLOCK_1x128) or mn / 128
+ * (BLOCK_128x128); TENSOR ignores stride_mn, and TENSOR and OUTER_VEC
+ * ignore stride_k. Any non-negative strides are accepted;
+ * tess_scale_layout_query gives the packed layout tessera reads fastest. */
+typedef struct tess_scale_desc {
+    tess_scale_mode mode;
+    int64_t stride_mn;
+    int64_t stride_k;
+    int64_t batch_stride;
+} tess_scale_desc;
+
+/* The packed layout of a `mode` scale tensor for an operand with `mn` rows
+ * of A (or columns of B) and depth k: *layout (mode and strides, batch
+ * stride = one tensor's size), shape[0] x shape[1] factors (mn-extent x
+ * K-blocks), the bytes of one tensor, and the pointer alignment needed.
+ * The layouts (those of DeepGEMM; PyTorch's _scaled_mm takes the same for
+ * the 1x128 operand and, for 128x128 weights, the K-block-contiguous one):
+ *   TENSOR        1 x 1
+ *   OUTER_VEC     mn x 1, contiguous
+ *   BLOCK_1x128   mn x ceil(k/128), mn contiguous (stride_mn 1, stride_k mn)
+ *   BLOCK_128x128 ceil(mn/128) x ceil(k/128), K-blocks contiguous */
+TESS_API tess_status tess_scale_layout_query(tess_scale_mode mode, int64_t mn, int64_t k, tess_scale_desc *layout,
+                                             int64_t shape[2], size_t *bytes, size_t *alignment);
+
 /* ---- handle --------------------------------------------------------------- */
 
 typedef struct tess_handle_s *tess_handle;
@@ -181,9 +208,20 @@ typedef struct tess_gemm_desc {
     int64_t m, n, k, batch;
     float alpha, beta;    /* beta = 0: C is never read (it may be NULL) */
     tess_matrix_desc a, b, c, d;
+    /* Dequantization factors of A and B (tess_gemm_scaled passes their
+     * pointers): D = alpha * (sa . A)(sb . B) + beta * C. Pairs accepted:
+     * TENSOR or OUTER_VEC for each operand (any inputs), and for FP8 the
+     * block recipes 1x128 x 128x128 (DeepSeek-V3), 1x128 x 1x128 and
+     * 128x128 x 1x128 (A x B). */
+    tess_scale_desc a_scale, b_scale;
+    /* FP8 only, 1: let the tensor cores accumulate all of K (faster, about
+     * 14 bits kept); 0 (default): add each 128-K partial sum into float32
+     * registers. Block scales always promote. */
+    int32_t fast_accum;
 } tess_gemm_desc;
 
-/* Sets struct_size, batch = 1, alpha = 1, beta = 0; the rest is zeroed. */
+/* Sets struct_size, batch = 1, alpha = 1, beta = 0; the rest is zeroed
+ * (per-tensor scale modes, no fast accumulation). */
 TESS_API tess_status tess_gemm_desc_init(tess_gemm_desc *desc);
 
 /* A kernel choice for a problem: what tess_gemm_plan returns and tess_gemm takes. */
@@ -219,6 +257,35 @@ TESS_API tess_status tess_gemm_workspace_size(tess_handle handle, const tess_gem
  * rules); C may be any layout and type; C may equal D (in place). */
 TESS_API tess_status tess_gemm(tess_handle handle, const tess_gemm_desc *desc, const tess_plan *plan, const void *a,
                                const void *b, const void *c, void *d);
+
+/* tess_gemm with dequantization factors: a_scale and b_scale are device
+ * float32 arrays laid out as desc->a_scale / b_scale say (NULL: all 1),
+ * 4-byte aligned. FP8 (e4m3, e5m2) operands must be K-major: A row-major,
+ * B column-major (the "TN" layout; Hopper's FP8 tensor cores read no other);
+ * tess_transpose makes a K-major copy of any other. */
+TESS_API tess_status tess_gemm_scaled(tess_handle handle, const tess_gemm_desc *desc, const tess_plan *plan,
+                                      const void *a, const float *a_scale, const void *b, const float *b_scale,
+                                      const void *c, void *d);
+
+/* dst = src^T for a rows x cols row-major matrix of `dtype` (any tess_dtype):
+ * dst is cols x rows row-major; ld_src >= cols, ld_dst >= rows (elements).
+ * Queued on the handle's stream. Turns an N-major FP8 operand into the
+ * K-major one tess_gemm needs (or, as a column-major view, the reverse). */
+TESS_API tess_status tess_transpose(tess_handle handle, tess_dtype dtype, int64_t rows, int64_t cols, const void *src,
+                                    int64_t ld_src, void *dst, int64_t ld_dst);
+
+/* Quantizes a rows x cols row-major matrix x (f32, f16 or bf16, leading
+ * dimension ld_x) into q (e4m3 or e5m2, row-major, ld_q), with dequantization
+ * factors written to `scales` in `scale_layout` (mode TENSOR, BLOCK_1x128:
+ * one per row per 128 columns, or BLOCK_128x128; from
+ * tess_scale_layout_query, or any strides). Columns are the K dimension:
+ * quantize activations X (M x K) and weights W (N x K, i.e. B column-major)
+ * as stored. Each factor is amax / (largest finite value of q's type), 1 for
+ * an all-zero block; q = x * (1 / factor) (saturating), which fills the FP8 range. Queued on the
+ * handle's stream; TENSOR mode runs two kernels (amax, then quantize). */
+TESS_API tess_status tess_quantize_fp8(tess_handle handle, int64_t rows, int64_t cols, tess_dtype x_type, const void *x,
+                                       int64_t ld_x, tess_dtype q_type, void *q, int64_t ld_q, float *scales,
+                                       const tess_scale_desc *scale_layout);
 
 /* cublasGemmEx's form (column-major, C updated in place):
  * C = alpha * op(A) op(B) + beta * C, with op(A) m x k, op(B) k x n, C m x n;

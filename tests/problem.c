@@ -46,9 +46,10 @@ void *test_matrix_random(const tess_matrix_desc *d, int64_t batch, tess_rng *r, 
 }
 
 /* Chooses a recipe and a layout for one operand's scales (outer = M or N). */
-static float *random_scale(tess_ref_scale *s, tess_rng *r, int64_t outer, int64_t k, int64_t batch,
+static float *random_scale(tess_scale_operand *op, tess_rng *r, int64_t outer, int64_t k, int64_t batch,
                            size_t *bytes) {
-    memset(s, 0, sizeof *s);
+    memset(op, 0, sizeof *op);
+    tess_scale_desc *s = &op->layout;
     s->mode = all_modes[tess_rng_range(r, 0, 3)];
     int64_t kb = (k + TESS_SCALE_BLOCK - 1) / TESS_SCALE_BLOCK;
     int64_t rows = s->mode == TESS_SCALE_TENSOR ? 1
@@ -74,7 +75,7 @@ static float *random_scale(tess_ref_scale *s, tess_rng *r, int64_t outer, int64_
         p = NULL;
         *bytes = 0;
     }
-    s->data = p;
+    op->data = p;
     return p;
 }
 
@@ -107,8 +108,8 @@ void test_problem_random(test_problem *t, tess_rng *r, int64_t max_dim) {
              "B=%s:%s(ld %lld, scale %d) C=%s D=%s:%s",
              (long long)p->m, (long long)p->n, (long long)p->k, (long long)p->batch, p->alpha, p->beta,
              tess_dtype_name(p->a.dtype), order_name(p->a.order), (long long)p->a.ld,
-             p->a_scale.data ? (int)p->a_scale.mode : -1, tess_dtype_name(p->b.dtype), order_name(p->b.order),
-             (long long)p->b.ld, p->b_scale.data ? (int)p->b_scale.mode : -1, tess_dtype_name(p->c.dtype),
+             p->a_scale.data ? (int)p->a_scale.layout.mode : -1, tess_dtype_name(p->b.dtype), order_name(p->b.order),
+             (long long)p->b.ld, p->b_scale.data ? (int)p->b_scale.layout.mode : -1, tess_dtype_name(p->c.dtype),
              tess_dtype_name(p->d.dtype), order_name(p->d.order));
 }
 

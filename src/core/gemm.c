@@ -11,6 +11,7 @@
 #include "core/gemm.h"
 #include "core/handle.h"
 #include "core/matrix.h"
+#include "core/scale.h"
 #include "core/tensor_map.h"
 
 /* TMA's rules for a matrix it loads or stores: 16-byte aligned base, and row
@@ -32,6 +33,74 @@ TESS_API tess_status tess_gemm_desc_init(tess_gemm_desc *desc) {
 }
 
 static int is16(tess_dtype t) { return t == TESS_DTYPE_BF16 || t == TESS_DTYPE_F16; }
+static int is_fp8(tess_dtype t) { return t == TESS_DTYPE_E4M3 || t == TESS_DTYPE_E5M2; }
+
+/* The kernels' input pair (enum tess_mma_input) for operand types ta, tb; -1 if none. */
+static int mma_input(tess_dtype ta, tess_dtype tb) {
+    if (ta == TESS_DTYPE_BF16 && tb == TESS_DTYPE_BF16)
+        return TESS_MMA_BF16;
+    if (ta == TESS_DTYPE_F16 && tb == TESS_DTYPE_F16)
+        return TESS_MMA_F16;
+    if (is_fp8(ta) && is_fp8(tb))
+        return TESS_MMA_E4M3_E4M3 + 2 * (ta == TESS_DTYPE_E5M2) + (tb == TESS_DTYPE_E5M2);
+    return -1;
+}
+
+/* The scaling kind (enum tess_scaling) a problem needs: block scales promote
+ * with their factors, FP8 otherwise promotes unless fast_accum. */
+static int needed_scaling(const tess_gemm_desc *d) {
+    if (!is_fp8(d->a.dtype))
+        return TESS_SCALING_PLAIN;
+    if (tess_scale_is_block(d->a_scale.mode))
+        return d->b_scale.mode == TESS_SCALE_BLOCK_1x128 ? TESS_SCALING_BLOCK_ROWS_COLS : TESS_SCALING_BLOCK_ROWS;
+    return d->fast_accum ? TESS_SCALING_PLAIN : TESS_SCALING_PROMOTE;
+}
+
+static const char *scale_mode_name(tess_scale_mode m) {
+    switch (m) {
+    case TESS_SCALE_TENSOR: return "TENSOR";
+    case TESS_SCALE_OUTER_VEC: return "OUTER_VEC";
+    case TESS_SCALE_BLOCK_1x128: return "BLOCK_1x128";
+    case TESS_SCALE_BLOCK_128x128: return "BLOCK_128x128";
+    }
+    return "invalid";
+}
+
+/* One operand's scale layout: a known mode and non-negative strides. */
+static tess_status check_scale_desc(const tess_scale_desc *s, const char *name) {
+    if (s->mode != TESS_SCALE_TENSOR && s->mode != TESS_SCALE_OUTER_VEC && !tess_scale_is_block(s->mode))
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "tess_gemm: %s_scale.mode=%d is not a tess_scale_mode (TENSOR 0, OUTER_VEC 3, BLOCK_1x128 4, "
+                         "BLOCK_128x128 5)",
+                         name, (int)s->mode);
+    if (s->stride_mn < 0 || s->stride_k < 0 || s->batch_stride < 0)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: %s_scale strides must be >= 0", name);
+    return TESS_STATUS_SUCCESS;
+}
+
+/* The scale recipes of a problem: each mode sound, block modes only for FP8
+ * and only in pairs, factors present where blocks need them, 4-byte aligned. */
+static tess_status check_scales(const tess_gemm_desc *desc, const float *sa, const float *sb) {
+    tess_status s;
+    if ((s = check_scale_desc(&desc->a_scale, "a")) || (s = check_scale_desc(&desc->b_scale, "b")))
+        return s;
+    const int ba = tess_scale_is_block(desc->a_scale.mode), bb = tess_scale_is_block(desc->b_scale.mode);
+    if (ba != bb)
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "tess_gemm: A's scales are %s but B's are %s; block scales (1x128, 128x128) pair only with "
+                         "block scales (e.g. A 1x128 with B 128x128, the DeepSeek-V3 recipe)",
+                         scale_mode_name(desc->a_scale.mode), scale_mode_name(desc->b_scale.mode));
+    if (ba && !is_fp8(desc->a.dtype))
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "tess_gemm: block scales need FP8 operands; %s operands take TENSOR or OUTER_VEC factors",
+                         tess_dtype_name(desc->a.dtype));
+    if (ba && (!sa || !sb))
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: block scales need both factor arrays (a_scale and "
+                                                    "b_scale must not be NULL)");
+    if ((uintptr_t)sa % sizeof(float) || (uintptr_t)sb % sizeof(float))
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: scale arrays must be 4-byte aligned float32");
+    return TESS_STATUS_SUCCESS;
+}
 
 /* TMA alignment of one operand: base address, leading dimension, batch stride. */
 static tess_status check_tma(const tess_matrix_desc *x, const void *ptr, int64_t batch, const char *name) {
@@ -55,8 +124,8 @@ static tess_status check_tma(const tess_matrix_desc *x, const void *ptr, int64_t
     return TESS_STATUS_SUCCESS;
 }
 
-tess_status tess_gemm_validate(const tess_device_info *info, const tess_gemm_desc *desc, const void *a, const void *b,
-                               const void *c, const void *d) {
+tess_status tess_gemm_validate(const tess_device_info *info, const tess_gemm_desc *desc, const void *a,
+                               const float *sa, const void *b, const float *sb, const void *c, const void *d) {
     if (!desc)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: desc is NULL");
     if (desc->struct_size < sizeof(tess_gemm_desc))
@@ -98,23 +167,32 @@ tess_status tess_gemm_validate(const tess_device_info *info, const tess_gemm_des
                              tess_dtype_name(desc->c.dtype));
     }
     tess_dtype ta = desc->a.dtype, tb = desc->b.dtype, td = desc->d.dtype;
-    if (ta == TESS_DTYPE_E4M3 || ta == TESS_DTYPE_E5M2 || tb == TESS_DTYPE_E4M3 || tb == TESS_DTYPE_E5M2)
+    if (is_fp8(ta) != is_fp8(tb))
         return tess_fail(TESS_STATUS_NOT_SUPPORTED,
-                         "tess_gemm: FP8 operands (A %s, B %s) are not in this version; it multiplies bf16 or f16",
+                         "tess_gemm: A is %s but B is %s; FP8 operands multiply only FP8 operands (quantize the other "
+                         "with tess_quantize_fp8)",
                          tess_dtype_name(ta), tess_dtype_name(tb));
-    if (!is16(ta) || !is16(tb))
+    if (is_fp8(ta) && (desc->a.order != TESS_ORDER_ROW || desc->b.order != TESS_ORDER_COL))
         return tess_fail(TESS_STATUS_NOT_SUPPORTED,
-                         "tess_gemm: A is %s and B is %s; tessera multiplies bf16 or f16 operands (convert f32 "
-                         "inputs first)",
+                         "tess_gemm: FP8 A is %s-major and B %s-major; Hopper's FP8 tensor cores read only K-major "
+                         "operands, so A must be row-major and B column-major (the 'TN' layout). Make a K-major copy "
+                         "with tess_transpose",
+                         desc->a.order == TESS_ORDER_ROW ? "row" : "column",
+                         desc->b.order == TESS_ORDER_ROW ? "row" : "column");
+    if (!is_fp8(ta) && (!is16(ta) || !is16(tb)))
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "tess_gemm: A is %s and B is %s; tessera multiplies bf16, f16 or FP8 (e4m3, e5m2) operands "
+                         "(convert f32 inputs first)",
                          tess_dtype_name(ta), tess_dtype_name(tb));
-    if (ta != tb)
+    if (is16(ta) && ta != tb)
         return tess_fail(TESS_STATUS_NOT_SUPPORTED,
                          "tess_gemm: A is %s but B is %s; the tensor cores need both operands of one 16-bit type",
                          tess_dtype_name(ta), tess_dtype_name(tb));
     if (td != TESS_DTYPE_F32 && !is16(td))
         return tess_fail(TESS_STATUS_NOT_SUPPORTED, "tess_gemm: D of type %s; D must be bf16, f16 or f32",
                          tess_dtype_name(td));
-    if ((s = check_tma(&desc->a, a, batch, "A")) || (s = check_tma(&desc->b, b, batch, "B")))
+    if ((s = check_tma(&desc->a, a, batch, "A")) || (s = check_tma(&desc->b, b, batch, "B")) ||
+        (s = check_scales(desc, sa, sb)))
         return s;
     if ((uintptr_t)d % tess_dtype_size(td) != 0)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "D=%p is not aligned to its %s elements", d, tess_dtype_name(td));
@@ -145,7 +223,8 @@ static int d_by_tma(const tess_matrix_desc *d, const void *ptr, int64_t batch) {
 /* Whether kernel k multiplies the problem's input type in its operand
  * majors (MN-major: A column-major, B row-major; the M or N index contiguous). */
 static int kernel_fits(const tess_gemm_kernel *k, const tess_gemm_desc *d) {
-    return k->input == d->a.dtype && k->a_mn_major == (d->a.order == TESS_ORDER_COL) &&
+    return k->input == mma_input(d->a.dtype, d->b.dtype) && k->scaling == needed_scaling(d) &&
+           k->a_mn_major == (d->a.order == TESS_ORDER_COL) &&
            k->b_mn_major == (d->b.order == TESS_ORDER_ROW);
 }
 
@@ -283,9 +362,19 @@ static void describe(const tess_gemm_kernel *k, const tess_gemm_desc *d, int ind
     p->grid = x->grid;
     p->stream_k = x->split.sk_items > 0;
     p->workspace_bytes = x->workspace;
-    snprintf(p->name, sizeof p->name, "sm90_%s_%c%c_%dx%dx%d_s%d_c%dx1%s", tess_dtype_name(k->input),
+    /* FP8 names carry both types and the accumulation: _fa fast (tensor
+     * cores only), _pr promoted, _blk block-scaled. */
+    static const char *const accumulation[] = {"", "_pr", "_blk", "_blk"};
+    const int fp8 = k->input >= TESS_MMA_E4M3_E4M3;
+    char types[16];
+    if (fp8)
+        snprintf(types, sizeof types, "%s%s", tess_dtype_name(d->a.dtype), tess_dtype_name(d->b.dtype));
+    else
+        snprintf(types, sizeof types, "%s", tess_dtype_name(d->a.dtype));
+    snprintf(p->name, sizeof p->name, "sm90_%s_%c%c_%dx%dx%d_s%d_c%dx1%s%s%s", types,
              d->a.order == TESS_ORDER_ROW ? 't' : 'n', d->b.order == TESS_ORDER_COL ? 'n' : 't', k->tile_m,
-             k->tile_n, k->tile_k, k->stages, k->cluster_m, p->stream_k ? "_sk" : "");
+             k->tile_n, k->tile_k, k->stages, k->cluster_m, fp8 && k->scaling == TESS_SCALING_PLAIN ? "_fa" : "",
+             accumulation[k->scaling], p->stream_k ? "_sk" : "");
 }
 
 /* How kernel `kernel` would run `desc`: the grid, the work split and the
@@ -339,7 +428,8 @@ static tess_status prepare(tess_handle h, const tess_gemm_desc *desc, const char
         return s;
     /* Plans do not depend on pointers: validate with stand-in aligned ones. */
     static const _Alignas(16) char stand_in[16];
-    return tess_gemm_validate(&h->info, desc, stand_in, stand_in, stand_in, stand_in);
+    return tess_gemm_validate(&h->info, desc, stand_in, (const float *)stand_in, stand_in, (const float *)stand_in,
+                              stand_in, stand_in);
 }
 
 TESS_API tess_status tess_gemm_plans(tess_handle handle, const tess_gemm_desc *desc, tess_plan *plans, int capacity,
@@ -373,16 +463,17 @@ TESS_API tess_status tess_gemm_workspace_size(tess_handle handle, const tess_gem
     return TESS_STATUS_SUCCESS;
 }
 
-/* Tensor map of matrix x (a batch of them) read or written in boxes of 64
- * contiguous elements (128 bytes of a 16-bit type: one swizzle row) by
+/* Tensor map of matrix x (a batch of them) read or written in boxes of 128
+ * contiguous bytes (64 16-bit or 128 FP8 elements: one swizzle row) by
  * box_outer lines, 128-byte swizzled. */
 static tess_status matrix_map(CUtensorMap *map, const tess_matrix_desc *x, const void *ptr, int64_t batch,
                               int box_outer) {
     return tess_tensor_map_matrix(map, x->dtype, ptr, tess_matrix_inner(x), tess_matrix_outer(x), x->ld, batch,
-                                  x->batch_stride, 64, box_outer);
+                                  x->batch_stride, 128 / (int)tess_dtype_size(x->dtype), box_outer);
 }
 
-/* Tensor map of operand A or B for a kernel: K-major in boxes of 64 x rows, MN-major in 64 x 64 boxes. */
+/* Tensor map of operand A or B for a kernel: K-major in boxes of 128 bytes x
+ * rows, MN-major (16-bit only) in 64 x 64 boxes. */
 static tess_status operand_map(CUtensorMap *map, const tess_matrix_desc *x, const void *ptr, int64_t batch,
                                int k_is_rows, int tile_rows) {
     /* k_is_rows: the operand is K x N (B); else R x K (A). */
@@ -390,12 +481,13 @@ static tess_status operand_map(CUtensorMap *map, const tess_matrix_desc *x, cons
     return matrix_map(map, x, ptr, batch, k_contiguous ? tile_rows : 64);
 }
 
-TESS_API tess_status tess_gemm(tess_handle handle, const tess_gemm_desc *desc, const tess_plan *plan, const void *a,
-                               const void *b, const void *c, void *d) {
+TESS_API tess_status tess_gemm_scaled(tess_handle handle, const tess_gemm_desc *desc, const tess_plan *plan,
+                                      const void *a, const float *a_scale, const void *b, const float *b_scale,
+                                      const void *c, void *d) {
     tess_status s = tess_handle_check(handle, "tess_gemm");
     if (s != TESS_STATUS_SUCCESS)
         return s;
-    if ((s = tess_gemm_validate(&handle->info, desc, a, b, c, d)))
+    if ((s = tess_gemm_validate(&handle->info, desc, a, a_scale, b, b_scale, c, d)))
         return s;
     tess_plan chosen;
     if (!plan) {
@@ -429,6 +521,8 @@ TESS_API tess_status tess_gemm(tess_handle handle, const tess_gemm_desc *desc, c
     p.c = desc->beta != 0.0f ? c : NULL;
     p.d = d;
     p.c_layout = desc->c, p.d_layout = desc->d;
+    p.scale_a.data = a_scale, p.scale_a.layout = desc->a_scale;
+    p.scale_b.data = b_scale, p.scale_b.layout = desc->b_scale;
     tess_gemm_launch x;
     size_t flags_offset = 0;
     if (!gemm_launch(&handle->info, desc, plan->kernel, plan->stream_k != 0, &x) || x.grid != plan->grid)
@@ -461,6 +555,11 @@ TESS_API tess_status tess_gemm(tess_handle handle, const tess_gemm_desc *desc, c
     if (previous != handle->device)
         cudaSetDevice(previous);
     return s;
+}
+
+TESS_API tess_status tess_gemm(tess_handle handle, const tess_gemm_desc *desc, const tess_plan *plan, const void *a,
+                               const void *b, const void *c, void *d) {
+    return tess_gemm_scaled(handle, desc, plan, a, NULL, b, NULL, c, d);
 }
 
 /* A cuBLAS column-major operand op(X) (rows x cols as it enters the product). */

@@ -10,10 +10,10 @@
 extern "C" {
 #endif
 
-/* Checks `desc` and the pointers against every rule of tess_gemm, for a
+/* Checks `desc` and the pointers (sa, sb: the scale arrays) against every rule of tess_gemm_scaled, for a
  * device described by `info` (NULL: skip the device checks). */
-tess_status tess_gemm_validate(const tess_device_info *info, const tess_gemm_desc *desc, const void *a, const void *b,
-                               const void *c, const void *d);
+tess_status tess_gemm_validate(const tess_device_info *info, const tess_gemm_desc *desc, const void *a,
+                               const float *sa, const void *b, const float *sb, const void *c, const void *d);
 
 /* The plans that can run `desc` on `info`'s device with at most
  * `workspace_limit` bytes of workspace, best first; returns how many there

@@ -8,7 +8,8 @@
 #include "ref/convert.h"
 #include "ref/ref_gemm.h"
 
-static tess_status check_scale(const tess_ref_scale *s, const char *name) {
+static tess_status check_scale(const tess_scale_operand *op, const char *name) {
+    const tess_scale_desc *s = &op->layout;
     switch (s->mode) {
     case TESS_SCALE_TENSOR:
     case TESS_SCALE_OUTER_VEC:
@@ -53,7 +54,7 @@ tess_status tess_ref_gemm_check(const tess_ref_gemm *p) {
 
 /* Dequantizes operand X of batch b into `out`, `outer` rows of K values (K
  * contiguous): row i is row i of A, or column i of B. */
-static void dequantize_k_major(const tess_matrix_desc *x, const void *data, const tess_ref_scale *scale,
+static void dequantize_k_major(const tess_matrix_desc *x, const void *data, const tess_scale_operand *scale,
                                int is_b, int64_t b, int64_t outer, int64_t k, double *out) {
     for (int64_t i = 0; i < outer; i++) {
         for (int64_t kk = 0; kk < k; kk++) {

@@ -5,7 +5,7 @@
  * A is M x K, B is K x N, C and D are M x N, each in any tess_dtype and either
  * order, with leading dimensions and batch strides (tess_matrix_desc). sa and
  * sb are float32 dequantization factors multiplied into A and B element-wise,
- * looked up by a tess_scale_mode recipe (tess_ref_scale_at). The CPU version
+ * looked up by a tess_scale_desc recipe (tess_ref_scale_at). The CPU version
  * accumulates in float64 and returns the unrounded result; the GPU version
  * accumulates in float32 and rounds into D, for shapes too large for the CPU.
  * beta = 0 never reads C.
@@ -14,28 +14,12 @@
 #define TESS_REF_REF_GEMM_H
 
 #include "core/hd.h"
+#include "core/scale.h"
 #include "tessera.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Extent of a scale block along K (and along M or N for 128x128 blocks), in
- * elements: the DeepSeek-V3 recipe's 128, also cuBLASLt's VEC128/BLK128x128. */
-#define TESS_SCALE_BLOCK 128
-
-/* Where one operand's dequantization factors are. For A, "mn" indexes M; for
- * B, it indexes N. Factor (mn, k) of batch b is at
- *   data[b * batch_stride + row(mn) * stride_mn + (k / 128) * stride_k]
- * with row(mn) = 0 (TENSOR), mn (OUTER_VEC, BLOCK_1x128) or mn / 128
- * (BLOCK_128x128); stride_k is unused by TENSOR and OUTER_VEC. */
-typedef struct tess_ref_scale {
-    tess_scale_mode mode;
-    const float *data; /* NULL: every factor is 1 */
-    int64_t stride_mn;
-    int64_t stride_k;
-    int64_t batch_stride;
-} tess_ref_scale;
 
 /* One GEMM problem, pointers included (host pointers for the CPU version,
  * device pointers for the GPU version). */
@@ -44,23 +28,12 @@ typedef struct tess_ref_gemm {
     double alpha, beta;
     tess_matrix_desc a, b, c, d;
     const void *a_data, *b_data, *c_data; /* c_data may be NULL when beta == 0 */
-    tess_ref_scale a_scale, b_scale;
+    tess_scale_operand a_scale, b_scale;
 } tess_ref_gemm;
 
-/* The factor for element (mn, k) of batch `batch` (see tess_ref_scale). */
-TESS_HD float tess_ref_scale_at(const tess_ref_scale *s, int64_t batch, int64_t mn, int64_t k) {
-    if (!s->data)
-        return 1.0f;
-    int64_t at = batch * s->batch_stride;
-    switch (s->mode) {
-    case TESS_SCALE_TENSOR: break;
-    case TESS_SCALE_OUTER_VEC: at += mn * s->stride_mn; break;
-    case TESS_SCALE_BLOCK_1x128: at += mn * s->stride_mn + (k / TESS_SCALE_BLOCK) * s->stride_k; break;
-    case TESS_SCALE_BLOCK_128x128:
-        at += (mn / TESS_SCALE_BLOCK) * s->stride_mn + (k / TESS_SCALE_BLOCK) * s->stride_k;
-        break;
-    }
-    return s->data[at];
+/* The factor for element (mn, k) of batch `batch`. */
+TESS_HD float tess_ref_scale_at(const tess_scale_operand *s, int64_t batch, int64_t mn, int64_t k) {
+    return s->data ? s->data[tess_scale_offset(&s->layout, batch, mn, k / TESS_SCALE_BLOCK)] : 1.0f;
 }
 
 /* Validates a problem: shapes agree, descriptors are sound, pointers are

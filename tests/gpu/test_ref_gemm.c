@@ -106,8 +106,8 @@ static void make_large(test_problem *t, tess_rng *r, int64_t m, int64_t n, int64
     for (int64_t i = 0; i < nb * kb; i++)
         t->b_scale[i] = (float)(0.5 + tess_rng_uniform(r));
     /* 1x128 for A with M contiguous; 128x128 for B with K blocks contiguous. */
-    tess_ref_scale sa = {TESS_SCALE_BLOCK_1x128, t->a_scale, 1, m, 0};
-    tess_ref_scale sb = {TESS_SCALE_BLOCK_128x128, t->b_scale, kb, 1, 0};
+    tess_scale_operand sa = {t->a_scale, {TESS_SCALE_BLOCK_1x128, 1, m, 0}};
+    tess_scale_operand sb = {t->b_scale, {TESS_SCALE_BLOCK_128x128, kb, 1, 0}};
     p->a_scale = sa, p->b_scale = sb;
     p->a_data = t->a, p->b_data = t->b, p->c_data = t->c;
     t->d_bytes = test_problem_d_bytes(t);

@@ -33,18 +33,91 @@ static tess_gemm_desc problem(int64_t m, int64_t n, int64_t k) {
 
 static _Alignas(16) char buffer[64];
 #define P ((void *)buffer) /* an aligned stand-in pointer: validation never dereferences it */
+#define S ((const float *)buffer) /* a stand-in scale array */
+
+/* tess_gemm_validate without scale arrays. */
+static tess_status validate(const tess_device_info *info, const tess_gemm_desc *g, const void *a, const void *b,
+                            const void *c, const void *d) {
+    return tess_gemm_validate(info, g, a, NULL, b, NULL, c, d);
+}
+
+/* A valid e4m3 TN problem of M x N x K with block scales (A 1x128, B 128x128). */
+static tess_gemm_desc fp8_problem(int64_t m, int64_t n, int64_t k) {
+    tess_gemm_desc g;
+    tess_gemm_desc_init(&g);
+    g.m = m, g.n = n, g.k = k;
+    g.a = (tess_matrix_desc){TESS_DTYPE_E4M3, TESS_ORDER_ROW, m, k, (k + 15) / 16 * 16, 0};
+    g.b = (tess_matrix_desc){TESS_DTYPE_E4M3, TESS_ORDER_COL, k, n, (k + 15) / 16 * 16, 0};
+    g.c = g.d = mat(TESS_DTYPE_BF16, TESS_ORDER_ROW, m, n);
+    tess_scale_layout_query(TESS_SCALE_BLOCK_1x128, m, k, &g.a_scale, NULL, NULL, NULL);
+    tess_scale_layout_query(TESS_SCALE_BLOCK_128x128, n, k, &g.b_scale, NULL, NULL, NULL);
+    return g;
+}
+
+/* The kernel input pair and scaling kind a problem must get (enum tess_mma_input, enum tess_scaling). */
+static int want_input(const tess_gemm_desc *g) {
+    if (g->a.dtype == TESS_DTYPE_BF16)
+        return TESS_MMA_BF16;
+    if (g->a.dtype == TESS_DTYPE_F16)
+        return TESS_MMA_F16;
+    return TESS_MMA_E4M3_E4M3 + 2 * (g->a.dtype == TESS_DTYPE_E5M2) + (g->b.dtype == TESS_DTYPE_E5M2);
+}
+static int want_scaling(const tess_gemm_desc *g) {
+    if (g->a.dtype == TESS_DTYPE_BF16 || g->a.dtype == TESS_DTYPE_F16)
+        return TESS_SCALING_PLAIN;
+    if (g->a_scale.mode == TESS_SCALE_BLOCK_1x128 || g->a_scale.mode == TESS_SCALE_BLOCK_128x128)
+        return g->b_scale.mode == TESS_SCALE_BLOCK_1x128 ? TESS_SCALING_BLOCK_ROWS_COLS : TESS_SCALING_BLOCK_ROWS;
+    return g->fast_accum ? TESS_SCALING_PLAIN : TESS_SCALING_PROMOTE;
+}
 
 /* Expects `g` (with pointers a, b, c, d) to be refused with `want` and a sentence containing `phrase`. */
 static void expect_refusal(const tess_gemm_desc *g, const void *a, const void *b, const void *c, const void *d,
                            tess_status want, const char *phrase) {
-    tess_status got = tess_gemm_validate(NULL, g, a, b, c, d);
+    tess_status got = validate(NULL, g, a, b, c, d);
     CHECKF(got == want && strstr(tess_last_error(), phrase), "expected %s with \"%s\", got %s: %s",
            tess_status_name(want), phrase, tess_status_name(got), tess_last_error());
 }
 
+/* The FP8 rules: K-major operands, scale pairs and their arrays. */
+static void test_fp8_refusals(void) {
+    tess_gemm_desc g = fp8_problem(256, 512, 1024), x;
+    CHECK_STATUS(tess_gemm_validate(NULL, &g, P, S, P, S, NULL, P), TESS_STATUS_SUCCESS);
+    x = g, x.b.order = TESS_ORDER_ROW, x.b.ld = 512;
+    CHECK_STATUS(tess_gemm_validate(NULL, &x, P, S, P, S, NULL, P), TESS_STATUS_NOT_SUPPORTED);
+    CHECK(strstr(tess_last_error(), "tess_transpose") && strstr(tess_last_error(), "K-major"));
+    x = g, x.a.order = TESS_ORDER_COL, x.a.ld = 256;
+    CHECK_STATUS(tess_gemm_validate(NULL, &x, P, S, P, S, NULL, P), TESS_STATUS_NOT_SUPPORTED);
+    CHECK(strstr(tess_last_error(), "'TN'") != NULL);
+    x = g, x.a.ld = 1032; /* 16-byte rows of FP8 are 16 elements */
+    CHECK_STATUS(tess_gemm_validate(NULL, &x, P, S, P, S, NULL, P), TESS_STATUS_INVALID_VALUE);
+    CHECK(strstr(tess_last_error(), "multiple of 16 elements") != NULL);
+    x = g, x.b_scale.mode = TESS_SCALE_TENSOR;
+    CHECK_STATUS(tess_gemm_validate(NULL, &x, P, S, P, S, NULL, P), TESS_STATUS_NOT_SUPPORTED);
+    CHECK(strstr(tess_last_error(), "pair only with") != NULL);
+    x = g, x.a_scale.mode = (tess_scale_mode)2;
+    CHECK_STATUS(tess_gemm_validate(NULL, &x, P, S, P, S, NULL, P), TESS_STATUS_INVALID_VALUE);
+    CHECK(strstr(tess_last_error(), "not a tess_scale_mode") != NULL);
+    x = g, x.b_scale.stride_k = -1;
+    CHECK_STATUS(tess_gemm_validate(NULL, &x, P, S, P, S, NULL, P), TESS_STATUS_INVALID_VALUE);
+    CHECK(strstr(tess_last_error(), ">= 0") != NULL);
+    CHECK_STATUS(tess_gemm_validate(NULL, &g, P, S, P, NULL, NULL, P), TESS_STATUS_INVALID_VALUE);
+    CHECK(strstr(tess_last_error(), "must not be NULL") != NULL);
+    CHECK_STATUS(tess_gemm_validate(NULL, &g, P, (const float *)(buffer + 2), P, S, NULL, P),
+                 TESS_STATUS_INVALID_VALUE);
+    CHECK(strstr(tess_last_error(), "4-byte aligned") != NULL);
+    x = problem(256, 512, 128), x.a_scale = g.a_scale, x.b_scale = g.b_scale;
+    CHECK_STATUS(tess_gemm_validate(NULL, &x, P, S, P, S, NULL, P), TESS_STATUS_NOT_SUPPORTED);
+    CHECK(strstr(tess_last_error(), "block scales need FP8") != NULL);
+    /* Per-row factors for 16-bit inputs, per-tensor FP8 without factors, and e5m2 x e5m2 are fine. */
+    x = problem(256, 512, 128), x.a_scale.mode = x.b_scale.mode = TESS_SCALE_OUTER_VEC, x.a_scale.stride_mn = 1;
+    CHECK_STATUS(tess_gemm_validate(NULL, &x, P, S, P, S, NULL, P), TESS_STATUS_SUCCESS);
+    x = g, x.a_scale.mode = x.b_scale.mode = TESS_SCALE_TENSOR, x.a.dtype = x.b.dtype = TESS_DTYPE_E5M2;
+    CHECK_STATUS(tess_gemm_validate(NULL, &x, P, NULL, P, NULL, NULL, P), TESS_STATUS_SUCCESS);
+}
+
 static void test_refusals(void) {
     tess_gemm_desc g = problem(256, 512, 128), x;
-    CHECK_STATUS(tess_gemm_validate(NULL, &g, P, P, NULL, P), TESS_STATUS_SUCCESS);
+    CHECK_STATUS(validate(NULL, &g, P, P, NULL, P), TESS_STATUS_SUCCESS);
     expect_refusal(NULL, P, P, P, P, TESS_STATUS_INVALID_VALUE, "desc is NULL");
     x = g, x.struct_size = 0;
     expect_refusal(&x, P, P, P, P, TESS_STATUS_INVALID_VALUE, "tess_gemm_desc_init");
@@ -64,10 +137,10 @@ static void test_refusals(void) {
     expect_refusal(&x, P, P, NULL, P, TESS_STATUS_INVALID_VALUE, "C is NULL");
     x = g, x.beta = 1.0f, x.c.dtype = TESS_DTYPE_E4M3;
     expect_refusal(&x, P, P, P, P, TESS_STATUS_NOT_SUPPORTED, "C must be");
-    x = g, x.a.dtype = x.b.dtype = TESS_DTYPE_E4M3;
-    expect_refusal(&x, P, P, P, P, TESS_STATUS_NOT_SUPPORTED, "FP8");
+    x = g, x.a.dtype = TESS_DTYPE_E4M3;
+    expect_refusal(&x, P, P, P, P, TESS_STATUS_NOT_SUPPORTED, "FP8 operands multiply only FP8");
     x = g, x.a.dtype = x.b.dtype = TESS_DTYPE_F32, x.a.ld = 128, x.b.ld = 128;
-    expect_refusal(&x, P, P, P, P, TESS_STATUS_NOT_SUPPORTED, "bf16 or f16");
+    expect_refusal(&x, P, P, P, P, TESS_STATUS_NOT_SUPPORTED, "bf16, f16 or FP8");
     x = g, x.b.dtype = TESS_DTYPE_F16;
     expect_refusal(&x, P, P, P, P, TESS_STATUS_NOT_SUPPORTED, "one 16-bit type");
     x = g, x.d.dtype = TESS_DTYPE_E5M2;
@@ -78,16 +151,17 @@ static void test_refusals(void) {
     x = g, x.batch = 2, x.a.batch_stride = 256 * 128 + 4, x.b.batch_stride = 0, x.d.batch_stride = 256 * 512;
     expect_refusal(&x, P, P, P, P, TESS_STATUS_INVALID_VALUE, "batch_stride");
     expect_refusal(&g, P, P, P, buffer + 1, TESS_STATUS_INVALID_VALUE, "aligned");
+    test_fp8_refusals();
     tess_device_info ampere = {.struct_size = sizeof ampere, .cc_major = 8, .cc_minor = 0, .has_native_code = 1};
     strcpy(ampere.name, "A100");
-    CHECK_STATUS(tess_gemm_validate(&ampere, &g, P, P, NULL, P), TESS_STATUS_ARCH_MISMATCH);
+    CHECK_STATUS(validate(&ampere, &g, P, P, NULL, P), TESS_STATUS_ARCH_MISMATCH);
     CHECK(strstr(tess_last_error(), "9.0") != NULL);
     /* A ragged problem with f32 D of odd leading dimension and C of another type and order is fine. */
     x = problem(1, 3, 8);
     x.d = (tess_matrix_desc){TESS_DTYPE_F32, TESS_ORDER_COL, 1, 3, 1, 0};
     x.c = (tess_matrix_desc){TESS_DTYPE_F16, TESS_ORDER_ROW, 1, 3, 3, 0};
     x.beta = 0.5f;
-    CHECK_STATUS(tess_gemm_validate(NULL, &x, P, P, P, P), TESS_STATUS_SUCCESS);
+    CHECK_STATUS(validate(NULL, &x, P, P, P, P), TESS_STATUS_SUCCESS);
 }
 
 /* A random valid problem: any layout, sizes up to 2^14 (often whole tiles), batches. */
@@ -95,6 +169,21 @@ static tess_gemm_desc random_problem(void) {
     int64_t dims[3];
     for (int i = 0; i < 3; i++)
         dims[i] = tess_rng_range(&rng, 0, 1) ? 128 * tess_rng_range(&rng, 1, 128) : tess_rng_range(&rng, 1, 16384);
+    if (tess_rng_range(&rng, 0, 2) == 0) { /* FP8: TN, any type pair and scale recipe, sometimes fast accumulation */
+        static const tess_scale_mode pairs[][2] = {{TESS_SCALE_TENSOR, TESS_SCALE_TENSOR},
+                                                   {TESS_SCALE_OUTER_VEC, TESS_SCALE_OUTER_VEC},
+                                                   {TESS_SCALE_BLOCK_1x128, TESS_SCALE_BLOCK_128x128},
+                                                   {TESS_SCALE_BLOCK_1x128, TESS_SCALE_BLOCK_1x128},
+                                                   {TESS_SCALE_BLOCK_128x128, TESS_SCALE_BLOCK_1x128}};
+        tess_gemm_desc g = fp8_problem(dims[0], dims[1], dims[2]);
+        g.a.dtype = tess_rng_range(&rng, 0, 1) ? TESS_DTYPE_E4M3 : TESS_DTYPE_E5M2;
+        g.b.dtype = tess_rng_range(&rng, 0, 1) ? TESS_DTYPE_E4M3 : TESS_DTYPE_E5M2;
+        int r = (int)tess_rng_range(&rng, 0, 4);
+        tess_scale_layout_query(pairs[r][0], g.m, g.k, &g.a_scale, NULL, NULL, NULL);
+        tess_scale_layout_query(pairs[r][1], g.n, g.k, &g.b_scale, NULL, NULL, NULL);
+        g.fast_accum = (int32_t)tess_rng_range(&rng, 0, 1);
+        return g;
+    }
     tess_gemm_desc g = problem(dims[0], dims[1], dims[2] + (8 - dims[2] % 8) % 8);
     tess_dtype in = tess_rng_range(&rng, 0, 1) ? TESS_DTYPE_BF16 : TESS_DTYPE_F16;
     g.a = mat(in, tess_rng_range(&rng, 0, 1) ? TESS_ORDER_ROW : TESS_ORDER_COL, g.m, g.k);
@@ -114,7 +203,7 @@ static void test_plans(void) {
     int with_sk = 0, without_sk = 0;
     for (int trial = 0; trial < 3000; trial++) {
         tess_gemm_desc g = random_problem();
-        if (!CHECK(tess_gemm_validate(NULL, &g, P, P, NULL, P) == TESS_STATUS_SUCCESS)) {
+        if (!CHECK(tess_gemm_validate(NULL, &g, P, S, P, S, NULL, P) == TESS_STATUS_SUCCESS)) {
             fprintf(stderr, "    %s\n", tess_last_error());
             continue;
         }
@@ -125,7 +214,8 @@ static void test_plans(void) {
             for (int i = 0; i < count && i < CAP; i++) {
                 const tess_plan *p = &plans[i];
                 const tess_gemm_kernel *k = tess_gemm_sm90_kernel(p->kernel);
-                bad += !k || k->input != g.a.dtype || k->a_mn_major != (g.a.order == TESS_ORDER_COL) ||
+                bad += !k || k->input != want_input(&g) || k->scaling != want_scaling(&g) ||
+                       k->a_mn_major != (g.a.order == TESS_ORDER_COL) ||
                        k->b_mn_major != (g.b.order == TESS_ORDER_ROW);
                 bad += p->grid < 1 || p->grid > 132 || p->grid % p->cluster_m != 0;
                 bad += p->workspace_bytes > limits[l] || (p->stream_k != 0) != (p->workspace_bytes > 0);

@@ -17,10 +17,11 @@ static double element(tess_matrix_desc d, const void *data, int64_t b, int64_t i
 }
 
 /* Factor for operand element (outer index x, inner index k), from the recipe's definition. */
-static double factor(tess_ref_scale s, int64_t b, int64_t x, int64_t k) {
-    if (!s.data)
+static double factor(tess_scale_operand op, int64_t b, int64_t x, int64_t k) {
+    if (!op.data)
         return 1.0;
-    const float *base = s.data + b * s.batch_stride;
+    const tess_scale_desc s = op.layout;
+    const float *base = op.data + b * s.batch_stride;
     switch (s.mode) {
     case TESS_SCALE_TENSOR: return base[0];
     case TESS_SCALE_OUTER_VEC: return base[x * s.stride_mn];
@@ -66,7 +67,7 @@ static void test_known_product(void) {
     CHECK(out[0] == 17 && out[1] == 23 && out[2] == 39 && out[3] == 53);
     /* Per-tensor scales multiply the product. */
     const float sa = 0.5f, sb = 3.0f;
-    p.a_scale.mode = p.b_scale.mode = TESS_SCALE_TENSOR;
+    p.a_scale.layout.mode = p.b_scale.layout.mode = TESS_SCALE_TENSOR;
     p.a_scale.data = &sa;
     p.b_scale.data = &sb;
     CHECK_STATUS(tess_ref_gemm_cpu(&p, out), TESS_STATUS_SUCCESS);
@@ -197,7 +198,7 @@ static void test_rejections(tess_rng *r) {
     CHECK_STATUS(tess_ref_gemm_cpu(&bad, out), TESS_STATUS_INVALID_VALUE);
     CHECK(strstr(tess_last_error(), "C is NULL") != NULL);
     bad = t.p;
-    bad.a_scale.mode = (tess_scale_mode)2;
+    bad.a_scale.layout.mode = (tess_scale_mode)2;
     CHECK_STATUS(tess_ref_gemm_cpu(&bad, out), TESS_STATUS_INVALID_VALUE);
     bad = t.p;
     bad.k = 0;

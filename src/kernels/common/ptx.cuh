@@ -58,6 +58,22 @@ TESS_DEVICE void mbar_wait(uint64_t *bar, uint32_t parity) {
         : "memory");
 }
 
+// ---- cp.async ("Data Movement and Conversion Instructions: cp.async") ---------
+
+// Copies 4 bytes from global to shared memory asynchronously; with valid
+// false nothing is read and the 4 bytes are zero-filled (src-size 0).
+TESS_DEVICE void cp_async_4(void *dst, const void *src, bool valid) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(smem_u32(dst)), "l"(src),
+                 "r"(valid ? 4 : 0)
+                 : "memory");
+}
+
+// Arrives on `bar` once this thread's earlier cp.async copies have landed,
+// counting against the barrier's expected arrivals (.noinc).
+TESS_DEVICE void cp_async_mbar_arrive_noinc(uint64_t *bar) {
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(smem_u32(bar)) : "memory");
+}
+
 // ---- fences and barriers -----------------------------------------------------
 
 // Orders this thread's ordinary shared-memory writes before later async-proxy

@@ -1,6 +1,6 @@
-// Compile-time configuration of an sm90 16-bit GEMM kernel: the CTA tile,
-// the ring depth, the input type and each operand's major-ness, and the
-// shared-memory footprint derived from them.
+// Compile-time configuration of an sm90 GEMM kernel: the CTA tile, the ring
+// depth, the input types, how scales are applied, each operand's
+// major-ness, and the shared-memory footprint derived from them.
 #pragma once
 
 #include "kernels/common/fragment.h"
@@ -10,46 +10,86 @@
 // 3 warpgroups: one producer (TMA), two consumers (wgmma, TESS_SM90_CONSUMERS
 // in gemm_params.h), each consumer owning 64 rows of the BM = 128 tile.
 #define TESS_SM90_THREADS 384
-// K per pipeline stage: one 128-byte swizzle row of 16-bit elements.
-#define TESS_SM90_BK 64
+// Bytes of K per pipeline stage: one 128-byte swizzle row (64 16-bit or 128
+// FP8 elements; 128 FP8 elements is also the scale block of the FP8 recipes,
+// so each stage is one promotion step).
+#define TESS_SM90_BK_BYTES 128
+// K of one wgmma instruction, in bytes: k16 of 16-bit or k32 of FP8 inputs.
+#define TESS_WGMMA_K_BYTES 32
 // Register budgets after setmaxnreg: 128 x 40 + 256 x 232 = 64512 <= 65536.
+// Block-scaled kernels' producers also copy scale factors and need more
+// (40 spilled): 128 x 64 + 256 x 224 = 65536.
 #define TESS_SM90_PRODUCER_REGS 40
 #define TESS_SM90_CONSUMER_REGS 232
+#define TESS_SM90_SCALED_PRODUCER_REGS 64
+#define TESS_SM90_SCALED_CONSUMER_REGS 224
 
 // The epilogue stages this many columns of a warpgroup's tile at a time
 // (two 64 x 64 sub-tiles, 16 KiB), so that the ring can keep more stages.
 #define TESS_EPI_ROUND_COLS 128
 
-template <int BM_, int BN_, int STAGES_, int CLUSTER_, bool BF16_, int A_MN_, int B_MN_>
+template <int BM_, int BN_, int STAGES_, int CLUSTER_, int IN_, int SCALING_, int A_MN_, int B_MN_>
 struct gemm_cfg {
-    static constexpr int BM = BM_, BN = BN_, BK = TESS_SM90_BK, STAGES = STAGES_;
+    static constexpr int IN = IN_, SCALING = SCALING_;
+    static constexpr int ELEM_BYTES = IN <= TESS_MMA_F16 ? 2 : 1;
+    static constexpr int BM = BM_, BN = BN_, BK = TESS_SM90_BK_BYTES / ELEM_BYTES, STAGES = STAGES_;
+    // wgmma instructions per stage (4: 64 / k16 or 128 / k32).
+    static constexpr int K_STEPS = TESS_SM90_BK_BYTES / TESS_WGMMA_K_BYTES;
+    static constexpr bool BLOCK_SCALED = SCALING >= TESS_SCALING_BLOCK_ROWS;
+    // Promotion keeps a second BN / 2 float accumulator per thread.
+    static constexpr bool PROMOTES = SCALING != TESS_SCALING_PLAIN;
+    // Threads of the producer warpgroup that run the producer loop: one
+    // issues the TMA loads; block-scaled kernels use a whole warp, whose
+    // lanes also copy the stage's scale factors.
+    static constexpr int PRODUCER_THREADS = BLOCK_SCALED ? 32 : 1;
+    static constexpr int PRODUCER_REGS = BLOCK_SCALED ? TESS_SM90_SCALED_PRODUCER_REGS : TESS_SM90_PRODUCER_REGS;
+    static constexpr int CONSUMER_REGS = BLOCK_SCALED ? TESS_SM90_SCALED_CONSUMER_REGS : TESS_SM90_CONSUMER_REGS;
+    // Arrivals a full barrier waits for: the TMA thread's expect_tx, plus one
+    // per lane copying scale factors.
+    static constexpr int FULL_ARRIVALS = 1 + (BLOCK_SCALED ? PRODUCER_THREADS : 0);
+    // Releases of a stage per consumer warpgroup: one, or, where consumers
+    // read scale factors from the stage with ordinary loads, one per warp
+    // (each warp vouches for its own reads).
+    static constexpr int RELEASERS = BLOCK_SCALED ? 4 : 1;
+    // Arrivals an empty barrier waits for: every consumer of every CTA in the
+    // cluster (each CTA's producer writes B into all of them).
+    static constexpr int EMPTY_ARRIVALS = TESS_SM90_CONSUMERS * CLUSTER_ * RELEASERS;
     // CLUSTER CTAs along M share each B tile: each loads 1/CLUSTER of it and
     // multicasts it to all (TMA multicast), so B crosses L2 once per cluster.
     static constexpr int CLUSTER = CLUSTER_;
-    static constexpr bool BF16 = BF16_;
     static constexpr int A_MN = A_MN_, B_MN = B_MN_;
+    static_assert(ELEM_BYTES == 2 || (A_MN == 0 && B_MN == 0 && BN <= 256), "FP8 operands are K-major");
+    static_assert(ELEM_BYTES == 1 || SCALING == TESS_SCALING_PLAIN, "16-bit inputs need no promotion");
+    static_assert(!PROMOTES || BN <= 128, "two BN / 2 accumulators must fit in the consumer's registers");
     static_assert(CLUSTER == 1 || CLUSTER == 2 || CLUSTER == 4, "clusters of 1, 2 or 4 CTAs along M");
     static_assert(BN / CLUSTER % 64 == 0, "each CTA multicasts whole 64-row (or 64-column) pieces of B");
     static_assert(BM == 64 * TESS_SM90_CONSUMERS, "each consumer warpgroup owns 64 rows");
     static_assert(BN % 64 == 0 && BN <= 256, "BN is a multiple of the 64-column epilogue sub-tile");
-    static constexpr int A_STAGE_BYTES = BM * BK * 2;
-    static constexpr int B_STAGE_BYTES = BN * BK * 2;
+    static constexpr int A_STAGE_BYTES = BM * TESS_SM90_BK_BYTES;
+    static constexpr int B_STAGE_BYTES = BN * TESS_SM90_BK_BYTES;
     // Each stage's B share loaded by one CTA of the cluster.
     static constexpr int B_SHARE_BYTES = B_STAGE_BYTES / CLUSTER;
     static constexpr int EPI_COLS = BN % TESS_EPI_ROUND_COLS == 0 ? TESS_EPI_ROUND_COLS : TESS_EPI_SUBTILE;
     static constexpr int EPI_WG_BYTES = (EPI_COLS / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;
     static constexpr int EPI_BYTES = TESS_SM90_CONSUMERS * EPI_WG_BYTES;
     static constexpr int BARRIER_BYTES = 2 * STAGES * 8;
+    // Block-scaled kernels: each stage's float factors, one per row of A and
+    // one per column of B (only the first is used for 128x128 B).
+    static constexpr int SCALE_STAGE_BYTES = BLOCK_SCALED ? (BM + BN) * 4 : 0;
     // +1024: the dynamic shared memory base is aligned up to a swizzle atom.
-    static constexpr int SMEM_BYTES = STAGES * (A_STAGE_BYTES + B_STAGE_BYTES) + EPI_BYTES + BARRIER_BYTES + 1024;
+    static constexpr int SMEM_BYTES = STAGES * (A_STAGE_BYTES + B_STAGE_BYTES + SCALE_STAGE_BYTES) + EPI_BYTES +
+                                      BARRIER_BYTES + 1024;
     static_assert(SMEM_BYTES <= 227 * 1024, "over the 227 KiB a Hopper CTA may use");
-    // Moving 16 along K inside a stage: 32 bytes along a K-major row, or 16
-    // rows of 128 bytes in an MN-major chunk.
-    static constexpr uint32_t A_K16_BYTES = A_MN ? 16 * 128 : 32;
-    static constexpr uint32_t B_K16_BYTES = B_MN ? 16 * 128 : 32;
+    static_assert(STAGES * SCALE_STAGE_BYTES % 1024 == 0, "the epilogue staging after the scales stays 1024-aligned");
+    static_assert(SCALING != TESS_SCALING_BLOCK_ROWS || 128 % BN == 0,
+                  "one 128x128 B factor per tile needs tiles inside one 128-column block");
+    // Moving one wgmma step along K inside a stage: 32 bytes along a K-major
+    // row, or 16 rows of 128 bytes in an MN-major (16-bit) chunk.
+    static constexpr uint32_t A_KSTEP_BYTES = A_MN ? 16 * 128 : TESS_WGMMA_K_BYTES;
+    static constexpr uint32_t B_KSTEP_BYTES = B_MN ? 16 * 128 : TESS_WGMMA_K_BYTES;
     // 64 rows (of M or N) of one stage: a consumer warpgroup's share of A, and
     // one 64 (MN) x 64 (K) TMA box of an MN-major operand.
-    static constexpr int MN_CHUNK_BYTES = 64 * BK * 2;
+    static constexpr int MN_CHUNK_BYTES = 64 * TESS_SM90_BK_BYTES;
     // Leading byte offset: the distance between 64-wide MN chunks (one 64 x 64 box);
     // unused ("assumed 1", i.e. 16 bytes) for K-major tiles.
     static constexpr uint32_t A_LBO = A_MN ? MN_CHUNK_BYTES : 16;

@@ -1,5 +1,6 @@
 /* The sm90 GEMM kernels this build holds, as a table the host code plans
- * over: one entry per (tile, stages, input type, operand major-ness). */
+ * over: one entry per (tile, stages, input types, scaling kind, operand
+ * major-ness). */
 #ifndef TESS_KERNELS_SM90_GEMM_KERNELS_H
 #define TESS_KERNELS_SM90_GEMM_KERNELS_H
 
@@ -16,17 +17,20 @@ typedef int (*tess_gemm_occupancy_fn)(void);
 typedef struct tess_gemm_kernel {
     int tile_m, tile_n, tile_k, stages;
     int cluster_m;        /* CTAs per cluster along M (sharing B by multicast) */
-    tess_dtype input;     /* TESS_DTYPE_BF16 or TESS_DTYPE_F16, for A and B */
+    int input;            /* the operand types: enum tess_mma_input */
+    int scaling;          /* accumulation and block scaling: enum tess_scaling */
     int a_mn_major;       /* 1: A is M-contiguous (column-major) */
     int b_mn_major;       /* 1: B is N-contiguous (row-major) */
     tess_gemm_launch_fn launch;
     tess_gemm_occupancy_fn max_clusters;
 } tess_gemm_kernel;
 
-/* Kernels per tile configuration: 2 input types x 4 operand majors. */
+/* Kernels per 16-bit tile configuration: 2 input types x 4 operand majors. */
 #define TESS_GEMM_KERNELS_PER_TILE 8
+/* Kernels per FP8 tile configuration and scaling kind: the 4 (A, B) type pairs. */
+#define TESS_GEMM_FP8_PAIRS 4
 /* At most this many kernels in a build (the planner sizes its caches by it). */
-#define TESS_GEMM_MAX_KERNELS 64
+#define TESS_GEMM_MAX_KERNELS 128
 
 /* The kernels of this build: index i from 0 to tess_gemm_sm90_kernel_count() - 1. */
 int tess_gemm_sm90_kernel_count(void);

@@ -6,12 +6,41 @@
 #include <cuda.h>
 #include <stdint.h>
 
+#include "core/scale.h"
 #include "kernels/common/sched.h"
 #include "tessera.h"
 
 /* Consumer warpgroups per CTA (each owns 64 rows of the 128-row tile); the
  * stream-K workspace holds one ready flag per consumer warpgroup. */
 #define TESS_SM90_CONSUMERS 2
+
+/* The operand types a kernel multiplies (its IN template parameter): one
+ * 16-bit type for both, or an FP8 pair (A type, B type). */
+enum tess_mma_input {
+    TESS_MMA_BF16,
+    TESS_MMA_F16,
+    TESS_MMA_E4M3_E4M3,
+    TESS_MMA_E4M3_E5M2,
+    TESS_MMA_E5M2_E4M3,
+    TESS_MMA_E5M2_E5M2
+};
+
+/* How a kernel accumulates and applies dequantization factors (its SCALING
+ * template parameter). Per-tensor and per-row/column factors are constant
+ * along K, so every kind applies them once, to the finished accumulators. */
+enum tess_scaling {
+    /* The tensor cores accumulate all of K (16-bit inputs; FP8 fast accumulation). */
+    TESS_SCALING_PLAIN,
+    /* FP8: the partial sum of each 128-K block is added into float32
+     * registers ("promotion"), which keeps float32 accuracy over long K. */
+    TESS_SCALING_PROMOTE,
+    /* FP8 block scales, applied at each promotion: one factor per row of A
+     * (1x128, or 128x128 repeated over its 128 rows) times one per 128
+     * columns of B (128x128: a whole tile's columns). */
+    TESS_SCALING_BLOCK_ROWS,
+    /* The same with one factor per column of B (1x128). */
+    TESS_SCALING_BLOCK_ROWS_COLS
+};
 
 typedef struct tess_gemm_params {
     CUtensorMap tma_a; /* A: K-major (box 64 x BM) or M-major (box 64 x 64) */
@@ -38,6 +67,8 @@ typedef struct tess_gemm_params {
      * store exactly: TMA clips stores at 16-byte granularity, so D's
      * contiguous extent must be a multiple of 8 elements, and D aligned). */
     int d_direct;
+    /* Dequantization factors of A (per row of M) and B (per column of N). */
+    tess_scale_operand scale_a, scale_b;
 } tess_gemm_params;
 
 #endif

@@ -1,5 +1,6 @@
 /* The table of sm90 GEMM kernels: the per-configuration tables of
- * gemm_f16_*.cu, in the order the planner lists them when costs tie. */
+ * gemm_f16_*.cu and gemm_fp8_*.cu, in the order the planner lists them when
+ * costs tie. */
 #include "kernels/sm90/gemm_kernels.h"
 
 extern const tess_gemm_kernel tess_gemm_sm90_128x256_c4[TESS_GEMM_KERNELS_PER_TILE];
@@ -8,18 +9,48 @@ extern const tess_gemm_kernel tess_gemm_sm90_128x256_c1[TESS_GEMM_KERNELS_PER_TI
 extern const tess_gemm_kernel tess_gemm_sm90_128x128_c2[TESS_GEMM_KERNELS_PER_TILE];
 extern const tess_gemm_kernel tess_gemm_sm90_128x128_c1[TESS_GEMM_KERNELS_PER_TILE];
 extern const tess_gemm_kernel tess_gemm_sm90_128x64_c1[TESS_GEMM_KERNELS_PER_TILE];
+extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x128_c2_promote[TESS_GEMM_FP8_PAIRS];
+extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x128_c1_promote[TESS_GEMM_FP8_PAIRS];
+extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x128_c2_rows[TESS_GEMM_FP8_PAIRS];
+extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x128_c1_rows[TESS_GEMM_FP8_PAIRS];
+extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x128_c2_rows_cols[TESS_GEMM_FP8_PAIRS];
+extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x128_c1_rows_cols[TESS_GEMM_FP8_PAIRS];
+extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x256_c2_plain[TESS_GEMM_FP8_PAIRS];
+extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x256_c1_plain[TESS_GEMM_FP8_PAIRS];
 
-static const tess_gemm_kernel *const tables[] = {
-    tess_gemm_sm90_128x256_c2, tess_gemm_sm90_128x256_c4, tess_gemm_sm90_128x256_c1,
-    tess_gemm_sm90_128x128_c2, tess_gemm_sm90_128x128_c1, tess_gemm_sm90_128x64_c1};
+typedef struct table_part {
+    const tess_gemm_kernel *kernels;
+    int count;
+} table_part;
 
-_Static_assert(sizeof tables / sizeof tables[0] * TESS_GEMM_KERNELS_PER_TILE <= TESS_GEMM_MAX_KERNELS,
+#define WHOLE_TILE(t) {t, TESS_GEMM_KERNELS_PER_TILE}
+#define FP8_PAIRS(t) {t, TESS_GEMM_FP8_PAIRS}
+
+static const table_part parts[] = {
+    WHOLE_TILE(tess_gemm_sm90_128x256_c2), WHOLE_TILE(tess_gemm_sm90_128x256_c4),
+    WHOLE_TILE(tess_gemm_sm90_128x256_c1), WHOLE_TILE(tess_gemm_sm90_128x128_c2),
+    WHOLE_TILE(tess_gemm_sm90_128x128_c1), WHOLE_TILE(tess_gemm_sm90_128x64_c1),
+    FP8_PAIRS(tess_gemm_sm90_fp8_128x128_c2_promote), FP8_PAIRS(tess_gemm_sm90_fp8_128x128_c1_promote),
+    FP8_PAIRS(tess_gemm_sm90_fp8_128x128_c2_rows), FP8_PAIRS(tess_gemm_sm90_fp8_128x128_c1_rows),
+    FP8_PAIRS(tess_gemm_sm90_fp8_128x128_c2_rows_cols), FP8_PAIRS(tess_gemm_sm90_fp8_128x128_c1_rows_cols),
+    FP8_PAIRS(tess_gemm_sm90_fp8_128x256_c2_plain), FP8_PAIRS(tess_gemm_sm90_fp8_128x256_c1_plain)};
+
+#define PART_COUNT ((int)(sizeof parts / sizeof parts[0]))
+_Static_assert(6 * TESS_GEMM_KERNELS_PER_TILE + 8 * TESS_GEMM_FP8_PAIRS <= TESS_GEMM_MAX_KERNELS,
                "raise TESS_GEMM_MAX_KERNELS");
 
-int tess_gemm_sm90_kernel_count(void) { return (int)(sizeof tables / sizeof tables[0]) * TESS_GEMM_KERNELS_PER_TILE; }
+int tess_gemm_sm90_kernel_count(void) {
+    int n = 0;
+    for (int i = 0; i < PART_COUNT; i++)
+        n += parts[i].count;
+    return n;
+}
 
 const tess_gemm_kernel *tess_gemm_sm90_kernel(int i) {
-    if (i < 0 || i >= tess_gemm_sm90_kernel_count())
-        return 0;
-    return &tables[i / TESS_GEMM_KERNELS_PER_TILE][i % TESS_GEMM_KERNELS_PER_TILE];
+    for (int p = 0; p < PART_COUNT && i >= 0; p++) {
+        if (i < parts[p].count)
+            return &parts[p].kernels[i];
+        i -= parts[p].count;
+    }
+    return 0;
 }

@@ -1,5 +1,5 @@
-// The sm90 16-bit GEMM kernel template (included by one .cu file per tile
-// configuration, so that the configurations compile in parallel).
+// The sm90 GEMM kernel template, 16-bit and FP8 (included by one .cu file
+// per tile configuration, so that the configurations compile in parallel).
 //
 // A persistent, warp-specialized kernel. Warpgroup 0
 // produces (one thread issues TMA loads into a STAGES-deep ring); warpgroups
@@ -19,7 +19,8 @@
 #include "kernels/common/stream_k.cuh"
 #include "kernels/sm90/epilogue.cuh"
 #include "kernels/sm90/gemm_kernels.h"
-#include "kernels/sm90/mainloop_f16.cuh"
+#include "kernels/sm90/mainloop.cuh"
+#include "kernels/sm90/scale_epilogue.cuh"
 
 // The tile this CTA computes for work item `item`: clusters walk groups of
 // CLUSTER tile rows (virtual rows of CLUSTER tiles each), the CTA of rank r
@@ -43,22 +44,22 @@ TESS_DEVICE float *sk_slot(const tess_gemm_params &p, int cta, int cw, int **fla
 }
 
 template <class Cfg>
-__global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90_f16(const __grid_constant__ tess_gemm_params p) {
+__global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_constant__ tess_gemm_params p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ unsigned char smem_raw[];
     // TMA's 128-byte swizzle needs each tile 1024-byte aligned.
     char *smem = (char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
     char *smem_a = smem;
     char *smem_b = smem_a + Cfg::STAGES * Cfg::A_STAGE_BYTES;
-    char *staging = smem_b + Cfg::STAGES * Cfg::B_STAGE_BYTES;
+    char *smem_scales = smem_b + Cfg::STAGES * Cfg::B_STAGE_BYTES;
+    char *staging = smem_scales + Cfg::STAGES * Cfg::SCALE_STAGE_BYTES; // 1024-aligned: see gemm_cfg
     uint64_t *full = (uint64_t *)(staging + Cfg::EPI_BYTES);
     uint64_t *empty = full + Cfg::STAGES;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < Cfg::STAGES; s++) {
-            mbar_init(&full[s], 1); // the producer's expect_tx arrival
-            // one arrival per consumer warpgroup of every CTA in the cluster
-            mbar_init(&empty[s], TESS_SM90_CONSUMERS * Cfg::CLUSTER);
+            mbar_init(&full[s], Cfg::FULL_ARRIVALS);
+            mbar_init(&empty[s], Cfg::EMPTY_ARRIVALS);
         }
         fence_mbar_init();
         tma_prefetch_descriptor(&p.tma_a);
@@ -75,17 +76,17 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90_f16(const __gr
     const tess_work_split &split = p.split;
     pipe_cursor cursor = {0, 0};
     if (wg == 0) {
-        setmaxnreg_dec<TESS_SM90_PRODUCER_REGS>();
-        if (threadIdx.x == 0) {
+        setmaxnreg_dec<Cfg::PRODUCER_REGS>();
+        if (threadIdx.x < Cfg::PRODUCER_THREADS) {
             for (tess_work_cursor w = tess_work_first(&split, cluster); w.item >= 0; tess_work_next(&split, &w)) {
                 int b, mt, nt;
                 cta_tile<Cfg>(p, w.item, rank, &b, &mt, &nt);
-                producer_load_tile<Cfg>(p, smem_a, smem_b, full, empty, cursor, b, mt * Cfg::BM, nt * Cfg::BN,
-                                        w.k_begin, w.k_end, rank);
+                producer_load_tile<Cfg>(p, smem_a, smem_b, smem_scales, full, empty, cursor, b, mt * Cfg::BM,
+                                        nt * Cfg::BN, w.k_begin, w.k_end, rank, threadIdx.x);
             }
         }
     } else {
-        setmaxnreg_inc<TESS_SM90_CONSUMER_REGS>();
+        setmaxnreg_inc<Cfg::CONSUMER_REGS>();
         const int cw = wg - 1, t = threadIdx.x % 128, barrier = TESS_EPI_BARRIER_BASE + cw;
         char *my_staging = staging + cw * Cfg::EPI_WG_BYTES;
         float acc[Cfg::BN / 2];
@@ -93,7 +94,7 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90_f16(const __gr
         for (tess_work_cursor w = tess_work_first(&split, cluster); w.item >= 0; tess_work_next(&split, &w)) {
             int b, mt, nt;
             cta_tile<Cfg>(p, w.item, rank, &b, &mt, &nt);
-            consumer_mma_tile<Cfg>(acc, p, smem_a, smem_b, full, empty, cursor, w.k_begin, w.k_end, cw, t == 0);
+            consumer_mma<Cfg>(acc, p, smem_a, smem_b, smem_scales, full, empty, cursor, w.k_begin, w.k_end, cw, t);
             if (tess_work_is_partial(&split, &w)) {
                 int *flag;
                 if (w.k_begin != 0) { // another unit finishes this tile
@@ -108,6 +109,7 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90_f16(const __gr
                 }
             }
             const int m0 = mt * Cfg::BM + cw * 64, n0 = nt * Cfg::BN;
+            apply_outer_scales<Cfg>(p, acc, t, b, m0, n0);
             epilogue<Cfg>(p, acc, my_staging, cw, t, b, m0, n0, pending);
         }
         if (pending && t == 0)
@@ -136,12 +138,12 @@ static void launch_config(cudaLaunchConfig_t *config, cudaLaunchAttribute *clust
 // Lets the kernel use its Cfg::SMEM_BYTES of dynamic shared memory (above the 48 KiB default).
 template <class Cfg>
 static cudaError_t allow_smem(void) {
-    return cudaFuncSetAttribute(gemm_sm90_f16<Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::SMEM_BYTES);
+    return cudaFuncSetAttribute(gemm_sm90<Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::SMEM_BYTES);
 }
 
 template <class Cfg>
 static tess_status launch_gemm(const tess_gemm_params *p, int grid, void *stream) {
-    auto kernel = gemm_sm90_f16<Cfg>;
+    auto kernel = gemm_sm90<Cfg>;
     cudaError_t err = allow_smem<Cfg>();
     if (err != cudaSuccess)
         return tess_cuda_status(err, "setting the GEMM kernel's shared memory size");
@@ -154,7 +156,7 @@ static tess_status launch_gemm(const tess_gemm_params *p, int grid, void *stream
 
 template <class Cfg>
 static int max_clusters(void) {
-    auto kernel = gemm_sm90_f16<Cfg>;
+    auto kernel = gemm_sm90<Cfg>;
     if (allow_smem<Cfg>() != cudaSuccess)
         return 0;
     cudaLaunchConfig_t config;
@@ -168,15 +170,24 @@ static int max_clusters(void) {
     return count;
 }
 
-// One table entry for configuration (BM, BN, STAGES, CLUSTER, input, A major, B major).
-#define TESS_GEMM_ENTRY(BM, BN, ST, CL, BF, AMN, BMN)                                                              \
-    {BM, BN, TESS_SM90_BK, ST, CL, BF ? TESS_DTYPE_BF16 : TESS_DTYPE_F16, AMN, BMN,                             \
-     launch_gemm<gemm_cfg<BM, BN, ST, CL, BF, AMN, BMN>>, max_clusters<gemm_cfg<BM, BN, ST, CL, BF, AMN, BMN>>}
-// Both input types and all four operand majors of one tile configuration
-// (TESS_GEMM_KERNELS_PER_TILE entries).
+// One table entry for configuration (BM, BN, STAGES, CLUSTER, input pair,
+// scaling kind, A major, B major).
+#define TESS_GEMM_ENTRY(BM, BN, ST, CL, IN, SC, AMN, BMN)                                                         \
+    {BM, BN, gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN>::BK, ST, CL, IN, SC, AMN, BMN,                           \
+     launch_gemm<gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN>>, max_clusters<gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN>>}
+// Both 16-bit input types and all four operand majors of one tile
+// configuration (TESS_GEMM_KERNELS_PER_TILE entries).
 #define TESS_GEMM_TILE(BM, BN, ST, CL)                                                                             \
-    TESS_GEMM_ENTRY(BM, BN, ST, CL, true, 0, 0), TESS_GEMM_ENTRY(BM, BN, ST, CL, true, 0, 1),                      \
-        TESS_GEMM_ENTRY(BM, BN, ST, CL, true, 1, 0), TESS_GEMM_ENTRY(BM, BN, ST, CL, true, 1, 1),                  \
-        TESS_GEMM_ENTRY(BM, BN, ST, CL, false, 0, 0), TESS_GEMM_ENTRY(BM, BN, ST, CL, false, 0, 1),                \
-        TESS_GEMM_ENTRY(BM, BN, ST, CL, false, 1, 0), TESS_GEMM_ENTRY(BM, BN, ST, CL, false, 1, 1)
+    TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_BF16, 0, 0, 0), TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_BF16, 0, 0, 1), \
+        TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_BF16, 0, 1, 0),                                                  \
+        TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_BF16, 0, 1, 1),                                                  \
+        TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_F16, 0, 0, 0), TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_F16, 0, 0, 1), \
+        TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_F16, 0, 1, 0), TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_F16, 0, 1, 1)
+// The FP8 kernels of one tile configuration and scaling kind: the four
+// (A, B) type pairs, K-major operands (TESS_GEMM_KERNELS_PER_TILE / 2 entries).
+#define TESS_GEMM_FP8_TILE(BM, BN, ST, CL, SC)                                                                    \
+    TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_E4M3_E4M3, SC, 0, 0),                                                \
+        TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_E4M3_E5M2, SC, 0, 0),                                            \
+        TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_E5M2_E4M3, SC, 0, 0),                                            \
+        TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_E5M2_E5M2, SC, 0, 0)
 

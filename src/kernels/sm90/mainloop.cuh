@@ -1,0 +1,203 @@
+// The mainloop of the sm90 GEMM: the producer's TMA loads of one output
+// tile's K blocks (and, for block-scaled FP8, their scale factors), and a
+// consumer warpgroup's wgmma over them, with or without promotion.
+#pragma once
+
+#include "kernels/common/pipeline.cuh"
+#include "kernels/common/wgmma_ops.cuh"
+#include "kernels/sm90/gemm_cfg.cuh"
+#include "kernels/sm90/gemm_params.h"
+
+// Loads one operand's ROWS x BK piece for one stage (rows of M for A, of N
+// for B), multicast to every CTA of the cluster when MULTICAST. K-major
+// operands come as one box of 64 (K) x ROWS; MN-major ones as boxes of
+// 64 (MN) x 64 (K), one per 64 rows, each a 128-byte-swizzled chunk.
+template <class Cfg, int ROWS, bool MN, bool MULTICAST>
+TESS_DEVICE void load_operand(char *dst, const CUtensorMap *map, uint64_t *bar, int row0, int k0, int batch) {
+    const uint16_t everyone = (uint16_t)((1u << Cfg::CLUSTER) - 1);
+#pragma unroll
+    for (int j = 0; j < (MN ? ROWS / 64 : 1); j++) {
+        const int c0 = MN ? row0 + 64 * j : k0, c1 = MN ? k0 : row0;
+        if (MULTICAST)
+            tma_load_3d_multicast(dst + j * Cfg::MN_CHUNK_BYTES, map, bar, everyone, c0, c1, batch);
+        else
+            tma_load_3d(dst + j * Cfg::MN_CHUNK_BYTES, map, bar, c0, c1, batch);
+    }
+}
+
+// Copies the factors of K block kb into a stage's scale area: BM row factors
+// of A, then (block 1x128 B) BN column factors of B or (block 128x128 B) the
+// one factor of the tile's 128 columns. 4-byte cp.async accepts any strides;
+// rows past M and columns past N read as 0. The lane's copies count as one
+// arrival on the stage's full barrier once they land.
+template <class Cfg>
+TESS_DEVICE void load_block_scales(const tess_gemm_params &p, float *dst, uint64_t *bar, int b, int m0, int n0,
+                                   int kb, int lane) {
+    const int ba = p.scale_a.layout.batch_stride ? b : 0, bb = p.scale_b.layout.batch_stride ? b : 0;
+#pragma unroll
+    for (int r = lane; r < Cfg::BM; r += 32) {
+        const int m = m0 + r < p.m ? m0 + r : p.m - 1;
+        cp_async_4(dst + r, p.scale_a.data + tess_scale_offset(&p.scale_a.layout, ba, m, kb), m0 + r < p.m);
+    }
+    constexpr int COLS = Cfg::SCALING == TESS_SCALING_BLOCK_ROWS_COLS ? Cfg::BN : 1;
+#pragma unroll
+    for (int c = lane; c < COLS; c += 32) {
+        const int n = n0 + c < p.n ? n0 + c : p.n - 1;
+        cp_async_4(dst + Cfg::BM + c, p.scale_b.data + tess_scale_offset(&p.scale_b.layout, bb, n, kb), n0 + c < p.n);
+    }
+    cp_async_mbar_arrive_noinc(bar);
+}
+
+// Loads K blocks [k_begin, k_end) of tile (batch b, rows m0.., columns n0..) into the ring:
+// this CTA's A, and its share (`rank` of CLUSTER) of the cluster's B tile. The
+// stage's full barrier expects all of A and B: its own loads plus the B
+// shares the other CTAs multicast into it. Run by Cfg::PRODUCER_THREADS lanes.
+template <class Cfg>
+TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, char *smem_b, char *smem_scales,
+                                    uint64_t *full, uint64_t *empty, pipe_cursor &c, int b, int m0, int n0,
+                                    int k_begin, int k_end, int rank, int lane) {
+    const int ba = p.a_batch_shared ? 0 : b, bb = p.b_batch_shared ? 0 : b;
+    constexpr int B_SHARE_ROWS = Cfg::BN / Cfg::CLUSTER;
+    for (int kb = k_begin; kb < k_end; kb++) {
+        pipe_producer_acquire(empty, c);
+        uint64_t *bar = &full[c.stage];
+        if (lane == 0) {
+            mbar_arrive_expect_tx(bar, Cfg::A_STAGE_BYTES + Cfg::B_STAGE_BYTES);
+            const int k0 = kb * Cfg::BK;
+            load_operand<Cfg, Cfg::BM, Cfg::A_MN, false>(smem_a + c.stage * Cfg::A_STAGE_BYTES, &p.tma_a, bar, m0,
+                                                         k0, ba);
+            load_operand<Cfg, B_SHARE_ROWS, Cfg::B_MN, (Cfg::CLUSTER > 1)>(
+                smem_b + c.stage * Cfg::B_STAGE_BYTES + rank * Cfg::B_SHARE_BYTES, &p.tma_b, bar,
+                n0 + rank * B_SHARE_ROWS, k0, bb);
+        }
+        if (Cfg::BLOCK_SCALED)
+            load_block_scales<Cfg>(p, (float *)(smem_scales + c.stage * Cfg::SCALE_STAGE_BYTES), bar, b, m0, n0, kb,
+                                   lane);
+        pipe_advance(c, Cfg::STAGES);
+    }
+}
+
+// Releases a stage: one arrival on the empty barrier of every CTA in the cluster.
+template <class Cfg>
+TESS_DEVICE void consumer_release(uint64_t *empty, int stage) {
+    if (Cfg::CLUSTER == 1) {
+        mbar_arrive(&empty[stage]);
+    } else {
+#pragma unroll
+        for (int r = 0; r < Cfg::CLUSTER; r++)
+            mbar_arrive_cluster(&empty[stage], (uint32_t)r);
+    }
+}
+
+// One consumer warpgroup (index wg) accumulates its 64 x BN part of a tile
+// over K blocks [k_begin, k_end).
+// One wgmma group stays in flight: after issuing block kb, it waits for block
+// kb - 1 and releases that slot.
+template <class Cfg>
+TESS_DEVICE void consumer_mma_tile(float (&acc)[Cfg::BN / 2], const tess_gemm_params &p, char *smem_a,
+                                   char *smem_b, uint64_t *full, uint64_t *empty, pipe_cursor &c, int k_begin,
+                                   int k_end, int wg, bool releases) {
+#pragma unroll
+    for (int i = 0; i < Cfg::BN / 2; i++)
+        wgmma_fence_operand(acc[i]);
+    int previous = -1;
+    for (int kb = k_begin; kb < k_end; kb++) {
+        pipe_consumer_wait(full, c);
+        // This warpgroup's 64 rows: the second 8 KiB of a K-major A stage, or the second 64-row chunk.
+        uint32_t a = smem_u32(smem_a + c.stage * Cfg::A_STAGE_BYTES) + wg * Cfg::MN_CHUNK_BYTES;
+        uint32_t bt = smem_u32(smem_b + c.stage * Cfg::B_STAGE_BYTES);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < Cfg::K_STEPS; kk++) {
+            uint64_t da = smem_desc_sw128(a + kk * Cfg::A_KSTEP_BYTES, Cfg::A_LBO, TESS_SW128_ATOM_BYTES);
+            uint64_t db = smem_desc_sw128(bt + kk * Cfg::B_KSTEP_BYTES, Cfg::B_LBO, TESS_SW128_ATOM_BYTES);
+            wgmma_ss<Cfg::BN, Cfg::IN, Cfg::A_MN, Cfg::B_MN>(acc, da, db, kb != k_begin || kk != 0);
+        }
+        wgmma_commit();
+        wgmma_wait<1>();
+        if (previous >= 0 && releases)
+            consumer_release<Cfg>(empty, previous);
+        previous = c.stage;
+        pipe_advance(c, Cfg::STAGES);
+    }
+    wgmma_wait<0>();
+    if (releases)
+        consumer_release<Cfg>(empty, previous);
+#pragma unroll
+    for (int i = 0; i < Cfg::BN / 2; i++)
+        wgmma_fence_operand(acc[i]);
+}
+
+// The promoted mainloop (FP8): each K block's wgmmas accumulate into a fresh
+// `part`, which is then added into the float32 `acc`, times the block's
+// factors when block-scaled (DeepSeek-V3's two-level accumulation). The
+// tensor cores keep only about 14 bits while accumulating FP8 products, so
+// promoting every 128 K keeps the float32 sum accurate over any K. The
+// consumer waits for each block's wgmmas before promoting; the other
+// consumer warpgroup's wgmmas keep the tensor cores busy meanwhile.
+template <class Cfg>
+TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], const tess_gemm_params &p, char *smem_a,
+                                            char *smem_b, const char *smem_scales, uint64_t *full, uint64_t *empty,
+                                            pipe_cursor &c, int k_begin, int k_end, int wg, int t, bool releases) {
+    float part[Cfg::BN / 2];
+#pragma unroll
+    for (int i = 0; i < Cfg::BN / 2; i++)
+        acc[i] = 0.0f;
+    int row, col; // this thread's first accumulator row (the other is row + 8) in the warpgroup's 64
+    tess_wgmma_acc_coord(t, 0, &row, &col);
+    for (int kb = k_begin; kb < k_end; kb++) {
+        pipe_consumer_wait(full, c);
+        const uint32_t a = smem_u32(smem_a + c.stage * Cfg::A_STAGE_BYTES) + wg * Cfg::MN_CHUNK_BYTES;
+        const uint32_t bt = smem_u32(smem_b + c.stage * Cfg::B_STAGE_BYTES);
+#pragma unroll
+        for (int i = 0; i < Cfg::BN / 2; i++)
+            wgmma_fence_operand(part[i]);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < Cfg::K_STEPS; kk++) {
+            uint64_t da = smem_desc_sw128(a + kk * Cfg::A_KSTEP_BYTES, Cfg::A_LBO, TESS_SW128_ATOM_BYTES);
+            uint64_t db = smem_desc_sw128(bt + kk * Cfg::B_KSTEP_BYTES, Cfg::B_LBO, TESS_SW128_ATOM_BYTES);
+            wgmma_ss<Cfg::BN, Cfg::IN, 0, 0>(part, da, db, kk != 0);
+        }
+        wgmma_commit();
+        wgmma_wait<0>();
+#pragma unroll
+        for (int i = 0; i < Cfg::BN / 2; i++)
+            wgmma_fence_operand(part[i]);
+        if (Cfg::BLOCK_SCALED) {
+            const float *f = (const float *)(smem_scales + c.stage * Cfg::SCALE_STAGE_BYTES);
+            float f0 = f[wg * 64 + row], f1 = f[wg * 64 + row + 8];
+            if (Cfg::SCALING == TESS_SCALING_BLOCK_ROWS) { // one B factor for the tile's 128 columns
+                f0 *= f[Cfg::BM], f1 *= f[Cfg::BM];
+            }
+#pragma unroll
+            for (int v = 0; v < Cfg::BN / 2; v++) {
+                float s = (v / 2) % 2 ? f1 : f0;
+                if (Cfg::SCALING == TESS_SCALING_BLOCK_ROWS_COLS)
+                    s *= f[Cfg::BM + col + 8 * (v / 4) + v % 2];
+                acc[v] = fmaf(part[v], s, acc[v]);
+            }
+        } else {
+#pragma unroll
+            for (int v = 0; v < Cfg::BN / 2; v++)
+                acc[v] += part[v];
+        }
+        if (Cfg::BLOCK_SCALED)
+            __syncwarp(); // the warp's reads of the stage's factors are done
+        if (releases)
+            consumer_release<Cfg>(empty, c.stage);
+        pipe_advance(c, Cfg::STAGES);
+    }
+}
+
+// A consumer warpgroup's K blocks [k_begin, k_end) of a tile, in the kernel's accumulation mode.
+template <class Cfg>
+TESS_DEVICE void consumer_mma(float (&acc)[Cfg::BN / 2], const tess_gemm_params &p, char *smem_a, char *smem_b,
+                              const char *smem_scales, uint64_t *full, uint64_t *empty, pipe_cursor &c, int k_begin,
+                              int k_end, int wg, int t) {
+    if (Cfg::PROMOTES)
+        consumer_mma_tile_promoted<Cfg>(acc, p, smem_a, smem_b, smem_scales, full, empty, c, k_begin, k_end, wg, t,
+                                        t % (128 / Cfg::RELEASERS) == 0);
+    else
+        consumer_mma_tile<Cfg>(acc, p, smem_a, smem_b, full, empty, c, k_begin, k_end, wg, t == 0);
+}

@@ -1,0 +1,40 @@
+// Dequantization factors that are constant along K (per tensor, per row of
+// A, per column of B), applied once to a warpgroup's finished accumulators
+// before the epilogue. Block factors were applied during promotion.
+#pragma once
+
+#include "core/scale.h"
+#include "kernels/common/fragment.h"
+#include "kernels/sm90/gemm_cfg.cuh"
+
+// Factor of row (of A) or column (of B) `mn` for an operand whose factors do
+// not vary along K; 1 where there are none or they are block factors. Rows
+// past the matrix read the last one (their results are never stored).
+TESS_DEVICE float outer_factor(const tess_scale_operand &s, int b, int mn, int extent) {
+    if (!s.data || tess_scale_is_block(s.layout.mode))
+        return 1.0f;
+    const int at = mn < extent ? mn : extent - 1;
+    return __ldg(s.data + tess_scale_offset(&s.layout, s.layout.batch_stride ? b : 0, at, 0));
+}
+
+// Multiplies the 64 x BN accumulators (rows m0.., columns n0.. of batch b)
+// by their row factor of A and column factor of B.
+template <class Cfg>
+TESS_DEVICE void apply_outer_scales(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], int t, int b, int m0,
+                                    int n0) {
+    const bool rows = p.scale_a.data && !tess_scale_is_block(p.scale_a.layout.mode);
+    const bool cols = p.scale_b.data && !tess_scale_is_block(p.scale_b.layout.mode);
+    if (!rows && !cols)
+        return;
+    int row, col;
+    tess_wgmma_acc_coord(t, 0, &row, &col);
+    const float r0 = outer_factor(p.scale_a, b, m0 + row, p.m), r1 = outer_factor(p.scale_a, b, m0 + row + 8, p.m);
+#pragma unroll
+    for (int j = 0; j < Cfg::BN / 8; j++) { // the thread's 2 columns in each 8-column group
+        const int n = n0 + 8 * j + col;
+        const float c0 = cols ? outer_factor(p.scale_b, b, n, p.n) : 1.0f;
+        const float c1 = cols ? outer_factor(p.scale_b, b, n + 1, p.n) : 1.0f;
+        acc[4 * j + 0] *= r0 * c0, acc[4 * j + 1] *= r0 * c1;
+        acc[4 * j + 2] *= r1 * c0, acc[4 * j + 3] *= r1 * c1;
+    }
+}
