@@ -38,14 +38,17 @@ def problems(rows):
     """Problems in file order, each with its tessera and cuBLAS rows."""
     table = {}
     for row in rows:
-        key = (row["m"], row["n"], row["k"], row["batch"], layout_name(row), row["d_type"], row["beta"])
+        scales = row.get("scale_a", "none"), row.get("scale_b", "none"), row.get("fast_accum", "0")
+        key = (row["m"], row["n"], row["k"], row["batch"], layout_name(row), row["d_type"], row["beta"], scales)
         table.setdefault(key, {})[row["provider"]] = row
     return table
 
 
 def label(key):
-    m, n, k, batch, layout, d_type, beta = key
+    m, n, k, batch, layout, d_type, beta, (scale_a, scale_b, fast) = key
     text = f"{m}x{n}x{k}\n{layout}"
+    if scale_a != "none" or scale_b != "none":
+        text += f"\n{scale_a}/{scale_b}" + (" fast" if fast == "1" else "")
     if batch != "1":
         text += f" b{batch}"
     if float(beta) != 0:

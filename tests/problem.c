@@ -45,12 +45,11 @@ void *test_matrix_random(const tess_matrix_desc *d, int64_t batch, tess_rng *r, 
     return p;
 }
 
-/* Chooses a recipe and a layout for one operand's scales (outer = M or N). */
-static float *random_scale(tess_scale_operand *op, tess_rng *r, int64_t outer, int64_t k, int64_t batch,
-                           size_t *bytes) {
+float *test_scale_random(tess_scale_operand *op, tess_rng *r, tess_scale_mode mode, int64_t outer, int64_t k,
+                         int64_t batch, int allow_none, size_t *bytes) {
     memset(op, 0, sizeof *op);
     tess_scale_desc *s = &op->layout;
-    s->mode = all_modes[tess_rng_range(r, 0, 3)];
+    s->mode = mode;
     int64_t kb = (k + TESS_SCALE_BLOCK - 1) / TESS_SCALE_BLOCK;
     int64_t rows = s->mode == TESS_SCALE_TENSOR ? 1
                    : s->mode == TESS_SCALE_BLOCK_128x128 ? (outer + TESS_SCALE_BLOCK - 1) / TESS_SCALE_BLOCK
@@ -70,7 +69,7 @@ static float *random_scale(tess_scale_operand *op, tess_rng *r, int64_t outer, i
     for (int64_t i = 0; i < count; i++)
         p[i] = (float)(0.25 + 1.75 * tess_rng_uniform(r)); /* positive, like real dequantization factors */
     *bytes = sizeof(float) * (size_t)count;
-    if (tess_rng_range(r, 0, 5) == 0) { /* sometimes no scales at all: factors of 1 */
+    if (allow_none && tess_rng_range(r, 0, 5) == 0) { /* sometimes no scales at all: factors of 1 */
         free(p);
         p = NULL;
         *bytes = 0;
@@ -100,8 +99,10 @@ void test_problem_random(test_problem *t, tess_rng *r, int64_t max_dim) {
     p->a_data = t->a;
     p->b_data = t->b;
     p->c_data = t->c;
-    t->a_scale = random_scale(&p->a_scale, r, p->m, p->k, p->batch, &t->a_scale_bytes);
-    t->b_scale = random_scale(&p->b_scale, r, p->n, p->k, p->batch, &t->b_scale_bytes);
+    t->a_scale = test_scale_random(&p->a_scale, r, all_modes[tess_rng_range(r, 0, 3)], p->m, p->k, p->batch, 1,
+                                   &t->a_scale_bytes);
+    t->b_scale = test_scale_random(&p->b_scale, r, all_modes[tess_rng_range(r, 0, 3)], p->n, p->k, p->batch, 1,
+                                   &t->b_scale_bytes);
     t->d_bytes = test_problem_d_bytes(t);
     snprintf(t->text, sizeof t->text,
              "M=%lld N=%lld K=%lld batch=%lld alpha=%.3g beta=%.3g A=%s:%s(ld %lld, scale %d) "

@@ -23,6 +23,13 @@ void test_problem_random(test_problem *t, tess_rng *r, int64_t max_dim);
  * normal(0, 1) values; its size in *bytes. */
 void *test_matrix_random(const tess_matrix_desc *d, int64_t batch, tess_rng *r, size_t *bytes);
 
+/* Random positive factors of `mode` for an operand of `outer` rows of A (or
+ * columns of B) and depth k, in a random layout (outer index or K blocks
+ * contiguous, padded strides and batch stride); with allow_none, sometimes
+ * none at all (NULL: factors of 1). Returns the host array (free() it). */
+float *test_scale_random(tess_scale_operand *op, tess_rng *r, tess_scale_mode mode, int64_t outer, int64_t k,
+                         int64_t batch, int allow_none, size_t *bytes);
+
 /* Bytes of D's storage (its whole span, padding included). */
 size_t test_problem_d_bytes(const test_problem *t);
 

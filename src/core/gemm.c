@@ -223,7 +223,12 @@ static int d_by_tma(const tess_matrix_desc *d, const void *ptr, int64_t batch) {
 /* Whether kernel k multiplies the problem's input type in its operand
  * majors (MN-major: A column-major, B row-major; the M or N index contiguous). */
 static int kernel_fits(const tess_gemm_kernel *k, const tess_gemm_desc *d) {
-    return k->input == mma_input(d->a.dtype, d->b.dtype) && k->scaling == needed_scaling(d) &&
+    /* A kernel with per-column B factors also serves 128x128 B (its producer
+     * spreads each block's factor over the block's columns). */
+    const int scaling = needed_scaling(d);
+    const int serves = k->scaling == scaling ||
+                       (scaling == TESS_SCALING_BLOCK_ROWS && k->scaling == TESS_SCALING_BLOCK_ROWS_COLS);
+    return k->input == mma_input(d->a.dtype, d->b.dtype) && serves &&
            k->a_mn_major == (d->a.order == TESS_ORDER_COL) &&
            k->b_mn_major == (d->b.order == TESS_ORDER_ROW);
 }
@@ -343,7 +348,7 @@ static double estimate(const tess_gemm_kernel *k, const tess_gemm_desc *d, const
         waves = (double)(x->split.dp_items + x->split.sk_items) / x->split.units +
                 TESS_SK_FIXUP_BLOCKS * fixups / x->split.k_blocks;
     }
-    double efficiency = k->tile_n >= 256 ? 1.0 : k->tile_n >= 128 ? 0.9 : 0.6;
+    double efficiency = k->tile_n >= 256 ? 1.0 : k->tile_n >= 192 ? 0.95 : k->tile_n >= 128 ? 0.9 : 0.6;
     if (k->cluster_m > 1)
         efficiency *= 1.02;
     if (rows_misaligned(d))
@@ -363,8 +368,8 @@ static void describe(const tess_gemm_kernel *k, const tess_gemm_desc *d, int ind
     p->stream_k = x->split.sk_items > 0;
     p->workspace_bytes = x->workspace;
     /* FP8 names carry both types and the accumulation: _fa fast (tensor
-     * cores only), _pr promoted, _blk block-scaled. */
-    static const char *const accumulation[] = {"", "_pr", "_blk", "_blk"};
+     * cores only), _pr promoted, _blk block-scaled, _blkc with per-column B factors. */
+    static const char *const accumulation[] = {"", "_pr", "_blk", "_blkc"};
     const int fp8 = k->input >= TESS_MMA_E4M3_E4M3;
     char types[16];
     if (fp8)

@@ -7,7 +7,7 @@ generated rather than written by hand. Run from the repository root:
 
 WIDTHS = (64, 128, 256)  # the tile widths of the kernel table
 SIXTEEN_BIT = (("bf16", "bf16"), ("f16", "f16"))
-FP8_WIDTHS = (128, 256)  # FP8 tile widths
+FP8_WIDTHS = (128, 192, 256)  # FP8 tile widths (192: promoted FP8 fits two 96-register accumulators)
 FP8 = ("e4m3", "e5m2")  # every (A, B) pair of these is a wgmma form
 
 
@@ -56,19 +56,20 @@ def dispatch():
 // (tess_mma_input): one k16 step of 16-bit inputs or one k32 step of FP8.
 template <int N, int IN, int TA, int TB>
 TESS_DEVICE void wgmma_ss(float (&d)[N / 2], uint64_t a, uint64_t b, int scale_d) {"""]
-    for n in WIDTHS:
+    for n in sorted(set(WIDTHS) | set(FP8_WIDTHS)):
         lines.append(f"    if constexpr (N == {n}) {{")
-        lines.append(f"        if constexpr (IN == TESS_MMA_BF16) wgmma_m64n{n}k16_f32_bf16<TA, TB>(d, a, b, scale_d);")
-        lines.append(f"        if constexpr (IN == TESS_MMA_F16) wgmma_m64n{n}k16_f32_f16<TA, TB>(d, a, b, scale_d);")
+        if n in WIDTHS:
+            lines.append(f"        if constexpr (IN == TESS_MMA_BF16) wgmma_m64n{n}k16_f32_bf16<TA, TB>(d, a, b, scale_d);")
+            lines.append(f"        if constexpr (IN == TESS_MMA_F16) wgmma_m64n{n}k16_f32_f16<TA, TB>(d, a, b, scale_d);")
         if n in FP8_WIDTHS:
             for ta in FP8:
                 for tb in FP8:
                     lines.append(f"        if constexpr (IN == TESS_MMA_{ta.upper()}_{tb.upper()}) "
                                  f"wgmma_m64n{n}k32_f32_{ta}_{tb}(d, a, b, scale_d);")
         lines.append("    }")
-    lines.append('    static_assert(N == 64 || N == 128 || N == 256, "wgmma width not generated");')
-    lines.append('    static_assert(IN <= TESS_MMA_F16 || ((N == 128 || N == 256) && TA == 0 && TB == 0),')
-    lines.append('                  "FP8 wgmma: widths 128 and 256, K-major operands only");')
+    lines.append('    static_assert(IN <= TESS_MMA_F16 ? (N == 64 || N == 128 || N == 256)')
+    lines.append('                                     : ((N == 128 || N == 192 || N == 256) && TA == 0 && TB == 0),')
+    lines.append('                  "wgmma form not generated (FP8: widths 128, 192, 256, K-major operands only)");')
     lines.append("}")
     return "\n".join(lines) + "\n"
 

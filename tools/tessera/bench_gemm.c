@@ -43,6 +43,8 @@ typedef struct options {
     float alpha, beta;
     int64_t batch;
     int tessera, cublas, verify, warmup, iterations, plan, rounds;
+    int scale_a, scale_b; /* tess_scale_mode, or -1: no factors */
+    int fast_accum;
     const char *plan_name; /* --plan=TEXT: the first plan whose name ends with TEXT */
 } options;
 
@@ -54,6 +56,26 @@ static void defaults(options *o) {
     o->batch = 1;
     o->tessera = o->cublas = o->verify = 1;
     o->warmup = 10, o->iterations = 50, o->plan = -1, o->rounds = 4;
+    o->scale_a = o->scale_b = -1;
+}
+
+/* Parses a scale recipe: none, tensor, outer (rowwise), block1x128, block128x128. */
+static int parse_scale(const char *v, int *mode) {
+    static const struct {
+        const char *name;
+        int mode;
+    } names[] = {{"none", -1},
+                 {"tensor", TESS_SCALE_TENSOR},
+                 {"outer", TESS_SCALE_OUTER_VEC},
+                 {"rowwise", TESS_SCALE_OUTER_VEC},
+                 {"block1x128", TESS_SCALE_BLOCK_1x128},
+                 {"vec128", TESS_SCALE_BLOCK_1x128},
+                 {"block128x128", TESS_SCALE_BLOCK_128x128},
+                 {"blk128x128", TESS_SCALE_BLOCK_128x128}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(v, names[i].name))
+            return (*mode = names[i].mode), 1;
+    return 0;
 }
 
 /* Parses "a,b,c" and "start:end:step" into values; 0 on malformed input. */
@@ -113,6 +135,14 @@ static int apply_flag(options *o, int argc, char **argv, int *i, const char **su
         return (o->alpha = strtof(v, NULL)), 1;
     if ((v = option_value(argc, argv, i, "--beta")))
         return (o->beta = strtof(v, NULL)), 1;
+    if ((v = option_value(argc, argv, i, "--scale-a")))
+        return parse_scale(v, &o->scale_a);
+    if ((v = option_value(argc, argv, i, "--scale-b")))
+        return parse_scale(v, &o->scale_b);
+    if (!strcmp(argv[*i], "--fast-accum")) /* before option_value, which would take the next argument */
+        return (o->fast_accum = 1), 1;
+    if ((v = option_value(argc, argv, i, "--fast-accum")))
+        return (o->fast_accum = parse_bool(v)), 1;
     if ((v = option_value(argc, argv, i, "--batch")))
         return (o->batch = atoll(v)) >= 1;
     if ((v = option_value(argc, argv, i, "--providers")))
@@ -139,6 +169,7 @@ static int apply_flag(options *o, int argc, char **argv, int *i, const char **su
 /* Buffers of one input set on the device. */
 typedef struct buffers {
     void *a, *b, *c, *d;
+    float *sa, *sb; /* dequantization factors (NULL: none) */
 } buffers;
 
 /* Fills device memory with normal(0, 1) values of `t`, generated on the host in chunks. */
@@ -167,7 +198,7 @@ static int run_tessera(void *ctx, void *stream) {
     job *j = ctx;
     buffers *b = &j->sets[j->next++ % j->nsets];
     (void)stream;
-    if (tess_gemm(j->h, j->g, j->plan, b->a, b->b, b->c, b->d) != TESS_STATUS_SUCCESS) {
+    if (tess_gemm_scaled(j->h, j->g, j->plan, b->a, b->sa, b->b, b->sb, b->c, b->d) != TESS_STATUS_SUCCESS) {
         fprintf(stderr, "tessera bench gemm: %s\n", tess_last_error());
         return -1;
     }
@@ -177,7 +208,7 @@ static int run_tessera(void *ctx, void *stream) {
 static int run_cublas(void *ctx, void *stream) {
     job *j = ctx;
     buffers *b = &j->sets[j->next++ % j->nsets];
-    return cublaslt_execute(j->lt, b->a, b->b, b->c, b->d, stream);
+    return cublaslt_execute(j->lt, b->a, b->sa, b->b, b->sb, b->c, b->d, stream);
 }
 
 /* ||D - ref|| / ||ref|| of set 0's D against the reference `rd` (f32) computed on the device. */
@@ -202,6 +233,44 @@ static tess_matrix_desc packed(tess_dtype t, tess_order o, int64_t rows, int64_t
 
 static const char *order_name(tess_order o) { return o == TESS_ORDER_ROW ? "row" : "col"; }
 
+/* A scale layout for `mode` (mn rows of A or columns of B, depth k) that
+ * cuBLASLt reads too: tessera's packed layout, with 128x128 factors' rows
+ * padded to 16 bytes (cuBLASLt's BLK128x128 rule). Returns the factors'
+ * count (0 for mode -1). */
+static int64_t bench_scale_layout(int mode, int64_t mn, int64_t k, tess_scale_desc *layout) {
+    memset(layout, 0, sizeof *layout);
+    if (mode < 0)
+        return 0;
+    int64_t shape[2];
+    tess_scale_layout_query((tess_scale_mode)mode, mn, k, layout, shape, NULL, NULL);
+    if (mode == TESS_SCALE_BLOCK_128x128)
+        layout->stride_mn = (shape[1] + 3) / 4 * 4;
+    return mode == TESS_SCALE_BLOCK_128x128 ? shape[0] * layout->stride_mn : shape[0] * shape[1];
+}
+
+/* Uploads `count` positive factors in [0.5, 1.5) (realistic dequantization factors). */
+static float *random_factors(int64_t count, tess_rng *r) {
+    if (count == 0)
+        return NULL;
+    float *h = malloc(sizeof(float) * (size_t)count), *d = NULL;
+    for (int64_t i = 0; i < count; i++)
+        h[i] = (float)(0.5 + tess_rng_uniform(r));
+    cudaMalloc((void **)&d, sizeof(float) * (size_t)count);
+    cudaMemcpy(d, h, sizeof(float) * (size_t)count, cudaMemcpyHostToDevice);
+    free(h);
+    return d;
+}
+
+static const char *scale_name(int mode) {
+    switch (mode) {
+    case TESS_SCALE_TENSOR: return "tensor";
+    case TESS_SCALE_OUTER_VEC: return "outer";
+    case TESS_SCALE_BLOCK_1x128: return "1x128";
+    case TESS_SCALE_BLOCK_128x128: return "128x128";
+    }
+    return "none";
+}
+
 /* Benchmarks one problem with every provider; prints a row per provider and appends to the CSV. */
 static int bench_one(tess_handle h, const tess_device_info *info, const options *o, int64_t m, int64_t n, int64_t k,
                      FILE *csv, tess_rng *rng) {
@@ -212,6 +281,8 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
     g.b = packed(o->tb, o->ob, k, n, o->batch);
     g.d = packed(o->td, o->od, m, n, o->batch);
     g.c = o->c_given ? packed(o->tc, o->oc, m, n, o->batch) : g.d;
+    const int64_t na = bench_scale_layout(o->scale_a, m, k, &g.a_scale), nb = bench_scale_layout(o->scale_b, n, k, &g.b_scale);
+    g.fast_accum = o->fast_accum;
     size_t set_bytes = tess_matrix_bytes(&g.a, g.batch) + tess_matrix_bytes(&g.b, g.batch) + tess_matrix_bytes(&g.d, g.batch) +
                        (g.beta != 0.0f ? tess_matrix_bytes(&g.c, g.batch) : 0);
     int nsets = (int)((2 * info->l2_bytes + set_bytes - 1) / set_bytes);
@@ -230,6 +301,7 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
         fill_normal(sets[s].b, g.b.dtype, tess_matrix_span(&g.b, g.batch), rng);
         if (sets[s].c)
             fill_normal(sets[s].c, g.c.dtype, tess_matrix_span(&g.c, g.batch), rng);
+        sets[s].sa = random_factors(na, rng), sets[s].sb = random_factors(nb, rng);
     }
     float *ref = NULL;
     const tess_matrix_desc rd = packed(TESS_DTYPE_F32, TESS_ORDER_COL, m, n, g.batch); /* the reference's D */
@@ -239,16 +311,22 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
         rp.m = m, rp.n = n, rp.k = k, rp.batch = g.batch, rp.alpha = g.alpha, rp.beta = g.beta;
         rp.a = g.a, rp.b = g.b, rp.c = g.c;
         rp.a_data = sets[0].a, rp.b_data = sets[0].b, rp.c_data = sets[0].c;
+        rp.a_scale.data = sets[0].sa, rp.a_scale.layout = g.a_scale;
+        rp.b_scale.data = sets[0].sb, rp.b_scale.layout = g.b_scale;
         rp.d = rd;
         cudaMalloc((void **)&ref, tess_matrix_bytes(&rd, g.batch));
         tess_ref_gemm_gpu(&rp, ref, NULL);
     }
     double flops = 2.0 * (double)m * (double)n * (double)k * (double)g.batch;
     double cublas_ms = 0;
-    char problem[160];
-    snprintf(problem, sizeof problem, "%lldx%lldx%lld b%lld %s:%s,%s:%s->%s:%s", (long long)m, (long long)n,
+    char problem[200], scales[48] = "";
+    if (o->scale_a >= 0 || o->scale_b >= 0)
+        snprintf(scales, sizeof scales, " s:%s,%s%s", scale_name(o->scale_a), scale_name(o->scale_b),
+                 o->fast_accum ? " fast" : "");
+    snprintf(problem, sizeof problem, "%lldx%lldx%lld b%lld %s:%s,%s:%s->%s:%s%s", (long long)m, (long long)n,
              (long long)k, (long long)g.batch, tess_dtype_name(g.a.dtype), order_name(g.a.order),
-             tess_dtype_name(g.b.dtype), order_name(g.b.order), tess_dtype_name(g.d.dtype), order_name(g.d.order));
+             tess_dtype_name(g.b.dtype), order_name(g.b.order), tess_dtype_name(g.d.dtype), order_name(g.d.order),
+             scales);
     /* Provider 1 is cuBLAS, 0 tessera; cuBLAS's row comes first so tessera's can show the ratio. */
     struct provider {
         int ready;
@@ -326,15 +404,16 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
         printf("%-44s %-8s %9.4f ms %8.1f TFLOP/s %8.1f GB/s  x%-5.3f err %.2e  %s\n", problem,
                prov == 0 ? "tessera" : "cublas", ms, tflops, gbs, ratio, q->err, q->name);
         if (csv)
-            fprintf(csv, "%lld,%lld,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%g,%g,%s,%s,%.6f,%.2f,%.2f,%.4f,%.3e\n",
+            fprintf(csv, "%lld,%lld,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%g,%g,%s,%s,%d,%s,%s,%.6f,%.2f,%.2f,%.4f,%.3e\n",
                     (long long)m, (long long)n, (long long)k, (long long)g.batch, tess_dtype_name(g.a.dtype),
                     order_name(g.a.order), tess_dtype_name(g.b.dtype), order_name(g.b.order),
                     tess_dtype_name(g.c.dtype), order_name(g.c.order), tess_dtype_name(g.d.dtype),
-                    order_name(g.d.order), g.alpha, g.beta, prov == 0 ? "tessera" : "cublas", q->name, ms, tflops,
-                    gbs, ratio, q->err);
+                    order_name(g.d.order), g.alpha, g.beta, scale_name(o->scale_a), scale_name(o->scale_b),
+                    o->fast_accum, prov == 0 ? "tessera" : "cublas", q->name, ms, tflops, gbs, ratio, q->err);
     }
     for (int s = 0; s < nsets; s++)
-        cudaFree(sets[s].a), cudaFree(sets[s].b), cudaFree(sets[s].c), cudaFree(sets[s].d);
+        cudaFree(sets[s].a), cudaFree(sets[s].b), cudaFree(sets[s].c), cudaFree(sets[s].d), cudaFree(sets[s].sa),
+            cudaFree(sets[s].sb);
     cudaFree(ref);
     return 0;
 }
@@ -382,8 +461,8 @@ int bench_gemm(int argc, char **argv) {
         }
         fprintf(csv, "# device=%s sm_clock_mhz=%d mem_clock_mhz=%d sms=%d library=%s\n", info.name,
                 info.sm_clock_khz / 1000, info.mem_clock_khz / 1000, info.sm_count, tess_version_string());
-        fprintf(csv, "m,n,k,batch,a_type,a_order,b_type,b_order,c_type,c_order,d_type,d_order,alpha,beta,provider,"
-                     "kernel,ms,tflops,gbs,speedup_vs_cublas,rel_error\n");
+        fprintf(csv, "m,n,k,batch,a_type,a_order,b_type,b_order,c_type,c_order,d_type,d_order,alpha,beta,scale_a,"
+                     "scale_b,fast_accum,provider,kernel,ms,tflops,gbs,speedup_vs_cublas,rel_error\n");
     }
     tess_rng rng;
     tess_rng_seed(&rng, 20261121); /* a fixed seed (a date): every run times the same inputs */

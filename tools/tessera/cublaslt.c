@@ -20,6 +20,14 @@ struct cublaslt_run {
     int swapped; /* row-major D: cuBLASLt's first operand is B, its second A */
 };
 
+/* Sets cuBLASLt's scale mode of its first (`first`) or second operand.
+ * tess_scale_mode values are cublasLtMatmulMatrixScale_t's. */
+static void set_scale_mode(cublasLtMatmulDesc_t desc, int first, const tess_scale_desc *s) {
+    int32_t mode = (int32_t)s->mode;
+    cublasLtMatmulDescSetAttribute(desc, first ? CUBLASLT_MATMUL_DESC_A_SCALE_MODE : CUBLASLT_MATMUL_DESC_B_SCALE_MODE,
+                                   &mode, sizeof mode);
+}
+
 static cudaDataType_t cuda_type(tess_dtype t) { return (cudaDataType_t)t; } /* tess_dtype values are cudaDataType_t's */
 
 /* A column-major cuBLAS operand for matrix x (rows x cols as it enters the
@@ -63,6 +71,10 @@ cublaslt_run *cublaslt_prepare(const tess_gemm_desc *g, char *why, size_t why_ca
         as_operand(&g->a, 1, g->batch, &op2, &r->lb);
         r->swapped = 1;
     }
+    set_scale_mode(r->desc, 1, r->swapped ? &g->b_scale : &g->a_scale);
+    set_scale_mode(r->desc, 0, r->swapped ? &g->a_scale : &g->b_scale);
+    int8_t fast = (int8_t)(g->fast_accum != 0);
+    cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast);
     cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_TRANSA, &op1, sizeof op1);
     cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_TRANSB, &op2, sizeof op2);
     tess_matrix_desc dcol = g->d, ccol = g->beta != 0.0f ? g->c : g->d;
@@ -92,8 +104,12 @@ cublaslt_run *cublaslt_prepare(const tess_gemm_desc *g, char *why, size_t why_ca
     return r;
 }
 
-int cublaslt_execute(cublaslt_run *r, const void *a, const void *b, const void *c, void *d, void *stream) {
+int cublaslt_execute(cublaslt_run *r, const void *a, const float *sa, const void *b, const float *sb, const void *c,
+                     void *d, void *stream) {
     const void *first = r->swapped ? b : a, *second = r->swapped ? a : b;
+    const float *s1 = r->swapped ? sb : sa, *s2 = r->swapped ? sa : sb;
+    cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &s1, sizeof s1);
+    cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &s2, sizeof s2);
     cublasStatus_t st = cublasLtMatmul(r->handle, r->desc, &r->alpha, first, r->la, second, r->lb, &r->beta, c ? c : d, r->lc,
                                        d, r->ld, &r->algo, r->workspace, CUBLASLT_WORKSPACE_BYTES,
                                        (cudaStream_t)stream);

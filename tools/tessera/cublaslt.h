@@ -11,8 +11,10 @@ typedef struct cublaslt_run cublaslt_run;
  * the reason in `why`, where cuBLASLt cannot express it (C and D in
  * different orders) or has no algorithm. */
 cublaslt_run *cublaslt_prepare(const tess_gemm_desc *g, char *why, size_t why_cap);
-/* Queues the matmul on `stream`; 0 on success. */
-int cublaslt_execute(cublaslt_run *r, const void *a, const void *b, const void *c, void *d, void *stream);
+/* Queues the matmul on `stream` (sa, sb: the descriptor's scale factors,
+ * NULL where it has none); 0 on success. */
+int cublaslt_execute(cublaslt_run *r, const void *a, const float *sa, const void *b, const float *sb, const void *c,
+                     void *d, void *stream);
 void cublaslt_release(cublaslt_run *r);
 
 #endif

@@ -16,13 +16,15 @@
 #define TESS_SM90_BK_BYTES 128
 // K of one wgmma instruction, in bytes: k16 of 16-bit or k32 of FP8 inputs.
 #define TESS_WGMMA_K_BYTES 32
-// Register budgets after setmaxnreg: 128 x 40 + 256 x 232 = 64512 <= 65536.
+// Register budgets after setmaxnreg. The CTA holds what it was launched
+// with, 384 x 168 = 64512 (168: the most 384 threads may each have), and
+// setmaxnreg.inc waits until that pool can pay: 128 x 40 + 256 x 232 = 64512.
 // Block-scaled kernels' producers also copy scale factors and need more
-// (40 spilled): 128 x 64 + 256 x 224 = 65536.
+// (40 and 56 spilled): 128 x 72 + 256 x 216 = 64512.
 #define TESS_SM90_PRODUCER_REGS 40
 #define TESS_SM90_CONSUMER_REGS 232
-#define TESS_SM90_SCALED_PRODUCER_REGS 64
-#define TESS_SM90_SCALED_CONSUMER_REGS 224
+#define TESS_SM90_SCALED_PRODUCER_REGS 72
+#define TESS_SM90_SCALED_CONSUMER_REGS 216
 
 // The epilogue stages this many columns of a warpgroup's tile at a time
 // (two 64 x 64 sub-tiles, 16 KiB), so that the ring can keep more stages.
@@ -44,6 +46,7 @@ struct gemm_cfg {
     static constexpr int PRODUCER_THREADS = BLOCK_SCALED ? 32 : 1;
     static constexpr int PRODUCER_REGS = BLOCK_SCALED ? TESS_SM90_SCALED_PRODUCER_REGS : TESS_SM90_PRODUCER_REGS;
     static constexpr int CONSUMER_REGS = BLOCK_SCALED ? TESS_SM90_SCALED_CONSUMER_REGS : TESS_SM90_CONSUMER_REGS;
+    static_assert(128 * PRODUCER_REGS + 256 * CONSUMER_REGS <= TESS_SM90_THREADS * 168, "setmaxnreg would wait forever");
     // Arrivals a full barrier waits for: the TMA thread's expect_tx, plus one
     // per lane copying scale factors.
     static constexpr int FULL_ARRIVALS = 1 + (BLOCK_SCALED ? PRODUCER_THREADS : 0);
@@ -60,11 +63,13 @@ struct gemm_cfg {
     static constexpr int A_MN = A_MN_, B_MN = B_MN_;
     static_assert(ELEM_BYTES == 2 || (A_MN == 0 && B_MN == 0 && BN <= 256), "FP8 operands are K-major");
     static_assert(ELEM_BYTES == 1 || SCALING == TESS_SCALING_PLAIN, "16-bit inputs need no promotion");
-    static_assert(!PROMOTES || BN <= 128, "two BN / 2 accumulators must fit in the consumer's registers");
+    static_assert(!PROMOTES || BN <= 192, "two BN / 2 accumulators must fit in the consumer's registers");
     static_assert(CLUSTER == 1 || CLUSTER == 2 || CLUSTER == 4, "clusters of 1, 2 or 4 CTAs along M");
-    static_assert(BN / CLUSTER % 64 == 0, "each CTA multicasts whole 64-row (or 64-column) pieces of B");
+    static_assert(BN / CLUSTER % (B_MN ? 64 : 8) == 0,
+                  "each CTA multicasts whole 64-column chunks of an N-major B, or whole 8-row swizzle atoms");
     static_assert(BM == 64 * TESS_SM90_CONSUMERS, "each consumer warpgroup owns 64 rows");
     static_assert(BN % 64 == 0 && BN <= 256, "BN is a multiple of the 64-column epilogue sub-tile");
+    static_assert(BN == 64 || BN == 128 || BN == 256 || (BN == 192 && ELEM_BYTES == 1), "a generated wgmma width");
     static constexpr int A_STAGE_BYTES = BM * TESS_SM90_BK_BYTES;
     static constexpr int B_STAGE_BYTES = BN * TESS_SM90_BK_BYTES;
     // Each stage's B share loaded by one CTA of the cluster.
@@ -74,13 +79,13 @@ struct gemm_cfg {
     static constexpr int EPI_BYTES = TESS_SM90_CONSUMERS * EPI_WG_BYTES;
     static constexpr int BARRIER_BYTES = 2 * STAGES * 8;
     // Block-scaled kernels: each stage's float factors, one per row of A and
-    // one per column of B (only the first is used for 128x128 B).
+    // one per column of B (only the first is used by BLOCK_ROWS kernels).
+    // They lie after the epilogue staging, which keeps its 1024-byte alignment.
     static constexpr int SCALE_STAGE_BYTES = BLOCK_SCALED ? (BM + BN) * 4 : 0;
     // +1024: the dynamic shared memory base is aligned up to a swizzle atom.
     static constexpr int SMEM_BYTES = STAGES * (A_STAGE_BYTES + B_STAGE_BYTES + SCALE_STAGE_BYTES) + EPI_BYTES +
                                       BARRIER_BYTES + 1024;
     static_assert(SMEM_BYTES <= 227 * 1024, "over the 227 KiB a Hopper CTA may use");
-    static_assert(STAGES * SCALE_STAGE_BYTES % 1024 == 0, "the epilogue staging after the scales stays 1024-aligned");
     static_assert(SCALING != TESS_SCALING_BLOCK_ROWS || 128 % BN == 0,
                   "one 128x128 B factor per tile needs tiles inside one 128-column block");
     // Moving one wgmma step along K inside a stage: 32 bytes along a K-major

@@ -51,9 +51,9 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
     char *smem = (char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
     char *smem_a = smem;
     char *smem_b = smem_a + Cfg::STAGES * Cfg::A_STAGE_BYTES;
-    char *smem_scales = smem_b + Cfg::STAGES * Cfg::B_STAGE_BYTES;
-    char *staging = smem_scales + Cfg::STAGES * Cfg::SCALE_STAGE_BYTES; // 1024-aligned: see gemm_cfg
-    uint64_t *full = (uint64_t *)(staging + Cfg::EPI_BYTES);
+    char *staging = smem_b + Cfg::STAGES * Cfg::B_STAGE_BYTES;
+    char *smem_scales = staging + Cfg::EPI_BYTES;
+    uint64_t *full = (uint64_t *)(smem_scales + Cfg::STAGES * Cfg::SCALE_STAGE_BYTES);
     uint64_t *empty = full + Cfg::STAGES;
 
     if (threadIdx.x == 0) {

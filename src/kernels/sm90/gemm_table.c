@@ -16,6 +16,10 @@ extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x128_c1_rows[TESS_GEMM_FP8_P
 extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x128_c2_rows_cols[TESS_GEMM_FP8_PAIRS];
 extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x128_c1_rows_cols[TESS_GEMM_FP8_PAIRS];
 extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x256_c2_plain[TESS_GEMM_FP8_PAIRS];
+extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x192_c2_promote[TESS_GEMM_FP8_PAIRS];
+extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x192_c1_promote[TESS_GEMM_FP8_PAIRS];
+extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x192_c2_rows_cols[TESS_GEMM_FP8_PAIRS];
+extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x192_c1_rows_cols[TESS_GEMM_FP8_PAIRS];
 extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x256_c1_plain[TESS_GEMM_FP8_PAIRS];
 
 typedef struct table_part {
@@ -27,6 +31,8 @@ typedef struct table_part {
 #define FP8_PAIRS(t) {t, TESS_GEMM_FP8_PAIRS}
 
 static const table_part parts[] = {
+    FP8_PAIRS(tess_gemm_sm90_fp8_128x192_c2_promote), FP8_PAIRS(tess_gemm_sm90_fp8_128x192_c1_promote),
+    FP8_PAIRS(tess_gemm_sm90_fp8_128x192_c2_rows_cols), FP8_PAIRS(tess_gemm_sm90_fp8_128x192_c1_rows_cols),
     WHOLE_TILE(tess_gemm_sm90_128x256_c2), WHOLE_TILE(tess_gemm_sm90_128x256_c4),
     WHOLE_TILE(tess_gemm_sm90_128x256_c1), WHOLE_TILE(tess_gemm_sm90_128x128_c2),
     WHOLE_TILE(tess_gemm_sm90_128x128_c1), WHOLE_TILE(tess_gemm_sm90_128x64_c1),
@@ -36,7 +42,7 @@ static const table_part parts[] = {
     FP8_PAIRS(tess_gemm_sm90_fp8_128x256_c2_plain), FP8_PAIRS(tess_gemm_sm90_fp8_128x256_c1_plain)};
 
 #define PART_COUNT ((int)(sizeof parts / sizeof parts[0]))
-_Static_assert(6 * TESS_GEMM_KERNELS_PER_TILE + 8 * TESS_GEMM_FP8_PAIRS <= TESS_GEMM_MAX_KERNELS,
+_Static_assert(6 * TESS_GEMM_KERNELS_PER_TILE + 12 * TESS_GEMM_FP8_PAIRS <= TESS_GEMM_MAX_KERNELS,
                "raise TESS_GEMM_MAX_KERNELS");
 
 int tess_gemm_sm90_kernel_count(void) {

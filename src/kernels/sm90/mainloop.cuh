@@ -25,26 +25,54 @@ TESS_DEVICE void load_operand(char *dst, const CUtensorMap *map, uint64_t *bar, 
     }
 }
 
-// Copies the factors of K block kb into a stage's scale area: BM row factors
-// of A, then (block 1x128 B) BN column factors of B or (block 128x128 B) the
-// one factor of the tile's 128 columns. 4-byte cp.async accepts any strides;
-// rows past M and columns past N read as 0. The lane's copies count as one
-// arrival on the stage's full barrier once they land.
+// Where one producer lane copies a tile's block factors from: for each of
+// its rows of A (r = lane + 32 i) and columns of B, the factor of K block 0
+// (K block kb is kb * stride_k further), and whether it lies in the matrix.
+// Worked out once per tile, so that each stage costs a few adds and copies.
 template <class Cfg>
-TESS_DEVICE void load_block_scales(const tess_gemm_params &p, float *dst, uint64_t *bar, int b, int m0, int n0,
-                                   int kb, int lane) {
+struct scale_sources {
+    static constexpr int ROWS = (Cfg::BM + 31) / 32;
+    // block 1x128 B: BN column factors; block 128x128 B: the tile's one.
+    static constexpr int COLS = Cfg::SCALING == TESS_SCALING_BLOCK_ROWS_COLS ? (Cfg::BN + 31) / 32 : 1;
+    const float *a[ROWS], *b[COLS];
+    bool a_in[ROWS], b_in[COLS];
+};
+
+// Fills a lane's scale_sources for tile (batch b, rows m0.., columns n0..).
+// Rows past M and columns past N point at the last one and read as 0.
+template <class Cfg>
+TESS_DEVICE void scale_sources_init(scale_sources<Cfg> &s, const tess_gemm_params &p, int b, int m0, int n0, int lane) {
     const int ba = p.scale_a.layout.batch_stride ? b : 0, bb = p.scale_b.layout.batch_stride ? b : 0;
 #pragma unroll
-    for (int r = lane; r < Cfg::BM; r += 32) {
-        const int m = m0 + r < p.m ? m0 + r : p.m - 1;
-        cp_async_4(dst + r, p.scale_a.data + tess_scale_offset(&p.scale_a.layout, ba, m, kb), m0 + r < p.m);
+    for (int i = 0; i < scale_sources<Cfg>::ROWS; i++) {
+        const int m = m0 + lane + 32 * i;
+        s.a_in[i] = m < p.m && lane + 32 * i < Cfg::BM;
+        s.a[i] = p.scale_a.data + tess_scale_offset(&p.scale_a.layout, ba, m < p.m ? m : p.m - 1, 0);
     }
-    constexpr int COLS = Cfg::SCALING == TESS_SCALING_BLOCK_ROWS_COLS ? Cfg::BN : 1;
 #pragma unroll
-    for (int c = lane; c < COLS; c += 32) {
-        const int n = n0 + c < p.n ? n0 + c : p.n - 1;
-        cp_async_4(dst + Cfg::BM + c, p.scale_b.data + tess_scale_offset(&p.scale_b.layout, bb, n, kb), n0 + c < p.n);
+    for (int i = 0; i < scale_sources<Cfg>::COLS; i++) {
+        const int n = n0 + lane + 32 * i;
+        s.b_in[i] = n < p.n && (scale_sources<Cfg>::COLS == 1 ? lane == 0 : lane + 32 * i < Cfg::BN);
+        s.b[i] = p.scale_b.data + tess_scale_offset(&p.scale_b.layout, bb, n < p.n ? n : p.n - 1, 0);
     }
+}
+
+// Copies the factors of K block kb into a stage's scale area: BM row factors
+// of A, then BN column factors of B (block 1x128) or the tile's one factor
+// of B (block 128x128). The lane's copies count as one arrival on the
+// stage's full barrier once they land.
+template <class Cfg>
+TESS_DEVICE void load_block_scales(const tess_gemm_params &p, const scale_sources<Cfg> &s, float *dst,
+                                   uint64_t *bar, int kb, int lane) {
+    const int64_t ka = (int64_t)kb * p.scale_a.layout.stride_k, kbb = (int64_t)kb * p.scale_b.layout.stride_k;
+#pragma unroll
+    for (int i = 0; i < scale_sources<Cfg>::ROWS; i++)
+        if (lane + 32 * i < Cfg::BM)
+            cp_async_4(dst + lane + 32 * i, s.a[i] + ka, s.a_in[i]);
+#pragma unroll
+    for (int i = 0; i < scale_sources<Cfg>::COLS; i++)
+        if (scale_sources<Cfg>::COLS == 1 ? lane == 0 : lane + 32 * i < Cfg::BN)
+            cp_async_4(dst + Cfg::BM + lane + 32 * i, s.b[i] + kbb, s.b_in[i]);
     cp_async_mbar_arrive_noinc(bar);
 }
 
@@ -58,6 +86,9 @@ TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, cha
                                     int k_begin, int k_end, int rank, int lane) {
     const int ba = p.a_batch_shared ? 0 : b, bb = p.b_batch_shared ? 0 : b;
     constexpr int B_SHARE_ROWS = Cfg::BN / Cfg::CLUSTER;
+    scale_sources<Cfg> sources;
+    if (Cfg::BLOCK_SCALED)
+        scale_sources_init<Cfg>(sources, p, b, m0, n0, lane);
     for (int kb = k_begin; kb < k_end; kb++) {
         pipe_producer_acquire(empty, c);
         uint64_t *bar = &full[c.stage];
@@ -71,7 +102,7 @@ TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, cha
                 n0 + rank * B_SHARE_ROWS, k0, bb);
         }
         if (Cfg::BLOCK_SCALED)
-            load_block_scales<Cfg>(p, (float *)(smem_scales + c.stage * Cfg::SCALE_STAGE_BYTES), bar, b, m0, n0, kb,
+            load_block_scales<Cfg>(p, sources, (float *)(smem_scales + c.stage * Cfg::SCALE_STAGE_BYTES), bar, kb,
                                    lane);
         pipe_advance(c, Cfg::STAGES);
     }

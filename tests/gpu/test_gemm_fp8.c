@@ -1,0 +1,312 @@
+/* FP8 on the GPU:
+ *  - tess_gemm_scaled on random TN problems: every (e4m3, e5m2) pair, every
+ *    accepted scale recipe pair in random layouts (outer index or K blocks
+ *    contiguous, padded strides, batches), bf16/f16/f32 D in either order,
+ *    beta with C, ragged M, N, K, every plan, fast accumulation; against the
+ *    GPU reference (float32 accumulation of the dequantized inputs), with D
+ *    poisoned and a guard after it;
+ *  - accuracy at depth (K 4096 and 16384) against the float64 CPU reference,
+ *    promoted vs fast accumulation;
+ *  - tess_quantize_fp8 (per tensor, 1x128, 128x128) bit for bit against the
+ *    same rule computed on the host, and tess_transpose exactly. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/matrix.h"
+#include "core/scale.h"
+#include "gpu_skip.h"
+#include "problem.h"
+#include "ref/convert.h"
+
+#define GUARD_BYTES 4096
+#define MAX_PLANS 16
+
+static tess_rng rng;
+
+static void *upload(const void *host, size_t bytes) {
+    void *dev = NULL;
+    cudaMalloc(&dev, bytes ? bytes : 1);
+    if (host && bytes)
+        cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice);
+    return dev;
+}
+
+/* The scale recipe pairs (A, B) tessera accepts for FP8. */
+static const tess_scale_mode recipes[][2] = {
+    {TESS_SCALE_TENSOR, TESS_SCALE_TENSOR},          {TESS_SCALE_OUTER_VEC, TESS_SCALE_OUTER_VEC},
+    {TESS_SCALE_TENSOR, TESS_SCALE_OUTER_VEC},       {TESS_SCALE_BLOCK_1x128, TESS_SCALE_BLOCK_128x128},
+    {TESS_SCALE_BLOCK_1x128, TESS_SCALE_BLOCK_1x128}, {TESS_SCALE_BLOCK_128x128, TESS_SCALE_BLOCK_1x128},
+    {TESS_SCALE_BLOCK_128x128, TESS_SCALE_BLOCK_128x128}};
+#define RECIPES ((int)(sizeof recipes / sizeof recipes[0]))
+
+/* One FP8 problem: its descriptor and host inputs (A row-major, B column-major). */
+typedef struct fp8_case {
+    tess_gemm_desc g;
+    test_problem t; /* host buffers; t.p is the reference problem over them */
+} fp8_case;
+
+static void make_case(fp8_case *c, int64_t m, int64_t n, int64_t k, int64_t batch, tess_dtype ta, tess_dtype tb,
+                      int recipe, tess_dtype td, int d_row, float beta, int fast) {
+    memset(c, 0, sizeof *c);
+    tess_gemm_desc *g = &c->g;
+    tess_gemm_desc_init(g);
+    g->m = m, g->n = n, g->k = k, g->batch = batch, g->beta = beta, g->fast_accum = fast;
+    g->alpha = tess_rng_range(&rng, 0, 1) ? 1.0f : (float)(0.5 + tess_rng_uniform(&rng));
+    const int64_t lda = (k + 15) / 16 * 16 + 16 * tess_rng_range(&rng, 0, 1), ldb = (k + 15) / 16 * 16;
+    g->a = (tess_matrix_desc){ta, TESS_ORDER_ROW, m, k, lda, batch > 1 ? m * lda + 16 * tess_rng_range(&rng, 0, 2) : 0};
+    g->b = (tess_matrix_desc){tb, TESS_ORDER_COL, k, n, ldb, batch > 1 && tess_rng_range(&rng, 0, 2) ? n * ldb : 0};
+    const int64_t ldd = d_row ? n + tess_rng_range(&rng, 0, 1) * 8 : m + tess_rng_range(&rng, 0, 1) * 8;
+    g->d = (tess_matrix_desc){td, d_row ? TESS_ORDER_ROW : TESS_ORDER_COL, m, n, ldd, batch > 1 ? (d_row ? m : n) * ldd : 0};
+    g->c = g->d;
+    g->c.dtype = TESS_DTYPE_F32; /* C of another type than D */
+    test_problem *t = &c->t;
+    tess_ref_gemm *p = &t->p;
+    p->m = m, p->n = n, p->k = k, p->batch = batch, p->alpha = g->alpha, p->beta = beta;
+    p->a = g->a, p->b = g->b, p->c = g->c, p->d = g->d;
+    t->a = test_matrix_random(&g->a, batch, &rng, &t->a_bytes);
+    t->b = test_matrix_random(&g->b, batch, &rng, &t->b_bytes);
+    t->c = beta != 0.0f ? test_matrix_random(&g->c, batch, &rng, &t->c_bytes) : NULL;
+    const int block = tess_scale_is_block(recipes[recipe][0]);
+    t->a_scale = test_scale_random(&p->a_scale, &rng, recipes[recipe][0], m, k, batch, !block, &t->a_scale_bytes);
+    t->b_scale = test_scale_random(&p->b_scale, &rng, recipes[recipe][1], n, k, batch, !block, &t->b_scale_bytes);
+    if (g->b.batch_stride == 0) /* B shared by the batch: so are its factors */
+        p->b_scale.layout.batch_stride = 0;
+    g->a_scale = p->a_scale.layout, g->b_scale = p->b_scale.layout;
+    p->a_data = t->a, p->b_data = t->b, p->c_data = t->c;
+    t->d_bytes = test_problem_d_bytes(t);
+}
+
+/* Runs a case with plan `plan_index` (< 0: the heuristic's) and returns
+ * ||D - ref|| / ||ref||, against the float64 CPU reference when `cpu`, else
+ * the GPU float32 one; -1 if the run failed. Checks the guard after D. */
+static double run_case(tess_handle h, fp8_case *c, int plan_index, int cpu, char *plan_name) {
+    tess_gemm_desc *g = &c->g;
+    test_problem *t = &c->t;
+    void *da = upload(t->a, t->a_bytes), *db = upload(t->b, t->b_bytes), *dc = t->c ? upload(t->c, t->c_bytes) : NULL;
+    float *sa = t->a_scale ? upload(t->a_scale, t->a_scale_bytes) : NULL;
+    float *sb = t->b_scale ? upload(t->b_scale, t->b_scale_bytes) : NULL;
+    unsigned char *dd = upload(NULL, t->d_bytes + GUARD_BYTES);
+    cudaMemset(dd, 0xff, t->d_bytes + GUARD_BYTES);
+    tess_plan plans[MAX_PLANS], *plan = NULL;
+    int count = 0;
+    double rel = -1.0;
+    CHECK_STATUS(tess_gemm_plans(h, g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
+    if (plan_index >= 0 && plan_index < count)
+        plan = &plans[plan_index];
+    snprintf(plan_name, 64, "%s", plan ? plan->name : count ? plans[0].name : "?");
+    tess_status s = tess_gemm_scaled(h, g, plan, da, sa, db, sb, dc, dd);
+    cudaError_t err = cudaDeviceSynchronize();
+    CHECKF(s == TESS_STATUS_SUCCESS && err == cudaSuccess, "%s: status %s, %s (%s)", plan_name, tess_status_name(s),
+           cudaGetErrorString(err), tess_last_error());
+    if (s == TESS_STATUS_SUCCESS && err == cudaSuccess) {
+        unsigned char *out = malloc(t->d_bytes + GUARD_BYTES);
+        cudaMemcpy(out, dd, t->d_bytes + GUARD_BYTES, cudaMemcpyDeviceToHost);
+        int64_t nonfinite = 0, guard = 0;
+        for (size_t i = t->d_bytes; i < t->d_bytes + GUARD_BYTES; i++)
+            guard += out[i] != 0xff;
+        CHECKF(guard == 0, "%s: %lld bytes written after D", plan_name, (long long)guard);
+        if (cpu) {
+            double *want = malloc(sizeof(double) * (size_t)(g->m * g->n * g->batch));
+            CHECK_STATUS(tess_ref_gemm_cpu(&t->p, want), TESS_STATUS_SUCCESS);
+            rel = tess_ref_rel_error(&t->p, want, out, &nonfinite);
+            free(want);
+        } else {
+            tess_ref_gemm ref = t->p;
+            ref.a_data = da, ref.b_data = db, ref.c_data = dc, ref.a_scale.data = sa, ref.b_scale.data = sb;
+            tess_matrix_desc rd = {TESS_DTYPE_F32, TESS_ORDER_COL, g->m, g->n, g->m, g->m * g->n};
+            ref.d = rd;
+            size_t ref_bytes = sizeof(float) * (size_t)(g->m * g->n * g->batch);
+            float *dref = upload(NULL, ref_bytes), *want = malloc(ref_bytes);
+            CHECK_STATUS(tess_ref_gemm_gpu(&ref, dref, NULL), TESS_STATUS_SUCCESS);
+            cudaMemcpy(want, dref, ref_bytes, cudaMemcpyDeviceToHost);
+            rel = tess_ref_rel_error_matrix(g->batch, &g->d, out, &rd, want, &nonfinite);
+            cudaFree(dref), free(want);
+        }
+        CHECKF(nonfinite == 0, "%s: %lld elements of D not finite (unwritten?)", plan_name, (long long)nonfinite);
+        free(out);
+    }
+    cudaFree(da), cudaFree(db), cudaFree(dc), cudaFree(sa), cudaFree(sb), cudaFree(dd);
+    return rel;
+}
+
+/* Error bounds, relative (Frobenius) to the references: D's own rounding
+ * (unit roundoff) plus an allowance for the tensor cores' FP8 accumulation.
+ * They sum each 128-K block keeping about 13 bits; measured on an H200
+ * (2026-11-21) that leaves 1.0e-4 to 1.7e-4 with f32 D, at K = 4096 as at
+ * 16384 once promoted, so promoted kernels get 2^-12 (2.4e-4). Fast
+ * accumulation's error grows with K (1.3e-3 at 4096, 3.1e-3 at 16384;
+ * at most 7.6e-4 for the random cases' K <= 1920): 2^-10 there. */
+#define PROMOTED_ALLOWANCE 0x1p-12
+#define FAST_ALLOWANCE 0x1p-10
+
+static int64_t pick_dim(int64_t max) {
+    switch (tess_rng_range(&rng, 0, 4)) {
+    case 0: return tess_rng_range(&rng, 1, 17);
+    case 1: return 128 * tess_rng_range(&rng, 1, max / 128) + tess_rng_range(&rng, -3, 3);
+    default: return tess_rng_range(&rng, 1, max);
+    }
+}
+
+static void test_random(tess_handle h) {
+    static const tess_dtype fp8[2] = {TESS_DTYPE_E4M3, TESS_DTYPE_E5M2};
+    static const tess_dtype outs[3] = {TESS_DTYPE_BF16, TESS_DTYPE_F16, TESS_DTYPE_F32};
+    int runs = 0, failures = 0;
+    double worst[2] = {0, 0};
+    for (int trial = 0; trial < 140; trial++) {
+        fp8_case c;
+        const int recipe = trial % RECIPES, fast = !tess_scale_is_block(recipes[recipe][0]) && tess_rng_range(&rng, 0, 2) == 0;
+        const int64_t k = tess_rng_range(&rng, 0, 3) ? pick_dim(1500) : 16 * tess_rng_range(&rng, 1, 120);
+        make_case(&c, pick_dim(700), pick_dim(700), k, tess_rng_range(&rng, 0, 4) ? 1 : 2,
+                  fp8[tess_rng_range(&rng, 0, 1)], fp8[tess_rng_range(&rng, 0, 1)], recipe,
+                  outs[tess_rng_range(&rng, 0, 2)], (int)tess_rng_range(&rng, 0, 1),
+                  tess_rng_range(&rng, 0, 2) ? 0.0f : 0.5f, fast);
+        char plan[64];
+        const int before = check_failed;
+        double rel = run_case(h, &c, (int)tess_rng_range(&rng, -1, 3), 0, plan);
+        double bound = test_dtype_rounding(c.g.d.dtype).unit + (fast ? FAST_ALLOWANCE : PROMOTED_ALLOWANCE);
+        CHECKF(rel >= 0 && rel <= bound,
+               "%lldx%lldx%lld batch %lld %s x %s, scales %d x %d, D %s %s, beta %g, plan %s: rel error %.3g (bound %.3g)",
+               (long long)c.g.m, (long long)c.g.n, (long long)c.g.k, (long long)c.g.batch, tess_dtype_name(c.g.a.dtype),
+               tess_dtype_name(c.g.b.dtype), (int)c.g.a_scale.mode, (int)c.g.b_scale.mode, tess_dtype_name(c.g.d.dtype),
+               c.g.d.order == TESS_ORDER_ROW ? "row" : "col", c.g.beta, plan, rel, bound);
+        if (rel >= 0 && c.g.d.dtype == TESS_DTYPE_F32 && rel > worst[fast])
+            worst[fast] = rel;
+        runs++;
+        failures += check_failed > before;
+        test_problem_free(&c.t);
+    }
+    printf("fp8 random cases: %d run, %d failed; worst f32-D error promoted %.3g, fast %.3g\n", runs, failures,
+           worst[0], worst[1]);
+}
+
+/* Accuracy at depth against float64: the promoted sum keeps D at its own
+ * rounding (bf16 D: within one unit roundoff, 2^-8; measured 1.7e-3), f32 D
+ * within PROMOTED_ALLOWANCE at any K, and below fast accumulation. */
+static void test_depth(tess_handle h) {
+    static const int64_t depths[2] = {4096, 16384};
+    for (int i = 0; i < 2; i++) {
+        for (int recipe = 0; recipe < 4; recipe += 3) { /* per tensor, and DeepSeek-V3's 1x128 x 128x128 */
+            double rel[3];
+            for (int v = 0; v < 3; v++) { /* bf16 D promoted, f32 D promoted, f32 D fast (per tensor only) */
+                if (v == 2 && recipe != 0) {
+                    rel[v] = NAN;
+                    continue;
+                }
+                fp8_case c;
+                make_case(&c, 256, 384, depths[i], 1, TESS_DTYPE_E4M3, TESS_DTYPE_E4M3, recipe,
+                          v == 0 ? TESS_DTYPE_BF16 : TESS_DTYPE_F32, 1, 0.0f, v == 2);
+                char plan[64];
+                rel[v] = run_case(h, &c, -1, 1, plan);
+                test_problem_free(&c.t);
+            }
+            printf("K=%5lld scales %d x %d: rel error vs float64: bf16 D %.3g, f32 D %.3g, f32 D fast %.3g\n",
+                   (long long)depths[i], (int)recipes[recipe][0], (int)recipes[recipe][1], rel[0], rel[1], rel[2]);
+            CHECKF(rel[0] >= 0 && rel[0] <= 0x1p-8, "K=%lld: bf16 D error %.3g above 2^-8", (long long)depths[i], rel[0]);
+            CHECKF(rel[1] >= 0 && rel[1] <= PROMOTED_ALLOWANCE, "K=%lld: f32 D error %.3g", (long long)depths[i], rel[1]);
+            if (recipe == 0)
+                CHECKF(rel[1] < rel[2], "K=%lld: promotion (%.3g) no better than fast accumulation (%.3g)",
+                       (long long)depths[i], rel[1], rel[2]);
+        }
+    }
+}
+
+/* tess_quantize_fp8 against the rule computed on the host: factor = amax /
+ * max(type) (1 for an all-zero block), q = x * (1 / factor), saturating. */
+static void test_quantize(tess_handle h) {
+    static const tess_scale_mode modes[3] = {TESS_SCALE_TENSOR, TESS_SCALE_BLOCK_1x128, TESS_SCALE_BLOCK_128x128};
+    static const tess_dtype xs[3] = {TESS_DTYPE_F32, TESS_DTYPE_F16, TESS_DTYPE_BF16};
+    int bad_q = 0, bad_s = 0, cases = 0;
+    for (int trial = 0; trial < 18; trial++) {
+        const tess_scale_mode mode = modes[trial % 3];
+        const tess_dtype xt = xs[(trial / 3) % 3], qt = trial % 2 ? TESS_DTYPE_E4M3 : TESS_DTYPE_E5M2;
+        const int64_t rows = pick_dim(600), cols = pick_dim(900), ldx = cols + tess_rng_range(&rng, 0, 8),
+                      ldq = cols + tess_rng_range(&rng, 0, 16);
+        tess_matrix_desc xd = {xt, TESS_ORDER_ROW, rows, cols, ldx, 0};
+        size_t xbytes;
+        void *hx = test_matrix_random(&xd, 1, &rng, &xbytes);
+        if (trial == 5) /* an all-zero matrix: factors of 1 */
+            memset(hx, 0, xbytes);
+        tess_scale_desc layout;
+        int64_t shape[2];
+        size_t sbytes;
+        CHECK_STATUS(tess_scale_layout_query(mode, rows, cols, &layout, shape, &sbytes, NULL), TESS_STATUS_SUCCESS);
+        void *dx = upload(hx, xbytes), *dq = upload(NULL, (size_t)(rows * ldq));
+        float *ds = upload(NULL, sbytes);
+        CHECK_STATUS(tess_quantize_fp8(h, rows, cols, xt, dx, ldx, qt, dq, ldq, ds, &layout), TESS_STATUS_SUCCESS);
+        CHECK(cudaDeviceSynchronize() == cudaSuccess);
+        uint8_t *q = malloc((size_t)(rows * ldq));
+        float *sc = malloc(sbytes);
+        cudaMemcpy(q, dq, (size_t)(rows * ldq), cudaMemcpyDeviceToHost);
+        cudaMemcpy(sc, ds, sbytes, cudaMemcpyDeviceToHost);
+        const float max = qt == TESS_DTYPE_E4M3 ? 448.0f : 57344.0f;
+        const int64_t br = mode == TESS_SCALE_BLOCK_1x128 ? 1 : mode == TESS_SCALE_TENSOR ? rows : 128;
+        const int64_t bc = mode == TESS_SCALE_TENSOR ? cols : 128;
+        for (int64_t r0 = 0; r0 < rows; r0 += br)
+            for (int64_t c0 = 0; c0 < cols; c0 += bc) {
+                float amax = 0.0f;
+                for (int64_t r = r0; r < r0 + br && r < rows; r++)
+                    for (int64_t c = c0; c < c0 + bc && c < cols; c++)
+                        amax = fmaxf(amax, fabsf(tess_load_as_f32(xt, hx, r * ldx + c)));
+                const float f = amax > 0.0f ? amax / max : 1.0f, inverse = 1.0f / f;
+                bad_s += sc[tess_scale_offset(&layout, 0, r0, c0 / 128)] != f;
+                for (int64_t r = r0; r < r0 + br && r < rows; r++)
+                    for (int64_t c = c0; c < c0 + bc && c < cols; c++) {
+                        float v = tess_load_as_f32(xt, hx, r * ldx + c) * inverse;
+                        uint8_t want = qt == TESS_DTYPE_E4M3 ? tess_f32_to_e4m3_soft(v) : tess_f32_to_e5m2_soft(v);
+                        bad_q += q[r * ldq + c] != want;
+                    }
+            }
+        cases++;
+        free(hx), free(q), free(sc);
+        cudaFree(dx), cudaFree(dq), cudaFree(ds);
+    }
+    CHECKF(bad_q == 0 && bad_s == 0, "tess_quantize_fp8: %d wrong elements, %d wrong factors", bad_q, bad_s);
+    printf("quantize cases: %d (%d wrong elements, %d wrong factors)\n", cases, bad_q, bad_s);
+}
+
+/* tess_transpose of random sizes for 1-, 2- and 4-byte types, exactly. */
+static void test_transpose(tess_handle h) {
+    static const tess_dtype types[3] = {TESS_DTYPE_E4M3, TESS_DTYPE_BF16, TESS_DTYPE_F32};
+    int bad = 0;
+    for (int trial = 0; trial < 12; trial++) {
+        const tess_dtype t = types[trial % 3];
+        const size_t es = tess_dtype_size(t);
+        const int64_t rows = pick_dim(1000), cols = pick_dim(1000), lds = cols + tess_rng_range(&rng, 0, 5),
+                      ldd = rows + tess_rng_range(&rng, 0, 5);
+        tess_matrix_desc sd = {t, TESS_ORDER_ROW, rows, cols, lds, 0};
+        size_t bytes, dbytes = (size_t)(cols * ldd) * es;
+        void *hs = test_matrix_random(&sd, 1, &rng, &bytes);
+        void *ds = upload(hs, bytes), *dd = upload(NULL, dbytes);
+        CHECK_STATUS(tess_transpose(h, t, rows, cols, ds, lds, dd, ldd), TESS_STATUS_SUCCESS);
+        unsigned char *out = malloc(dbytes);
+        cudaMemcpy(out, dd, dbytes, cudaMemcpyDeviceToHost);
+        for (int64_t i = 0; i < rows; i++)
+            for (int64_t j = 0; j < cols; j++)
+                bad += memcmp(out + (size_t)(j * ldd + i) * es, (unsigned char *)hs + (size_t)(i * lds + j) * es, es) != 0;
+        free(hs), free(out);
+        cudaFree(ds), cudaFree(dd);
+    }
+    CHECKF(bad == 0, "tess_transpose: %d wrong elements", bad);
+    CHECK_STATUS(tess_transpose(h, TESS_DTYPE_F32, 4, 4, NULL, 4, NULL, 4), TESS_STATUS_INVALID_VALUE);
+}
+
+int main(void) {
+    int skip = gpu_require_sm90();
+    if (skip)
+        return skip;
+    tess_rng_seed(&rng, check_seed());
+    tess_handle h = NULL;
+    CHECK_STATUS(tess_create(&h, 0), TESS_STATUS_SUCCESS);
+    void *workspace = NULL;
+    CHECK(cudaMalloc(&workspace, TESS_GEMM_WORKSPACE_BYTES) == cudaSuccess);
+    CHECK_STATUS(tess_set_workspace(h, workspace, TESS_GEMM_WORKSPACE_BYTES), TESS_STATUS_SUCCESS);
+    test_quantize(h);
+    test_transpose(h);
+    test_random(h);
+    test_depth(h);
+    tess_destroy(h);
+    cudaFree(workspace);
+    return check_finish("gpu_gemm_fp8");
+}
