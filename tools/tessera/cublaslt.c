@@ -86,6 +86,13 @@ cublaslt_run *cublaslt_prepare(const tess_gemm_desc *g, char *why, size_t why_ca
     as_operand(&dcol, 0, g->batch, &unused, &r->ld);
     as_operand(&ccol, 0, g->batch, &unused, &r->lc);
     cudaMalloc(&r->workspace, CUBLASLT_WORKSPACE_BYTES);
+    /* Block scale modes need scale pointers before the heuristic is asked
+     * ("requires a custom pointer"); any device address serves until the run sets the real ones. */
+    const void *placeholder = r->workspace;
+    if (g->a_scale.mode != TESS_SCALE_TENSOR || g->b_scale.mode != TESS_SCALE_TENSOR) {
+        cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &placeholder, sizeof placeholder);
+        cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &placeholder, sizeof placeholder);
+    }
     cublasLtMatmulPreference_t pref;
     cublasLtMatmulPreferenceCreate(&pref);
     size_t ws = CUBLASLT_WORKSPACE_BYTES;
