@@ -33,12 +33,19 @@ class DeviceInfoStruct(ctypes.Structure):
                 ("kernel_families", ctypes.c_uint32)]
 
 
+class ScaleDescStruct(ctypes.Structure):
+    """tess_scale_desc."""
+    _fields_ = [("mode", ctypes.c_int), ("stride_mn", ctypes.c_int64), ("stride_k", ctypes.c_int64),
+                ("batch_stride", ctypes.c_int64)]
+
+
 class GemmDescStruct(ctypes.Structure):
     """tess_gemm_desc."""
     _fields_ = [("struct_size", ctypes.c_uint32), ("m", ctypes.c_int64), ("n", ctypes.c_int64),
                 ("k", ctypes.c_int64), ("batch", ctypes.c_int64), ("alpha", ctypes.c_float),
                 ("beta", ctypes.c_float), ("a", TesseraDesc), ("b", TesseraDesc), ("c", TesseraDesc),
-                ("d", TesseraDesc)]
+                ("d", TesseraDesc), ("a_scale", ScaleDescStruct), ("b_scale", ScaleDescStruct),
+                ("fast_accum", ctypes.c_int32)]
 
 
 class PlanStruct(ctypes.Structure):
@@ -92,6 +99,18 @@ _SIGNATURES = [
      [ctypes.c_void_p, ctypes.POINTER(GemmDescStruct), ctypes.POINTER(ctypes.c_size_t)]),
     ("tess_gemm", ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(GemmDescStruct), ctypes.POINTER(PlanStruct),
                                  ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]),
+    ("tess_gemm_scaled", ctypes.c_int,
+     [ctypes.c_void_p, ctypes.POINTER(GemmDescStruct), ctypes.POINTER(PlanStruct), ctypes.c_void_p, ctypes.c_void_p,
+      ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]),
+    ("tess_scale_layout_query", ctypes.c_int,
+     [ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(ScaleDescStruct), ctypes.POINTER(ctypes.c_int64),
+      ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t)]),
+    ("tess_quantize_fp8", ctypes.c_int,
+     [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int,
+      ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.POINTER(ScaleDescStruct)]),
+    ("tess_transpose", ctypes.c_int,
+     [ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
+      ctypes.c_int64]),
     # tessera/layout.h
     ("tess_layout_eval_expr", ctypes.c_int,
      [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)]),

@@ -17,7 +17,7 @@ import dataclasses
 import threading
 
 from . import _lib
-from ._lib import GemmDescStruct, PlanStruct
+from ._lib import GemmDescStruct, PlanStruct, ScaleDescStruct
 from .dtypes import DType, as_dtype
 from .errors import InvalidValueError, check
 from .handle import Handle
@@ -147,18 +147,114 @@ def _prepare(a, b, c, out, alpha, beta, handle, out_dtype):
     return handle, desc, views, out
 
 
-def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=None, handle=None):
-    """out = alpha * a @ b + beta * c (c defaults to out itself); returns out.
+# Scale recipes by name (tess_scale_mode values).
+SCALE_RECIPES = {"tensor": 0, "rowwise": 3, "outer": 3, "1x128": 4, "128x128": 5}
+
+
+def _scale(t, recipe, what):
+    """(pointer, ScaleDescStruct) of a float32 device tensor of factors for one operand.
+
+    Factors are indexed (mn, k_block): rows of A, or columns of B, first,
+    then blocks of 128 along K (DeepGEMM's convention; for PyTorch's
+    _scaled_mm scale_b, which is (k_blocks, N), pass scale_b.T). A 3-D
+    tensor holds one set per batch."""
+    desc = ScaleDescStruct()
+    if t is None:
+        if recipe not in (None, "tensor"):
+            raise InvalidValueError(f"scale_recipe_{what}={recipe!r} needs scale_{what}")
+        return None, desc
+    if recipe is None:
+        recipe = "tensor" if t.numel() == 1 else "rowwise"
+    if recipe not in SCALE_RECIPES:
+        raise InvalidValueError(f"scale_recipe_{what}={recipe!r}: one of {sorted(SCALE_RECIPES)}")
+    if str(t.dtype) != "torch.float32" or t.device.type != "cuda":
+        raise InvalidValueError(f"scale_{what}: float32 factors in GPU memory (got {t.dtype} on {t.device})")
+    desc.mode = SCALE_RECIPES[recipe]
+    strides = list(t.stride())
+    if t.dim() == 3:
+        desc.batch_stride = strides.pop(0)
+    if t.dim() >= 2:
+        desc.stride_mn, desc.stride_k = strides[-2], strides[-1]
+    elif t.dim() == 1:
+        desc.stride_mn = strides[0]
+    return t.data_ptr(), desc
+
+
+def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=None, handle=None, scale_a=None,
+         scale_b=None, scale_recipe_a=None, scale_recipe_b=None, fast_accum=False):
+    """out = alpha * (scale_a . a) @ (scale_b . b) + beta * c (c defaults to out itself); returns out.
 
     a is M x K, b is K x N (2-D, or 3-D batches); out is allocated as a
-    row-major torch tensor of out_dtype (default: a's type) when not given.
-    `plan` is one of gemm_plans(...) (default: the heuristic's)."""
+    row-major torch tensor of out_dtype (default: a's type; bf16 for FP8)
+    when not given. `plan` is one of gemm_plans(...) (default: the
+    heuristic's). FP8 (torch.float8_e4m3fn / e5m2) a must be row-major and b
+    column-major (b = w.T of a row-major weight w). Scales: float32 tensors
+    indexed (rows of a or columns of b, K blocks of 128); recipes "tensor",
+    "rowwise", "1x128", "128x128" (default: "tensor" for one element, else
+    "rowwise"); quantize_fp8 makes them in the layout tessera reads fastest."""
+    if out_dtype is None and out is None and "float8" in str(getattr(a, "dtype", "")):
+        out_dtype = "bf16"
     handle, desc, views, out = _prepare(a, b, c, out, alpha, beta, handle, out_dtype)
+    sa, desc.a_scale = _scale(scale_a, scale_recipe_a, "a")
+    sb, desc.b_scale = _scale(scale_b, scale_recipe_b, "b")
+    desc.fast_accum = int(bool(fast_accum))
     raw_plan = ctypes.byref(plan.raw) if plan is not None else None
     c_ptr = views["c"].ptr if "c" in views else None
-    check(_lib.lib().tess_gemm(handle._h, ctypes.byref(desc), raw_plan, ctypes.c_void_p(views["a"].ptr),
-                               ctypes.c_void_p(views["b"].ptr), ctypes.c_void_p(c_ptr),
-                               ctypes.c_void_p(views["out"].ptr)))
+    check(_lib.lib().tess_gemm_scaled(handle._h, ctypes.byref(desc), raw_plan, ctypes.c_void_p(views["a"].ptr),
+                                      ctypes.c_void_p(sa), ctypes.c_void_p(views["b"].ptr), ctypes.c_void_p(sb),
+                                      ctypes.c_void_p(c_ptr), ctypes.c_void_p(views["out"].ptr)))
+    return out
+
+
+def _torch_handle(x):
+    """The default handle of a torch tensor's device, following PyTorch's current stream."""
+    if x.device.type != "cuda":
+        raise InvalidValueError(f"the tensor is in {x.device.type} memory; this runs on the GPU")
+    h = default_handle(x.device.index or 0)
+    _follow_torch_stream(h, x.device.index or 0, (x,))
+    return h
+
+
+def quantize_fp8(x, recipe="1x128", dtype="e4m3", *, handle=None):
+    """(q, scales): x (a 2-D row-major f32/f16/bf16 torch tensor, columns = K)
+    quantized to FP8 with dequantization factors, such that x ~ q * scales
+    per block. recipe: "tensor" (scales of shape (1,)), "1x128" ((rows,
+    ceil(cols/128)), rows contiguous) or "128x128" ((ceil(rows/128),
+    ceil(cols/128)), K blocks contiguous) -- the layouts gemm's scale_a /
+    scale_b take for a = x, or b = x.T of a weight x."""
+    import torch
+    if x.dim() != 2 or x.stride(1) != 1:
+        raise InvalidValueError("quantize_fp8: x must be a 2-D row-major tensor (contiguous rows)")
+    mode = SCALE_RECIPES.get(recipe)
+    if mode not in (0, 4, 5):
+        raise InvalidValueError(f"quantize_fp8: recipe {recipe!r}: one of 'tensor', '1x128', '128x128'")
+    qt = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}.get(dtype)
+    if qt is None:
+        raise InvalidValueError(f"quantize_fp8: dtype {dtype!r}: 'e4m3' or 'e5m2'")
+    rows, cols = x.shape
+    layout, shape = ScaleDescStruct(), (ctypes.c_int64 * 2)()
+    check(_lib.lib().tess_scale_layout_query(mode, rows, cols, ctypes.byref(layout), shape, None, None))
+    scales = torch.empty_strided((shape[0], shape[1]), (max(layout.stride_mn, 1), max(layout.stride_k, 1)),
+                                 dtype=torch.float32, device=x.device)
+    q = torch.empty((rows, cols), dtype=qt, device=x.device)
+    h = handle or _torch_handle(x)
+    check(_lib.lib().tess_quantize_fp8(h._h, rows, cols, int(as_dtype(x.dtype)), ctypes.c_void_p(x.data_ptr()),
+                                       x.stride(0), int(as_dtype(qt)), ctypes.c_void_p(q.data_ptr()), cols,
+                                       ctypes.c_void_p(scales.data_ptr()), ctypes.byref(layout)))
+    return q, (scales.reshape(1) if mode == 0 else scales)
+
+
+def transpose(x, *, handle=None):
+    """A row-major copy of x.T for a 2-D row-major torch tensor x (e.g. the
+    K-major copy of an N-major FP8 operand)."""
+    import torch
+    if x.dim() != 2 or x.stride(1) != 1:
+        raise InvalidValueError("transpose: x must be a 2-D row-major tensor (contiguous rows)")
+    rows, cols = x.shape
+    out = torch.empty((cols, rows), dtype=x.dtype, device=x.device)
+    h = handle or _torch_handle(x)
+    check(_lib.lib().tess_transpose(h._h, int(as_dtype(x.dtype)), rows, cols, ctypes.c_void_p(x.data_ptr()),
+                                    x.stride(0), ctypes.c_void_p(out.data_ptr()), rows))
     return out
 
 

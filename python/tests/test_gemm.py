@@ -22,8 +22,10 @@ def test_plan_struct_matches_header():
     import ctypes
     # tess_plan: 10 int32 fields, char[64], int32, then a uint64 at 8-byte alignment.
     assert ctypes.sizeof(tessera._lib.PlanStruct) == 10 * 4 + 64 + 4 + 4 + 8
-    # tess_gemm_desc: u32 (+4 padding), 4 int64, 2 floats, 4 tess_matrix_desc of 2 ints + 4 int64.
-    assert ctypes.sizeof(tessera._lib.GemmDescStruct) == 8 + 32 + 8 + 4 * 40
+    # tess_gemm_desc: the library's own sizeof, which tess_gemm_desc_init stores in struct_size.
+    desc = tessera._lib.GemmDescStruct()
+    assert tessera._lib.lib().tess_gemm_desc_init(ctypes.byref(desc)) == 0
+    assert desc.struct_size == ctypes.sizeof(tessera._lib.GemmDescStruct)
 
 
 needs_gpu = pytest.mark.skipif(gpu_count() == 0, reason="no CUDA device")
@@ -95,3 +97,52 @@ def test_refusal_sentences(torch):
         tessera.gemm(torch.randn(64, 64, device="cuda").half(), torch.randn(64, 64, device="cuda").bfloat16())
     with pytest.raises(tessera.InvalidValueError, match="pass c="):
         tessera.gemm(torch.randn(64, 64, device="cuda").half(), torch.randn(64, 64, device="cuda").half(), beta=1.0)
+
+
+def _dequantize(torch, q, scales, recipe):
+    """q (rows x cols, FP8) times its factors, in float32: the reference's input."""
+    rows, cols = q.shape
+    f = scales.reshape(1, 1) if recipe == "tensor" else scales
+    if recipe == "128x128":
+        f = f.repeat_interleave(128, 0)[:rows]
+    if recipe != "tensor":
+        f = f.repeat_interleave(128, 1)[:, :cols]
+    return q.float() * f
+
+
+@needs_gpu
+@pytest.mark.parametrize("m,n,k", [(1, 16, 16), (300, 500, 1000), (1024, 2112, 7168)])
+@pytest.mark.parametrize("recipes", [("1x128", "128x128"), ("1x128", "1x128"), ("tensor", "tensor")])
+def test_fp8_block_scales_match_dequantized_reference(torch, m, n, k, recipes):
+    x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+    qa, sa = tessera.quantize_fp8(x, recipes[0])
+    qw, sw = tessera.quantize_fp8(w, recipes[1])
+    got = tessera.gemm(qa, qw.T, scale_a=sa, scale_b=sw, scale_recipe_a=recipes[0], scale_recipe_b=recipes[1])
+    assert got.dtype == torch.bfloat16 and got.shape == (m, n)
+    want = _dequantize(torch, qa, sa, recipes[0]) @ _dequantize(torch, qw, sw, recipes[1]).T
+    _close(torch, got, want, 2 ** -8 + 2 ** -12)  # bf16 rounding of D + FP8 accumulation (test_gemm_fp8.c)
+    _close(torch, got, x.float() @ w.float().T, 0.08)  # and close to the unquantized product (e4m3: 2^-4 per element)
+
+
+@needs_gpu
+def test_fp8_per_tensor_matches_scaled_mm(torch):
+    if not hasattr(torch, "_scaled_mm"):
+        pytest.skip("torch has no _scaled_mm")
+    x = torch.randn(512, 1024, device="cuda")
+    w = torch.randn(768, 1024, device="cuda")
+    qa, sa = tessera.quantize_fp8(x, "tensor")
+    qw, sw = tessera.quantize_fp8(w, "tensor")
+    got = tessera.gemm(qa, qw.T, scale_a=sa, scale_b=sw)
+    want = torch._scaled_mm(qa, qw.T, scale_a=sa, scale_b=sw, out_dtype=torch.bfloat16)
+    _close(torch, got, want, 2 ** -7)
+
+
+@needs_gpu
+def test_fp8_layout_refusal_names_transpose(torch):
+    q = torch.zeros(128, 128, device="cuda").to(torch.float8_e4m3fn)
+    with pytest.raises(tessera.NotSupportedError, match="tess_transpose"):
+        tessera.gemm(q, q)  # b row-major: not K-major
+    assert torch.equal(tessera.transpose(q).float(), q.T.float())
+    t = torch.randn(37, 1000, device="cuda", dtype=torch.bfloat16)
+    assert torch.equal(tessera.transpose(t), t.T.contiguous())
