@@ -551,9 +551,7 @@ TESS_API tess_status tess_gemm_scaled(tess_handle handle, const tess_gemm_desc *
     }
 
     int previous = -1;
-    if ((s = tess_cuda_status(cudaGetDevice(&previous), "cudaGetDevice")))
-        return s;
-    if (previous != handle->device && (s = tess_cuda_status(cudaSetDevice(handle->device), "cudaSetDevice")))
+    if ((s = tess_handle_enter(handle, &previous)))
         return s;
     /* The stream-K ready flags start lowered: one small memset, queued on the
      * stream like the kernel (graph capture records it too). */
@@ -562,8 +560,7 @@ TESS_API tess_status tess_gemm_scaled(tess_handle handle, const tess_gemm_desc *
                              "clearing the stream-K flags");
     if (s == TESS_STATUS_SUCCESS)
         s = k->launch(&p, x.grid, handle->stream);
-    if (previous != handle->device)
-        cudaSetDevice(previous);
+    tess_handle_leave(handle, previous);
     return s;
 }
 

@@ -2,6 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cuda_runtime_api.h>
+
 #include "core/error.h"
 #include "core/handle.h"
 
@@ -16,6 +18,18 @@ tess_status tess_handle_check(tess_handle h, const char *caller) {
         return tess_fail(TESS_STATUS_NOT_INITIALIZED,
                          "%s: the handle is not live (destroyed, or never created by tess_create)", caller);
     return TESS_STATUS_SUCCESS;
+}
+
+tess_status tess_handle_enter(tess_handle h, int *previous) {
+    tess_status s = tess_cuda_status(cudaGetDevice(previous), "cudaGetDevice");
+    if (s == TESS_STATUS_SUCCESS && *previous != h->device)
+        s = tess_cuda_status(cudaSetDevice(h->device), "cudaSetDevice");
+    return s;
+}
+
+void tess_handle_leave(tess_handle h, int previous) {
+    if (previous != h->device)
+        cudaSetDevice(previous);
 }
 
 TESS_API tess_status tess_create(tess_handle *handle, int device) {

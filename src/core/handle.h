@@ -24,6 +24,11 @@ struct tess_handle_s {
 /* SUCCESS for a live handle; NOT_INITIALIZED with a sentence naming `caller` otherwise. */
 tess_status tess_handle_check(tess_handle h, const char *caller);
 
+/* Makes the handle's device current for a run call's CUDA work, remembering
+ * the caller's in *previous; tess_handle_leave gives it back. */
+tess_status tess_handle_enter(tess_handle h, int *previous);
+void tess_handle_leave(tess_handle h, int previous);
+
 /* Fills `info` (all fields, struct_size included) for `device`. */
 tess_status tess_device_query(int device, tess_device_info *info);
 

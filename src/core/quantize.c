@@ -2,29 +2,24 @@
  * kernels are in kernels/util). */
 #include <inttypes.h>
 
-#include <cuda_runtime_api.h>
-
 #include "core/error.h"
 #include "core/handle.h"
 #include "core/scale.h"
 #include "kernels/util/util_kernels.h"
 
-/* Runs `launch` result-style on the handle's device: the CUDA calls of a
- * utility need the handle's device current. */
-static tess_status on_device(tess_handle h, int *previous) {
-    tess_status s = tess_cuda_status(cudaGetDevice(previous), "cudaGetDevice");
-    if (s == TESS_STATUS_SUCCESS && *previous != h->device)
-        s = tess_cuda_status(cudaSetDevice(h->device), "cudaSetDevice");
-    return s;
+/* What every utility call checks first: a live handle and a matrix extent of at least 1 x 1. */
+static tess_status check_call(tess_handle handle, const char *caller, int64_t rows, int64_t cols) {
+    tess_status s = tess_handle_check(handle, caller);
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    if (rows < 1 || cols < 1)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: rows=%" PRId64 " and cols=%" PRId64 " must be >= 1", caller,
+                         rows, cols);
+    return TESS_STATUS_SUCCESS;
 }
 
-static void restore_device(tess_handle h, int previous) {
-    if (previous != h->device)
-        cudaSetDevice(previous);
-}
-
-/* A rows x cols row-major matrix at p with leading dimension ld: sizes >= 1,
- * ld >= cols, p present and aligned to its elements. */
+/* A rows x cols row-major matrix at p with leading dimension ld:
+ * p present and aligned to its elements, ld >= cols, the extent within 64 bits. */
 static tess_status check_rows(const char *caller, const char *name, int64_t rows, int64_t cols, const void *p,
                               int64_t ld, size_t elem) {
     if (!p)
@@ -43,12 +38,9 @@ static tess_status check_rows(const char *caller, const char *name, int64_t rows
 TESS_API tess_status tess_transpose(tess_handle handle, tess_dtype dtype, int64_t rows, int64_t cols, const void *src,
                                     int64_t ld_src, void *dst, int64_t ld_dst) {
     const char *caller = "tess_transpose";
-    tess_status s = tess_handle_check(handle, caller);
+    tess_status s = check_call(handle, caller, rows, cols);
     if (s != TESS_STATUS_SUCCESS)
         return s;
-    if (rows < 1 || cols < 1)
-        return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: rows=%" PRId64 " and cols=%" PRId64 " must be >= 1", caller,
-                         rows, cols);
     size_t es = tess_dtype_size(dtype);
     if (es == 0)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: dtype %d is not a tess_dtype", caller, (int)dtype);
@@ -56,10 +48,10 @@ TESS_API tess_status tess_transpose(tess_handle handle, tess_dtype dtype, int64_
         (s = check_rows(caller, "dst", cols, rows, dst, ld_dst, es)))
         return s;
     int previous = -1;
-    if ((s = on_device(handle, &previous)))
+    if ((s = tess_handle_enter(handle, &previous)))
         return s;
     s = tess_launch_transpose((int)es, rows, cols, src, ld_src, dst, ld_dst, handle->stream);
-    restore_device(handle, previous);
+    tess_handle_leave(handle, previous);
     return s;
 }
 
@@ -67,12 +59,9 @@ TESS_API tess_status tess_quantize_fp8(tess_handle handle, int64_t rows, int64_t
                                        int64_t ld_x, tess_dtype q_type, void *q, int64_t ld_q, float *scales,
                                        const tess_scale_desc *scale_layout) {
     const char *caller = "tess_quantize_fp8";
-    tess_status s = tess_handle_check(handle, caller);
+    tess_status s = check_call(handle, caller, rows, cols);
     if (s != TESS_STATUS_SUCCESS)
         return s;
-    if (rows < 1 || cols < 1)
-        return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: rows=%" PRId64 " and cols=%" PRId64 " must be >= 1", caller,
-                         rows, cols);
     if (x_type != TESS_DTYPE_F32 && x_type != TESS_DTYPE_F16 && x_type != TESS_DTYPE_BF16)
         return tess_fail(TESS_STATUS_NOT_SUPPORTED, "%s: x is %s; it quantizes f32, f16 or bf16", caller,
                          tess_dtype_name(x_type));
@@ -94,9 +83,9 @@ TESS_API tess_status tess_quantize_fp8(tess_handle handle, int64_t rows, int64_t
     if (scale_layout->stride_mn < 0 || scale_layout->stride_k < 0)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: scale strides must be >= 0", caller);
     int previous = -1;
-    if ((s = on_device(handle, &previous)))
+    if ((s = tess_handle_enter(handle, &previous)))
         return s;
     s = tess_launch_quantize_fp8(rows, cols, x_type, x, ld_x, q_type, q, ld_q, scales, scale_layout, handle->stream);
-    restore_device(handle, previous);
+    tess_handle_leave(handle, previous);
     return s;
 }

@@ -1,11 +1,15 @@
-/* GPU tests skip themselves (exit 77, ctest's SKIP_RETURN_CODE) where no
- * compute capability 9.x device is present, e.g. on CI. */
+/* What the GPU tests share: they skip themselves (exit 77, ctest's
+ * SKIP_RETURN_CODE) where no compute capability 9.x device is present, e.g.
+ * on CI; device buffers; a handle with the full GEMM workspace. */
 #ifndef TESS_TESTS_GPU_SKIP_H
 #define TESS_TESTS_GPU_SKIP_H
 
 #include <stdio.h>
 
 #include <cuda_runtime_api.h>
+
+#include "check.h"
+#include "tessera.h"
 
 #define GPU_SKIP 77
 
@@ -36,5 +40,29 @@ static inline int gpu_require_sm90(void) {
             return 1;                                                                               \
         }                                                                                           \
     } while (0)
+
+/* Bytes after an output buffer that a kernel must leave alone (a write
+ * there is a write outside the output). */
+#define GPU_GUARD_BYTES 4096
+
+/* A device buffer of `bytes` (at least 1), holding a copy of `host` when given. */
+static inline void *gpu_upload(const void *host, size_t bytes) {
+    void *dev = NULL;
+    cudaMalloc(&dev, bytes ? bytes : 1);
+    if (host && bytes)
+        cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice);
+    return dev;
+}
+
+/* A handle on device 0 with TESS_GEMM_WORKSPACE_BYTES of workspace (every
+ * plan runs), which *workspace holds (cudaFree it after tess_destroy). */
+static inline tess_handle gpu_gemm_handle(void **workspace) {
+    tess_handle h = NULL;
+    CHECK_STATUS(tess_create(&h, 0), TESS_STATUS_SUCCESS);
+    *workspace = NULL;
+    CHECK(cudaMalloc(workspace, TESS_GEMM_WORKSPACE_BYTES) == cudaSuccess);
+    CHECK_STATUS(tess_set_workspace(h, *workspace, TESS_GEMM_WORKSPACE_BYTES), TESS_STATUS_SUCCESS);
+    return h;
+}
 
 #endif

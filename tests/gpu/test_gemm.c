@@ -15,8 +15,6 @@
 #include "problem.h"
 #include "ref/convert.h"
 
-/* Guard bytes after D's storage: a write there is a write outside the output. */
-#define GUARD_BYTES 4096
 /* The plans a problem can have: 6 tile configurations, data-parallel or stream-K. */
 #define PLANS_PER_PROBLEM 12
 /* Room for them all. */
@@ -42,14 +40,6 @@ static tess_matrix_desc layout(tess_dtype t, int64_t rows, int64_t cols, int64_t
     return d;
 }
 
-static void *upload(const void *host, size_t bytes) {
-    void *dev = NULL;
-    cudaMalloc(&dev, bytes ? bytes : 1);
-    if (host && bytes)
-        cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice);
-    return dev;
-}
-
 typedef struct case_stats {
     int runs, failures, stream_k;
 } case_stats;
@@ -60,9 +50,9 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
     void *ha = test_matrix_random(&g->a, g->batch, &rng, &a_bytes), *hb = test_matrix_random(&g->b, g->batch, &rng, &b_bytes);
     void *hc = g->beta != 0.0f || in_place ? test_matrix_random(&g->c, g->batch, &rng, &c_bytes) : NULL;
     size_t d_bytes = tess_matrix_bytes(&g->d, g->batch), ref_bytes = sizeof(float) * (size_t)(g->m * g->n * g->batch);
-    void *da = upload(ha, a_bytes), *db = upload(hb, b_bytes), *dc = hc ? upload(hc, c_bytes) : NULL;
-    unsigned char *dd = upload(NULL, d_bytes + GUARD_BYTES);
-    cudaMemset(dd, 0xff, d_bytes + GUARD_BYTES); /* NaN in every dtype */
+    void *da = gpu_upload(ha, a_bytes), *db = gpu_upload(hb, b_bytes), *dc = hc ? gpu_upload(hc, c_bytes) : NULL;
+    unsigned char *dd = gpu_upload(NULL, d_bytes + GPU_GUARD_BYTES);
+    cudaMemset(dd, 0xff, d_bytes + GPU_GUARD_BYTES); /* NaN in every dtype */
     if (in_place)                                /* C is D: the same buffer, pre-filled with C */
         cudaMemcpy(dd, hc, c_bytes, cudaMemcpyHostToDevice);
 
@@ -74,7 +64,7 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
     ref.a_data = da, ref.b_data = db, ref.c_data = in_place ? dd : dc;
     tess_matrix_desc rd = {TESS_DTYPE_F32, TESS_ORDER_COL, g->m, g->n, g->m, g->m * g->n};
     ref.d = rd;
-    float *dref = upload(NULL, ref_bytes);
+    float *dref = gpu_upload(NULL, ref_bytes);
     CHECK_STATUS(tess_ref_gemm_gpu(&ref, dref, NULL), TESS_STATUS_SUCCESS);
     cudaDeviceSynchronize(); /* the reference read C before D is overwritten in place */
 
@@ -90,7 +80,7 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
     if (repeat) {
         first = malloc(d_bytes);
         cudaMemcpy(first, dd, d_bytes, cudaMemcpyDeviceToHost);
-        cudaMemset(dd, 0xff, d_bytes + GUARD_BYTES);
+        cudaMemset(dd, 0xff, d_bytes + GPU_GUARD_BYTES);
         s = tess_gemm(h, g, plan, da, db, dc, dd);
         err = cudaDeviceSynchronize();
     }
@@ -105,13 +95,13 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
     CHECKF(s == TESS_STATUS_SUCCESS && err == cudaSuccess, "%s: status %s, %s (%s)", what, tess_status_name(s),
            cudaGetErrorString(err), tess_last_error());
     if (s == TESS_STATUS_SUCCESS && err == cudaSuccess) {
-        unsigned char *out = malloc(d_bytes + GUARD_BYTES);
+        unsigned char *out = malloc(d_bytes + GPU_GUARD_BYTES);
         float *want = malloc(ref_bytes);
-        cudaMemcpy(out, dd, d_bytes + GUARD_BYTES, cudaMemcpyDeviceToHost);
+        cudaMemcpy(out, dd, d_bytes + GPU_GUARD_BYTES, cudaMemcpyDeviceToHost);
         cudaMemcpy(want, dref, ref_bytes, cudaMemcpyDeviceToHost);
         int64_t nonfinite = 0, guard = 0;
         double rel = tess_ref_rel_error_matrix(g->batch, &g->d, out, &rd, want, &nonfinite);
-        for (size_t i = d_bytes; i < d_bytes + GUARD_BYTES; i++)
+        for (size_t i = d_bytes; i < d_bytes + GPU_GUARD_BYTES; i++)
             guard += out[i] != 0xff;
         /* Padding of D (ld beyond the matrix) keeps its poison (skipped in place: it holds C). */
         int64_t padding = 0;
@@ -249,11 +239,8 @@ int main(void) {
     if (skip)
         return skip;
     tess_rng_seed(&rng, check_seed());
-    tess_handle h = NULL;
-    CHECK_STATUS(tess_create(&h, 0), TESS_STATUS_SUCCESS);
     void *workspace = NULL;
-    CHECK(cudaMalloc(&workspace, TESS_GEMM_WORKSPACE_BYTES) == cudaSuccess);
-    CHECK_STATUS(tess_set_workspace(h, workspace, TESS_GEMM_WORKSPACE_BYTES), TESS_STATUS_SUCCESS);
+    tess_handle h = gpu_gemm_handle(&workspace);
     case_stats st = {0, 0, 0};
     tess_gemm_desc g;
     for (int trial = 0; trial < 120; trial++) {

@@ -20,18 +20,9 @@
 #include "problem.h"
 #include "ref/convert.h"
 
-#define GUARD_BYTES 4096
 #define MAX_PLANS 16
 
 static tess_rng rng;
-
-static void *upload(const void *host, size_t bytes) {
-    void *dev = NULL;
-    cudaMalloc(&dev, bytes ? bytes : 1);
-    if (host && bytes)
-        cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice);
-    return dev;
-}
 
 /* The scale recipe pairs (A, B) tessera accepts for FP8. */
 static const tess_scale_mode recipes[][2] = {
@@ -84,11 +75,11 @@ static void make_case(fp8_case *c, int64_t m, int64_t n, int64_t k, int64_t batc
 static double run_case(tess_handle h, fp8_case *c, int plan_index, int cpu, char *plan_name) {
     tess_gemm_desc *g = &c->g;
     test_problem *t = &c->t;
-    void *da = upload(t->a, t->a_bytes), *db = upload(t->b, t->b_bytes), *dc = t->c ? upload(t->c, t->c_bytes) : NULL;
-    float *sa = t->a_scale ? upload(t->a_scale, t->a_scale_bytes) : NULL;
-    float *sb = t->b_scale ? upload(t->b_scale, t->b_scale_bytes) : NULL;
-    unsigned char *dd = upload(NULL, t->d_bytes + GUARD_BYTES);
-    cudaMemset(dd, 0xff, t->d_bytes + GUARD_BYTES);
+    void *da = gpu_upload(t->a, t->a_bytes), *db = gpu_upload(t->b, t->b_bytes), *dc = t->c ? gpu_upload(t->c, t->c_bytes) : NULL;
+    float *sa = t->a_scale ? gpu_upload(t->a_scale, t->a_scale_bytes) : NULL;
+    float *sb = t->b_scale ? gpu_upload(t->b_scale, t->b_scale_bytes) : NULL;
+    unsigned char *dd = gpu_upload(NULL, t->d_bytes + GPU_GUARD_BYTES);
+    cudaMemset(dd, 0xff, t->d_bytes + GPU_GUARD_BYTES);
     tess_plan plans[MAX_PLANS], *plan = NULL;
     int count = 0;
     double rel = -1.0;
@@ -101,10 +92,10 @@ static double run_case(tess_handle h, fp8_case *c, int plan_index, int cpu, char
     CHECKF(s == TESS_STATUS_SUCCESS && err == cudaSuccess, "%s: status %s, %s (%s)", plan_name, tess_status_name(s),
            cudaGetErrorString(err), tess_last_error());
     if (s == TESS_STATUS_SUCCESS && err == cudaSuccess) {
-        unsigned char *out = malloc(t->d_bytes + GUARD_BYTES);
-        cudaMemcpy(out, dd, t->d_bytes + GUARD_BYTES, cudaMemcpyDeviceToHost);
+        unsigned char *out = malloc(t->d_bytes + GPU_GUARD_BYTES);
+        cudaMemcpy(out, dd, t->d_bytes + GPU_GUARD_BYTES, cudaMemcpyDeviceToHost);
         int64_t nonfinite = 0, guard = 0;
-        for (size_t i = t->d_bytes; i < t->d_bytes + GUARD_BYTES; i++)
+        for (size_t i = t->d_bytes; i < t->d_bytes + GPU_GUARD_BYTES; i++)
             guard += out[i] != 0xff;
         CHECKF(guard == 0, "%s: %lld bytes written after D", plan_name, (long long)guard);
         if (cpu) {
@@ -118,7 +109,7 @@ static double run_case(tess_handle h, fp8_case *c, int plan_index, int cpu, char
             tess_matrix_desc rd = {TESS_DTYPE_F32, TESS_ORDER_COL, g->m, g->n, g->m, g->m * g->n};
             ref.d = rd;
             size_t ref_bytes = sizeof(float) * (size_t)(g->m * g->n * g->batch);
-            float *dref = upload(NULL, ref_bytes), *want = malloc(ref_bytes);
+            float *dref = gpu_upload(NULL, ref_bytes), *want = malloc(ref_bytes);
             CHECK_STATUS(tess_ref_gemm_gpu(&ref, dref, NULL), TESS_STATUS_SUCCESS);
             cudaMemcpy(want, dref, ref_bytes, cudaMemcpyDeviceToHost);
             rel = tess_ref_rel_error_matrix(g->batch, &g->d, out, &rd, want, &nonfinite);
@@ -232,8 +223,8 @@ static void test_quantize(tess_handle h) {
         int64_t shape[2];
         size_t sbytes;
         CHECK_STATUS(tess_scale_layout_query(mode, rows, cols, &layout, shape, &sbytes, NULL), TESS_STATUS_SUCCESS);
-        void *dx = upload(hx, xbytes), *dq = upload(NULL, (size_t)(rows * ldq));
-        float *ds = upload(NULL, sbytes);
+        void *dx = gpu_upload(hx, xbytes), *dq = gpu_upload(NULL, (size_t)(rows * ldq));
+        float *ds = gpu_upload(NULL, sbytes);
         CHECK_STATUS(tess_quantize_fp8(h, rows, cols, xt, dx, ldx, qt, dq, ldq, ds, &layout), TESS_STATUS_SUCCESS);
         CHECK(cudaDeviceSynchronize() == cudaSuccess);
         uint8_t *q = malloc((size_t)(rows * ldq));
@@ -278,7 +269,7 @@ static void test_transpose(tess_handle h) {
         tess_matrix_desc sd = {t, TESS_ORDER_ROW, rows, cols, lds, 0};
         size_t bytes, dbytes = (size_t)(cols * ldd) * es;
         void *hs = test_matrix_random(&sd, 1, &rng, &bytes);
-        void *ds = upload(hs, bytes), *dd = upload(NULL, dbytes);
+        void *ds = gpu_upload(hs, bytes), *dd = gpu_upload(NULL, dbytes);
         CHECK_STATUS(tess_transpose(h, t, rows, cols, ds, lds, dd, ldd), TESS_STATUS_SUCCESS);
         unsigned char *out = malloc(dbytes);
         cudaMemcpy(out, dd, dbytes, cudaMemcpyDeviceToHost);
@@ -297,11 +288,8 @@ int main(void) {
     if (skip)
         return skip;
     tess_rng_seed(&rng, check_seed());
-    tess_handle h = NULL;
-    CHECK_STATUS(tess_create(&h, 0), TESS_STATUS_SUCCESS);
     void *workspace = NULL;
-    CHECK(cudaMalloc(&workspace, TESS_GEMM_WORKSPACE_BYTES) == cudaSuccess);
-    CHECK_STATUS(tess_set_workspace(h, workspace, TESS_GEMM_WORKSPACE_BYTES), TESS_STATUS_SUCCESS);
+    tess_handle h = gpu_gemm_handle(&workspace);
     test_quantize(h);
     test_transpose(h);
     test_random(h);

@@ -17,10 +17,12 @@
 // K of one wgmma instruction, in bytes: k16 of 16-bit or k32 of FP8 inputs.
 #define TESS_WGMMA_K_BYTES 32
 // Register budgets after setmaxnreg. The CTA holds what it was launched
-// with, 384 x 168 = 64512 (168: the most 384 threads may each have), and
+// with, 384 x 168 = 64512 (TESS_SM90_LAUNCH_REGS: 65536 / 384 = 170, rounded
+// down to the allocation granule of 8), and
 // setmaxnreg.inc waits until that pool can pay: 128 x 40 + 256 x 232 = 64512.
 // Block-scaled kernels' producers also copy scale factors and need more
 // (40 and 56 spilled): 128 x 72 + 256 x 216 = 64512.
+#define TESS_SM90_LAUNCH_REGS 168
 #define TESS_SM90_PRODUCER_REGS 40
 #define TESS_SM90_CONSUMER_REGS 232
 #define TESS_SM90_SCALED_PRODUCER_REGS 72
@@ -46,7 +48,9 @@ struct gemm_cfg {
     static constexpr int PRODUCER_THREADS = BLOCK_SCALED ? 32 : 1;
     static constexpr int PRODUCER_REGS = BLOCK_SCALED ? TESS_SM90_SCALED_PRODUCER_REGS : TESS_SM90_PRODUCER_REGS;
     static constexpr int CONSUMER_REGS = BLOCK_SCALED ? TESS_SM90_SCALED_CONSUMER_REGS : TESS_SM90_CONSUMER_REGS;
-    static_assert(128 * PRODUCER_REGS + 256 * CONSUMER_REGS <= TESS_SM90_THREADS * 168, "setmaxnreg would wait forever");
+    static_assert(128 * PRODUCER_REGS + 128 * TESS_SM90_CONSUMERS * CONSUMER_REGS <=
+                      TESS_SM90_THREADS * TESS_SM90_LAUNCH_REGS,
+                  "setmaxnreg.inc would wait forever for registers the CTA does not hold");
     // Arrivals a full barrier waits for: the TMA thread's expect_tx, plus one
     // per lane copying scale factors.
     static constexpr int FULL_ARRIVALS = 1 + (BLOCK_SCALED ? PRODUCER_THREADS : 0);

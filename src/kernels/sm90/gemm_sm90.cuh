@@ -94,7 +94,7 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
         for (tess_work_cursor w = tess_work_first(&split, cluster); w.item >= 0; tess_work_next(&split, &w)) {
             int b, mt, nt;
             cta_tile<Cfg>(p, w.item, rank, &b, &mt, &nt);
-            consumer_mma<Cfg>(acc, p, smem_a, smem_b, smem_scales, full, empty, cursor, w.k_begin, w.k_end, cw, t);
+            consumer_mma<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, cursor, w.k_begin, w.k_end, cw, t);
             if (tess_work_is_partial(&split, &w)) {
                 int *flag;
                 if (w.k_begin != 0) { // another unit finishes this tile

@@ -31,9 +31,10 @@ TESS_DEVICE void load_operand(char *dst, const CUtensorMap *map, uint64_t *bar, 
 // Worked out once per tile, so that each stage costs a few adds and copies.
 template <class Cfg>
 struct scale_sources {
-    static constexpr int ROWS = (Cfg::BM + 31) / 32;
-    // block 1x128 B: BN column factors; block 128x128 B: the tile's one.
-    static constexpr int COLS = Cfg::SCALING == TESS_SCALING_BLOCK_ROWS_COLS ? (Cfg::BN + 31) / 32 : 1;
+    static_assert(Cfg::BM % 32 == 0 && Cfg::BN % 32 == 0, "each of the warp's 32 lanes copies as many factors");
+    static constexpr int ROWS = Cfg::BM / 32;
+    // Per-column B factors: BN / 32 per lane; otherwise the tile's one, copied by lane 0.
+    static constexpr int COLS = Cfg::SCALING == TESS_SCALING_BLOCK_ROWS_COLS ? Cfg::BN / 32 : 1;
     const float *a[ROWS], *b[COLS];
     bool a_in[ROWS], b_in[COLS];
 };
@@ -46,13 +47,13 @@ TESS_DEVICE void scale_sources_init(scale_sources<Cfg> &s, const tess_gemm_param
 #pragma unroll
     for (int i = 0; i < scale_sources<Cfg>::ROWS; i++) {
         const int m = m0 + lane + 32 * i;
-        s.a_in[i] = m < p.m && lane + 32 * i < Cfg::BM;
+        s.a_in[i] = m < p.m;
         s.a[i] = p.scale_a.data + tess_scale_offset(&p.scale_a.layout, ba, m < p.m ? m : p.m - 1, 0);
     }
 #pragma unroll
     for (int i = 0; i < scale_sources<Cfg>::COLS; i++) {
         const int n = n0 + lane + 32 * i;
-        s.b_in[i] = n < p.n && (scale_sources<Cfg>::COLS == 1 ? lane == 0 : lane + 32 * i < Cfg::BN);
+        s.b_in[i] = n < p.n;
         s.b[i] = p.scale_b.data + tess_scale_offset(&p.scale_b.layout, bb, n < p.n ? n : p.n - 1, 0);
     }
 }
@@ -67,11 +68,10 @@ TESS_DEVICE void load_block_scales(const tess_gemm_params &p, const scale_source
     const int64_t ka = (int64_t)kb * p.scale_a.layout.stride_k, kbb = (int64_t)kb * p.scale_b.layout.stride_k;
 #pragma unroll
     for (int i = 0; i < scale_sources<Cfg>::ROWS; i++)
-        if (lane + 32 * i < Cfg::BM)
-            cp_async_4(dst + lane + 32 * i, s.a[i] + ka, s.a_in[i]);
+        cp_async_4(dst + lane + 32 * i, s.a[i] + ka, s.a_in[i]);
 #pragma unroll
     for (int i = 0; i < scale_sources<Cfg>::COLS; i++)
-        if (scale_sources<Cfg>::COLS == 1 ? lane == 0 : lane + 32 * i < Cfg::BN)
+        if (scale_sources<Cfg>::COLS > 1 || lane == 0)
             cp_async_4(dst + Cfg::BM + lane + 32 * i, s.b[i] + kbb, s.b_in[i]);
     cp_async_mbar_arrive_noinc(bar);
 }
@@ -120,31 +120,46 @@ TESS_DEVICE void consumer_release(uint64_t *empty, int stage) {
     }
 }
 
+// Keeps the compiler from moving accumulator reads or writes across the
+// asynchronous wgmmas that own the registers.
+template <int N>
+TESS_DEVICE void fence_accumulators(float (&acc)[N]) {
+#pragma unroll
+    for (int i = 0; i < N; i++)
+        wgmma_fence_operand(acc[i]);
+}
+
+// Issues one ring stage's wgmmas (K_STEPS of them) for consumer warpgroup
+// wg into acc, and commits them as one group; `accumulate` false overwrites
+// acc with the first product.
+template <class Cfg>
+TESS_DEVICE void mma_stage(float (&acc)[Cfg::BN / 2], char *smem_a, char *smem_b, int stage, int wg,
+                           bool accumulate) {
+    // This warpgroup's 64 rows: the second 64 rows of a K-major A stage, or the second 64-row chunk.
+    const uint32_t a = smem_u32(smem_a + stage * Cfg::A_STAGE_BYTES) + wg * Cfg::MN_CHUNK_BYTES;
+    const uint32_t bt = smem_u32(smem_b + stage * Cfg::B_STAGE_BYTES);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < Cfg::K_STEPS; kk++) {
+        uint64_t da = smem_desc_sw128(a + kk * Cfg::A_KSTEP_BYTES, Cfg::A_LBO, TESS_SW128_ATOM_BYTES);
+        uint64_t db = smem_desc_sw128(bt + kk * Cfg::B_KSTEP_BYTES, Cfg::B_LBO, TESS_SW128_ATOM_BYTES);
+        wgmma_ss<Cfg::BN, Cfg::IN, Cfg::A_MN, Cfg::B_MN>(acc, da, db, accumulate || kk != 0);
+    }
+    wgmma_commit();
+}
+
 // One consumer warpgroup (index wg) accumulates its 64 x BN part of a tile
-// over K blocks [k_begin, k_end).
+// over K blocks [k_begin, k_end) in the tensor cores.
 // One wgmma group stays in flight: after issuing block kb, it waits for block
 // kb - 1 and releases that slot.
 template <class Cfg>
-TESS_DEVICE void consumer_mma_tile(float (&acc)[Cfg::BN / 2], const tess_gemm_params &p, char *smem_a,
-                                   char *smem_b, uint64_t *full, uint64_t *empty, pipe_cursor &c, int k_begin,
-                                   int k_end, int wg, bool releases) {
-#pragma unroll
-    for (int i = 0; i < Cfg::BN / 2; i++)
-        wgmma_fence_operand(acc[i]);
+TESS_DEVICE void consumer_mma_tile(float (&acc)[Cfg::BN / 2], char *smem_a, char *smem_b, uint64_t *full,
+                                   uint64_t *empty, pipe_cursor &c, int k_begin, int k_end, int wg, bool releases) {
+    fence_accumulators(acc);
     int previous = -1;
     for (int kb = k_begin; kb < k_end; kb++) {
         pipe_consumer_wait(full, c);
-        // This warpgroup's 64 rows: the second 8 KiB of a K-major A stage, or the second 64-row chunk.
-        uint32_t a = smem_u32(smem_a + c.stage * Cfg::A_STAGE_BYTES) + wg * Cfg::MN_CHUNK_BYTES;
-        uint32_t bt = smem_u32(smem_b + c.stage * Cfg::B_STAGE_BYTES);
-        wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < Cfg::K_STEPS; kk++) {
-            uint64_t da = smem_desc_sw128(a + kk * Cfg::A_KSTEP_BYTES, Cfg::A_LBO, TESS_SW128_ATOM_BYTES);
-            uint64_t db = smem_desc_sw128(bt + kk * Cfg::B_KSTEP_BYTES, Cfg::B_LBO, TESS_SW128_ATOM_BYTES);
-            wgmma_ss<Cfg::BN, Cfg::IN, Cfg::A_MN, Cfg::B_MN>(acc, da, db, kb != k_begin || kk != 0);
-        }
-        wgmma_commit();
+        mma_stage<Cfg>(acc, smem_a, smem_b, c.stage, wg, kb != k_begin);
         wgmma_wait<1>();
         if (previous >= 0 && releases)
             consumer_release<Cfg>(empty, previous);
@@ -154,67 +169,52 @@ TESS_DEVICE void consumer_mma_tile(float (&acc)[Cfg::BN / 2], const tess_gemm_pa
     wgmma_wait<0>();
     if (releases)
         consumer_release<Cfg>(empty, previous);
-#pragma unroll
-    for (int i = 0; i < Cfg::BN / 2; i++)
-        wgmma_fence_operand(acc[i]);
+    fence_accumulators(acc);
 }
 
 // The promoted mainloop (FP8): each K block's wgmmas accumulate into a fresh
 // `part`, which is then added into the float32 `acc`, times the block's
 // factors when block-scaled (DeepSeek-V3's two-level accumulation). The
-// tensor cores keep only about 14 bits while accumulating FP8 products, so
-// promoting every 128 K keeps the float32 sum accurate over any K. The
-// consumer waits for each block's wgmmas before promoting; the other
-// consumer warpgroup's wgmmas keep the tensor cores busy meanwhile.
+// tensor cores keep only about 13 bits while accumulating FP8 products
+// (bench/NOTES.md), so promoting every 128 K keeps the float32 sum accurate
+// over any K. The consumer waits for each block's wgmmas before promoting;
+// the other consumer warpgroup's wgmmas keep the tensor cores busy meanwhile.
 template <class Cfg>
-TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], const tess_gemm_params &p, char *smem_a,
-                                            char *smem_b, const char *smem_scales, uint64_t *full, uint64_t *empty,
-                                            pipe_cursor &c, int k_begin, int k_end, int wg, int t, bool releases) {
+TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], char *smem_a, char *smem_b,
+                                            const char *smem_scales, uint64_t *full, uint64_t *empty, pipe_cursor &c,
+                                            int k_begin, int k_end, int wg, int t, bool releases) {
     float part[Cfg::BN / 2];
 #pragma unroll
     for (int i = 0; i < Cfg::BN / 2; i++)
         acc[i] = 0.0f;
-    int row, col; // this thread's first accumulator row (the other is row + 8) in the warpgroup's 64
+    int row, col; // this thread's first accumulator row (the other is row + 8) and column pair
     tess_wgmma_acc_coord(t, 0, &row, &col);
     for (int kb = k_begin; kb < k_end; kb++) {
         pipe_consumer_wait(full, c);
-        const uint32_t a = smem_u32(smem_a + c.stage * Cfg::A_STAGE_BYTES) + wg * Cfg::MN_CHUNK_BYTES;
-        const uint32_t bt = smem_u32(smem_b + c.stage * Cfg::B_STAGE_BYTES);
-#pragma unroll
-        for (int i = 0; i < Cfg::BN / 2; i++)
-            wgmma_fence_operand(part[i]);
-        wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < Cfg::K_STEPS; kk++) {
-            uint64_t da = smem_desc_sw128(a + kk * Cfg::A_KSTEP_BYTES, Cfg::A_LBO, TESS_SW128_ATOM_BYTES);
-            uint64_t db = smem_desc_sw128(bt + kk * Cfg::B_KSTEP_BYTES, Cfg::B_LBO, TESS_SW128_ATOM_BYTES);
-            wgmma_ss<Cfg::BN, Cfg::IN, 0, 0>(part, da, db, kk != 0);
-        }
-        wgmma_commit();
+        fence_accumulators(part);
+        mma_stage<Cfg>(part, smem_a, smem_b, c.stage, wg, false);
         wgmma_wait<0>();
-#pragma unroll
-        for (int i = 0; i < Cfg::BN / 2; i++)
-            wgmma_fence_operand(part[i]);
+        fence_accumulators(part);
         if (Cfg::BLOCK_SCALED) {
+            // The stage's factors: BM row factors of A, then those of B's columns.
             const float *f = (const float *)(smem_scales + c.stage * Cfg::SCALE_STAGE_BYTES);
             float f0 = f[wg * 64 + row], f1 = f[wg * 64 + row + 8];
             if (Cfg::SCALING == TESS_SCALING_BLOCK_ROWS) { // one B factor for the tile's 128 columns
                 f0 *= f[Cfg::BM], f1 *= f[Cfg::BM];
             }
 #pragma unroll
-            for (int v = 0; v < Cfg::BN / 2; v++) {
+            for (int v = 0; v < Cfg::BN / 2; v++) { // value v: row + 8 ((v / 2) % 2), column col + 8 (v / 4) + v % 2
                 float s = (v / 2) % 2 ? f1 : f0;
                 if (Cfg::SCALING == TESS_SCALING_BLOCK_ROWS_COLS)
                     s *= f[Cfg::BM + col + 8 * (v / 4) + v % 2];
                 acc[v] = fmaf(part[v], s, acc[v]);
             }
+            __syncwarp(); // the warp's reads of the stage's factors are done
         } else {
 #pragma unroll
             for (int v = 0; v < Cfg::BN / 2; v++)
                 acc[v] += part[v];
         }
-        if (Cfg::BLOCK_SCALED)
-            __syncwarp(); // the warp's reads of the stage's factors are done
         if (releases)
             consumer_release<Cfg>(empty, c.stage);
         pipe_advance(c, Cfg::STAGES);
@@ -222,13 +222,14 @@ TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], const tes
 }
 
 // A consumer warpgroup's K blocks [k_begin, k_end) of a tile, in the kernel's accumulation mode.
+// The releasing threads: the first of the warpgroup, or of each warp (Cfg::RELEASERS).
 template <class Cfg>
-TESS_DEVICE void consumer_mma(float (&acc)[Cfg::BN / 2], const tess_gemm_params &p, char *smem_a, char *smem_b,
-                              const char *smem_scales, uint64_t *full, uint64_t *empty, pipe_cursor &c, int k_begin,
-                              int k_end, int wg, int t) {
+TESS_DEVICE void consumer_mma(float (&acc)[Cfg::BN / 2], char *smem_a, char *smem_b, const char *smem_scales,
+                              uint64_t *full, uint64_t *empty, pipe_cursor &c, int k_begin, int k_end, int wg, int t) {
+    const bool releases = t % (128 / Cfg::RELEASERS) == 0;
     if (Cfg::PROMOTES)
-        consumer_mma_tile_promoted<Cfg>(acc, p, smem_a, smem_b, smem_scales, full, empty, c, k_begin, k_end, wg, t,
-                                        t % (128 / Cfg::RELEASERS) == 0);
+        consumer_mma_tile_promoted<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, c, k_begin, k_end, wg, t,
+                                        releases);
     else
-        consumer_mma_tile<Cfg>(acc, p, smem_a, smem_b, full, empty, c, k_begin, k_end, wg, t == 0);
+        consumer_mma_tile<Cfg>(acc, smem_a, smem_b, full, empty, c, k_begin, k_end, wg, releases);
 }

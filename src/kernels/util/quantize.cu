@@ -81,7 +81,7 @@ __global__ void quant_tensor_finish(float *scales, tess_dtype q_type) { scales[0
 // amax in scales[0] (pass 2).
 static __device__ __forceinline__ void quant_one_tile(const quant_args &a, int64_t r0, float *warp_amax);
 
-// Tile rows beyond the grid's 65535 limit are walked by the same CTAs.
+// Tile rows beyond TESS_MAX_GRID_Y are walked by the same CTAs.
 __global__ void __launch_bounds__(QUANT_THREADS) quant_tile(quant_args a) {
     __shared__ float warp_amax[QUANT_WARPS];
     for (int64_t r0 = (int64_t)blockIdx.y * TESS_SCALE_BLOCK; r0 < a.rows; r0 += (int64_t)gridDim.y * TESS_SCALE_BLOCK) {
@@ -131,9 +131,8 @@ extern "C" tess_status tess_launch_quantize_fp8(int64_t rows, int64_t cols, tess
                                                 const tess_scale_desc *layout, void *stream) {
     quant_args a = {rows, cols, ld_x, ld_q, x_type, q_type, x, q, scales, *layout};
     cudaStream_t s = (cudaStream_t)stream;
-    const int64_t tile_rows = (rows + TESS_SCALE_BLOCK - 1) / TESS_SCALE_BLOCK;
     const dim3 grid((unsigned)((cols + TESS_SCALE_BLOCK - 1) / TESS_SCALE_BLOCK),
-                    (unsigned)(tile_rows < 65535 ? tile_rows : 65535)); // CUDA's grid y limit
+                    tess_grid_rows((rows + TESS_SCALE_BLOCK - 1) / TESS_SCALE_BLOCK));
     if (layout->mode == TESS_SCALE_TENSOR) {
         cudaError_t e = cudaMemsetAsync(scales, 0, sizeof(float), s);
         if (e != cudaSuccess)

@@ -17,7 +17,7 @@ __global__ void __launch_bounds__(TILE * TILE_ROWS_PER_PASS)
     __shared__ T tile[TILE][TILE + 1]; // +1: the column reads fall in distinct banks (4-byte T)
     const int tx = threadIdx.x, ty = threadIdx.y;
     const int64_t c0 = (int64_t)blockIdx.x * TILE;
-    // Tile rows beyond the grid's 65535 limit are walked by the same CTAs.
+    // Tile rows beyond TESS_MAX_GRID_Y are walked by the same CTAs.
     for (int64_t r0 = (int64_t)blockIdx.y * TILE; r0 < rows; r0 += (int64_t)gridDim.y * TILE) {
         for (int i = ty; i < TILE; i += TILE_ROWS_PER_PASS) {
             const int64_t r = r0 + i, c = c0 + tx;
@@ -34,13 +34,11 @@ __global__ void __launch_bounds__(TILE * TILE_ROWS_PER_PASS)
     }
 }
 
-// The grid's y extent for `tiles` rows of tiles (CUDA allows 65535).
-static unsigned grid_rows(int64_t tiles) { return (unsigned)(tiles < 65535 ? tiles : 65535); }
 
 template <class T>
 static void launch(int64_t rows, int64_t cols, const void *src, int64_t ld_src, void *dst, int64_t ld_dst,
                    cudaStream_t s) {
-    const dim3 grid((unsigned)((cols + TILE - 1) / TILE), grid_rows((rows + TILE - 1) / TILE));
+    const dim3 grid((unsigned)((cols + TILE - 1) / TILE), tess_grid_rows((rows + TILE - 1) / TILE));
     transpose_tile<T><<<grid, dim3(TILE, TILE_ROWS_PER_PASS), 0, s>>>(rows, cols, (const T *)src, ld_src, (T *)dst,
                                                                       ld_dst);
 }

@@ -9,6 +9,15 @@
 extern "C" {
 #endif
 
+/* CUDA's limit on gridDim.y; kernels with more rows of tiles walk the rest
+ * with the same CTAs (a grid-stride loop over blockIdx.y). */
+#define TESS_MAX_GRID_Y 65535
+
+/* The grid's y extent for `tiles` rows of tiles. */
+static inline unsigned tess_grid_rows(int64_t tiles) {
+    return (unsigned)(tiles < TESS_MAX_GRID_Y ? tiles : TESS_MAX_GRID_Y);
+}
+
 /* Quantizes rows x cols row-major x into q with factors at `scales` (see
  * tess_quantize_fp8), queued on `stream`. */
 tess_status tess_launch_quantize_fp8(int64_t rows, int64_t cols, tess_dtype x_type, const void *x, int64_t ld_x,
