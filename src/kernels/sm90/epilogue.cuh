@@ -15,9 +15,6 @@
 #include "kernels/sm90/gemm_params.h"
 #include "ref/convert.h"
 
-// Named barrier ids of the two consumer warpgroups (0 is __syncthreads).
-#define TESS_EPI_BARRIER_BASE 1
-
 // C at (m, n) (0 outside the matrix), in any type and order. Not inlined: the
 // epilogue's hot loop stays compact, and this path only runs when beta != 0.
 static __device__ __noinline__ float epi_load_c(const tess_gemm_params &p, int b, int m, int n) {

@@ -28,6 +28,12 @@
 #define TESS_SM90_SCALED_PRODUCER_REGS 72
 #define TESS_SM90_SCALED_CONSUMER_REGS 216
 
+// Named barrier ids (0 is __syncthreads): each consumer warpgroup's own
+// (epilogue, stream-K), then the two by which promoting consumers take turns
+// issuing their wgmmas (mma_turn_wait in mainloop.cuh).
+#define TESS_EPI_BARRIER_BASE 1
+#define TESS_MMA_TURN_BARRIER_BASE (TESS_EPI_BARRIER_BASE + TESS_SM90_CONSUMERS)
+
 // The epilogue stages this many columns of a warpgroup's tile at a time
 // (two 64 x 64 sub-tiles, 16 KiB), so that the ring can keep more stages.
 #define TESS_EPI_ROUND_COLS 128
@@ -78,20 +84,31 @@ struct gemm_cfg {
     static constexpr int B_STAGE_BYTES = BN * TESS_SM90_BK_BYTES;
     // Each stage's B share loaded by one CTA of the cluster.
     static constexpr int B_SHARE_BYTES = B_STAGE_BYTES / CLUSTER;
-    static constexpr int EPI_COLS = BN % TESS_EPI_ROUND_COLS == 0 ? TESS_EPI_ROUND_COLS : TESS_EPI_SUBTILE;
-    static constexpr int EPI_WG_BYTES = (EPI_COLS / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;
-    static constexpr int EPI_BYTES = TESS_SM90_CONSUMERS * EPI_WG_BYTES;
     static constexpr int BARRIER_BYTES = 2 * STAGES * 8;
-    // Block-scaled kernels: each stage's float factors, one per row of A and
-    // one per column of B (only the first is used by BLOCK_ROWS kernels).
+    // B factors per stage of a block-scaled kernel: one per column (1x128
+    // B), or one per 128-column block the tile touches (128x128 B: one for
+    // BN dividing 128; two for BN = 192, whose tiles straddle at most one
+    // block edge, at a multiple of 64).
+    static constexpr int B_FACTORS = SCALING == TESS_SCALING_BLOCK_ROWS_COLS ? BN : 128 % BN == 0 ? 1 : 2;
+    static_assert(SCALING != TESS_SCALING_BLOCK_ROWS || 128 % BN == 0 || BN == 192,
+                  "128x128 B factors: tiles inside one 128-column block, or 192 wide");
+    // Block-scaled kernels: each stage's float factors, one per row of A,
+    // then B's (space for BN, of which BLOCK_ROWS kernels use B_FACTORS).
     // They lie after the epilogue staging, which keeps its 1024-byte alignment.
     static constexpr int SCALE_STAGE_BYTES = BLOCK_SCALED ? (BM + BN) * 4 : 0;
-    // +1024: the dynamic shared memory base is aligned up to a swizzle atom.
-    static constexpr int SMEM_BYTES = STAGES * (A_STAGE_BYTES + B_STAGE_BYTES + SCALE_STAGE_BYTES) + EPI_BYTES +
-                                      BARRIER_BYTES + 1024;
+    // The ring, the barriers, and 1024 bytes by which the dynamic shared
+    // memory base is aligned up to a swizzle atom.
+    static constexpr int RING_BYTES = STAGES * (A_STAGE_BYTES + B_STAGE_BYTES + SCALE_STAGE_BYTES) + BARRIER_BYTES + 1024;
+    // Epilogue rounds of 128 columns where BN allows and the ring leaves
+    // room (two sub-tiles per warpgroup), else of one 64-column sub-tile.
+    static constexpr int EPI_WIDE_BYTES = TESS_SM90_CONSUMERS * (TESS_EPI_ROUND_COLS / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;
+    static constexpr int EPI_COLS = BN % TESS_EPI_ROUND_COLS == 0 && RING_BYTES + EPI_WIDE_BYTES <= 227 * 1024
+                                        ? TESS_EPI_ROUND_COLS
+                                        : TESS_EPI_SUBTILE;
+    static constexpr int EPI_WG_BYTES = (EPI_COLS / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;
+    static constexpr int EPI_BYTES = TESS_SM90_CONSUMERS * EPI_WG_BYTES;
+    static constexpr int SMEM_BYTES = RING_BYTES + EPI_BYTES;
     static_assert(SMEM_BYTES <= 227 * 1024, "over the 227 KiB a Hopper CTA may use");
-    static_assert(SCALING != TESS_SCALING_BLOCK_ROWS || 128 % BN == 0,
-                  "one 128x128 B factor per tile needs tiles inside one 128-column block");
     // Moving one wgmma step along K inside a stage: 32 bytes along a K-major
     // row, or 16 rows of 128 bytes in an MN-major (16-bit) chunk.
     static constexpr uint32_t A_KSTEP_BYTES = A_MN ? 16 * 128 : TESS_WGMMA_K_BYTES;

@@ -47,8 +47,11 @@ template <class Cfg>
 __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_constant__ tess_gemm_params p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ unsigned char smem_raw[];
-    // TMA's 128-byte swizzle needs each tile 1024-byte aligned.
-    char *smem = (char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
+    // TMA's 128-byte swizzle needs each tile 1024-byte aligned. Offsetting
+    // smem_raw itself (not an integer copy of it) keeps the pointers in the
+    // shared window, so plain loads of the ring's scale factors are LDS.
+    const uint32_t misaligned = smem_u32(smem_raw) % 1024;
+    char *smem = (char *)smem_raw + (misaligned ? 1024 - misaligned : 0);
     char *smem_a = smem;
     char *smem_b = smem_a + Cfg::STAGES * Cfg::A_STAGE_BYTES;
     char *staging = smem_b + Cfg::STAGES * Cfg::B_STAGE_BYTES;
@@ -91,10 +94,12 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
         char *my_staging = staging + cw * Cfg::EPI_WG_BYTES;
         float acc[Cfg::BN / 2];
         bool pending = false;
+        mma_turns_begin<Cfg>(cw);
         for (tess_work_cursor w = tess_work_first(&split, cluster); w.item >= 0; tess_work_next(&split, &w)) {
             int b, mt, nt;
             cta_tile<Cfg>(p, w.item, rank, &b, &mt, &nt);
-            consumer_mma<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, cursor, w.k_begin, w.k_end, cw, t);
+            consumer_mma<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, cursor, w.k_begin, w.k_end, nt * Cfg::BN,
+                              cw, t);
             if (tess_work_is_partial(&split, &w)) {
                 int *flag;
                 if (w.k_begin != 0) { // another unit finishes this tile
@@ -112,6 +117,7 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
             apply_outer_scales<Cfg>(p, acc, t, b, m0, n0);
             epilogue<Cfg>(p, acc, my_staging, cw, t, b, m0, n0, pending);
         }
+        mma_turns_end<Cfg>(cw);
         if (pending && t == 0)
             tma_store_wait<0>(); // shared memory must outlive the stores reading it
     }

@@ -18,6 +18,8 @@ extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x128_c1_rows_cols[TESS_GEMM_
 extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x256_c2_plain[TESS_GEMM_FP8_PAIRS];
 extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x192_c2_promote[TESS_GEMM_FP8_PAIRS];
 extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x192_c1_promote[TESS_GEMM_FP8_PAIRS];
+extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x192_c2_rows[TESS_GEMM_FP8_PAIRS];
+extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x192_c1_rows[TESS_GEMM_FP8_PAIRS];
 extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x192_c2_rows_cols[TESS_GEMM_FP8_PAIRS];
 extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x192_c1_rows_cols[TESS_GEMM_FP8_PAIRS];
 extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x256_c1_plain[TESS_GEMM_FP8_PAIRS];
@@ -32,6 +34,7 @@ typedef struct table_part {
 
 static const table_part parts[] = {
     FP8_PAIRS(tess_gemm_sm90_fp8_128x192_c2_promote), FP8_PAIRS(tess_gemm_sm90_fp8_128x192_c1_promote),
+    FP8_PAIRS(tess_gemm_sm90_fp8_128x192_c2_rows), FP8_PAIRS(tess_gemm_sm90_fp8_128x192_c1_rows),
     FP8_PAIRS(tess_gemm_sm90_fp8_128x192_c2_rows_cols), FP8_PAIRS(tess_gemm_sm90_fp8_128x192_c1_rows_cols),
     WHOLE_TILE(tess_gemm_sm90_128x256_c2), WHOLE_TILE(tess_gemm_sm90_128x256_c4),
     WHOLE_TILE(tess_gemm_sm90_128x256_c1), WHOLE_TILE(tess_gemm_sm90_128x128_c2),
@@ -42,7 +45,7 @@ static const table_part parts[] = {
     FP8_PAIRS(tess_gemm_sm90_fp8_128x256_c2_plain), FP8_PAIRS(tess_gemm_sm90_fp8_128x256_c1_plain)};
 
 #define PART_COUNT ((int)(sizeof parts / sizeof parts[0]))
-_Static_assert(6 * TESS_GEMM_KERNELS_PER_TILE + 12 * TESS_GEMM_FP8_PAIRS <= TESS_GEMM_MAX_KERNELS,
+_Static_assert(6 * TESS_GEMM_KERNELS_PER_TILE + 14 * TESS_GEMM_FP8_PAIRS <= TESS_GEMM_MAX_KERNELS,
                "raise TESS_GEMM_MAX_KERNELS");
 
 int tess_gemm_sm90_kernel_count(void) {

@@ -26,15 +26,17 @@ TESS_DEVICE void load_operand(char *dst, const CUtensorMap *map, uint64_t *bar, 
 }
 
 // Where one producer lane copies a tile's block factors from: for each of
-// its rows of A (r = lane + 32 i) and columns of B, the factor of K block 0
-// (K block kb is kb * stride_k further), and whether it lies in the matrix.
-// Worked out once per tile, so that each stage costs a few adds and copies.
+// its rows of A (r = lane + 32 i) and its B factors (column lane + 32 i of a
+// 1x128 B; 128-column block lane of the tile's for a 128x128 B), the
+// factor of K block 0 (K block kb is kb * stride_k further), and whether it
+// lies in the matrix. Worked out once per tile, so that each stage costs a
+// few adds and copies.
 template <class Cfg>
 struct scale_sources {
-    static_assert(Cfg::BM % 32 == 0 && Cfg::BN % 32 == 0, "each of the warp's 32 lanes copies as many factors");
+    static_assert(Cfg::BM % 32 == 0, "each of the warp's 32 lanes copies as many row factors");
+    static_assert(Cfg::B_FACTORS <= 32 || Cfg::B_FACTORS % 32 == 0, "B factors in whole rounds of the warp");
     static constexpr int ROWS = Cfg::BM / 32;
-    // Per-column B factors: BN / 32 per lane; otherwise the tile's one, copied by lane 0.
-    static constexpr int COLS = Cfg::SCALING == TESS_SCALING_BLOCK_ROWS_COLS ? Cfg::BN / 32 : 1;
+    static constexpr int COLS = (Cfg::B_FACTORS + 31) / 32;
     const float *a[ROWS], *b[COLS];
     bool a_in[ROWS], b_in[COLS];
 };
@@ -52,16 +54,16 @@ TESS_DEVICE void scale_sources_init(scale_sources<Cfg> &s, const tess_gemm_param
     }
 #pragma unroll
     for (int i = 0; i < scale_sources<Cfg>::COLS; i++) {
-        const int n = n0 + lane + 32 * i;
+        const int f = lane + 32 * i; // the lane's factor: a column, or a 128-column block past the tile's first
+        const int n = Cfg::SCALING == TESS_SCALING_BLOCK_ROWS_COLS ? n0 + f : f == 0 ? n0 : (n0 / 128 + f) * 128;
         s.b_in[i] = n < p.n;
         s.b[i] = p.scale_b.data + tess_scale_offset(&p.scale_b.layout, bb, n < p.n ? n : p.n - 1, 0);
     }
 }
 
 // Copies the factors of K block kb into a stage's scale area: BM row factors
-// of A, then BN column factors of B (block 1x128) or the tile's one factor
-// of B (block 128x128). The lane's copies count as one arrival on the
-// stage's full barrier once they land.
+// of A, then the B_FACTORS of B. The lane's copies count as one arrival on
+// the stage's full barrier once they land.
 template <class Cfg>
 TESS_DEVICE void load_block_scales(const tess_gemm_params &p, const scale_sources<Cfg> &s, float *dst,
                                    uint64_t *bar, int kb, int lane) {
@@ -71,7 +73,7 @@ TESS_DEVICE void load_block_scales(const tess_gemm_params &p, const scale_source
         cp_async_4(dst + lane + 32 * i, s.a[i] + ka, s.a_in[i]);
 #pragma unroll
     for (int i = 0; i < scale_sources<Cfg>::COLS; i++)
-        if (scale_sources<Cfg>::COLS > 1 || lane == 0)
+        if (Cfg::B_FACTORS % 32 == 0 || lane < Cfg::B_FACTORS)
             cp_async_4(dst + Cfg::BM + lane + 32 * i, s.b[i] + kbb, s.b_in[i]);
     cp_async_mbar_arrive_noinc(bar);
 }
@@ -172,51 +174,120 @@ TESS_DEVICE void consumer_mma_tile(float (&acc)[Cfg::BN / 2], char *smem_a, char
     fence_accumulators(acc);
 }
 
+// Promoting consumers take turns issuing their K blocks' wgmmas (turn
+// barriers of TESS_SM90_CONSUMERS = 2 warpgroups, 256 threads). Left alone,
+// the two warpgroups fall into step: their batches share the tensor cores,
+// finish together, and both promote while the tensor cores idle. Issued in
+// turn, one warpgroup's batch runs while the other promotes.
+static_assert(TESS_SM90_CONSUMERS == 2, "the turns alternate between two consumer warpgroups");
+TESS_DEVICE void mma_turn_wait(int wg) { named_barrier_sync(TESS_MMA_TURN_BARRIER_BASE + wg, 256); }
+TESS_DEVICE void mma_turn_pass(int wg) { named_barrier_arrive(TESS_MMA_TURN_BARRIER_BASE + (wg ^ 1), 256); }
+
+// Starts the turns (warpgroup 0 goes first) before a promoting consumer's
+// first tile, and ends them after its last: warpgroup 1's last pass is
+// taken, so no barrier is left with arrivals pending.
+template <class Cfg>
+TESS_DEVICE void mma_turns_begin(int wg) {
+    if (Cfg::PROMOTES && wg == 1)
+        mma_turn_pass(wg);
+}
+template <class Cfg>
+TESS_DEVICE void mma_turns_end(int wg) {
+    if (Cfg::PROMOTES && wg == 0)
+        mma_turn_wait(wg);
+}
+
+// Releases a stage a promoting consumer has read its factors from: the
+// whole warp vouches for its reads (__syncwarp), then its releasing thread
+// arrives.
+template <class Cfg>
+TESS_DEVICE void release_stage(uint64_t *empty, int stage, bool releases) {
+    __syncwarp();
+    if (releases)
+        consumer_release<Cfg>(empty, stage);
+}
+
+// A promoting consumer's factors of one stage for its two accumulator rows
+// (row, row + 8: r0, r1), times the stage's first and second B factor
+// (128x128 B: suffix 0, 1). Without block scales, all 1.
+struct row_factors {
+    float r00, r01, r10, r11;
+};
+template <class Cfg>
+TESS_DEVICE row_factors stage_row_factors(const float *f, int wg, int row) {
+    row_factors s = {1.0f, 1.0f, 1.0f, 1.0f};
+    if (Cfg::BLOCK_SCALED) {
+        s.r00 = s.r01 = f[wg * 64 + row], s.r10 = s.r11 = f[wg * 64 + row + 8];
+        if (Cfg::SCALING == TESS_SCALING_BLOCK_ROWS) {
+            const float b0 = f[Cfg::BM], b1 = Cfg::B_FACTORS == 2 ? f[Cfg::BM + 1] : b0;
+            s.r00 *= b0, s.r01 *= b1, s.r10 *= b0, s.r11 *= b1;
+        }
+    }
+    return s;
+}
+
 // The promoted mainloop (FP8): each K block's wgmmas accumulate into a fresh
 // `part`, which is then added into the float32 `acc`, times the block's
 // factors when block-scaled (DeepSeek-V3's two-level accumulation). The
 // tensor cores keep only about 13 bits while accumulating FP8 products
 // (bench/NOTES.md), so promoting every 128 K keeps the float32 sum accurate
 // over any K. The consumer waits for each block's wgmmas before promoting;
-// the other consumer warpgroup's wgmmas keep the tensor cores busy meanwhile.
+// the other consumer warpgroup's wgmmas, issued in turn, keep the tensor
+// cores busy meanwhile. The tile's columns start at n0 (for 128x128 B
+// factors: where the tile crosses a 128-column block edge).
 template <class Cfg>
 TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], char *smem_a, char *smem_b,
                                             const char *smem_scales, uint64_t *full, uint64_t *empty, pipe_cursor &c,
-                                            int k_begin, int k_end, int wg, int t, bool releases) {
+                                            int k_begin, int k_end, int n0, int wg, int t, bool releases) {
+    // The row factors are read before the wgmmas, which hide their latency,
+    // where registers allow: not for 128x128 B with BN = 192 (two
+    // accumulators of 96 leave room for two factors, not four).
+    constexpr bool FACTORS_EARLY = Cfg::BN <= 128 || Cfg::SCALING != TESS_SCALING_BLOCK_ROWS;
+    // Per-column factors are read from the stage while promoting, so the
+    // stage is released after; otherwise as soon as the wgmmas are done.
+    constexpr bool READS_STAGE_LATE = Cfg::SCALING == TESS_SCALING_BLOCK_ROWS_COLS;
     float part[Cfg::BN / 2];
 #pragma unroll
     for (int i = 0; i < Cfg::BN / 2; i++)
         acc[i] = 0.0f;
     int row, col; // this thread's first accumulator row (the other is row + 8) and column pair
     tess_wgmma_acc_coord(t, 0, &row, &col);
+    // Columns of the tile in its first 128-column block of B factors: 8-column group g uses the second
+    // factor from 8 g on (a multiple of 64, so groups never straddle).
+    const int first_block_cols = Cfg::B_FACTORS == 2 ? 128 - n0 % 128 : Cfg::BN;
     for (int kb = k_begin; kb < k_end; kb++) {
         pipe_consumer_wait(full, c);
+        // The stage's factors: BM row factors of A, then B's.
+        const float *f = (const float *)(smem_scales + c.stage * Cfg::SCALE_STAGE_BYTES);
+        row_factors s;
+        if (FACTORS_EARLY)
+            s = stage_row_factors<Cfg>(f, wg, row);
+        mma_turn_wait(wg);
         fence_accumulators(part);
         mma_stage<Cfg>(part, smem_a, smem_b, c.stage, wg, false);
+        mma_turn_pass(wg);
         wgmma_wait<0>();
         fence_accumulators(part);
+        if (!FACTORS_EARLY)
+            s = stage_row_factors<Cfg>(f, wg, row);
+        if (!READS_STAGE_LATE)
+            release_stage<Cfg>(empty, c.stage, releases);
         if (Cfg::BLOCK_SCALED) {
-            // The stage's factors: BM row factors of A, then those of B's columns.
-            const float *f = (const float *)(smem_scales + c.stage * Cfg::SCALE_STAGE_BYTES);
-            float f0 = f[wg * 64 + row], f1 = f[wg * 64 + row + 8];
-            if (Cfg::SCALING == TESS_SCALING_BLOCK_ROWS) { // one B factor for the tile's 128 columns
-                f0 *= f[Cfg::BM], f1 *= f[Cfg::BM];
-            }
 #pragma unroll
             for (int v = 0; v < Cfg::BN / 2; v++) { // value v: row + 8 ((v / 2) % 2), column col + 8 (v / 4) + v % 2
-                float s = (v / 2) % 2 ? f1 : f0;
+                const bool second_row = (v / 2) % 2, second_block = 8 * (v / 4) >= first_block_cols;
+                float x = second_row ? (second_block ? s.r11 : s.r10) : (second_block ? s.r01 : s.r00);
                 if (Cfg::SCALING == TESS_SCALING_BLOCK_ROWS_COLS)
-                    s *= f[Cfg::BM + col + 8 * (v / 4) + v % 2];
-                acc[v] = fmaf(part[v], s, acc[v]);
+                    x *= f[Cfg::BM + col + 8 * (v / 4) + v % 2];
+                acc[v] = fmaf(part[v], x, acc[v]);
             }
-            __syncwarp(); // the warp's reads of the stage's factors are done
         } else {
 #pragma unroll
             for (int v = 0; v < Cfg::BN / 2; v++)
                 acc[v] += part[v];
         }
-        if (releases)
-            consumer_release<Cfg>(empty, c.stage);
+        if (READS_STAGE_LATE)
+            release_stage<Cfg>(empty, c.stage, releases);
         pipe_advance(c, Cfg::STAGES);
     }
 }
@@ -225,10 +296,11 @@ TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], char *sme
 // The releasing threads: the first of the warpgroup, or of each warp (Cfg::RELEASERS).
 template <class Cfg>
 TESS_DEVICE void consumer_mma(float (&acc)[Cfg::BN / 2], char *smem_a, char *smem_b, const char *smem_scales,
-                              uint64_t *full, uint64_t *empty, pipe_cursor &c, int k_begin, int k_end, int wg, int t) {
+                              uint64_t *full, uint64_t *empty, pipe_cursor &c, int k_begin, int k_end, int n0, int wg,
+                              int t) {
     const bool releases = t % (128 / Cfg::RELEASERS) == 0;
     if (Cfg::PROMOTES)
-        consumer_mma_tile_promoted<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, c, k_begin, k_end, wg, t,
+        consumer_mma_tile_promoted<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, c, k_begin, k_end, n0, wg, t,
                                         releases);
     else
         consumer_mma_tile<Cfg>(acc, smem_a, smem_b, full, empty, c, k_begin, k_end, wg, releases);
