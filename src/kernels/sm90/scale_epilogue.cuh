@@ -18,7 +18,9 @@ TESS_DEVICE float outer_factor(const tess_scale_operand &s, int b, int mn, int e
 }
 
 // Multiplies the 64 x BN accumulators (rows m0.., columns n0.. of batch b)
-// by their row factor of A and column factor of B.
+// by their row factor of A and column factor of B. Runs once per tile, so
+// it stays cheap: one factor per row, and per-column factors (per-column B
+// only) read by plain pointer steps; a per-tensor B is one factor.
 template <class Cfg>
 TESS_DEVICE void apply_outer_scales(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], int t, int b, int m0,
                                     int n0) {
@@ -28,12 +30,22 @@ TESS_DEVICE void apply_outer_scales(const tess_gemm_params &p, float (&acc)[Cfg:
         return;
     int row, col;
     tess_wgmma_acc_coord(t, 0, &row, &col);
-    const float r0 = outer_factor(p.scale_a, b, m0 + row, p.m), r1 = outer_factor(p.scale_a, b, m0 + row + 8, p.m);
+    float r0 = outer_factor(p.scale_a, b, m0 + row, p.m), r1 = outer_factor(p.scale_a, b, m0 + row + 8, p.m);
+    if (!cols || p.scale_b.layout.mode == TESS_SCALE_TENSOR) {
+        const float c = outer_factor(p.scale_b, b, 0, p.n);
+        r0 *= c, r1 *= c;
+#pragma unroll
+        for (int v = 0; v < Cfg::BN / 2; v++) // value v: row + 8 ((v / 2) % 2)
+            acc[v] *= (v / 2) % 2 ? r1 : r0;
+        return;
+    }
+    const float *factors = p.scale_b.data + (p.scale_b.layout.batch_stride ? b * p.scale_b.layout.batch_stride : 0);
+    const int64_t stride = p.scale_b.layout.stride_mn;
 #pragma unroll
     for (int j = 0; j < Cfg::BN / 8; j++) { // the thread's 2 columns in each 8-column group
-        const int n = n0 + 8 * j + col;
-        const float c0 = cols ? outer_factor(p.scale_b, b, n, p.n) : 1.0f;
-        const float c1 = cols ? outer_factor(p.scale_b, b, n + 1, p.n) : 1.0f;
+        const int n = n0 + 8 * j + col; // columns past N read the last one (never stored)
+        const float c0 = __ldg(factors + (n < p.n ? n : p.n - 1) * stride);
+        const float c1 = __ldg(factors + (n + 1 < p.n ? n + 1 : p.n - 1) * stride);
         acc[4 * j + 0] *= r0 * c0, acc[4 * j + 1] *= r0 * c1;
         acc[4 * j + 2] *= r1 * c0, acc[4 * j + 3] *= r1 * c1;
     }
