@@ -226,6 +226,22 @@ TESS_DEVICE row_factors stage_row_factors(const float *f, int wg, int row) {
     return s;
 }
 
+// Adds a block's partial sums into acc, times their factors: the row
+// factors s, the second B factor from column SECOND_FROM on, and for
+// per-column B the columns' own factors from the stage (f).
+template <class Cfg, int SECOND_FROM>
+TESS_DEVICE void promote_scaled(float (&acc)[Cfg::BN / 2], const float (&part)[Cfg::BN / 2], const row_factors &s,
+                                const float *f, int col) {
+#pragma unroll
+    for (int v = 0; v < Cfg::BN / 2; v++) { // value v: row + 8 ((v / 2) % 2), column col + 8 (v / 4) + v % 2
+        const bool second_row = (v / 2) % 2, second_block = 8 * (v / 4) >= SECOND_FROM;
+        float x = second_row ? (second_block ? s.r11 : s.r10) : (second_block ? s.r01 : s.r00);
+        if (Cfg::SCALING == TESS_SCALING_BLOCK_ROWS_COLS)
+            x *= f[Cfg::BM + col + 8 * (v / 4) + v % 2];
+        acc[v] = fmaf(part[v], x, acc[v]);
+    }
+}
+
 // The promoted mainloop (FP8): each K block's wgmmas accumulate into a fresh
 // `part`, which is then added into the float32 `acc`, times the block's
 // factors when block-scaled (DeepSeek-V3's two-level accumulation). The
@@ -252,8 +268,7 @@ TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], char *sme
         acc[i] = 0.0f;
     int row, col; // this thread's first accumulator row (the other is row + 8) and column pair
     tess_wgmma_acc_coord(t, 0, &row, &col);
-    // Columns of the tile in its first 128-column block of B factors: 8-column group g uses the second
-    // factor from 8 g on (a multiple of 64, so groups never straddle).
+    // Columns of the tile in its first 128-column block of B factors (a multiple of 64).
     const int first_block_cols = Cfg::B_FACTORS == 2 ? 128 - n0 % 128 : Cfg::BN;
     for (int kb = k_begin; kb < k_end; kb++) {
         pipe_consumer_wait(full, c);
@@ -273,14 +288,12 @@ TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], char *sme
         if (!READS_STAGE_LATE)
             release_stage<Cfg>(empty, c.stage, releases);
         if (Cfg::BLOCK_SCALED) {
-#pragma unroll
-            for (int v = 0; v < Cfg::BN / 2; v++) { // value v: row + 8 ((v / 2) % 2), column col + 8 (v / 4) + v % 2
-                const bool second_row = (v / 2) % 2, second_block = 8 * (v / 4) >= first_block_cols;
-                float x = second_row ? (second_block ? s.r11 : s.r10) : (second_block ? s.r01 : s.r00);
-                if (Cfg::SCALING == TESS_SCALING_BLOCK_ROWS_COLS)
-                    x *= f[Cfg::BM + col + 8 * (v / 4) + v % 2];
-                acc[v] = fmaf(part[v], x, acc[v]);
-            }
+            // A 192-wide tile starts at column 0 or 64 of a 128-column block: its second B factor applies from
+            // column 128 or 64 on. Decided once per block, so each value's factor is known at compile time.
+            if (Cfg::B_FACTORS == 2 && first_block_cols == 64)
+                promote_scaled<Cfg, 64>(acc, part, s, f, col);
+            else
+                promote_scaled<Cfg, (Cfg::B_FACTORS == 2 ? 128 : Cfg::BN)>(acc, part, s, f, col);
         } else {
 #pragma unroll
             for (int v = 0; v < Cfg::BN / 2; v++)
