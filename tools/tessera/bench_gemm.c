@@ -350,12 +350,20 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
                 continue;
             }
             int pick = o->plan >= 0 && o->plan < count && o->plan < MAX_PLANS ? o->plan : 0;
+            int named = -1;
             for (int i = 0; o->plan_name && i < count && i < MAX_PLANS; i++) {
                 size_t len = strlen(plans[i].name), want = strlen(o->plan_name);
                 if (len >= want && strcmp(plans[i].name + len - want, o->plan_name) == 0) {
-                    pick = i;
+                    named = pick = i;
                     break;
                 }
+            }
+            if (o->plan_name && named < 0) { /* say so rather than time another plan under its name */
+                printf("%-44s tessera  no plan ends in '%s'; plans:", problem, o->plan_name);
+                for (int i = 0; i < count && i < MAX_PLANS; i++)
+                    printf(" %s", plans[i].name);
+                printf("\n");
+                continue;
             }
             j.plan = &plans[pick];
             snprintf(q->name, sizeof q->name, "%s grid %d", plans[pick].name, plans[pick].grid);
