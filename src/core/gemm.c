@@ -349,8 +349,12 @@ static double estimate(const tess_gemm_kernel *k, const tess_gemm_desc *d, const
                 TESS_SK_FIXUP_BLOCKS * fixups / x->split.k_blocks;
     }
     double efficiency = k->tile_n >= 256 ? 1.0 : k->tile_n >= 192 ? 0.95 : k->tile_n >= 128 ? 0.9 : 0.6;
+    /* Clusters of 2 halve B's L2 reads, but tie the two CTAs' rings together.
+     * Block-scaled FP8 loses by it (H200, 2026-11-22, c1 against c2: 4096^3
+     * 1011 vs 947 TFLOP/s, 4096x7168x2048 933 vs 887, 4096x7168x16384 with
+     * 128x192 1081 vs 1003); the others gain a little. */
     if (k->cluster_m > 1)
-        efficiency *= 1.02;
+        efficiency *= k->scaling >= TESS_SCALING_BLOCK_ROWS ? 0.95 : 1.02;
     /* Per-column B factors cost loads at every promotion: measured at 8192^3
      * with 128x128 B blocks (H200, 2026-11-21), 128x192 per-column 882
      * TFLOP/s against 990 for 128x128 with one factor per tile. */
