@@ -10,6 +10,9 @@
 // 3 warpgroups: one producer (TMA), two consumers (wgmma, TESS_SM90_CONSUMERS
 // in gemm_params.h), each consumer owning 64 rows of the BM = 128 tile.
 #define TESS_SM90_THREADS 384
+// The most shared memory a Hopper CTA may opt into (227 KiB of the SM's 228;
+// cudaDevAttrMaxSharedMemoryPerBlockOptin).
+#define TESS_SM90_SMEM_LIMIT (227 * 1024)
 // Bytes of K per pipeline stage: one 128-byte swizzle row (64 16-bit or 128
 // FP8 elements; 128 FP8 elements is also the scale block of the FP8 recipes,
 // so each stage is one promotion step).
@@ -96,19 +99,20 @@ struct gemm_cfg {
     // then B's (space for BN, of which BLOCK_ROWS kernels use B_FACTORS).
     // They lie after the epilogue staging, which keeps its 1024-byte alignment.
     static constexpr int SCALE_STAGE_BYTES = BLOCK_SCALED ? (BM + BN) * 4 : 0;
-    // The ring, the barriers, and 1024 bytes by which the dynamic shared
-    // memory base is aligned up to a swizzle atom.
-    static constexpr int RING_BYTES = STAGES * (A_STAGE_BYTES + B_STAGE_BYTES + SCALE_STAGE_BYTES) + BARRIER_BYTES + 1024;
+    // The ring, the barriers, and up to a swizzle atom by which the dynamic
+    // shared memory base is aligned up.
+    static constexpr int RING_BYTES =
+        STAGES * (A_STAGE_BYTES + B_STAGE_BYTES + SCALE_STAGE_BYTES) + BARRIER_BYTES + TESS_SW128_ATOM_BYTES;
     // Epilogue rounds of 128 columns where BN allows and the ring leaves
     // room (two sub-tiles per warpgroup), else of one 64-column sub-tile.
     static constexpr int EPI_WIDE_BYTES = TESS_SM90_CONSUMERS * (TESS_EPI_ROUND_COLS / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;
-    static constexpr int EPI_COLS = BN % TESS_EPI_ROUND_COLS == 0 && RING_BYTES + EPI_WIDE_BYTES <= 227 * 1024
+    static constexpr int EPI_COLS = BN % TESS_EPI_ROUND_COLS == 0 && RING_BYTES + EPI_WIDE_BYTES <= TESS_SM90_SMEM_LIMIT
                                         ? TESS_EPI_ROUND_COLS
                                         : TESS_EPI_SUBTILE;
     static constexpr int EPI_WG_BYTES = (EPI_COLS / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;
     static constexpr int EPI_BYTES = TESS_SM90_CONSUMERS * EPI_WG_BYTES;
     static constexpr int SMEM_BYTES = RING_BYTES + EPI_BYTES;
-    static_assert(SMEM_BYTES <= 227 * 1024, "over the 227 KiB a Hopper CTA may use");
+    static_assert(SMEM_BYTES <= TESS_SM90_SMEM_LIMIT, "over the 227 KiB a Hopper CTA may use");
     // Moving one wgmma step along K inside a stage: 32 bytes along a K-major
     // row, or 16 rows of 128 bytes in an MN-major (16-bit) chunk.
     static constexpr uint32_t A_KSTEP_BYTES = A_MN ? 16 * 128 : TESS_WGMMA_K_BYTES;

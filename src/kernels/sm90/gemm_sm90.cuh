@@ -50,8 +50,8 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
     // TMA's 128-byte swizzle needs each tile 1024-byte aligned. Offsetting
     // smem_raw itself (not an integer copy of it) keeps the pointers in the
     // shared window, so plain loads of the ring's scale factors are LDS.
-    const uint32_t misaligned = smem_u32(smem_raw) % 1024;
-    char *smem = (char *)smem_raw + (misaligned ? 1024 - misaligned : 0);
+    const uint32_t misaligned = smem_u32(smem_raw) % TESS_SW128_ATOM_BYTES;
+    char *smem = (char *)smem_raw + (misaligned ? TESS_SW128_ATOM_BYTES - misaligned : 0);
     char *smem_a = smem;
     char *smem_b = smem_a + Cfg::STAGES * Cfg::A_STAGE_BYTES;
     char *staging = smem_b + Cfg::STAGES * Cfg::B_STAGE_BYTES;

@@ -175,13 +175,16 @@ TESS_DEVICE void consumer_mma_tile(float (&acc)[Cfg::BN / 2], char *smem_a, char
 }
 
 // Promoting consumers take turns issuing their K blocks' wgmmas (turn
-// barriers of TESS_SM90_CONSUMERS = 2 warpgroups, 256 threads). Left alone,
+// barriers over both consumer warpgroups' threads). Left alone,
 // the two warpgroups fall into step: their batches share the tensor cores,
 // finish together, and both promote while the tensor cores idle. Issued in
 // turn, one warpgroup's batch runs while the other promotes.
 static_assert(TESS_SM90_CONSUMERS == 2, "the turns alternate between two consumer warpgroups");
-TESS_DEVICE void mma_turn_wait(int wg) { named_barrier_sync(TESS_MMA_TURN_BARRIER_BASE + wg, 256); }
-TESS_DEVICE void mma_turn_pass(int wg) { named_barrier_arrive(TESS_MMA_TURN_BARRIER_BASE + (wg ^ 1), 256); }
+#define TESS_MMA_TURN_THREADS (TESS_SM90_CONSUMERS * 128)
+TESS_DEVICE void mma_turn_wait(int wg) { named_barrier_sync(TESS_MMA_TURN_BARRIER_BASE + wg, TESS_MMA_TURN_THREADS); }
+TESS_DEVICE void mma_turn_pass(int wg) {
+    named_barrier_arrive(TESS_MMA_TURN_BARRIER_BASE + (wg ^ 1), TESS_MMA_TURN_THREADS);
+}
 
 // Starts the turns (warpgroup 0 goes first) before a promoting consumer's
 // first tile, and ends them after its last: warpgroup 1's last pass is
@@ -228,7 +231,8 @@ TESS_DEVICE row_factors stage_row_factors(const float *f, int wg, int row) {
 
 // Adds a block's partial sums into acc, times their factors: the row
 // factors s, the second B factor from column SECOND_FROM on, and for
-// per-column B the columns' own factors from the stage (f).
+// per-column B the columns' own factors from the stage (f). Without block
+// scales the factors are all 1: fmaf(p, 1, a) is p + a, rounded once.
 template <class Cfg, int SECOND_FROM>
 TESS_DEVICE void promote_scaled(float (&acc)[Cfg::BN / 2], const float (&part)[Cfg::BN / 2], const row_factors &s,
                                 const float *f, int col) {
@@ -268,8 +272,9 @@ TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], char *sme
         acc[i] = 0.0f;
     int row, col; // this thread's first accumulator row (the other is row + 8) and column pair
     tess_wgmma_acc_coord(t, 0, &row, &col);
-    // Columns of the tile in its first 128-column block of B factors (a multiple of 64).
-    const int first_block_cols = Cfg::B_FACTORS == 2 ? 128 - n0 % 128 : Cfg::BN;
+    // Whether a 192-wide tile starts halfway into a 128-column block of B
+    // factors (n0 is a multiple of 192, so at column 0 or 64 of one).
+    const bool starts_mid_block = Cfg::B_FACTORS == 2 && n0 % 128 != 0;
     for (int kb = k_begin; kb < k_end; kb++) {
         pipe_consumer_wait(full, c);
         // The stage's factors: BM row factors of A, then B's.
@@ -287,18 +292,12 @@ TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], char *sme
             s = stage_row_factors<Cfg>(f, wg, row);
         if (!READS_STAGE_LATE)
             release_stage<Cfg>(empty, c.stage, releases);
-        if (Cfg::BLOCK_SCALED) {
-            // A 192-wide tile starts at column 0 or 64 of a 128-column block: its second B factor applies from
-            // column 128 or 64 on. Decided once per block, so each value's factor is known at compile time.
-            if (Cfg::B_FACTORS == 2 && first_block_cols == 64)
-                promote_scaled<Cfg, 64>(acc, part, s, f, col);
-            else
-                promote_scaled<Cfg, (Cfg::B_FACTORS == 2 ? 128 : Cfg::BN)>(acc, part, s, f, col);
-        } else {
-#pragma unroll
-            for (int v = 0; v < Cfg::BN / 2; v++)
-                acc[v] += part[v];
-        }
+        // The second B factor applies from column 64 or 128 on: decided once
+        // per block, so each value's factor is known at compile time.
+        if (starts_mid_block)
+            promote_scaled<Cfg, 64>(acc, part, s, f, col);
+        else
+            promote_scaled<Cfg, (Cfg::B_FACTORS == 2 ? 128 : Cfg::BN)>(acc, part, s, f, col);
         if (READS_STAGE_LATE)
             release_stage<Cfg>(empty, c.stage, releases);
         pipe_advance(c, Cfg::STAGES);

@@ -39,7 +39,9 @@ TESS_DEVICE void apply_outer_scales(const tess_gemm_params &p, float (&acc)[Cfg:
             acc[v] *= (v / 2) % 2 ? r1 : r0;
         return;
     }
-    const float *factors = p.scale_b.data + (p.scale_b.layout.batch_stride ? b * p.scale_b.layout.batch_stride : 0);
+    // Column 0's factor; column n is n * stride_mn further (per-column B).
+    const float *factors =
+        p.scale_b.data + tess_scale_offset(&p.scale_b.layout, p.scale_b.layout.batch_stride ? b : 0, 0, 0);
     const int64_t stride = p.scale_b.layout.stride_mn;
 #pragma unroll
     for (int j = 0; j < Cfg::BN / 8; j++) { // the thread's 2 columns in each 8-column group
