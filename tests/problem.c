@@ -45,6 +45,28 @@ void *test_matrix_random(const tess_matrix_desc *d, int64_t batch, tess_rng *r, 
     return p;
 }
 
+/* Positive factors in [0.25, 2), like real dequantization factors. */
+static float *random_factors(tess_rng *r, int64_t count) {
+    float *p = malloc(sizeof(float) * (size_t)count);
+    for (int64_t i = 0; i < count; i++)
+        p[i] = (float)(0.25 + 1.75 * tess_rng_uniform(r));
+    return p;
+}
+
+float *test_scale_packed(tess_scale_operand *op, tess_rng *r, tess_scale_mode mode, int64_t outer, int64_t k,
+                         int64_t batch, size_t *bytes) {
+    memset(op, 0, sizeof *op);
+    int64_t shape[2];
+    tess_scale_layout_query(mode, outer, k, &op->layout, shape, NULL, NULL);
+    if (mode == TESS_SCALE_BLOCK_128x128) {
+        op->layout.stride_mn = (shape[1] + 3) / 4 * 4;
+        op->layout.batch_stride = shape[0] * op->layout.stride_mn;
+    }
+    const int64_t count = batch * op->layout.batch_stride;
+    *bytes = sizeof(float) * (size_t)count;
+    return (float *)(op->data = random_factors(r, count));
+}
+
 float *test_scale_random(tess_scale_operand *op, tess_rng *r, tess_scale_mode mode, int64_t outer, int64_t k,
                          int64_t batch, int allow_none, size_t *bytes) {
     memset(op, 0, sizeof *op);
@@ -55,19 +77,21 @@ float *test_scale_random(tess_scale_operand *op, tess_rng *r, tess_scale_mode mo
                    : s->mode == TESS_SCALE_BLOCK_128x128 ? (outer + TESS_SCALE_BLOCK - 1) / TESS_SCALE_BLOCK
                                                           : outer;
     int64_t cols = s->mode == TESS_SCALE_BLOCK_1x128 || s->mode == TESS_SCALE_BLOCK_128x128 ? kb : 1;
+    /* Half the layouts keep strides in whole 16 bytes (4 floats), which the
+     * kernels read by TMA; the others are padded by any count. */
+    const int whole_16 = tess_rng_range(r, 0, 1);
+    const int64_t pad = tess_rng_range(r, 0, 3);
     if (tess_rng_range(r, 0, 1)) { /* outer index contiguous, as DeepGEMM and cuBLASLt VEC128 lay it out */
         s->stride_mn = 1;
-        s->stride_k = rows + tess_rng_range(r, 0, 3);
+        s->stride_k = whole_16 ? (rows + 3) / 4 * 4 + 4 * (pad % 2) : rows + pad;
     } else {
         s->stride_k = 1;
-        s->stride_mn = cols + tess_rng_range(r, 0, 3);
+        s->stride_mn = whole_16 ? (cols + 3) / 4 * 4 + 4 * (pad % 2) : cols + pad;
     }
     int64_t per_batch = (rows - 1) * s->stride_mn + (cols - 1) * s->stride_k + 1;
-    s->batch_stride = per_batch + tess_rng_range(r, 0, 2);
+    s->batch_stride = whole_16 ? (per_batch + 3) / 4 * 4 : per_batch + tess_rng_range(r, 0, 2);
     int64_t count = (batch - 1) * s->batch_stride + per_batch;
-    float *p = malloc(sizeof(float) * (size_t)count);
-    for (int64_t i = 0; i < count; i++)
-        p[i] = (float)(0.25 + 1.75 * tess_rng_uniform(r)); /* positive, like real dequantization factors */
+    float *p = random_factors(r, count);
     *bytes = sizeof(float) * (size_t)count;
     if (allow_none && tess_rng_range(r, 0, 5) == 0) { /* sometimes no scales at all: factors of 1 */
         free(p);

@@ -29,6 +29,11 @@ void *test_matrix_random(const tess_matrix_desc *d, int64_t batch, tess_rng *r, 
  * none at all (NULL: factors of 1). Returns the host array (free() it). */
 float *test_scale_random(tess_scale_operand *op, tess_rng *r, tess_scale_mode mode, int64_t outer, int64_t k,
                          int64_t batch, int allow_none, size_t *bytes);
+/* The same in the layout DeepGEMM and cuBLASLt use (tess_scale_layout_query's,
+ * with 128x128 factors' rows padded to 16 bytes): the layout the kernels
+ * read by TMA when its strides allow. Never NULL. */
+float *test_scale_packed(tess_scale_operand *op, tess_rng *r, tess_scale_mode mode, int64_t outer, int64_t k,
+                         int64_t batch, size_t *bytes);
 
 /* Bytes of D's storage (its whole span, padding included). */
 size_t test_problem_d_bytes(const test_problem *t);

@@ -220,6 +220,56 @@ static int d_by_tma(const tess_matrix_desc *d, const void *ptr, int64_t batch) {
            tess_matrix_inner(d) % per == 0 && (batch == 1 || d->batch_stride % per == 0);
 }
 
+/* Whether a factor array's base and strides (floats) suit a TMA map: 16-byte
+ * aligned base, strides of whole 16 bytes. */
+static int factors_by_tma(const float *data, int64_t stride, int64_t batch_stride) {
+    const int64_t per = TESS_TMA_ALIGN / (int64_t)sizeof(float);
+    return (uintptr_t)data % TESS_TMA_ALIGN == 0 && stride % per == 0 && batch_stride % per == 0;
+}
+
+/* Whether block-scaled kernel k can load the problem's factors by TMA as
+ * far as their layouts say (scale_maps also needs aligned pointers and
+ * strides): A 1x128 with rows contiguous, B 128x128 with K blocks
+ * contiguous, or, for per-column kernels, B 1x128 with columns contiguous. */
+static int factor_layouts_by_tma(const tess_gemm_kernel *k, const tess_gemm_desc *d) {
+    const int per_column = k->scaling == TESS_SCALING_BLOCK_ROWS_COLS;
+    const tess_scale_desc *a = &d->a_scale, *b = &d->b_scale;
+    return k->scaling >= TESS_SCALING_BLOCK_ROWS && a->mode == TESS_SCALE_BLOCK_1x128 && a->stride_mn == 1 &&
+           b->mode == (per_column ? TESS_SCALE_BLOCK_1x128 : TESS_SCALE_BLOCK_128x128) &&
+           (per_column ? b->stride_mn : b->stride_k) == 1;
+}
+
+/* Tensor maps of a block-scaled kernel's factors, where their layouts allow
+ * (p->scales_by_tma; otherwise the producer warp copies them): A 1x128 with
+ * rows contiguous (one box of BM row factors per K block), and B either
+ * 128x128 with K blocks contiguous (a box of 4 K blocks, the first the
+ * stage's, by the tile's 128-column blocks: 1, or 2 for BN = 192) or 1x128
+ * with columns contiguous (BN column factors) for the kernels with per-column
+ * factors. */
+static tess_status scale_maps(tess_gemm_params *p, const tess_gemm_kernel *k, const tess_gemm_desc *desc) {
+    const tess_scale_operand *a = &p->scale_a, *b = &p->scale_b;
+    const int64_t kb = (desc->k + TESS_SCALE_BLOCK - 1) / TESS_SCALE_BLOCK;
+    const int per_column = k->scaling == TESS_SCALING_BLOCK_ROWS_COLS;
+    /* One matrix's batch stride is never used (0 maps a batch extent of 1). */
+    const int64_t a_batch = desc->batch > 1 ? a->layout.batch_stride : 0;
+    const int64_t b_batch = desc->batch > 1 ? b->layout.batch_stride : 0;
+    p->scales_by_tma = factor_layouts_by_tma(k, desc) && a->data && b->data &&
+                       factors_by_tma(a->data, a->layout.stride_k, a_batch) &&
+                       factors_by_tma(b->data, per_column ? b->layout.stride_k : b->layout.stride_mn, b_batch);
+    if (!p->scales_by_tma)
+        return TESS_STATUS_SUCCESS;
+    tess_status s = tess_tensor_map_factors(&p->tma_scale_a, a->data, desc->m, kb, a->layout.stride_k, desc->batch,
+                                            a_batch, k->tile_m, 1);
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    if (per_column)
+        return tess_tensor_map_factors(&p->tma_scale_b, b->data, desc->n, kb, b->layout.stride_k, desc->batch,
+                                       b_batch, k->tile_n, 1);
+    const int64_t n_blocks = (desc->n + TESS_SCALE_BLOCK - 1) / TESS_SCALE_BLOCK;
+    return tess_tensor_map_factors(&p->tma_scale_b, b->data, kb, n_blocks, b->layout.stride_mn, desc->batch, b_batch,
+                                   TESS_TMA_FACTOR_BOX_K, k->tile_n % 128 ? 2 : 1);
+}
+
 /* Whether kernel k multiplies the problem's input type in its operand
  * majors (MN-major: A column-major, B row-major; the M or N index contiguous). */
 static int kernel_fits(const tess_gemm_kernel *k, const tess_gemm_desc *d) {
@@ -350,11 +400,13 @@ static double estimate(const tess_gemm_kernel *k, const tess_gemm_desc *d, const
     }
     double efficiency = k->tile_n >= 256 ? 1.0 : k->tile_n >= 192 ? 0.95 : k->tile_n >= 128 ? 0.9 : 0.6;
     /* Clusters of 2 halve B's L2 reads, but tie the two CTAs' rings together.
-     * Block-scaled FP8 loses by it (H200, 2026-11-22, c1 against c2: 4096^3
-     * 1011 vs 947 TFLOP/s, 4096x7168x2048 933 vs 887, 4096x7168x16384 with
-     * 128x192 1081 vs 1003); the others gain a little. */
+     * Block-scaled FP8 whose factors the producer warp copies (cp.async, a
+     * longer latency than TMA's) loses by it (H200, 2026-11-22, c1 against
+     * c2: 4096^3 1011 vs 947 TFLOP/s, 4096x7168x2048 933 vs 887); with
+     * factors by TMA it gains like the others (8192^3 128x192 1032 vs 1085,
+     * 4096x7168x2048 967 vs 956). */
     if (k->cluster_m > 1)
-        efficiency *= k->scaling >= TESS_SCALING_BLOCK_ROWS ? 0.95 : 1.02;
+        efficiency *= k->scaling >= TESS_SCALING_BLOCK_ROWS && !factor_layouts_by_tma(k, d) ? 0.95 : 1.02;
     /* Per-column B factors cost loads at every promotion: measured at 8192^3
      * with 128x128 B blocks (H200, 2026-11-21), 128x192 per-column 882
      * TFLOP/s against 990 for 128x128 with one factor per tile. */
@@ -537,6 +589,8 @@ TESS_API tess_status tess_gemm_scaled(tess_handle handle, const tess_gemm_desc *
     p.c_layout = desc->c, p.d_layout = desc->d;
     p.scale_a.data = a_scale, p.scale_a.layout = desc->a_scale;
     p.scale_b.data = b_scale, p.scale_b.layout = desc->b_scale;
+    if ((s = scale_maps(&p, k, desc)))
+        return s;
     tess_gemm_launch x;
     size_t flags_offset = 0;
     if (!gemm_launch(&handle->info, desc, plan->kernel, plan->stream_k != 0, &x) || x.grid != plan->grid)

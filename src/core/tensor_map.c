@@ -16,8 +16,12 @@ static CUtensorMapDataType tma_type(tess_dtype dtype) {
     return CU_TENSOR_MAP_DATA_TYPE_UINT8;
 }
 
-tess_status tess_tensor_map_matrix(CUtensorMap *map, tess_dtype dtype, const void *base, int64_t inner, int64_t outer,
-                                   int64_t ld, int64_t batch, int64_t batch_stride, int box_inner, int box_outer) {
+/* Encodes a 3-D map (inner x outer x batch elements) of `base`, read or
+ * written in box_inner x box_outer boxes with the given swizzle; boxes that
+ * reach past the tensor read zeros. */
+static tess_status encode_map(CUtensorMap *map, tess_dtype dtype, const void *base, int64_t inner, int64_t outer,
+                              int64_t ld, int64_t batch, int64_t batch_stride, int box_inner, int box_outer,
+                              CUtensorMapSwizzle swizzle) {
     PFN_cuTensorMapEncodeTiled_v12000 encode;
     tess_status s = tess_driver_tensor_map_encode_tiled(&encode);
     if (s != TESS_STATUS_SUCCESS)
@@ -31,13 +35,24 @@ tess_status tess_tensor_map_matrix(CUtensorMap *map, tess_dtype dtype, const voi
     cuuint32_t box[3] = {(cuuint32_t)box_inner, (cuuint32_t)box_outer, 1};
     cuuint32_t elem_strides[3] = {1, 1, 1};
     CUresult r = encode(map, tma_type(dtype), 3, (void *)base, dims, strides, box, elem_strides,
-                        CU_TENSOR_MAP_INTERLEAVE_NONE,
-                        CU_TENSOR_MAP_SWIZZLE_128B,
-                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS)
         return tess_fail(TESS_STATUS_INTERNAL_ERROR,
                          "creating a TMA tensor map failed (CUresult %d) for a %" PRId64 " x %" PRId64 " x %" PRId64
                          " tensor of %s with ld=%" PRId64 ", batch stride %" PRId64 " and box %d x %d",
                          (int)r, inner, outer, batches, tess_dtype_name(dtype), ld, bstride, box_inner, box_outer);
     return TESS_STATUS_SUCCESS;
+}
+
+tess_status tess_tensor_map_matrix(CUtensorMap *map, tess_dtype dtype, const void *base, int64_t inner, int64_t outer,
+                                   int64_t ld, int64_t batch, int64_t batch_stride, int box_inner, int box_outer) {
+    return encode_map(map, dtype, base, inner, outer, ld, batch, batch_stride, box_inner, box_outer,
+                      CU_TENSOR_MAP_SWIZZLE_128B);
+}
+
+tess_status tess_tensor_map_factors(CUtensorMap *map, const float *base, int64_t inner, int64_t outer, int64_t ld,
+                                    int64_t batch, int64_t batch_stride, int box_inner, int box_outer) {
+    return encode_map(map, TESS_DTYPE_F32, base, inner, outer, ld, batch, batch_stride, box_inner, box_outer,
+                      CU_TENSOR_MAP_SWIZZLE_NONE);
 }

@@ -172,6 +172,43 @@ static void test_random(tess_handle h) {
            worst[0], worst[1]);
 }
 
+/* The block recipes in the packed layouts (DeepGEMM's, cuBLASLt's), whose
+ * factors the kernels load by TMA with the tiles: every plan, ragged N and
+ * K (K blocks not a multiple of the 4 per TMA box of 128x128 factors), rows
+ * of A a multiple of 4 (a 16-byte K-block stride), one matrix or two. */
+static void test_factors_by_tma(tess_handle h) {
+    int runs = 0;
+    for (int trial = 0; trial < 6; trial++) {
+        const int recipe = trial % 2 ? 4 : 3; /* (1x128, 128x128) and (1x128, 1x128) */
+        const int64_t m = 4 * tess_rng_range(&rng, 1, 150), k = tess_rng_range(&rng, 1, 1700), batch = 1 + trial / 4;
+        const int64_t n = trial % 2 ? 4 * tess_rng_range(&rng, 1, 150) : tess_rng_range(&rng, 1, 600);
+        fp8_case c;
+        make_case(&c, m, n, k, batch, TESS_DTYPE_E4M3, TESS_DTYPE_E4M3, recipe, TESS_DTYPE_BF16, 1, 0.0f, 0);
+        test_problem *t = &c.t;
+        free(t->a_scale), free(t->b_scale);
+        t->a_scale = test_scale_packed(&t->p.a_scale, &rng, recipes[recipe][0], m, k, batch, &t->a_scale_bytes);
+        t->b_scale = test_scale_packed(&t->p.b_scale, &rng, recipes[recipe][1], n, k, batch, &t->b_scale_bytes);
+        if (c.g.b.batch_stride == 0) /* B shared by the batch: so are its factors */
+            t->p.b_scale.layout.batch_stride = 0;
+        c.g.a_scale = t->p.a_scale.layout, c.g.b_scale = t->p.b_scale.layout;
+        t->p.a_scale.data = t->a_scale, t->p.b_scale.data = t->b_scale;
+        tess_plan plans[MAX_PLANS];
+        int count = 0;
+        CHECK_STATUS(tess_gemm_plans(h, &c.g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
+        for (int plan = 0; plan < count; plan++) {
+            char name[64];
+            const double rel = run_case(h, &c, plan, 0, name);
+            const double bound = test_dtype_rounding(c.g.d.dtype).unit + PROMOTED_ALLOWANCE;
+            CHECKF(rel >= 0 && rel <= bound, "%lldx%lldx%lld batch %lld, scales %d x %d packed, plan %s: rel error %.3g",
+                   (long long)m, (long long)n, (long long)k, (long long)batch, (int)c.g.a_scale.mode,
+                   (int)c.g.b_scale.mode, name, rel);
+            runs++;
+        }
+        test_problem_free(&c.t);
+    }
+    printf("fp8 packed-factor (TMA) cases: %d runs\n", runs);
+}
+
 /* Accuracy at depth against float64: the promoted sum keeps D at its own
  * rounding (bf16 D: within one unit roundoff, 2^-8; measured 1.7e-3), f32 D
  * within PROMOTED_ALLOWANCE at any K, and below fast accumulation. */
@@ -293,6 +330,7 @@ int main(void) {
     test_quantize(h);
     test_transpose(h);
     test_random(h);
+    test_factors_by_tma(h);
     test_depth(h);
     tess_destroy(h);
     cudaFree(workspace);

@@ -112,6 +112,16 @@ static int parse_operand(const char *text, tess_dtype *t, tess_order *o) {
     return 1;
 }
 
+/* Whether v is a plan index ("12"), not a name suffix ("128x128x128_s6_c1x1_blk"). */
+static int all_digits(const char *v) {
+    if (!*v)
+        return 0;
+    for (; *v; v++)
+        if (*v < '0' || *v > '9')
+            return 0;
+    return 1;
+}
+
 static int parse_bool(const char *v) { return !(v && (!strcmp(v, "false") || !strcmp(v, "0"))); }
 
 /* Applies one flag; 0 (after a message) if it is not understood. */
@@ -156,7 +166,7 @@ static int apply_flag(options *o, int argc, char **argv, int *i, const char **su
     if ((v = option_value(argc, argv, i, "--verify")))
         return (o->verify = parse_bool(v)), 1;
     if ((v = option_value(argc, argv, i, "--plan")))
-        return (v[0] >= '0' && v[0] <= '9') ? (o->plan = atoi(v), 1) : (o->plan_name = v, 1);
+        return all_digits(v) ? (o->plan = atoi(v), 1) : (o->plan_name = v, 1);
     if (suite && (v = option_value(argc, argv, i, "--suite")))
         return (*suite = v), 1;
     if (output && (v = option_value(argc, argv, i, "--output")))

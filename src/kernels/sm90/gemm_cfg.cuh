@@ -51,6 +51,13 @@ struct gemm_cfg {
     static constexpr bool BLOCK_SCALED = SCALING >= TESS_SCALING_BLOCK_ROWS;
     // Promotion keeps a second BN / 2 float accumulator per thread.
     static constexpr bool PROMOTES = SCALING != TESS_SCALING_PLAIN;
+    // Promoting consumers keep one K block's wgmmas in flight while they
+    // promote the previous block, in a third BN / 2 accumulator: 3 x 64
+    // registers fit the consumer's budget for BN = 128, 3 x 96 do not for
+    // 192 (those wait for each block and take turns with the other
+    // consumer warpgroup instead).
+    static constexpr bool PIPELINES_PROMOTION = PROMOTES && BN <= 128;
+    static constexpr bool TAKES_MMA_TURNS = PROMOTES && !PIPELINES_PROMOTION;
     // Threads of the producer warpgroup that run the producer loop: one
     // issues the TMA loads; block-scaled kernels use a whole warp, whose
     // lanes also copy the stage's scale factors.
@@ -95,10 +102,24 @@ struct gemm_cfg {
     static constexpr int B_FACTORS = SCALING == TESS_SCALING_BLOCK_ROWS_COLS ? BN : 128 % BN == 0 ? 1 : 2;
     static_assert(SCALING != TESS_SCALING_BLOCK_ROWS || 128 % BN == 0 || BN == 192,
                   "128x128 B factors: tiles inside one 128-column block, or 192 wide");
+    // Floats from one B factor to the next in a stage: per-column factors
+    // lie side by side; 128x128 B's come in TMA boxes of
+    // TESS_TMA_FACTOR_BOX_K K blocks, one box per 128-column block.
+    static constexpr int B_FACTOR_PITCH = SCALING == TESS_SCALING_BLOCK_ROWS_COLS ? 1 : TESS_TMA_FACTOR_BOX_K;
+    // Where in its box K block kb's 128x128 B factor lies: TMA boxes start
+    // at a 16-byte aligned K block (a box's inner start must be 16-byte
+    // aligned in global memory), and the producer's copies use the same place.
+    static constexpr __host__ __device__ int b_factor_slot(int kb) {
+        return SCALING == TESS_SCALING_BLOCK_ROWS ? kb % TESS_TMA_FACTOR_BOX_K : 0;
+    }
     // Block-scaled kernels: each stage's float factors, one per row of A,
-    // then B's (space for BN, of which BLOCK_ROWS kernels use B_FACTORS).
-    // They lie after the epilogue staging, which keeps its 1024-byte alignment.
+    // then B's (space for BN, of which BLOCK_ROWS kernels use B_FACTORS
+    // boxes). They lie after the epilogue staging, which keeps its 1024-byte
+    // alignment (TMA writes them at 16-byte aligned offsets).
     static constexpr int SCALE_STAGE_BYTES = BLOCK_SCALED ? (BM + BN) * 4 : 0;
+    static_assert(B_FACTORS * B_FACTOR_PITCH <= BN, "B's factors fit their space in a stage");
+    // Bytes of factors a stage's TMA loads bring, where factors come by TMA.
+    static constexpr int SCALE_TX_BYTES = BLOCK_SCALED ? (BM + B_FACTORS * B_FACTOR_PITCH) * 4 : 0;
     // The ring, the barriers, and up to a swizzle atom by which the dynamic
     // shared memory base is aligned up.
     static constexpr int RING_BYTES =

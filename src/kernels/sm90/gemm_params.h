@@ -42,6 +42,10 @@ enum tess_scaling {
     TESS_SCALING_BLOCK_ROWS_COLS
 };
 
+/* K blocks per TMA box of 128x128 B factors (16 bytes, the least a box row
+ * may have): a stage's factor is the box's first, the other three unused. */
+#define TESS_TMA_FACTOR_BOX_K 4
+
 typedef struct tess_gemm_params {
     CUtensorMap tma_a; /* A: K-major (box 64 x BM) or M-major (box 64 x 64) */
     CUtensorMap tma_b; /* B: K-major (box 64 x BN) or N-major (box 64 x 64) */
@@ -69,6 +73,13 @@ typedef struct tess_gemm_params {
     int d_direct;
     /* Dequantization factors of A (per row of M) and B (per column of N). */
     tess_scale_operand scale_a, scale_b;
+    /* Block-scaled kernels: 1 when each stage's factors come by TMA with its
+     * tiles (tma_scale_a: BM row factors, box BM x 1 K block, from a 1x128 A
+     * with rows contiguous; tma_scale_b: box 4 K blocks x B_FACTORS of a
+     * 128x128 B with K blocks contiguous, or BN x 1 of a 1x128 B with columns
+     * contiguous), 0 when the producer warp copies them (any other strides). */
+    int scales_by_tma;
+    CUtensorMap tma_scale_a, tma_scale_b;
 } tess_gemm_params;
 
 #endif

@@ -62,8 +62,9 @@ TESS_DEVICE void scale_sources_init(scale_sources<Cfg> &s, const tess_gemm_param
 }
 
 // Copies the factors of K block kb into a stage's scale area: BM row factors
-// of A, then the B_FACTORS of B. The lane's copies count as one arrival on
-// the stage's full barrier once they land.
+// of A, then the B_FACTORS of B (B_FACTOR_PITCH apart, at b_factor_slot). The lane's copies
+// count as one arrival on the stage's full barrier once they land. (For
+// factors whose layout TMA cannot read; load_block_scales_tma otherwise.)
 template <class Cfg>
 TESS_DEVICE void load_block_scales(const tess_gemm_params &p, const scale_sources<Cfg> &s, float *dst,
                                    uint64_t *bar, int kb, int lane) {
@@ -74,8 +75,24 @@ TESS_DEVICE void load_block_scales(const tess_gemm_params &p, const scale_source
 #pragma unroll
     for (int i = 0; i < scale_sources<Cfg>::COLS; i++)
         if (Cfg::B_FACTORS % 32 == 0 || lane < Cfg::B_FACTORS)
-            cp_async_4(dst + Cfg::BM + lane + 32 * i, s.b[i] + kbb, s.b_in[i]);
+            cp_async_4(dst + Cfg::BM + (lane + 32 * i) * Cfg::B_FACTOR_PITCH + Cfg::b_factor_slot(kb), s.b[i] + kbb,
+                       s.b_in[i]);
     cp_async_mbar_arrive_noinc(bar);
+}
+
+// Loads the factors of K block kb into a stage's scale area by TMA, counted
+// in the stage's transaction bytes (Cfg::SCALE_TX_BYTES): BM row factors of
+// A, and B's for the tile's columns from n0 (per column, or a box of K
+// blocks per 128-column block). Factors past the arrays' edges read as 0.
+template <class Cfg>
+TESS_DEVICE void load_block_scales_tma(const tess_gemm_params &p, float *dst, uint64_t *bar, int b, int m0, int n0,
+                                       int kb) {
+    const int ba = p.scale_a.layout.batch_stride ? b : 0, bb = p.scale_b.layout.batch_stride ? b : 0;
+    tma_load_3d(dst, &p.tma_scale_a, bar, m0, kb, ba);
+    if (Cfg::SCALING == TESS_SCALING_BLOCK_ROWS_COLS)
+        tma_load_3d(dst + Cfg::BM, &p.tma_scale_b, bar, n0, kb, bb);
+    else
+        tma_load_3d(dst + Cfg::BM, &p.tma_scale_b, bar, kb - Cfg::b_factor_slot(kb), n0 / 128, bb);
 }
 
 // Loads K blocks [k_begin, k_end) of tile (batch b, rows m0.., columns n0..) into the ring:
@@ -88,14 +105,18 @@ TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, cha
                                     int k_begin, int k_end, int rank, int lane) {
     const int ba = p.a_batch_shared ? 0 : b, bb = p.b_batch_shared ? 0 : b;
     constexpr int B_SHARE_ROWS = Cfg::BN / Cfg::CLUSTER;
+    const bool by_tma = Cfg::BLOCK_SCALED && p.scales_by_tma;
     scale_sources<Cfg> sources;
-    if (Cfg::BLOCK_SCALED)
+    if (Cfg::BLOCK_SCALED && !by_tma)
         scale_sources_init<Cfg>(sources, p, b, m0, n0, lane);
     for (int kb = k_begin; kb < k_end; kb++) {
         pipe_producer_acquire(empty, c);
         uint64_t *bar = &full[c.stage];
+        float *factors = (float *)(smem_scales + c.stage * Cfg::SCALE_STAGE_BYTES);
         if (lane == 0) {
-            mbar_arrive_expect_tx(bar, Cfg::A_STAGE_BYTES + Cfg::B_STAGE_BYTES);
+            mbar_arrive_expect_tx(bar, Cfg::A_STAGE_BYTES + Cfg::B_STAGE_BYTES + (by_tma ? Cfg::SCALE_TX_BYTES : 0));
+            if (by_tma)
+                load_block_scales_tma<Cfg>(p, factors, bar, b, m0, n0, kb);
             const int k0 = kb * Cfg::BK;
             load_operand<Cfg, Cfg::BM, Cfg::A_MN, false>(smem_a + c.stage * Cfg::A_STAGE_BYTES, &p.tma_a, bar, m0,
                                                          k0, ba);
@@ -103,9 +124,8 @@ TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, cha
                 smem_b + c.stage * Cfg::B_STAGE_BYTES + rank * Cfg::B_SHARE_BYTES, &p.tma_b, bar,
                 n0 + rank * B_SHARE_ROWS, k0, bb);
         }
-        if (Cfg::BLOCK_SCALED)
-            load_block_scales<Cfg>(p, sources, (float *)(smem_scales + c.stage * Cfg::SCALE_STAGE_BYTES), bar, kb,
-                                   lane);
+        if (Cfg::BLOCK_SCALED && !by_tma)
+            load_block_scales<Cfg>(p, sources, factors, bar, kb, lane);
         pipe_advance(c, Cfg::STAGES);
     }
 }
@@ -191,12 +211,12 @@ TESS_DEVICE void mma_turn_pass(int wg) {
 // taken, so no barrier is left with arrivals pending.
 template <class Cfg>
 TESS_DEVICE void mma_turns_begin(int wg) {
-    if (Cfg::PROMOTES && wg == 1)
+    if (Cfg::TAKES_MMA_TURNS && wg == 1)
         mma_turn_pass(wg);
 }
 template <class Cfg>
 TESS_DEVICE void mma_turns_end(int wg) {
-    if (Cfg::PROMOTES && wg == 0)
+    if (Cfg::TAKES_MMA_TURNS && wg == 0)
         mma_turn_wait(wg);
 }
 
@@ -217,12 +237,13 @@ struct row_factors {
     float r00, r01, r10, r11;
 };
 template <class Cfg>
-TESS_DEVICE row_factors stage_row_factors(const float *f, int wg, int row) {
+TESS_DEVICE row_factors stage_row_factors(const float *f, int wg, int row, int kb) {
     row_factors s = {1.0f, 1.0f, 1.0f, 1.0f};
     if (Cfg::BLOCK_SCALED) {
         s.r00 = s.r01 = f[wg * 64 + row], s.r10 = s.r11 = f[wg * 64 + row + 8];
         if (Cfg::SCALING == TESS_SCALING_BLOCK_ROWS) {
-            const float b0 = f[Cfg::BM], b1 = Cfg::B_FACTORS == 2 ? f[Cfg::BM + 1] : b0;
+            const float *fb = f + Cfg::BM + Cfg::b_factor_slot(kb);
+            const float b0 = fb[0], b1 = Cfg::B_FACTORS == 2 ? fb[Cfg::B_FACTOR_PITCH] : b0;
             s.r00 *= b0, s.r01 *= b1, s.r10 *= b0, s.r11 *= b1;
         }
     }
@@ -246,15 +267,45 @@ TESS_DEVICE void promote_scaled(float (&acc)[Cfg::BN / 2], const float (&part)[C
     }
 }
 
-// The promoted mainloop (FP8): each K block's wgmmas accumulate into a fresh
-// `part`, which is then added into the float32 `acc`, times the block's
-// factors when block-scaled (DeepSeek-V3's two-level accumulation). The
-// tensor cores keep only about 13 bits while accumulating FP8 products
+// Adds a finished block's partial sums (part, from the wgmmas of ring
+// stage `stage`) into acc, times the stage's factors, and releases the
+// stage: before promoting where the factors are then all in registers,
+// after where per-column B factors are read from the stage while promoting.
+// For 128x128 B factors and 192-wide tiles the second factor applies from
+// column 64 or 128 on: decided once per block, so that each value's factor
+// is known at compile time.
+template <class Cfg>
+TESS_DEVICE void promote_stage(float (&acc)[Cfg::BN / 2], const float (&part)[Cfg::BN / 2], const row_factors &s,
+                               const float *f, uint64_t *empty, int stage, int col, bool starts_mid_block,
+                               bool releases) {
+    constexpr bool READS_STAGE_LATE = Cfg::SCALING == TESS_SCALING_BLOCK_ROWS_COLS;
+    if (!READS_STAGE_LATE)
+        release_stage<Cfg>(empty, stage, releases);
+    if (starts_mid_block)
+        promote_scaled<Cfg, 64>(acc, part, s, f, col);
+    else
+        promote_scaled<Cfg, (Cfg::B_FACTORS == 2 ? 128 : Cfg::BN)>(acc, part, s, f, col);
+    if (READS_STAGE_LATE)
+        release_stage<Cfg>(empty, stage, releases);
+}
+
+// The factors of ring stage `stage`: BM row factors of A, then B's.
+template <class Cfg>
+TESS_DEVICE const float *stage_factors(const char *smem_scales, int stage) {
+    return (const float *)(smem_scales + stage * Cfg::SCALE_STAGE_BYTES);
+}
+
+// The promoted mainloop (FP8), DeepSeek-V3's two-level accumulation: each
+// K block's wgmmas accumulate into a fresh `part`, which is then added into
+// the float32 `acc`, times the block's factors when block-scaled. The tensor
+// cores keep only about 13 bits while accumulating FP8 products
 // (bench/NOTES.md), so promoting every 128 K keeps the float32 sum accurate
-// over any K. The consumer waits for each block's wgmmas before promoting;
-// the other consumer warpgroup's wgmmas, issued in turn, keep the tensor
-// cores busy meanwhile. The tile's columns start at n0 (for 128x128 B
-// factors: where the tile crosses a 128-column block edge).
+// over any K. The tile's columns start at n0 (for 128x128 B factors: where
+// the tile crosses a 128-column block edge).
+//
+// This form, for tiles too wide for three accumulators, waits for each
+// block's wgmmas before promoting; the other consumer warpgroup's wgmmas,
+// issued in turn, keep the tensor cores busy meanwhile.
 template <class Cfg>
 TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], char *smem_a, char *smem_b,
                                             const char *smem_scales, uint64_t *full, uint64_t *empty, pipe_cursor &c,
@@ -263,9 +314,6 @@ TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], char *sme
     // where registers allow: not for 128x128 B with BN = 192 (two
     // accumulators of 96 leave room for two factors, not four).
     constexpr bool FACTORS_EARLY = Cfg::BN <= 128 || Cfg::SCALING != TESS_SCALING_BLOCK_ROWS;
-    // Per-column factors are read from the stage while promoting, so the
-    // stage is released after; otherwise as soon as the wgmmas are done.
-    constexpr bool READS_STAGE_LATE = Cfg::SCALING == TESS_SCALING_BLOCK_ROWS_COLS;
     float part[Cfg::BN / 2];
 #pragma unroll
     for (int i = 0; i < Cfg::BN / 2; i++)
@@ -277,11 +325,10 @@ TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], char *sme
     const bool starts_mid_block = Cfg::B_FACTORS == 2 && n0 % 128 != 0;
     for (int kb = k_begin; kb < k_end; kb++) {
         pipe_consumer_wait(full, c);
-        // The stage's factors: BM row factors of A, then B's.
-        const float *f = (const float *)(smem_scales + c.stage * Cfg::SCALE_STAGE_BYTES);
+        const float *f = stage_factors<Cfg>(smem_scales, c.stage);
         row_factors s;
         if (FACTORS_EARLY)
-            s = stage_row_factors<Cfg>(f, wg, row);
+            s = stage_row_factors<Cfg>(f, wg, row, kb);
         mma_turn_wait(wg);
         fence_accumulators(part);
         mma_stage<Cfg>(part, smem_a, smem_b, c.stage, wg, false);
@@ -289,18 +336,82 @@ TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], char *sme
         wgmma_wait<0>();
         fence_accumulators(part);
         if (!FACTORS_EARLY)
-            s = stage_row_factors<Cfg>(f, wg, row);
-        if (!READS_STAGE_LATE)
-            release_stage<Cfg>(empty, c.stage, releases);
-        // The second B factor applies from column 64 or 128 on: decided once
-        // per block, so each value's factor is known at compile time.
-        if (starts_mid_block)
-            promote_scaled<Cfg, 64>(acc, part, s, f, col);
-        else
-            promote_scaled<Cfg, (Cfg::B_FACTORS == 2 ? 128 : Cfg::BN)>(acc, part, s, f, col);
-        if (READS_STAGE_LATE)
-            release_stage<Cfg>(empty, c.stage, releases);
+            s = stage_row_factors<Cfg>(f, wg, row, kb);
+        promote_stage<Cfg>(acc, part, s, f, empty, c.stage, col, starts_mid_block, releases);
         pipe_advance(c, Cfg::STAGES);
+    }
+}
+
+// One step of the pipelined promotion: issues the next K block's wgmmas
+// into `next` (ring stage c.stage), waits for the previous block's
+// (`done`: K block done_kb, stage `previous`), and promotes those while the
+// new ones run.
+template <class Cfg>
+TESS_DEVICE void promote_pipelined_step(float (&acc)[Cfg::BN / 2], float (&next)[Cfg::BN / 2],
+                                        float (&done)[Cfg::BN / 2], char *smem_a, char *smem_b,
+                                        const char *smem_scales, uint64_t *full, uint64_t *empty, pipe_cursor &c,
+                                        int &previous, int done_kb, int wg, int row, int col, bool releases) {
+    pipe_consumer_wait(full, c);
+    fence_accumulators(next);
+    mma_stage<Cfg>(next, smem_a, smem_b, c.stage, wg, false);
+    wgmma_wait<1>();
+    fence_accumulators(done);
+    const float *f = stage_factors<Cfg>(smem_scales, previous);
+    promote_stage<Cfg>(acc, done, stage_row_factors<Cfg>(f, wg, row, done_kb), f, empty, previous, col, false,
+                       releases);
+    previous = c.stage;
+    pipe_advance(c, Cfg::STAGES);
+}
+
+// Promotes the last block in flight (`done`: K block done_kb, stage `previous`).
+template <class Cfg>
+TESS_DEVICE void promote_pipelined_last(float (&acc)[Cfg::BN / 2], float (&done)[Cfg::BN / 2],
+                                        const char *smem_scales, uint64_t *empty, int previous, int done_kb, int wg,
+                                        int row, int col, bool releases) {
+    wgmma_wait<0>();
+    fence_accumulators(done);
+    const float *f = stage_factors<Cfg>(smem_scales, previous);
+    promote_stage<Cfg>(acc, done, stage_row_factors<Cfg>(f, wg, row, done_kb), f, empty, previous, col, false,
+                       releases);
+}
+
+// The promoted mainloop for tiles whose three accumulators fit (BN <= 128,
+// tiles inside one 128-column block of B factors): while a block is
+// promoted, the next block's wgmmas already run, so the tensor cores wait
+// neither for the promotion nor for the other consumer warpgroup. The two
+// partial-sum accumulators alternate (part0 for blocks k_begin, k_begin + 2, ...).
+template <class Cfg>
+TESS_DEVICE void consumer_mma_tile_promoted_pipelined(float (&acc)[Cfg::BN / 2], char *smem_a, char *smem_b,
+                                                      const char *smem_scales, uint64_t *full, uint64_t *empty,
+                                                      pipe_cursor &c, int k_begin, int k_end, int wg, int t,
+                                                      bool releases) {
+    static_assert(!Cfg::PIPELINES_PROMOTION || Cfg::B_FACTORS != 2, "tiles inside one 128-column block of B factors");
+    float part0[Cfg::BN / 2], part1[Cfg::BN / 2];
+#pragma unroll
+    for (int i = 0; i < Cfg::BN / 2; i++)
+        acc[i] = 0.0f;
+    int row, col; // this thread's first accumulator row (the other is row + 8) and column pair
+    tess_wgmma_acc_coord(t, 0, &row, &col);
+    if (k_begin >= k_end)
+        return;
+    pipe_consumer_wait(full, c);
+    fence_accumulators(part0);
+    mma_stage<Cfg>(part0, smem_a, smem_b, c.stage, wg, false);
+    int previous = c.stage;
+    pipe_advance(c, Cfg::STAGES);
+    for (int kb = k_begin + 1;; kb += 2) {
+        if (kb >= k_end) {
+            promote_pipelined_last<Cfg>(acc, part0, smem_scales, empty, previous, kb - 1, wg, row, col, releases);
+            return;
+        }
+        promote_pipelined_step<Cfg>(acc, part1, part0, smem_a, smem_b, smem_scales, full, empty, c, previous, kb - 1,
+                                    wg, row, col, releases);
+        if (kb + 1 >= k_end) {
+            promote_pipelined_last<Cfg>(acc, part1, smem_scales, empty, previous, kb, wg, row, col, releases);
+            return;
+        }
+        promote_pipelined_step<Cfg>(acc, part0, part1, smem_a, smem_b, smem_scales, full, empty, c, previous, kb, wg,
+                                    row, col, releases);
     }
 }
 
@@ -311,7 +422,10 @@ TESS_DEVICE void consumer_mma(float (&acc)[Cfg::BN / 2], char *smem_a, char *sme
                               uint64_t *full, uint64_t *empty, pipe_cursor &c, int k_begin, int k_end, int n0, int wg,
                               int t) {
     const bool releases = t % (128 / Cfg::RELEASERS) == 0;
-    if (Cfg::PROMOTES)
+    if (Cfg::PIPELINES_PROMOTION)
+        consumer_mma_tile_promoted_pipelined<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, c, k_begin, k_end,
+                                                  wg, t, releases);
+    else if (Cfg::PROMOTES)
         consumer_mma_tile_promoted<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, c, k_begin, k_end, n0, wg, t,
                                         releases);
     else
