@@ -400,13 +400,15 @@ static double estimate(const tess_gemm_kernel *k, const tess_gemm_desc *d, const
     }
     double efficiency = k->tile_n >= 256 ? 1.0 : k->tile_n >= 192 ? 0.95 : k->tile_n >= 128 ? 0.9 : 0.6;
     /* Clusters of 2 halve B's L2 reads, but tie the two CTAs' rings together.
-     * Block-scaled FP8 whose factors the producer warp copies (cp.async, a
-     * longer latency than TMA's) loses by it (H200, 2026-11-22, c1 against
-     * c2: 4096^3 1011 vs 947 TFLOP/s, 4096x7168x2048 933 vs 887); with
-     * factors by TMA it gains like the others (8192^3 128x192 1032 vs 1085,
-     * 4096x7168x2048 967 vs 956). */
+     * Block-scaled FP8 loses by it (H200, 2026-11-22, c1 against c2: 4096^3
+     * 1011 vs 947 TFLOP/s, 4096x7168x2048 933 vs 887), except 192-wide tiles
+     * whose factors come by TMA (8192^3 1032 vs 1085, 4096x4096x7168 973 vs
+     * 1076; 128-wide ones still lose: 4096x7168x2048 930 vs 891, and M = 64
+     * or 128 with K = 16384 236 vs 175 and 469 vs 405). The others gain a
+     * little. */
+    const int block_scaled_c2_gains = k->tile_n >= 192 && factor_layouts_by_tma(k, d);
     if (k->cluster_m > 1)
-        efficiency *= k->scaling >= TESS_SCALING_BLOCK_ROWS && !factor_layouts_by_tma(k, d) ? 0.95 : 1.02;
+        efficiency *= k->scaling >= TESS_SCALING_BLOCK_ROWS && !block_scaled_c2_gains ? 0.95 : 1.02;
     /* Per-column B factors cost loads at every promotion: measured at 8192^3
      * with 128x128 B blocks (H200, 2026-11-21), 128x192 per-column 882
      * TFLOP/s against 990 for 128x128 with one factor per tile. */

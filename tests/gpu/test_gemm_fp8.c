@@ -132,6 +132,17 @@ static double run_case(tess_handle h, fp8_case *c, int plan_index, int cpu, char
 #define PROMOTED_ALLOWANCE 0x1p-12
 #define FAST_ALLOWANCE 0x1p-10
 
+/* The allowances are typical relative errors, measured over thousands of
+ * outputs; over few (a 1 x 13 D) the ratio of norms scatters by about
+ * 1 / sqrt(outputs) more (an H200 run saw 2.6e-4 at 1 x 13 x 1193,
+ * promoted), so small outputs get up to sqrt(256 / outputs) times the
+ * allowance. Wrong factors or unwritten tiles still miss by orders of
+ * magnitude. */
+static double small_output_scale(const tess_gemm_desc *g) {
+    const double outputs = (double)(g->m * g->n * g->batch);
+    return outputs < 256.0 ? sqrt(256.0 / outputs) : 1.0;
+}
+
 static int64_t pick_dim(int64_t max) {
     switch (tess_rng_range(&rng, 0, 4)) {
     case 0: return tess_rng_range(&rng, 1, 17);
@@ -156,7 +167,8 @@ static void test_random(tess_handle h) {
         char plan[64];
         const int before = check_failed;
         double rel = run_case(h, &c, (int)tess_rng_range(&rng, -1, 3), 0, plan);
-        double bound = test_dtype_rounding(c.g.d.dtype).unit + (fast ? FAST_ALLOWANCE : PROMOTED_ALLOWANCE);
+        double bound = test_dtype_rounding(c.g.d.dtype).unit +
+                       (fast ? FAST_ALLOWANCE : PROMOTED_ALLOWANCE) * small_output_scale(&c.g);
         CHECKF(rel >= 0 && rel <= bound,
                "%lldx%lldx%lld batch %lld %s x %s, scales %d x %d, D %s %s, beta %g, plan %s: rel error %.3g (bound %.3g)",
                (long long)c.g.m, (long long)c.g.n, (long long)c.g.k, (long long)c.g.batch, tess_dtype_name(c.g.a.dtype),
