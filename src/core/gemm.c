@@ -267,7 +267,7 @@ static tess_status scale_maps(tess_gemm_params *p, const tess_gemm_kernel *k, co
                                        b_batch, k->tile_n, 1);
     const int64_t n_blocks = (desc->n + TESS_SCALE_BLOCK - 1) / TESS_SCALE_BLOCK;
     return tess_tensor_map_factors(&p->tma_scale_b, b->data, kb, n_blocks, b->layout.stride_mn, desc->batch, b_batch,
-                                   TESS_TMA_FACTOR_BOX_K, k->tile_n % 128 ? 2 : 1);
+                                   TESS_TMA_FACTOR_BOX_K, k->tile_n % TESS_SCALE_BLOCK ? 2 : 1);
 }
 
 /* Whether kernel k multiplies the problem's input type in its operand

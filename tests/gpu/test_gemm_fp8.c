@@ -38,6 +38,28 @@ typedef struct fp8_case {
     test_problem t; /* host buffers; t.p is the reference problem over them */
 } fp8_case;
 
+/* (Re)makes a case's random factors of recipe `recipe`: in random layouts,
+ * or with `packed` in the layouts DeepGEMM and cuBLASLt use. */
+static void make_scales(fp8_case *c, int recipe, int packed) {
+    tess_gemm_desc *g = &c->g;
+    test_problem *t = &c->t;
+    tess_ref_gemm *p = &t->p;
+    free(t->a_scale), free(t->b_scale);
+    if (packed) {
+        t->a_scale = test_scale_packed(&p->a_scale, &rng, recipes[recipe][0], g->m, g->k, g->batch, &t->a_scale_bytes);
+        t->b_scale = test_scale_packed(&p->b_scale, &rng, recipes[recipe][1], g->n, g->k, g->batch, &t->b_scale_bytes);
+    } else {
+        const int block = tess_scale_is_block(recipes[recipe][0]);
+        t->a_scale = test_scale_random(&p->a_scale, &rng, recipes[recipe][0], g->m, g->k, g->batch, !block,
+                                       &t->a_scale_bytes);
+        t->b_scale = test_scale_random(&p->b_scale, &rng, recipes[recipe][1], g->n, g->k, g->batch, !block,
+                                       &t->b_scale_bytes);
+    }
+    if (g->b.batch_stride == 0) /* B shared by the batch: so are its factors */
+        p->b_scale.layout.batch_stride = 0;
+    g->a_scale = p->a_scale.layout, g->b_scale = p->b_scale.layout;
+}
+
 static void make_case(fp8_case *c, int64_t m, int64_t n, int64_t k, int64_t batch, tess_dtype ta, tess_dtype tb,
                       int recipe, tess_dtype td, int d_row, float beta, int fast) {
     memset(c, 0, sizeof *c);
@@ -59,12 +81,7 @@ static void make_case(fp8_case *c, int64_t m, int64_t n, int64_t k, int64_t batc
     t->a = test_matrix_random(&g->a, batch, &rng, &t->a_bytes);
     t->b = test_matrix_random(&g->b, batch, &rng, &t->b_bytes);
     t->c = beta != 0.0f ? test_matrix_random(&g->c, batch, &rng, &t->c_bytes) : NULL;
-    const int block = tess_scale_is_block(recipes[recipe][0]);
-    t->a_scale = test_scale_random(&p->a_scale, &rng, recipes[recipe][0], m, k, batch, !block, &t->a_scale_bytes);
-    t->b_scale = test_scale_random(&p->b_scale, &rng, recipes[recipe][1], n, k, batch, !block, &t->b_scale_bytes);
-    if (g->b.batch_stride == 0) /* B shared by the batch: so are its factors */
-        p->b_scale.layout.batch_stride = 0;
-    g->a_scale = p->a_scale.layout, g->b_scale = p->b_scale.layout;
+    make_scales(c, recipe, 0);
     p->a_data = t->a, p->b_data = t->b, p->c_data = t->c;
     t->d_bytes = test_problem_d_bytes(t);
 }
@@ -196,14 +213,7 @@ static void test_factors_by_tma(tess_handle h) {
         const int64_t n = trial % 2 ? 4 * tess_rng_range(&rng, 1, 150) : tess_rng_range(&rng, 1, 600);
         fp8_case c;
         make_case(&c, m, n, k, batch, TESS_DTYPE_E4M3, TESS_DTYPE_E4M3, recipe, TESS_DTYPE_BF16, 1, 0.0f, 0);
-        test_problem *t = &c.t;
-        free(t->a_scale), free(t->b_scale);
-        t->a_scale = test_scale_packed(&t->p.a_scale, &rng, recipes[recipe][0], m, k, batch, &t->a_scale_bytes);
-        t->b_scale = test_scale_packed(&t->p.b_scale, &rng, recipes[recipe][1], n, k, batch, &t->b_scale_bytes);
-        if (c.g.b.batch_stride == 0) /* B shared by the batch: so are its factors */
-            t->p.b_scale.layout.batch_stride = 0;
-        c.g.a_scale = t->p.a_scale.layout, c.g.b_scale = t->p.b_scale.layout;
-        t->p.a_scale.data = t->a_scale, t->p.b_scale.data = t->b_scale;
+        make_scales(&c, recipe, 1);
         tess_plan plans[MAX_PLANS];
         int count = 0;
         CHECK_STATUS(tess_gemm_plans(h, &c.g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);

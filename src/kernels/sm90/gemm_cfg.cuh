@@ -68,8 +68,10 @@ struct gemm_cfg {
                       TESS_SM90_THREADS * TESS_SM90_LAUNCH_REGS,
                   "setmaxnreg.inc would wait forever for registers the CTA does not hold");
     // Arrivals a full barrier waits for: the TMA thread's expect_tx, plus one
-    // per lane copying scale factors.
-    static constexpr int FULL_ARRIVALS = 1 + (BLOCK_SCALED ? PRODUCER_THREADS : 0);
+    // per lane copying scale factors (none where the factors come by TMA).
+    static constexpr __host__ __device__ int full_arrivals(bool factors_by_tma) {
+        return 1 + (BLOCK_SCALED && !factors_by_tma ? PRODUCER_THREADS : 0);
+    }
     // Releases of a stage per consumer warpgroup: one, or, where consumers
     // read scale factors from the stage with ordinary loads, one per warp
     // (each warp vouches for its own reads).
@@ -99,8 +101,8 @@ struct gemm_cfg {
     // B), or one per 128-column block the tile touches (128x128 B: one for
     // BN dividing 128; two for BN = 192, whose tiles straddle at most one
     // block edge, at a multiple of 64).
-    static constexpr int B_FACTORS = SCALING == TESS_SCALING_BLOCK_ROWS_COLS ? BN : 128 % BN == 0 ? 1 : 2;
-    static_assert(SCALING != TESS_SCALING_BLOCK_ROWS || 128 % BN == 0 || BN == 192,
+    static constexpr int B_FACTORS = SCALING == TESS_SCALING_BLOCK_ROWS_COLS ? BN : TESS_SCALE_BLOCK % BN == 0 ? 1 : 2;
+    static_assert(SCALING != TESS_SCALING_BLOCK_ROWS || TESS_SCALE_BLOCK % BN == 0 || BN == 192,
                   "128x128 B factors: tiles inside one 128-column block, or 192 wide");
     // Floats from one B factor to the next in a stage: per-column factors
     // lie side by side; 128x128 B's come in TMA boxes of
@@ -146,3 +148,10 @@ struct gemm_cfg {
     static constexpr uint32_t A_LBO = A_MN ? MN_CHUNK_BYTES : 16;
     static constexpr uint32_t B_LBO = B_MN ? MN_CHUNK_BYTES : 16;
 };
+
+// Whether this launch's block factors come by TMA with their stage's tiles
+// (p.scales_by_tma, set where their layouts allow), not by the producer warp.
+template <class Cfg>
+TESS_DEVICE bool factors_by_tma(const tess_gemm_params &p) {
+    return Cfg::BLOCK_SCALED && p.scales_by_tma;
+}

@@ -60,8 +60,7 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
     uint64_t *empty = full + Cfg::STAGES;
 
     if (threadIdx.x == 0) {
-        // With factors by TMA, the producer lanes do not arrive: the TMA thread's expect_tx alone.
-        const int full_arrivals = Cfg::BLOCK_SCALED && p.scales_by_tma ? 1 : Cfg::FULL_ARRIVALS;
+        const int full_arrivals = Cfg::full_arrivals(factors_by_tma<Cfg>(p));
         for (int s = 0; s < Cfg::STAGES; s++) {
             mbar_init(&full[s], full_arrivals);
             mbar_init(&empty[s], Cfg::EMPTY_ARRIVALS);
@@ -70,7 +69,7 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
         tma_prefetch_descriptor(&p.tma_a);
         tma_prefetch_descriptor(&p.tma_b);
         tma_prefetch_descriptor(&p.tma_d);
-        if (Cfg::BLOCK_SCALED && p.scales_by_tma) {
+        if (factors_by_tma<Cfg>(p)) {
             tma_prefetch_descriptor(&p.tma_scale_a);
             tma_prefetch_descriptor(&p.tma_scale_b);
         }

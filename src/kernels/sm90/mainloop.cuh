@@ -55,7 +55,9 @@ TESS_DEVICE void scale_sources_init(scale_sources<Cfg> &s, const tess_gemm_param
 #pragma unroll
     for (int i = 0; i < scale_sources<Cfg>::COLS; i++) {
         const int f = lane + 32 * i; // the lane's factor: a column, or a 128-column block past the tile's first
-        const int n = Cfg::SCALING == TESS_SCALING_BLOCK_ROWS_COLS ? n0 + f : f == 0 ? n0 : (n0 / 128 + f) * 128;
+        const int n = Cfg::SCALING == TESS_SCALING_BLOCK_ROWS_COLS ? n0 + f
+                      : f == 0                                     ? n0
+                                                                   : (n0 / TESS_SCALE_BLOCK + f) * TESS_SCALE_BLOCK;
         s.b_in[i] = n < p.n;
         s.b[i] = p.scale_b.data + tess_scale_offset(&p.scale_b.layout, bb, n < p.n ? n : p.n - 1, 0);
     }
@@ -92,7 +94,7 @@ TESS_DEVICE void load_block_scales_tma(const tess_gemm_params &p, float *dst, ui
     if (Cfg::SCALING == TESS_SCALING_BLOCK_ROWS_COLS)
         tma_load_3d(dst + Cfg::BM, &p.tma_scale_b, bar, n0, kb, bb);
     else
-        tma_load_3d(dst + Cfg::BM, &p.tma_scale_b, bar, kb - Cfg::b_factor_slot(kb), n0 / 128, bb);
+        tma_load_3d(dst + Cfg::BM, &p.tma_scale_b, bar, kb - Cfg::b_factor_slot(kb), n0 / TESS_SCALE_BLOCK, bb);
 }
 
 // Loads K blocks [k_begin, k_end) of tile (batch b, rows m0.., columns n0..) into the ring:
@@ -105,7 +107,7 @@ TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, cha
                                     int k_begin, int k_end, int rank, int lane) {
     const int ba = p.a_batch_shared ? 0 : b, bb = p.b_batch_shared ? 0 : b;
     constexpr int B_SHARE_ROWS = Cfg::BN / Cfg::CLUSTER;
-    const bool by_tma = Cfg::BLOCK_SCALED && p.scales_by_tma;
+    const bool by_tma = factors_by_tma<Cfg>(p);
     scale_sources<Cfg> sources;
     if (Cfg::BLOCK_SCALED && !by_tma)
         scale_sources_init<Cfg>(sources, p, b, m0, n0, lane);
@@ -284,7 +286,7 @@ TESS_DEVICE void promote_stage(float (&acc)[Cfg::BN / 2], const float (&part)[Cf
     if (starts_mid_block)
         promote_scaled<Cfg, 64>(acc, part, s, f, col);
     else
-        promote_scaled<Cfg, (Cfg::B_FACTORS == 2 ? 128 : Cfg::BN)>(acc, part, s, f, col);
+        promote_scaled<Cfg, (Cfg::B_FACTORS == 2 ? TESS_SCALE_BLOCK : Cfg::BN)>(acc, part, s, f, col);
     if (READS_STAGE_LATE)
         release_stage<Cfg>(empty, stage, releases);
 }
@@ -322,7 +324,7 @@ TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], char *sme
     tess_wgmma_acc_coord(t, 0, &row, &col);
     // Whether a 192-wide tile starts halfway into a 128-column block of B
     // factors (n0 is a multiple of 192, so at column 0 or 64 of one).
-    const bool starts_mid_block = Cfg::B_FACTORS == 2 && n0 % 128 != 0;
+    const bool starts_mid_block = Cfg::B_FACTORS == 2 && n0 % TESS_SCALE_BLOCK != 0;
     for (int kb = k_begin; kb < k_end; kb++) {
         pipe_consumer_wait(full, c);
         const float *f = stage_factors<Cfg>(smem_scales, c.stage);
@@ -342,10 +344,22 @@ TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], char *sme
     }
 }
 
+// Waits until at most PENDING wgmma groups are in flight, so that the
+// block in `done` (K block done_kb, ring stage `stage`) has finished, then
+// promotes it with its stage's factors.
+template <class Cfg, int PENDING>
+TESS_DEVICE void promote_finished(float (&acc)[Cfg::BN / 2], float (&done)[Cfg::BN / 2], const char *smem_scales,
+                                  uint64_t *empty, int stage, int done_kb, int wg, int row, int col, bool releases) {
+    wgmma_wait<PENDING>();
+    fence_accumulators(done);
+    const float *f = stage_factors<Cfg>(smem_scales, stage);
+    promote_stage<Cfg>(acc, done, stage_row_factors<Cfg>(f, wg, row, done_kb), f, empty, stage, col, false,
+                       releases);
+}
+
 // One step of the pipelined promotion: issues the next K block's wgmmas
-// into `next` (ring stage c.stage), waits for the previous block's
-// (`done`: K block done_kb, stage `previous`), and promotes those while the
-// new ones run.
+// into `next` (ring stage c.stage), then promotes the previous block
+// (`done`: K block done_kb, stage `previous`) while the new ones run.
 template <class Cfg>
 TESS_DEVICE void promote_pipelined_step(float (&acc)[Cfg::BN / 2], float (&next)[Cfg::BN / 2],
                                         float (&done)[Cfg::BN / 2], char *smem_a, char *smem_b,
@@ -354,25 +368,9 @@ TESS_DEVICE void promote_pipelined_step(float (&acc)[Cfg::BN / 2], float (&next)
     pipe_consumer_wait(full, c);
     fence_accumulators(next);
     mma_stage<Cfg>(next, smem_a, smem_b, c.stage, wg, false);
-    wgmma_wait<1>();
-    fence_accumulators(done);
-    const float *f = stage_factors<Cfg>(smem_scales, previous);
-    promote_stage<Cfg>(acc, done, stage_row_factors<Cfg>(f, wg, row, done_kb), f, empty, previous, col, false,
-                       releases);
+    promote_finished<Cfg, 1>(acc, done, smem_scales, empty, previous, done_kb, wg, row, col, releases);
     previous = c.stage;
     pipe_advance(c, Cfg::STAGES);
-}
-
-// Promotes the last block in flight (`done`: K block done_kb, stage `previous`).
-template <class Cfg>
-TESS_DEVICE void promote_pipelined_last(float (&acc)[Cfg::BN / 2], float (&done)[Cfg::BN / 2],
-                                        const char *smem_scales, uint64_t *empty, int previous, int done_kb, int wg,
-                                        int row, int col, bool releases) {
-    wgmma_wait<0>();
-    fence_accumulators(done);
-    const float *f = stage_factors<Cfg>(smem_scales, previous);
-    promote_stage<Cfg>(acc, done, stage_row_factors<Cfg>(f, wg, row, done_kb), f, empty, previous, col, false,
-                       releases);
 }
 
 // The promoted mainloop for tiles whose three accumulators fit (BN <= 128,
@@ -401,13 +399,13 @@ TESS_DEVICE void consumer_mma_tile_promoted_pipelined(float (&acc)[Cfg::BN / 2],
     pipe_advance(c, Cfg::STAGES);
     for (int kb = k_begin + 1;; kb += 2) {
         if (kb >= k_end) {
-            promote_pipelined_last<Cfg>(acc, part0, smem_scales, empty, previous, kb - 1, wg, row, col, releases);
+            promote_finished<Cfg, 0>(acc, part0, smem_scales, empty, previous, kb - 1, wg, row, col, releases);
             return;
         }
         promote_pipelined_step<Cfg>(acc, part1, part0, smem_a, smem_b, smem_scales, full, empty, c, previous, kb - 1,
                                     wg, row, col, releases);
         if (kb + 1 >= k_end) {
-            promote_pipelined_last<Cfg>(acc, part1, smem_scales, empty, previous, kb, wg, row, col, releases);
+            promote_finished<Cfg, 0>(acc, part1, smem_scales, empty, previous, kb, wg, row, col, releases);
             return;
         }
         promote_pipelined_step<Cfg>(acc, part0, part1, smem_a, smem_b, smem_scales, full, empty, c, previous, kb, wg,
