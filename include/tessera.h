@@ -235,6 +235,7 @@ typedef struct tess_plan {
     char name[64];               /* e.g. "sm90_bf16_tn_128x256x64_s4_c2x1" ("_sk": stream-K) */
     int32_t stream_k;            /* 1: the last wave's K blocks are shared by all CTAs (stream-K) */
     uint64_t workspace_bytes;    /* device workspace the plan needs (tess_set_workspace) */
+    int32_t group_order;         /* grouped GEMMs: the tile order (tess_group_order); 0 for dense plans */
 } tess_plan;
 
 /* The plan the heuristic picks for `desc` on the handle's device, among the
@@ -266,6 +267,83 @@ TESS_API tess_status tess_gemm(tess_handle handle, const tess_gemm_desc *desc, c
 TESS_API tess_status tess_gemm_scaled(tess_handle handle, const tess_gemm_desc *desc, const tess_plan *plan,
                                       const void *a, const float *a_scale, const void *b, const float *b_scale,
                                       const void *c, void *d);
+
+/* ---- grouped GEMM (Mixture-of-Experts) ------------------------------------ */
+
+/* How a grouped GEMM's rows are laid out. Group sizes lie on the device, so
+ * a grouped GEMM needs no host synchronization and is safe under CUDA graph
+ * capture. */
+typedef enum tess_group_layout {
+    /* X is m x K with the groups' rows one after another (tokens sorted by
+     * expert), Y m x N alike; group_rows is offs, G int32 cumulative row ends
+     * as in torch._grouped_mm: group g owns rows offs[g-1] .. offs[g]-1
+     * (offs[-1] = 0). No padding between groups; empty groups are fine. */
+    TESS_GROUP_CONTIGUOUS = 0,
+    /* X is G batches of m x K (DeepGEMM's masked layout), Y G batches of
+     * m x N; group_rows is masked_m, G int32: group g uses the first
+     * masked_m[g] rows of its batch. Rows past them are neither read into
+     * the result nor written. */
+    TESS_GROUP_MASKED = 1
+} tess_group_layout;
+
+/* The order in which a grouped kernel walks its tiles (see tess_plan). */
+typedef enum tess_group_order {
+    TESS_GROUP_ORDER_AUTO = 0,      /* the planner's choice */
+    TESS_GROUP_ORDER_N_FASTEST = 1, /* a tile row's N tiles, then the next row (hpc-ops "horizontal") */
+    TESS_GROUP_ORDER_M_FASTEST = 2, /* every group's tile rows for one N tile, then the next ("vertical") */
+    TESS_GROUP_ORDER_BANDED = 3     /* group by group, bands of 8 tile rows walked column by column (L2 reuse) */
+} tess_group_order;
+
+/* The most groups a grouped GEMM may have (each CTA keeps two ints per
+ * group in shared memory: 8 KiB for 1024). */
+#define TESS_GROUPED_MAX_GROUPS 1024
+
+/* Y[rows of g] = (sx . X[rows of g]) (sw . W[g])^T for each group g < groups
+ * (the expert layers of a Mixture-of-Experts model). Initialise with
+ * tess_grouped_gemm_desc_init; later versions append fields. */
+typedef struct tess_grouped_gemm_desc {
+    uint32_t struct_size;
+    tess_group_layout layout;
+    int64_t groups;     /* G, 1 to TESS_GROUPED_MAX_GROUPS */
+    int64_t m;          /* CONTIGUOUS: rows of X and Y (all groups); MASKED: rows of each group's batch */
+    int64_t n, k;
+    /* A hint for the planner, never trusted for bounds: the typical rows per
+     * group (0: m / groups for CONTIGUOUS, m for MASKED). */
+    int64_t expected_m;
+    /* X: m x k, row-major (K-major). W: each expert's weight as the product's
+     * k x n B, column-major (W[g] stored N x K, K-major: the [G, N, K]
+     * tensor), batch_stride between experts. Y: m x n, row-major. MASKED: X's
+     * and Y's batch_stride step from group to group; CONTIGUOUS ignores them. */
+    tess_matrix_desc x, w, y;
+    /* Dequantization factors, as tess_gemm_desc's a_scale (X) and b_scale (W)
+     * with the group as the batch: TENSOR factors with batch_stride 1 are one
+     * per group, W's 128x128 factors are per expert (batch_stride apart). X's
+     * per-row factors (OUTER_VEC, BLOCK_1x128) follow X's rows: for
+     * CONTIGUOUS rows 0 .. m-1 of one array (no per-group padding; its
+     * batch_stride is ignored), for MASKED batches of m rows. */
+    tess_scale_desc x_scale, w_scale;
+    int32_t fast_accum; /* FP8: as tess_gemm_desc's (no grouped kernel of this build has it yet) */
+} tess_grouped_gemm_desc;
+
+/* Sets struct_size, groups = 1 and the TENSOR scale modes; the rest is zeroed. */
+TESS_API tess_status tess_grouped_gemm_desc_init(tess_grouped_gemm_desc *desc);
+/* Every plan that can run `desc` (best first, up to `capacity` of them;
+ * *count says how many exist): each grouped kernel in each tile order. */
+TESS_API tess_status tess_grouped_gemm_plans(tess_handle handle, const tess_grouped_gemm_desc *desc,
+                                             tess_plan *plans, int capacity, int *count);
+/* The plan the heuristic picks for `desc` (from desc->expected_m and the shape). */
+TESS_API tess_status tess_grouped_gemm_plan(tess_handle handle, const tess_grouped_gemm_desc *desc, tess_plan *plan);
+/* Queues the grouped GEMM on the handle's stream (no workspace, no host
+ * synchronization). group_rows: device int32[groups], offs (CONTIGUOUS) or
+ * masked_m (MASKED); values outside [0, m] (or offs decreasing) are clamped
+ * rather than trusted, so no tile reads or writes outside X and Y. `plan`
+ * NULL uses tess_grouped_gemm_plan's choice. Inputs: bf16 x bf16, f16 x f16,
+ * or e4m3 x e4m3 with per-tensor (per group), per-row/column or 1x128 x
+ * 128x128 block factors; Y bf16, f16 or f32. X, W, Y 16-byte aligned with
+ * rows and batch strides of whole 16 bytes (TMA's rules). */
+TESS_API tess_status tess_grouped_gemm(tess_handle handle, const tess_grouped_gemm_desc *desc, const tess_plan *plan,
+                                       const void *x, const float *x_scale, const void *w, const float *w_scale,
+                                       const int32_t *group_rows, void *y);
 
 /* dst = src^T for a rows x cols row-major matrix of `dtype` (any tess_dtype):
  * dst is cols x rows row-major; ld_src >= cols, ld_dst >= rows (elements).

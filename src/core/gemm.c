@@ -80,7 +80,7 @@ static tess_status check_scale_desc(const tess_scale_desc *s, const char *name) 
 
 /* The scale recipes of a problem: each mode sound, block modes only for FP8
  * and only in pairs, factors present where blocks need them, 4-byte aligned. */
-static tess_status check_scales(const tess_gemm_desc *desc, const float *sa, const float *sb) {
+tess_status tess_gemm_check_scales(const tess_gemm_desc *desc, const float *sa, const float *sb) {
     tess_status s;
     if ((s = check_scale_desc(&desc->a_scale, "a")) || (s = check_scale_desc(&desc->b_scale, "b")))
         return s;
@@ -103,7 +103,7 @@ static tess_status check_scales(const tess_gemm_desc *desc, const float *sa, con
 }
 
 /* TMA alignment of one operand: base address, leading dimension, batch stride. */
-static tess_status check_tma(const tess_matrix_desc *x, const void *ptr, int64_t batch, const char *name) {
+tess_status tess_gemm_check_tma(const tess_matrix_desc *x, const void *ptr, int64_t batch, const char *name) {
     size_t es = tess_dtype_size(x->dtype);
     int64_t per = TESS_TMA_ALIGN / (int64_t)es; /* elements per 16 bytes */
     if ((uintptr_t)ptr % TESS_TMA_ALIGN != 0)
@@ -191,8 +191,8 @@ tess_status tess_gemm_validate(const tess_device_info *info, const tess_gemm_des
     if (td != TESS_DTYPE_F32 && !is16(td))
         return tess_fail(TESS_STATUS_NOT_SUPPORTED, "tess_gemm: D of type %s; D must be bf16, f16 or f32",
                          tess_dtype_name(td));
-    if ((s = check_tma(&desc->a, a, batch, "A")) || (s = check_tma(&desc->b, b, batch, "B")) ||
-        (s = check_scales(desc, sa, sb)))
+    if ((s = tess_gemm_check_tma(&desc->a, a, batch, "A")) || (s = tess_gemm_check_tma(&desc->b, b, batch, "B")) ||
+        (s = tess_gemm_check_scales(desc, sa, sb)))
         return s;
     if ((uintptr_t)d % tess_dtype_size(td) != 0)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "D=%p is not aligned to its %s elements", d, tess_dtype_name(td));
@@ -258,8 +258,9 @@ static tess_status scale_maps(tess_gemm_params *p, const tess_gemm_kernel *k, co
                        factors_by_tma(b->data, per_column ? b->layout.stride_k : b->layout.stride_mn, b_batch);
     if (!p->scales_by_tma)
         return TESS_STATUS_SUCCESS;
+    const int a_box = k->tile_m + (k->grouped ? TESS_GROUPED_FACTOR_BOX_EXTRA : 0); /* gemm_cfg.cuh A_FACTOR_BOX */
     tess_status s = tess_tensor_map_factors(&p->tma_scale_a, a->data, desc->m, kb, a->layout.stride_k, desc->batch,
-                                            a_batch, k->tile_m, 1);
+                                            a_batch, a_box, 1);
     if (s != TESS_STATUS_SUCCESS)
         return s;
     if (per_column)
@@ -271,8 +272,9 @@ static tess_status scale_maps(tess_gemm_params *p, const tess_gemm_kernel *k, co
 }
 
 /* Whether kernel k multiplies the problem's input type in its operand
- * majors (MN-major: A column-major, B row-major; the M or N index contiguous). */
-static int kernel_fits(const tess_gemm_kernel *k, const tess_gemm_desc *d) {
+ * majors (MN-major: A column-major, B row-major; the M or N index contiguous)
+ * and scaling, dense or grouped alike. */
+int tess_gemm_kernel_serves(const tess_gemm_kernel *k, const tess_gemm_desc *d) {
     /* A kernel with per-column B factors also serves 128x128 B (its producer
      * spreads each block's factor over the block's columns). */
     const int scaling = needed_scaling(d);
@@ -283,13 +285,18 @@ static int kernel_fits(const tess_gemm_kernel *k, const tess_gemm_desc *d) {
            k->b_mn_major == (d->b.order == TESS_ORDER_ROW);
 }
 
+/* A dense kernel that serves the problem. */
+static int kernel_fits(const tess_gemm_kernel *k, const tess_gemm_desc *d) {
+    return !k->grouped && tess_gemm_kernel_serves(k, d);
+}
+
 /* SMs assumed where no device is asked (the CPU tests): an H100's or H200's 132. */
 #define TESS_DEFAULT_SMS 132
 
 /* CTAs of `k` that fit on the device at once: one per SM, in whole clusters
  * (clusters must fit in one GPC, so not every SM may be usable). Asked of the
  * runtime once per kernel and device; sm_count when no device answers. */
-static int resident_ctas(int index, const tess_device_info *info) {
+int tess_gemm_resident_ctas(int index, const tess_device_info *info) {
     static int cached[TESS_GEMM_MAX_KERNELS][2]; /* [kernel][device + 1, CTAs] */
     const tess_gemm_kernel *k = tess_gemm_sm90_kernel(index);
     int sms = info ? info->sm_count : TESS_DEFAULT_SMS;
@@ -451,7 +458,7 @@ static void describe(const tess_gemm_kernel *k, const tess_gemm_desc *d, int ind
 static int gemm_launch(const tess_device_info *info, const tess_gemm_desc *desc, int kernel, int stream_k,
                        tess_gemm_launch *x) {
     const tess_gemm_kernel *k = tess_gemm_sm90_kernel(kernel);
-    if (!k || !launch_split(k, desc, resident_ctas(kernel, info), stream_k, &x->split, &x->grid))
+    if (!k || !launch_split(k, desc, tess_gemm_resident_ctas(kernel, info), stream_k, &x->split, &x->grid))
         return 0;
     x->workspace = stream_k ? sk_workspace_bytes(k, x->grid, NULL) : 0;
     return 1;
@@ -549,6 +556,37 @@ static tess_status operand_map(CUtensorMap *map, const tess_matrix_desc *x, cons
     return matrix_map(map, x, ptr, batch, k_contiguous ? tile_rows : 64);
 }
 
+/* Fills a kernel's parameters for a validated problem: tensor maps of A, B,
+ * D and the block factors, shapes, tile counts, scales; the work split is
+ * the caller's. */
+tess_status tess_gemm_params_init(tess_gemm_params *p, const tess_gemm_kernel *k, const tess_gemm_desc *desc,
+                                  const void *a, const float *a_scale, const void *b, const float *b_scale,
+                                  const void *c, void *d) {
+    tess_status s;
+    memset(p, 0, sizeof *p);
+    const int64_t batch = desc->batch;
+    if ((s = operand_map(&p->tma_a, &desc->a, a, batch, 0, k->tile_m)) ||
+        (s = operand_map(&p->tma_b, &desc->b, b, batch, 1, k->tile_n / k->cluster_m))) /* each CTA's share of B */
+        return s;
+    p->d_direct = !d_by_tma(&desc->d, d, batch);
+    if (!p->d_direct && (s = matrix_map(&p->tma_d, &desc->d, d, batch, 64))) /* the epilogue's 64 x 64 sub-tiles */
+        return s;
+    p->m = (int)desc->m, p->n = (int)desc->n;
+    p->m_tiles = (p->m + k->tile_m - 1) / k->tile_m;
+    p->n_tiles = (p->n + k->tile_n - 1) / k->tile_n;
+    const char *group = getenv("TESS_GROUP_M");
+    p->group_m = group && atoi(group) > 0 ? atoi(group) : TESS_GROUP_M;
+    p->a_batch_shared = desc->a.batch_stride == 0;
+    p->b_batch_shared = desc->b.batch_stride == 0;
+    p->alpha = desc->alpha, p->beta = desc->beta;
+    p->c = desc->beta != 0.0f ? c : NULL;
+    p->d = d;
+    p->c_layout = desc->c, p->d_layout = desc->d;
+    p->scale_a.data = a_scale, p->scale_a.layout = desc->a_scale;
+    p->scale_b.data = b_scale, p->scale_b.layout = desc->b_scale;
+    return scale_maps(p, k, desc);
+}
+
 TESS_API tess_status tess_gemm_scaled(tess_handle handle, const tess_gemm_desc *desc, const tess_plan *plan,
                                       const void *a, const float *a_scale, const void *b, const float *b_scale,
                                       const void *c, void *d) {
@@ -570,28 +608,7 @@ TESS_API tess_status tess_gemm_scaled(tess_handle handle, const tess_gemm_desc *
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: plan %s is for another type or layout", plan->name);
 
     tess_gemm_params p;
-    memset(&p, 0, sizeof p);
-    const int64_t batch = desc->batch;
-    if ((s = operand_map(&p.tma_a, &desc->a, a, batch, 0, k->tile_m)) ||
-        (s = operand_map(&p.tma_b, &desc->b, b, batch, 1, k->tile_n / k->cluster_m))) /* each CTA's share of B */
-        return s;
-    p.d_direct = !d_by_tma(&desc->d, d, batch);
-    if (!p.d_direct && (s = matrix_map(&p.tma_d, &desc->d, d, batch, 64))) /* the epilogue's 64 x 64 sub-tiles */
-        return s;
-    p.m = (int)desc->m, p.n = (int)desc->n;
-    p.m_tiles = (p.m + k->tile_m - 1) / k->tile_m;
-    p.n_tiles = (p.n + k->tile_n - 1) / k->tile_n;
-    const char *group = getenv("TESS_GROUP_M");
-    p.group_m = group && atoi(group) > 0 ? atoi(group) : TESS_GROUP_M;
-    p.a_batch_shared = desc->a.batch_stride == 0;
-    p.b_batch_shared = desc->b.batch_stride == 0;
-    p.alpha = desc->alpha, p.beta = desc->beta;
-    p.c = desc->beta != 0.0f ? c : NULL;
-    p.d = d;
-    p.c_layout = desc->c, p.d_layout = desc->d;
-    p.scale_a.data = a_scale, p.scale_a.layout = desc->a_scale;
-    p.scale_b.data = b_scale, p.scale_b.layout = desc->b_scale;
-    if ((s = scale_maps(&p, k, desc)))
+    if ((s = tess_gemm_params_init(&p, k, desc, a, a_scale, b, b_scale, c, d)))
         return s;
     tess_gemm_launch x;
     size_t flags_offset = 0;

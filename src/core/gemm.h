@@ -21,6 +21,21 @@ tess_status tess_gemm_validate(const tess_device_info *info, const tess_gemm_des
 int tess_gemm_candidates(const tess_device_info *info, const tess_gemm_desc *desc, size_t workspace_limit,
                          tess_plan *plans, int capacity);
 
+/* Helpers the grouped GEMM (core/grouped.c) shares with the dense one. */
+
+/* TMA's rules for operand `name` (16-byte aligned base, rows and batch stride of whole 16 bytes). */
+tess_status tess_gemm_check_tma(const tess_matrix_desc *x, const void *ptr, int64_t batch, const char *name);
+/* The scale recipes of a problem and the factor pointers' alignment. */
+tess_status tess_gemm_check_scales(const tess_gemm_desc *desc, const float *sa, const float *sb);
+/* Whether kernel k multiplies the problem's types, majors and scaling (dense or grouped). */
+int tess_gemm_kernel_serves(const tess_gemm_kernel *k, const tess_gemm_desc *d);
+/* CTAs of kernel `index` resident at once on `info`'s device (NULL: 132 SMs). */
+int tess_gemm_resident_ctas(int index, const tess_device_info *info);
+/* A kernel's parameters (tensor maps, shapes, scales) for a validated problem; not the work split. */
+tess_status tess_gemm_params_init(tess_gemm_params *p, const tess_gemm_kernel *k, const tess_gemm_desc *desc,
+                                  const void *a, const float *a_scale, const void *b, const float *b_scale,
+                                  const void *c, void *d);
+
 #ifdef __cplusplus
 }
 #endif

@@ -137,10 +137,63 @@ static void test_work_split(tess_rng *r) {
     }
 }
 
+
+/* Grouped orders: with random group sizes (some groups empty), every unit
+ * of a persistent grid walking its items (u, u + units, ...) with its own
+ * scan hint sees each (group, tile row, n tile) exactly once, tile rows
+ * within their group's; BANDED keeps a unit's neighbours inside group_m tile rows. */
+static void test_group_orders(tess_rng *r) {
+    static const int orders[] = {TESS_GROUP_ORDER_N_FASTEST, TESS_GROUP_ORDER_M_FASTEST, TESS_GROUP_ORDER_BANDED};
+    for (int trial = 0; trial < 300; trial++) {
+        const int groups = (int)tess_rng_range(r, 1, trial % 3 ? 40 : 1024);
+        const int n_tiles = (int)tess_rng_range(r, 1, 12), units = (int)tess_rng_range(r, 1, 140);
+        const int group_m = (int)tess_rng_range(r, 1, 16), order = orders[trial % 3];
+        int *start = malloc(sizeof(int) * (size_t)(groups + 1));
+        start[0] = 0;
+        for (int g = 0; g < groups; g++) /* a third of the groups empty, some long */
+            start[g + 1] = start[g] + (tess_rng_range(r, 0, 2) == 0 ? 0 : (int)tess_rng_range(r, 1, g % 7 ? 3 : 20));
+        const int items = start[groups] * n_tiles;
+        char *seen = calloc((size_t)items + 1, 1);
+        int bad = 0, once = 0;
+        for (int u = 0; u < units; u++) {
+            int hint = 0;
+            for (int item = u; item < items; item += units) {
+                int g, mt, nt;
+                tess_group_tile(order, start, groups, n_tiles, group_m, item, &hint, &g, &mt, &nt);
+                if (g < 0 || g >= groups || mt < 0 || mt >= start[g + 1] - start[g] || nt < 0 || nt >= n_tiles) {
+                    bad++;
+                    continue;
+                }
+                seen[(start[g] + mt) * n_tiles + nt]++;
+                if (order == TESS_GROUP_ORDER_BANDED) { /* the band of local item i holds group_m tile rows */
+                    const int local = item - start[g] * n_tiles, band = local / (group_m * n_tiles);
+                    bad += mt < band * group_m || mt >= (band + 1) * group_m;
+                }
+            }
+        }
+        for (int i = 0; i < items; i++)
+            once += seen[i] == 1;
+        CHECKF(bad == 0 && once == items, "group order %d, %d groups, %d n tiles, %d units: %d bad, %d of %d once",
+               order, groups, n_tiles, units, bad, once, items);
+        free(seen);
+        free(start);
+    }
+    /* The searches agree with each other on every row, empty groups skipped. */
+    const int start[] = {0, 0, 2, 2, 2, 5, 6, 6};
+    int hint = 0, agree = 1;
+    for (int row = 0; row < 6; row++) {
+        int s = tess_group_of_row_search(start, 7, row), l = tess_group_of_row_scan(start, 7, row, hint);
+        agree &= s == l && start[s] <= row && row < start[s + 1];
+        hint = l;
+    }
+    CHECK(agree);
+}
+
 int main(void) {
     tess_rng r;
     tess_rng_seed(&r, check_seed());
     test_scheduler(&r);
     test_work_split(&r);
+    test_group_orders(&r);
     return check_finish("unit_sched");
 }

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "core/hd.h"
+#include "tessera.h"
 
 TESS_HD void tess_tile_coord(int t, int m_tiles, int n_tiles, int group_m, int *batch, int *mt, int *nt) {
     int per_batch = m_tiles * n_tiles;
@@ -113,6 +114,69 @@ TESS_HD int tess_work_contributors_end(const tess_work_split *s, const tess_work
     while (v < s->units && tess_sk_unit_begin(s, v) < item_end)
         v++;
     return v;
+}
+
+/* Grouped GEMM (Mixture-of-Experts) work. Group g has rows_g rows, cut into
+ * ceil(rows_g / tile_m) tile rows; tile_start[g] is the tile rows of the
+ * groups before g (tile_start[groups]: all of them). An item is one (tile
+ * row, n tile) pair, tile_start[groups] * n_tiles items in all, walked in one
+ * of these orders (tess_group_order of tessera.h: hpc-ops' two, and one
+ * that keeps L2 reuse):
+ *  - N_FASTEST: the n tiles of one tile row, then the next row ("horizontal");
+ *    a unit finds each item's group by scanning on from its previous one.
+ *  - M_FASTEST: the tile rows of every group for one n tile, then the next n
+ *    tile ("vertical"); the group by binary search over tile_start.
+ *  - BANDED: group by group, each group's tiles in the dense order of
+ *    tess_tile_coord (bands of group_m tile rows walked column by column), so
+ *    the units running together share a few row tiles of X and column tiles
+ *    of one expert's W in L2. */
+
+/* The group g holding tile row `row` (tile_start[g] <= row < tile_start[g + 1]),
+ * by binary search; empty groups (no tile rows) are never the answer. */
+TESS_HD int tess_group_of_row_search(const int *tile_start, int groups, int row) {
+    int lo = 0, hi = groups - 1; /* the last g with tile_start[g] <= row */
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (tile_start[mid] <= row)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* The same by a linear scan on from group `from`, the answer for an earlier
+ * (not larger) row: a unit's rows only grow, so each scan is short. */
+TESS_HD int tess_group_of_row_scan(const int *tile_start, int groups, int row, int from) {
+    int g = from;
+    while (g + 1 < groups && tile_start[g + 1] <= row)
+        g++;
+    return g;
+}
+
+/* Item `item` (0 <= item < tile_start[groups] * n_tiles) in order `order`:
+ * its group, tile row within the group and n tile. *hint is the group of the
+ * unit's previous item (0 before its first), updated for the scans. */
+TESS_HD void tess_group_tile(int order, const int *tile_start, int groups, int n_tiles, int group_m, int item,
+                             int *hint, int *g, int *mt, int *nt) {
+    if (order == TESS_GROUP_ORDER_M_FASTEST) {
+        const int rows = tile_start[groups];
+        const int row = item % rows;
+        *nt = item / rows;
+        *g = tess_group_of_row_search(tile_start, groups, row);
+        *mt = row - tile_start[*g];
+        return;
+    }
+    /* Both other orders give group g the items [tile_start[g], tile_start[g + 1]) * n_tiles. */
+    *g = *hint = tess_group_of_row_scan(tile_start, groups, item / n_tiles, *hint);
+    if (order == TESS_GROUP_ORDER_N_FASTEST) {
+        *mt = item / n_tiles - tile_start[*g];
+        *nt = item % n_tiles;
+        return;
+    }
+    int batch;
+    tess_tile_coord(item - tile_start[*g] * n_tiles, tile_start[*g + 1] - tile_start[*g], n_tiles, group_m, &batch,
+                    mt, nt);
 }
 
 #endif

@@ -50,12 +50,37 @@ TESS_DEVICE uint32_t pack16(float lo, float hi, bool bf16) {
     return r;
 }
 
+// Copies a round's staged sub-tiles (rows m0.., columns from nc) of a
+// row-major D to global memory with 16-byte stores, only rows below m_end:
+// for a grouped GEMM's last tile of a group, where a TMA store would write
+// into the next group's rows. (D by TMA is row-major with whole 16-byte
+// chunks per row, so a chunk lies wholly inside or outside the matrix.)
+template <class Cfg>
+TESS_DEVICE void epilogue_copy_rows(const tess_gemm_params &p, const char *staging, int t, int b, int m0, int m_end,
+                                    int nc) {
+    constexpr int CHUNKS = TESS_EPI_SUBTILE * TESS_EPI_SUBTILE * 2 / 16; // 16-byte chunks per sub-tile
+#pragma unroll
+    for (int s = 0; s < Cfg::EPI_COLS / TESS_EPI_SUBTILE; s++) {
+#pragma unroll
+        for (int i = 0; i < CHUNKS / 128; i++) {
+            const int chunk = t + 128 * i, row = chunk / 8, col = nc + s * TESS_EPI_SUBTILE + (chunk % 8) * 8;
+            if (m0 + row < m_end && col < p.n) {
+                const uint4 v = *(const uint4 *)(staging + tess_epi_swizzled_offset(s, row, chunk % 8));
+                *(uint4 *)((char *)p.d + 2 * tess_matrix_offset(&p.d_layout, b, m0 + row, col)) = v;
+            }
+        }
+    }
+}
+
 // 16-bit D, in rounds of EPI_COLS columns: stmatrix into this warpgroup's
-// staging sub-tiles, then one thread's TMA stores. `pending` says a store of
-// an earlier round may still be reading the staging buffer.
+// staging sub-tiles, then one thread's TMA stores (or every thread's copies,
+// for a grouped tile whose rows end inside it: epilogue_copy_rows).
+// `pending` says an earlier round may still be reading the staging buffer.
 template <class Cfg, bool WITH_C>
 TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], char *staging, int wg, int t,
-                                  int b, int m0, int n0, bool &pending) {
+                                  int b, int m0, int m_end, int n0, bool &pending) {
+    // TMA clips stores at D's edges, which are a dense GEMM's, not a group's.
+    const bool by_tma = !Cfg::GROUPED || m0 + 64 <= m_end;
     const int warp = t / 32, lane = t % 32, barrier = TESS_EPI_BARRIER_BASE + wg;
     const bool col_major = p.d_layout.order == TESS_ORDER_COL, bf16 = p.d_layout.dtype == TESS_DTYPE_BF16;
     const uint32_t base = smem_u32(staging);
@@ -87,7 +112,9 @@ TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::B
         }
         fence_proxy_async_smem();
         named_barrier_sync(barrier, 128);
-        if (t == 0) {
+        if (!by_tma) {
+            epilogue_copy_rows<Cfg>(p, staging, t, b, m0, m_end, n0 + round * Cfg::EPI_COLS);
+        } else if (t == 0) {
 #pragma unroll
             for (int s = 0; s < Cfg::EPI_COLS / TESS_EPI_SUBTILE; s++) {
                 const char *sub = staging + s * TESS_EPI_SUBTILE_BYTES;
@@ -107,31 +134,33 @@ TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::B
 // the matrix: f32 D, and 16-bit D that TMA cannot store exactly.
 template <class Cfg, bool WITH_C>
 TESS_DEVICE void epilogue_store_direct(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], int t, int b, int m0,
-                                       int n0) {
+                                       int m_end, int n0) {
 #pragma unroll
     for (int v = 0; v < Cfg::BN / 2; v++) {
         int m, n;
         tess_wgmma_acc_coord(t, v, &m, &n);
         m += m0, n += n0;
-        if (m < p.m && n < p.n)
+        if (m < m_end && n < p.n)
             epi_store_element(p, b, m, n, epi_value<WITH_C>(p, acc[v], b, m, n));
     }
 }
 
-// The epilogue of one warpgroup's tile: the store path and whether C is read
-// are decided once per tile, so each unrolled variant is straight-line code.
+// The epilogue of one warpgroup's part of tile `tile` (its rows from m0):
+// the store path and whether C is read are decided once per tile, so each
+// unrolled variant is straight-line code.
 template <class Cfg>
-TESS_DEVICE void epilogue(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], char *staging, int wg, int t, int b,
-                          int m0, int n0, bool &pending) {
+TESS_DEVICE void epilogue(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], char *staging, int wg, int t,
+                          const tile_coord &tile, int m0, bool &pending) {
     const bool with_c = p.beta != 0.0f;
+    const int b = tile.ad, m_end = tile.m_end, n0 = tile.n0;
     if (p.d_direct) {
         if (with_c)
-            epilogue_store_direct<Cfg, true>(p, acc, t, b, m0, n0);
+            epilogue_store_direct<Cfg, true>(p, acc, t, b, m0, m_end, n0);
         else
-            epilogue_store_direct<Cfg, false>(p, acc, t, b, m0, n0);
+            epilogue_store_direct<Cfg, false>(p, acc, t, b, m0, m_end, n0);
     } else if (with_c) {
-        epilogue_store16<Cfg, true>(p, acc, staging, wg, t, b, m0, n0, pending);
+        epilogue_store16<Cfg, true>(p, acc, staging, wg, t, b, m0, m_end, n0, pending);
     } else {
-        epilogue_store16<Cfg, false>(p, acc, staging, wg, t, b, m0, n0, pending);
+        epilogue_store16<Cfg, false>(p, acc, staging, wg, t, b, m0, m_end, n0, pending);
     }
 }

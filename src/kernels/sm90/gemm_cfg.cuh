@@ -41,8 +41,13 @@
 // (two 64 x 64 sub-tiles, 16 KiB), so that the ring can keep more stages.
 #define TESS_EPI_ROUND_COLS 128
 
-template <int BM_, int BN_, int STAGES_, int CLUSTER_, int IN_, int SCALING_, int A_MN_, int B_MN_>
+template <int BM_, int BN_, int STAGES_, int CLUSTER_, int IN_, int SCALING_, int A_MN_, int B_MN_,
+          int GROUPED_ = 0>
 struct gemm_cfg {
+    // 1: a grouped GEMM (kernels/sm90/grouped.cuh), which keeps its group
+    // table in shared memory and stores only its groups' rows.
+    static constexpr bool GROUPED = GROUPED_;
+    static_assert(!GROUPED || CLUSTER_ == 1, "grouped tiles of one cluster may lie in different groups");
     static constexpr int IN = IN_, SCALING = SCALING_;
     static constexpr int ELEM_BYTES = IN <= TESS_MMA_F16 ? 2 : 1;
     static constexpr int BM = BM_, BN = BN_, BK = TESS_SM90_BK_BYTES / ELEM_BYTES, STAGES = STAGES_;
@@ -97,6 +102,11 @@ struct gemm_cfg {
     // Each stage's B share loaded by one CTA of the cluster.
     static constexpr int B_SHARE_BYTES = B_STAGE_BYTES / CLUSTER;
     static constexpr int BARRIER_BYTES = 2 * STAGES * 8;
+    // A grouped kernel's table (grouped.cuh): each group's first tile row
+    // and first row of A, one more tile row entry (the total), and the 12
+    // warps' partial sums of the scan that builds it.
+    static constexpr int GROUP_TABLE_INTS = 2 * TESS_GROUPED_MAX_GROUPS + 1 + TESS_SM90_THREADS / 32;
+    static constexpr int GROUP_TABLE_BYTES = GROUPED ? (GROUP_TABLE_INTS * 4 + 15) / 16 * 16 : 0;
     // B factors per stage of a block-scaled kernel: one per column (1x128
     // B), or one per 128-column block the tile touches (128x128 B: one for
     // BN dividing 128; two for BN = 192, whose tiles straddle at most one
@@ -114,18 +124,30 @@ struct gemm_cfg {
     static constexpr __host__ __device__ int b_factor_slot(int kb) {
         return SCALING == TESS_SCALING_BLOCK_ROWS ? kb % TESS_TMA_FACTOR_BOX_K : 0;
     }
-    // Block-scaled kernels: each stage's float factors, one per row of A,
-    // then B's (space for BN, of which BLOCK_ROWS kernels use B_FACTORS
-    // boxes). They lie after the epilogue staging, which keeps its 1024-byte
+    // Block-scaled kernels: each stage's float factors, one per row of A
+    // (A_FACTOR_SPAN floats), then B's (space for BN, of which BLOCK_ROWS
+    // kernels use B_FACTORS boxes). They lie after the epilogue staging, which keeps its 1024-byte
     // alignment (TMA writes them at 16-byte aligned offsets).
-    static constexpr int SCALE_STAGE_BYTES = BLOCK_SCALED ? (BM + BN) * 4 : 0;
+    // A's factors of a stage: BM, loaded by TMA as one box starting at the
+    // tile's first row; in a grouped kernel the group's first row need not
+    // be 16-byte aligned in the factor array, as a TMA box's inner start must
+    // be, so the box starts up to 3 rows early (a_factor_shift) and holds
+    // TESS_GROUPED_FACTOR_BOX_EXTRA more, in an area padded so that B's
+    // factors start 128 bytes further.
+    static constexpr int A_FACTOR_BOX = BM + (GROUPED ? TESS_GROUPED_FACTOR_BOX_EXTRA : 0);
+    static constexpr int A_FACTOR_SPAN = BM + (GROUPED ? 32 : 0);
+    static constexpr __host__ __device__ int a_factor_shift(int m0) {
+        return GROUPED ? m0 % TESS_GROUPED_FACTOR_BOX_EXTRA : 0;
+    }
+    static constexpr int SCALE_STAGE_BYTES = BLOCK_SCALED ? (A_FACTOR_SPAN + BN) * 4 : 0;
     static_assert(B_FACTORS * B_FACTOR_PITCH <= BN, "B's factors fit their space in a stage");
     // Bytes of factors a stage's TMA loads bring, where factors come by TMA.
-    static constexpr int SCALE_TX_BYTES = BLOCK_SCALED ? (BM + B_FACTORS * B_FACTOR_PITCH) * 4 : 0;
-    // The ring, the barriers, and up to a swizzle atom by which the dynamic
+    static constexpr int SCALE_TX_BYTES = BLOCK_SCALED ? (A_FACTOR_BOX + B_FACTORS * B_FACTOR_PITCH) * 4 : 0;
+    // The ring, the barriers, a grouped kernel's table, and up to a swizzle atom by which the dynamic
     // shared memory base is aligned up.
     static constexpr int RING_BYTES =
-        STAGES * (A_STAGE_BYTES + B_STAGE_BYTES + SCALE_STAGE_BYTES) + BARRIER_BYTES + TESS_SW128_ATOM_BYTES;
+        STAGES * (A_STAGE_BYTES + B_STAGE_BYTES + SCALE_STAGE_BYTES) + BARRIER_BYTES + GROUP_TABLE_BYTES +
+        TESS_SW128_ATOM_BYTES;
     // Epilogue rounds of 128 columns where BN allows and the ring leaves
     // room (two sub-tiles per warpgroup), else of one 64-column sub-tile.
     static constexpr int EPI_WIDE_BYTES = TESS_SM90_CONSUMERS * (TESS_EPI_ROUND_COLS / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;
@@ -154,4 +176,18 @@ struct gemm_cfg {
 template <class Cfg>
 TESS_DEVICE bool factors_by_tma(const tess_gemm_params &p) {
     return Cfg::BLOCK_SCALED && p.scales_by_tma;
+}
+
+// One output tile as the mainloop and epilogue see it: the batch of B and of
+// its factors (the group, for a grouped GEMM), the batch of A, D and A's
+// factors (0 for a contiguous grouped layout), the tile's first row, the end
+// of the rows it may store (M, or its group's last row + 1), and its first column.
+struct tile_coord {
+    int b, ad, m0, m_end, n0;
+};
+
+// The batch of A's factors for a tile: per-tensor factors are one per group
+// in a grouped GEMM (batch b), others follow A's rows (batch ad).
+TESS_DEVICE int a_factor_batch(const tess_gemm_params &p, const tile_coord &t) {
+    return p.scale_a.layout.mode == TESS_SCALE_TENSOR ? t.b : t.ad;
 }

@@ -21,6 +21,7 @@ typedef struct tess_gemm_kernel {
     int scaling;          /* accumulation and block scaling: enum tess_scaling */
     int a_mn_major;       /* 1: A is M-contiguous (column-major) */
     int b_mn_major;       /* 1: B is N-contiguous (row-major) */
+    int grouped;          /* 1: a grouped GEMM (tess_grouped_gemm), 0: dense */
     tess_gemm_launch_fn launch;
     tess_gemm_occupancy_fn max_clusters;
 } tess_gemm_kernel;
@@ -29,6 +30,9 @@ typedef struct tess_gemm_kernel {
 #define TESS_GEMM_KERNELS_PER_TILE 8
 /* Kernels per FP8 tile configuration and scaling kind: the 4 (A, B) type pairs. */
 #define TESS_GEMM_FP8_PAIRS 4
+/* Kernels per grouped 16-bit tile configuration (bf16, f16) and per grouped
+ * FP8 one (e4m3 x e4m3: the promoted per-tensor kind and the block-scaled one). */
+#define TESS_GROUPED_KERNELS_PER_TILE 2
 /* At most this many kernels in a build (the planner sizes its caches by it). */
 #define TESS_GEMM_MAX_KERNELS 128
 

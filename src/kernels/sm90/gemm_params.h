@@ -42,6 +42,11 @@ enum tess_scaling {
     TESS_SCALING_BLOCK_ROWS_COLS
 };
 
+/* Rows a grouped kernel's TMA box of 1x128 A factors holds beyond the
+ * tile's (gemm_cfg.cuh A_FACTOR_BOX): the box starts at the 16-byte aligned
+ * row at or before the tile's first. */
+#define TESS_GROUPED_FACTOR_BOX_EXTRA 4
+
 /* K blocks per TMA box of 128x128 B factors (16 bytes, the least a box row
  * may have): a stage's factor is the box's first, the other three unused. */
 #define TESS_TMA_FACTOR_BOX_K 4
@@ -80,6 +85,16 @@ typedef struct tess_gemm_params {
      * contiguous), 0 when the producer warp copies them (any other strides). */
     int scales_by_tma;
     CUtensorMap tma_scale_a, tma_scale_b;
+    /* Grouped kernels (Mixture-of-Experts; kernels/sm90/grouped.cuh): group
+     * g multiplies its rows of A by B (and B's factors) of batch g. The
+     * group sizes lie on the device in group_rows: the cumulative row ends
+     * of a contiguous A and D (TESS_GROUP_CONTIGUOUS: one m-row matrix each),
+     * or the rows used of each batch of m rows (TESS_GROUP_MASKED: A, D and
+     * A's factors batched by group). Values are clamped into [0, m], so that
+     * no tile reads or writes outside the matrices. Tiles are walked in
+     * group_order (tess_group_order); split.dp_items is set by the kernel. */
+    int groups, group_layout, group_order;
+    const int32_t *group_rows;
 } tess_gemm_params;
 
 #endif

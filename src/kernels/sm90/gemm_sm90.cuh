@@ -19,19 +19,24 @@
 #include "kernels/common/stream_k.cuh"
 #include "kernels/sm90/epilogue.cuh"
 #include "kernels/sm90/gemm_kernels.h"
+#include "kernels/sm90/grouped.cuh"
 #include "kernels/sm90/mainloop.cuh"
 #include "kernels/sm90/scale_epilogue.cuh"
 
-// The tile this CTA computes for work item `item`: clusters walk groups of
-// CLUSTER tile rows (virtual rows of CLUSTER tiles each), the CTA of rank r
-// taking row r of its group. The row may lie past M for a tile count that is
-// not a multiple of CLUSTER: TMA clips it.
+// The tile this CTA computes for work item `item` of a dense GEMM: clusters
+// walk groups of CLUSTER tile rows (virtual rows of CLUSTER tiles each), the
+// CTA of rank r taking row r of its group. The row may lie past M for a tile
+// count that is not a multiple of CLUSTER: TMA clips it. A grouped GEMM's
+// tiles come from its group table (grouped.cuh; `hint` is its scan position).
 template <class Cfg>
-TESS_DEVICE void cta_tile(const tess_gemm_params &p, int item, int rank, int *b, int *mt, int *nt) {
+TESS_DEVICE tile_coord cta_tile(const tess_gemm_params &p, const group_table &groups, int item, int rank, int &hint) {
+    if (Cfg::GROUPED)
+        return group_tile<Cfg>(p, groups, item, hint);
     const int m_groups = (p.m_tiles + Cfg::CLUSTER - 1) / Cfg::CLUSTER;
-    int mg;
-    tess_tile_coord(item, m_groups, p.n_tiles, p.group_m, b, &mg, nt);
-    *mt = mg * Cfg::CLUSTER + rank;
+    int b, mg, nt;
+    tess_tile_coord(item, m_groups, p.n_tiles, p.group_m, &b, &mg, &nt);
+    tile_coord c = {b, b, (mg * Cfg::CLUSTER + rank) * Cfg::BM, p.m, nt * Cfg::BN};
+    return c;
 }
 
 // Stream-K workspace of consumer warpgroup cw of CTA `cta`: its slot of
@@ -58,6 +63,7 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
     char *smem_scales = staging + Cfg::EPI_BYTES;
     uint64_t *full = (uint64_t *)(smem_scales + Cfg::STAGES * Cfg::SCALE_STAGE_BYTES);
     uint64_t *empty = full + Cfg::STAGES;
+    const group_table groups = group_table_at((int *)(empty + Cfg::STAGES));
 
     if (threadIdx.x == 0) {
         const int full_arrivals = Cfg::full_arrivals(factors_by_tma<Cfg>(p));
@@ -74,6 +80,12 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
             tma_prefetch_descriptor(&p.tma_scale_b);
         }
     }
+    // A grouped GEMM's items follow from the group sizes, read by every CTA;
+    // a dense one's split is read from the parameters (no registers held).
+    tess_work_split grouped_split = p.split;
+    if (Cfg::GROUPED)
+        grouped_split.dp_items = group_table_build<Cfg>(p, groups);
+    const tess_work_split &split = Cfg::GROUPED ? grouped_split : p.split;
     __syncthreads();
     if (Cfg::CLUSTER > 1)
         cluster_sync(); // every CTA's barriers exist before any multicast or remote arrival
@@ -81,16 +93,15 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
     const int wg = warpgroup_index();
     const int rank = Cfg::CLUSTER > 1 ? (int)cluster_cta_rank() : 0;
     const int cluster = blockIdx.x / Cfg::CLUSTER;
-    const tess_work_split &split = p.split;
     pipe_cursor cursor = {0, 0};
+    int hint = 0;
     if (wg == 0) {
         setmaxnreg_dec<Cfg::PRODUCER_REGS>();
         if (threadIdx.x < Cfg::PRODUCER_THREADS) {
             for (tess_work_cursor w = tess_work_first(&split, cluster); w.item >= 0; tess_work_next(&split, &w)) {
-                int b, mt, nt;
-                cta_tile<Cfg>(p, w.item, rank, &b, &mt, &nt);
-                producer_load_tile<Cfg>(p, smem_a, smem_b, smem_scales, full, empty, cursor, b, mt * Cfg::BM,
-                                        nt * Cfg::BN, w.k_begin, w.k_end, rank, threadIdx.x);
+                const tile_coord tile = cta_tile<Cfg>(p, groups, w.item, rank, hint);
+                producer_load_tile<Cfg>(p, smem_a, smem_b, smem_scales, full, empty, cursor, tile, w.k_begin, w.k_end,
+                                        rank, threadIdx.x);
             }
         }
     } else {
@@ -101,10 +112,12 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
         bool pending = false;
         mma_turns_begin<Cfg>(cw);
         for (tess_work_cursor w = tess_work_first(&split, cluster); w.item >= 0; tess_work_next(&split, &w)) {
-            int b, mt, nt;
-            cta_tile<Cfg>(p, w.item, rank, &b, &mt, &nt);
-            consumer_mma<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, cursor, w.k_begin, w.k_end, nt * Cfg::BN,
-                              cw, t);
+            tile_coord tile = cta_tile<Cfg>(p, groups, w.item, rank, hint);
+            if (Cfg::GROUPED) // read before the mainloop, which hides the latency
+                group_tile_end(p, tile);
+            const int a_shift = factors_by_tma<Cfg>(p) ? Cfg::a_factor_shift(tile.m0) : 0;
+            consumer_mma<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, cursor, w.k_begin, w.k_end, tile.n0,
+                              a_shift, cw, t);
             if (tess_work_is_partial(&split, &w)) {
                 int *flag;
                 if (w.k_begin != 0) { // another unit finishes this tile
@@ -118,9 +131,9 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
                     sk_add_partial(acc, slot, flag, t, barrier);
                 }
             }
-            const int m0 = mt * Cfg::BM + cw * 64, n0 = nt * Cfg::BN;
-            apply_outer_scales<Cfg>(p, acc, t, b, m0, n0);
-            epilogue<Cfg>(p, acc, my_staging, cw, t, b, m0, n0, pending);
+            const int m0 = tile.m0 + cw * 64; // this warpgroup's rows
+            apply_outer_scales<Cfg>(p, acc, t, tile, m0);
+            epilogue<Cfg>(p, acc, my_staging, cw, t, tile, m0, pending);
         }
         mma_turns_end<Cfg>(cw);
         if (pending && t == 0)
@@ -182,10 +195,15 @@ static int max_clusters(void) {
 }
 
 // One table entry for configuration (BM, BN, STAGES, CLUSTER, input pair,
-// scaling kind, A major, B major).
-#define TESS_GEMM_ENTRY(BM, BN, ST, CL, IN, SC, AMN, BMN)                                                         \
-    {BM, BN, gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN>::BK, ST, CL, IN, SC, AMN, BMN,                           \
-     launch_gemm<gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN>>, max_clusters<gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN>>}
+// scaling kind, A major, B major, grouped).
+#define TESS_GEMM_ENTRY_G(BM, BN, ST, CL, IN, SC, AMN, BMN, GR)                                                   \
+    {BM, BN, gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR>::BK, ST, CL, IN, SC, AMN, BMN, GR,                   \
+     launch_gemm<gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR>>,                                                 \
+     max_clusters<gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR>>}
+// A dense GEMM's entry.
+#define TESS_GEMM_ENTRY(BM, BN, ST, CL, IN, SC, AMN, BMN) TESS_GEMM_ENTRY_G(BM, BN, ST, CL, IN, SC, AMN, BMN, 0)
+// A grouped GEMM's entry (clusters of 1, K-major operands).
+#define TESS_GROUPED_ENTRY(BM, BN, ST, IN, SC) TESS_GEMM_ENTRY_G(BM, BN, ST, 1, IN, SC, 0, 0, 1)
 // Both 16-bit input types and all four operand majors of one tile
 // configuration (TESS_GEMM_KERNELS_PER_TILE entries).
 #define TESS_GEMM_TILE(BM, BN, ST, CL)                                                                             \

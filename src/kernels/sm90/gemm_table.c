@@ -1,5 +1,5 @@
 /* The table of sm90 GEMM kernels: the per-configuration tables of
- * gemm_f16_*.cu and gemm_fp8_*.cu, in the order the planner lists them when
+ * gemm_f16_*.cu, gemm_fp8_*.cu and gemm_grouped_*.cu, in the order the planner lists them when
  * costs tie. */
 #include "kernels/sm90/gemm_kernels.h"
 
@@ -23,6 +23,10 @@ extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x192_c1_rows[TESS_GEMM_FP8_P
 extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x192_c2_rows_cols[TESS_GEMM_FP8_PAIRS];
 extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x192_c1_rows_cols[TESS_GEMM_FP8_PAIRS];
 extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x256_c1_plain[TESS_GEMM_FP8_PAIRS];
+extern const tess_gemm_kernel tess_grouped_sm90_128x256[TESS_GROUPED_KERNELS_PER_TILE];
+extern const tess_gemm_kernel tess_grouped_sm90_128x128[TESS_GROUPED_KERNELS_PER_TILE];
+extern const tess_gemm_kernel tess_grouped_sm90_fp8_128x192[TESS_GROUPED_KERNELS_PER_TILE];
+extern const tess_gemm_kernel tess_grouped_sm90_fp8_128x128[TESS_GROUPED_KERNELS_PER_TILE];
 
 typedef struct table_part {
     const tess_gemm_kernel *kernels;
@@ -31,6 +35,7 @@ typedef struct table_part {
 
 #define WHOLE_TILE(t) {t, TESS_GEMM_KERNELS_PER_TILE}
 #define FP8_PAIRS(t) {t, TESS_GEMM_FP8_PAIRS}
+#define GROUPED(t) {t, TESS_GROUPED_KERNELS_PER_TILE}
 
 static const table_part parts[] = {
     FP8_PAIRS(tess_gemm_sm90_fp8_128x192_c2_promote), FP8_PAIRS(tess_gemm_sm90_fp8_128x192_c1_promote),
@@ -42,10 +47,13 @@ static const table_part parts[] = {
     FP8_PAIRS(tess_gemm_sm90_fp8_128x128_c2_promote), FP8_PAIRS(tess_gemm_sm90_fp8_128x128_c1_promote),
     FP8_PAIRS(tess_gemm_sm90_fp8_128x128_c2_rows), FP8_PAIRS(tess_gemm_sm90_fp8_128x128_c1_rows),
     FP8_PAIRS(tess_gemm_sm90_fp8_128x128_c2_rows_cols), FP8_PAIRS(tess_gemm_sm90_fp8_128x128_c1_rows_cols),
-    FP8_PAIRS(tess_gemm_sm90_fp8_128x256_c2_plain), FP8_PAIRS(tess_gemm_sm90_fp8_128x256_c1_plain)};
+    FP8_PAIRS(tess_gemm_sm90_fp8_128x256_c2_plain), FP8_PAIRS(tess_gemm_sm90_fp8_128x256_c1_plain),
+    GROUPED(tess_grouped_sm90_128x256), GROUPED(tess_grouped_sm90_128x128),
+    GROUPED(tess_grouped_sm90_fp8_128x192), GROUPED(tess_grouped_sm90_fp8_128x128)};
 
 #define PART_COUNT ((int)(sizeof parts / sizeof parts[0]))
-_Static_assert(6 * TESS_GEMM_KERNELS_PER_TILE + 14 * TESS_GEMM_FP8_PAIRS <= TESS_GEMM_MAX_KERNELS,
+_Static_assert(6 * TESS_GEMM_KERNELS_PER_TILE + 14 * TESS_GEMM_FP8_PAIRS + 4 * TESS_GROUPED_KERNELS_PER_TILE <=
+                   TESS_GEMM_MAX_KERNELS,
                "raise TESS_GEMM_MAX_KERNELS");
 
 int tess_gemm_sm90_kernel_count(void) {

@@ -41,11 +41,14 @@ struct scale_sources {
     bool a_in[ROWS], b_in[COLS];
 };
 
-// Fills a lane's scale_sources for tile (batch b, rows m0.., columns n0..).
-// Rows past M and columns past N point at the last one and read as 0.
+// Fills a lane's scale_sources for tile `tile`. Rows past M and columns
+// past N point at the last one and read as 0.
 template <class Cfg>
-TESS_DEVICE void scale_sources_init(scale_sources<Cfg> &s, const tess_gemm_params &p, int b, int m0, int n0, int lane) {
-    const int ba = p.scale_a.layout.batch_stride ? b : 0, bb = p.scale_b.layout.batch_stride ? b : 0;
+TESS_DEVICE void scale_sources_init(scale_sources<Cfg> &s, const tess_gemm_params &p, const tile_coord &tile,
+                                    int lane) {
+    const int ba = p.scale_a.layout.batch_stride ? a_factor_batch(p, tile) : 0;
+    const int bb = p.scale_b.layout.batch_stride ? tile.b : 0;
+    const int m0 = tile.m0, n0 = tile.n0;
 #pragma unroll
     for (int i = 0; i < scale_sources<Cfg>::ROWS; i++) {
         const int m = m0 + lane + 32 * i;
@@ -77,40 +80,42 @@ TESS_DEVICE void load_block_scales(const tess_gemm_params &p, const scale_source
 #pragma unroll
     for (int i = 0; i < scale_sources<Cfg>::COLS; i++)
         if (Cfg::B_FACTORS % 32 == 0 || lane < Cfg::B_FACTORS)
-            cp_async_4(dst + Cfg::BM + (lane + 32 * i) * Cfg::B_FACTOR_PITCH + Cfg::b_factor_slot(kb), s.b[i] + kbb,
+            cp_async_4(dst + Cfg::A_FACTOR_SPAN + (lane + 32 * i) * Cfg::B_FACTOR_PITCH + Cfg::b_factor_slot(kb), s.b[i] + kbb,
                        s.b_in[i]);
     cp_async_mbar_arrive_noinc(bar);
 }
 
 // Loads the factors of K block kb into a stage's scale area by TMA, counted
 // in the stage's transaction bytes (Cfg::SCALE_TX_BYTES): BM row factors of
-// A, and B's for the tile's columns from n0 (per column, or a box of K
-// blocks per 128-column block). Factors past the arrays' edges read as 0.
+// A, and B's for the tile's columns (per column, or a box of K blocks per
+// 128-column block). Factors past the arrays' edges read as 0.
 template <class Cfg>
-TESS_DEVICE void load_block_scales_tma(const tess_gemm_params &p, float *dst, uint64_t *bar, int b, int m0, int n0,
+TESS_DEVICE void load_block_scales_tma(const tess_gemm_params &p, float *dst, uint64_t *bar, const tile_coord &tile,
                                        int kb) {
-    const int ba = p.scale_a.layout.batch_stride ? b : 0, bb = p.scale_b.layout.batch_stride ? b : 0;
-    tma_load_3d(dst, &p.tma_scale_a, bar, m0, kb, ba);
+    const int ba = p.scale_a.layout.batch_stride ? a_factor_batch(p, tile) : 0;
+    const int bb = p.scale_b.layout.batch_stride ? tile.b : 0;
+    tma_load_3d(dst, &p.tma_scale_a, bar, tile.m0 - Cfg::a_factor_shift(tile.m0), kb, ba);
     if (Cfg::SCALING == TESS_SCALING_BLOCK_ROWS_COLS)
-        tma_load_3d(dst + Cfg::BM, &p.tma_scale_b, bar, n0, kb, bb);
+        tma_load_3d(dst + Cfg::A_FACTOR_SPAN, &p.tma_scale_b, bar, tile.n0, kb, bb);
     else
-        tma_load_3d(dst + Cfg::BM, &p.tma_scale_b, bar, kb - Cfg::b_factor_slot(kb), n0 / TESS_SCALE_BLOCK, bb);
+        tma_load_3d(dst + Cfg::A_FACTOR_SPAN, &p.tma_scale_b, bar, kb - Cfg::b_factor_slot(kb), tile.n0 / TESS_SCALE_BLOCK, bb);
 }
 
-// Loads K blocks [k_begin, k_end) of tile (batch b, rows m0.., columns n0..) into the ring:
+// Loads K blocks [k_begin, k_end) of tile `tile` into the ring:
 // this CTA's A, and its share (`rank` of CLUSTER) of the cluster's B tile. The
 // stage's full barrier expects all of A and B: its own loads plus the B
 // shares the other CTAs multicast into it. Run by Cfg::PRODUCER_THREADS lanes.
 template <class Cfg>
 TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, char *smem_b, char *smem_scales,
-                                    uint64_t *full, uint64_t *empty, pipe_cursor &c, int b, int m0, int n0,
+                                    uint64_t *full, uint64_t *empty, pipe_cursor &c, const tile_coord &tile,
                                     int k_begin, int k_end, int rank, int lane) {
-    const int ba = p.a_batch_shared ? 0 : b, bb = p.b_batch_shared ? 0 : b;
+    const int ba = p.a_batch_shared ? 0 : tile.ad, bb = p.b_batch_shared ? 0 : tile.b;
+    const int m0 = tile.m0, n0 = tile.n0;
     constexpr int B_SHARE_ROWS = Cfg::BN / Cfg::CLUSTER;
     const bool by_tma = factors_by_tma<Cfg>(p);
     scale_sources<Cfg> sources;
     if (Cfg::BLOCK_SCALED && !by_tma)
-        scale_sources_init<Cfg>(sources, p, b, m0, n0, lane);
+        scale_sources_init<Cfg>(sources, p, tile, lane);
     for (int kb = k_begin; kb < k_end; kb++) {
         pipe_producer_acquire(empty, c);
         uint64_t *bar = &full[c.stage];
@@ -118,7 +123,7 @@ TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, cha
         if (lane == 0) {
             mbar_arrive_expect_tx(bar, Cfg::A_STAGE_BYTES + Cfg::B_STAGE_BYTES + (by_tma ? Cfg::SCALE_TX_BYTES : 0));
             if (by_tma)
-                load_block_scales_tma<Cfg>(p, factors, bar, b, m0, n0, kb);
+                load_block_scales_tma<Cfg>(p, factors, bar, tile, kb);
             const int k0 = kb * Cfg::BK;
             load_operand<Cfg, Cfg::BM, Cfg::A_MN, false>(smem_a + c.stage * Cfg::A_STAGE_BYTES, &p.tma_a, bar, m0,
                                                          k0, ba);
@@ -244,7 +249,7 @@ TESS_DEVICE row_factors stage_row_factors(const float *f, int wg, int row, int k
     if (Cfg::BLOCK_SCALED) {
         s.r00 = s.r01 = f[wg * 64 + row], s.r10 = s.r11 = f[wg * 64 + row + 8];
         if (Cfg::SCALING == TESS_SCALING_BLOCK_ROWS) {
-            const float *fb = f + Cfg::BM + Cfg::b_factor_slot(kb);
+            const float *fb = f + Cfg::A_FACTOR_SPAN + Cfg::b_factor_slot(kb);
             const float b0 = fb[0], b1 = Cfg::B_FACTORS == 2 ? fb[Cfg::B_FACTOR_PITCH] : b0;
             s.r00 *= b0, s.r01 *= b1, s.r10 *= b0, s.r11 *= b1;
         }
@@ -264,7 +269,7 @@ TESS_DEVICE void promote_scaled(float (&acc)[Cfg::BN / 2], const float (&part)[C
         const bool second_row = (v / 2) % 2, second_block = 8 * (v / 4) >= SECOND_FROM;
         float x = second_row ? (second_block ? s.r11 : s.r10) : (second_block ? s.r01 : s.r00);
         if (Cfg::SCALING == TESS_SCALING_BLOCK_ROWS_COLS)
-            x *= f[Cfg::BM + col + 8 * (v / 4) + v % 2];
+            x *= f[Cfg::A_FACTOR_SPAN + col + 8 * (v / 4) + v % 2];
         acc[v] = fmaf(part[v], x, acc[v]);
     }
 }
@@ -311,7 +316,8 @@ TESS_DEVICE const float *stage_factors(const char *smem_scales, int stage) {
 template <class Cfg>
 TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], char *smem_a, char *smem_b,
                                             const char *smem_scales, uint64_t *full, uint64_t *empty, pipe_cursor &c,
-                                            int k_begin, int k_end, int n0, int wg, int t, bool releases) {
+                                            int k_begin, int k_end, int n0, int a_shift, int wg, int t,
+                                            bool releases) {
     // The row factors are read before the wgmmas, which hide their latency,
     // where registers allow: not for 128x128 B with BN = 192 (two
     // accumulators of 96 leave room for two factors, not four).
@@ -322,6 +328,7 @@ TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], char *sme
         acc[i] = 0.0f;
     int row, col; // this thread's first accumulator row (the other is row + 8) and column pair
     tess_wgmma_acc_coord(t, 0, &row, &col);
+    row += a_shift; // from here on: where the row's factor lies in a stage's A factors
     // Whether a 192-wide tile starts halfway into a 128-column block of B
     // factors (n0 is a multiple of 192, so at column 0 or 64 of one).
     const bool starts_mid_block = Cfg::B_FACTORS == 2 && n0 % TESS_SCALE_BLOCK != 0;
@@ -381,8 +388,8 @@ TESS_DEVICE void promote_pipelined_step(float (&acc)[Cfg::BN / 2], float (&next)
 template <class Cfg>
 TESS_DEVICE void consumer_mma_tile_promoted_pipelined(float (&acc)[Cfg::BN / 2], char *smem_a, char *smem_b,
                                                       const char *smem_scales, uint64_t *full, uint64_t *empty,
-                                                      pipe_cursor &c, int k_begin, int k_end, int wg, int t,
-                                                      bool releases) {
+                                                      pipe_cursor &c, int k_begin, int k_end, int a_shift, int wg,
+                                                      int t, bool releases) {
     static_assert(!Cfg::PIPELINES_PROMOTION || Cfg::B_FACTORS != 2, "tiles inside one 128-column block of B factors");
     float part0[Cfg::BN / 2], part1[Cfg::BN / 2];
 #pragma unroll
@@ -390,6 +397,7 @@ TESS_DEVICE void consumer_mma_tile_promoted_pipelined(float (&acc)[Cfg::BN / 2],
         acc[i] = 0.0f;
     int row, col; // this thread's first accumulator row (the other is row + 8) and column pair
     tess_wgmma_acc_coord(t, 0, &row, &col);
+    row += a_shift; // from here on: where the row's factor lies in a stage's A factors
     if (k_begin >= k_end)
         return;
     pipe_consumer_wait(full, c);
@@ -414,18 +422,19 @@ TESS_DEVICE void consumer_mma_tile_promoted_pipelined(float (&acc)[Cfg::BN / 2],
 }
 
 // A consumer warpgroup's K blocks [k_begin, k_end) of a tile, in the kernel's accumulation mode.
+// a_shift: where the tile's first row's factor lies in a stage's A factors.
 // The releasing threads: the first of the warpgroup, or of each warp (Cfg::RELEASERS).
 template <class Cfg>
 TESS_DEVICE void consumer_mma(float (&acc)[Cfg::BN / 2], char *smem_a, char *smem_b, const char *smem_scales,
-                              uint64_t *full, uint64_t *empty, pipe_cursor &c, int k_begin, int k_end, int n0, int wg,
-                              int t) {
+                              uint64_t *full, uint64_t *empty, pipe_cursor &c, int k_begin, int k_end, int n0,
+                              int a_shift, int wg, int t) {
     const bool releases = t % (128 / Cfg::RELEASERS) == 0;
     if (Cfg::PIPELINES_PROMOTION)
         consumer_mma_tile_promoted_pipelined<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, c, k_begin, k_end,
-                                                  wg, t, releases);
+                                                  a_shift, wg, t, releases);
     else if (Cfg::PROMOTES)
-        consumer_mma_tile_promoted<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, c, k_begin, k_end, n0, wg, t,
-                                        releases);
+        consumer_mma_tile_promoted<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, c, k_begin, k_end, n0, a_shift,
+                                        wg, t, releases);
     else
         consumer_mma_tile<Cfg>(acc, smem_a, smem_b, full, empty, c, k_begin, k_end, wg, releases);
 }

@@ -17,20 +17,21 @@ TESS_DEVICE float outer_factor(const tess_scale_operand &s, int b, int mn, int e
     return __ldg(s.data + tess_scale_offset(&s.layout, s.layout.batch_stride ? b : 0, at, 0));
 }
 
-// Multiplies the 64 x BN accumulators (rows m0.., columns n0.. of batch b)
-// by their row factor of A and column factor of B. Runs once per tile, so
+// Multiplies a warpgroup's 64 x BN accumulators of tile `tile` (its rows
+// from m0) by their row factor of A and column factor of B. Runs once per tile, so
 // it stays cheap: one factor per row, and per-column factors (per-column B
 // only) read by plain pointer steps; a per-tensor B is one factor.
 template <class Cfg>
-TESS_DEVICE void apply_outer_scales(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], int t, int b, int m0,
-                                    int n0) {
+TESS_DEVICE void apply_outer_scales(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], int t,
+                                    const tile_coord &tile, int m0) {
+    const int b = tile.b, n0 = tile.n0, ba = a_factor_batch(p, tile);
     const bool rows = p.scale_a.data && !tess_scale_is_block(p.scale_a.layout.mode);
     const bool cols = p.scale_b.data && !tess_scale_is_block(p.scale_b.layout.mode);
     if (!rows && !cols)
         return;
     int row, col;
     tess_wgmma_acc_coord(t, 0, &row, &col);
-    float r0 = outer_factor(p.scale_a, b, m0 + row, p.m), r1 = outer_factor(p.scale_a, b, m0 + row + 8, p.m);
+    float r0 = outer_factor(p.scale_a, ba, m0 + row, p.m), r1 = outer_factor(p.scale_a, ba, m0 + row + 8, p.m);
     if (!cols || p.scale_b.layout.mode == TESS_SCALE_TENSOR) {
         const float c = outer_factor(p.scale_b, b, 0, p.n);
         r0 *= c, r1 *= c;

@@ -1,0 +1,321 @@
+/* The grouped GEMM entry points (Mixture-of-Experts): validation, planning
+ * over the table's grouped kernels, and the launch. A grouped problem runs
+ * on the dense machinery as a batch with one batch per group (core/gemm.c
+ * makes its tensor maps and factor maps), plus the group sizes the kernel
+ * reads on the device (kernels/sm90/grouped.cuh). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/gemm.h"
+#include "core/handle.h"
+#include "core/matrix.h"
+#include "core/scale.h"
+
+/* The planner's tile order where it has no reason to pick another, and the
+ * rows per group (in tile rows) from which BANDED's L2 reuse pays. */
+#define TESS_GROUPED_BANDED_MIN_TILE_ROWS 2
+
+TESS_API tess_status tess_grouped_gemm_desc_init(tess_grouped_gemm_desc *desc) {
+    if (!desc)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_grouped_gemm_desc_init: desc is NULL");
+    memset(desc, 0, sizeof *desc);
+    desc->struct_size = sizeof *desc;
+    desc->groups = 1;
+    return TESS_STATUS_SUCCESS;
+}
+
+static int is16(tess_dtype t) { return t == TESS_DTYPE_BF16 || t == TESS_DTYPE_F16; }
+
+/* The dense-GEMM view of a grouped problem: batch = groups, A = X, B = W,
+ * D = Y. A contiguous layout's X, Y and X's per-row factors are one matrix
+ * shared by every group (batch stride 0; groups differ by their rows). */
+static tess_gemm_desc dense_view(const tess_grouped_gemm_desc *g) {
+    tess_gemm_desc d;
+    tess_gemm_desc_init(&d);
+    d.m = g->m, d.n = g->n, d.k = g->k, d.batch = g->groups;
+    d.a = g->x, d.b = g->w, d.d = g->y;
+    d.a_scale = g->x_scale, d.b_scale = g->w_scale;
+    d.fast_accum = g->fast_accum;
+    if (g->layout == TESS_GROUP_CONTIGUOUS) {
+        d.a.batch_stride = 0, d.d.batch_stride = 0;
+        if (d.a_scale.mode != TESS_SCALE_TENSOR)
+            d.a_scale.batch_stride = 0;
+    }
+    return d;
+}
+
+/* Tile rows a grouped problem can have at most, for tiles of `tile_m` rows:
+ * a contiguous X's, plus one partial tile per group; a masked layout's
+ * groups' batches each whole. */
+static int64_t max_tile_rows(const tess_grouped_gemm_desc *d, int tile_m) {
+    const int64_t per_batch = (d->m + tile_m - 1) / tile_m;
+    return d->layout == TESS_GROUP_MASKED ? per_batch * d->groups : per_batch + d->groups;
+}
+
+/* Every rule of tess_grouped_gemm, for a device described by `info` (NULL: skip the device checks). */
+static tess_status grouped_validate(const tess_device_info *info, const tess_grouped_gemm_desc *desc, const void *x,
+                                    const float *xs, const void *w, const float *ws, const int32_t *rows,
+                                    const void *y) {
+    if (!desc)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_grouped_gemm: desc is NULL");
+    if (desc->struct_size < sizeof(tess_grouped_gemm_desc))
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "tess_grouped_gemm: desc->struct_size=%u; initialise the descriptor with "
+                         "tess_grouped_gemm_desc_init",
+                         desc->struct_size);
+    if (desc->layout != TESS_GROUP_CONTIGUOUS && desc->layout != TESS_GROUP_MASKED)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "tess_grouped_gemm: layout=%d is not a tess_group_layout (CONTIGUOUS 0, MASKED 1)",
+                         (int)desc->layout);
+    if (desc->groups < 1 || desc->groups > TESS_GROUPED_MAX_GROUPS)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_grouped_gemm: groups=%" PRId64 " must be 1 to %d",
+                         desc->groups, TESS_GROUPED_MAX_GROUPS);
+    const int64_t m = desc->m, n = desc->n, k = desc->k, g = desc->groups;
+    if (m < 1 || n < 1 || k < 1)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "tess_grouped_gemm: M=%" PRId64 " N=%" PRId64 " K=%" PRId64 ": all must be >= 1", m, n, k);
+    if (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_grouped_gemm: M, N and K must each be below 2^31");
+    if (desc->expected_m < 0)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_grouped_gemm: expected_m=%" PRId64 " must be >= 0 (0: unknown)",
+                         desc->expected_m);
+    if (!x || !w || !y || !rows)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_grouped_gemm: X, W, Y and group_rows must not be NULL");
+    if ((uintptr_t)rows % sizeof(int32_t))
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_grouped_gemm: group_rows=%p is not 4-byte aligned int32",
+                         (const void *)rows);
+    const int masked = desc->layout == TESS_GROUP_MASKED;
+    const int64_t xy_batch = masked ? g : 1;
+    tess_status s;
+    if ((s = tess_matrix_check(&desc->x, xy_batch, "X")) || (s = tess_matrix_check(&desc->w, g, "W")) ||
+        (s = tess_matrix_check(&desc->y, xy_batch, "Y")) ||
+        (s = tess_matrix_check_shape(&desc->x, m, k, "X", "M x K")) ||
+        (s = tess_matrix_check_shape(&desc->w, k, n, "W", "K x N (each expert's N x K weight, K-major)")) ||
+        (s = tess_matrix_check_shape(&desc->y, m, n, "Y", "M x N")))
+        return s;
+    if (desc->x.order != TESS_ORDER_ROW || desc->y.order != TESS_ORDER_ROW)
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "tess_grouped_gemm: X and Y must be row-major (tokens by features); X is %s-major, Y %s-major",
+                         desc->x.order == TESS_ORDER_ROW ? "row" : "column",
+                         desc->y.order == TESS_ORDER_ROW ? "row" : "column");
+    if (desc->w.order != TESS_ORDER_COL)
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "tess_grouped_gemm: W must be K-major (the [G, N, K] layout: each expert's weight as a "
+                         "column-major K x N operand); an N-major W needs a K-major copy (tess_transpose)");
+    if (masked && g > 1 && desc->y.batch_stride < tess_matrix_span(&desc->y, 1))
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "Y: batch_stride=%" PRId64 " makes the groups' outputs overlap; it must be at least %" PRId64,
+                         desc->y.batch_stride, tess_matrix_span(&desc->y, 1));
+    const tess_dtype tx = desc->x.dtype, tw = desc->w.dtype, ty = desc->y.dtype;
+    const int fp8 = tx == TESS_DTYPE_E4M3 && tw == TESS_DTYPE_E4M3;
+    if (!fp8 && !(is16(tx) && tx == tw))
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "tess_grouped_gemm: X is %s and W %s; grouped kernels multiply bf16 x bf16, f16 x f16 or "
+                         "e4m3 x e4m3",
+                         tess_dtype_name(tx), tess_dtype_name(tw));
+    if (ty != TESS_DTYPE_F32 && !is16(ty))
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED, "tess_grouped_gemm: Y of type %s; Y must be bf16, f16 or f32",
+                         tess_dtype_name(ty));
+    if (fp8 && desc->fast_accum)
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "tess_grouped_gemm: no grouped kernel of this build accumulates FP8 in the tensor cores "
+                         "only; set fast_accum = 0 (promotion every 128 K)");
+    const tess_gemm_desc view = dense_view(desc);
+    if ((s = tess_gemm_check_tma(&view.a, x, xy_batch, "X")) || (s = tess_gemm_check_tma(&view.b, w, g, "W")) ||
+        (s = tess_gemm_check_scales(&view, xs, ws)))
+        return s;
+    if (tess_scale_is_block(view.a_scale.mode) &&
+        (view.a_scale.mode != TESS_SCALE_BLOCK_1x128 || view.b_scale.mode != TESS_SCALE_BLOCK_128x128))
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "tess_grouped_gemm: grouped block scaling is 1x128 for X with 128x128 for W (DeepSeek-V3's "
+                         "recipe); other block pairs run only in tess_gemm_scaled");
+    if ((uintptr_t)y % tess_dtype_size(ty) != 0)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "Y=%p is not aligned to its %s elements", y, tess_dtype_name(ty));
+    /* Work items are ints in the kernels: bound them for the narrowest tile (128 x 128). */
+    if (max_tile_rows(desc, 128) * ((n + 127) / 128) > INT32_MAX)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_grouped_gemm: more than 2^31 output tiles");
+    if (info && info->cc_major != 9)
+        return tess_fail(TESS_STATUS_ARCH_MISMATCH,
+                         "tess_grouped_gemm: device %d (%s) is compute capability %d.%d; tessera's grouped kernels "
+                         "need 9.0 (Hopper: H100, H200)",
+                         info->device, info->name, info->cc_major, info->cc_minor);
+    if (info && !info->has_native_code)
+        return tess_fail(TESS_STATUS_ARCH_MISMATCH,
+                         "tess_grouped_gemm: this build holds no sm_90a code (TESS_CUDA_ARCHS)");
+    return TESS_STATUS_SUCCESS;
+}
+
+/* Rows per group the planner assumes: the hint, else an even split. */
+static int64_t expected_rows(const tess_grouped_gemm_desc *d) {
+    int64_t e = d->expected_m > 0                       ? d->expected_m
+                : d->layout == TESS_GROUP_CONTIGUOUS ? (d->m + d->groups - 1) / d->groups
+                                                       : d->m;
+    return e > 0 ? e : 1;
+}
+
+/* The planner's order for kernel k: groups of several tile rows walk in
+ * L2-friendly bands; one-tile-row groups (decode) scan N fastest, reading
+ * each group's few X rows once while its W streams. */
+static int preferred_order(const tess_gemm_kernel *k, const tess_grouped_gemm_desc *d) {
+    return expected_rows(d) >= (int64_t)TESS_GROUPED_BANDED_MIN_TILE_ROWS * k->tile_m ? TESS_GROUP_ORDER_BANDED
+                                                                                      : TESS_GROUP_ORDER_N_FASTEST;
+}
+
+/* Estimated run time of kernel k (`ctas` resident) in units of tile work,
+ * for the expected group sizes: waves of tiles over the tile's efficiency
+ * (core/gemm.c's estimate for dense tiles). */
+static double grouped_estimate(const tess_gemm_kernel *k, const tess_grouped_gemm_desc *d, int ctas) {
+    const int64_t e = expected_rows(d);
+    const int64_t items = d->groups * ((e + k->tile_m - 1) / k->tile_m) * ((d->n + k->tile_n - 1) / k->tile_n);
+    const double waves = (double)((items + ctas - 1) / ctas);
+    const double efficiency = k->tile_n >= 256 ? 1.0 : k->tile_n >= 192 ? 0.95 : 0.9;
+    return waves * k->tile_m * k->tile_n / efficiency;
+}
+
+static const char *order_name(int order) {
+    switch (order) {
+    case TESS_GROUP_ORDER_N_FASTEST: return "nfast";
+    case TESS_GROUP_ORDER_M_FASTEST: return "mfast";
+    case TESS_GROUP_ORDER_BANDED: return "band";
+    }
+    return "?";
+}
+
+/* The plan of kernel `index` in `order` for a problem. */
+static void grouped_describe(const tess_device_info *info, const tess_grouped_gemm_desc *d, int index, int order,
+                             tess_plan *p) {
+    const tess_gemm_kernel *k = tess_gemm_sm90_kernel(index);
+    const int64_t items = max_tile_rows(d, k->tile_m) * ((d->n + k->tile_n - 1) / k->tile_n);
+    const int ctas = tess_gemm_resident_ctas(index, info);
+    memset(p, 0, sizeof *p);
+    p->struct_size = sizeof *p;
+    p->kernel = index;
+    p->tile_m = k->tile_m, p->tile_n = k->tile_n, p->tile_k = k->tile_k, p->stages = k->stages;
+    p->cluster_m = 1, p->cluster_n = 1;
+    p->tiles = (int32_t)items;
+    p->grid = (int32_t)(items < ctas ? items : ctas);
+    p->group_order = order;
+    static const char *const accumulation[] = {"", "_pr", "_blk", "_blkc"};
+    snprintf(p->name, sizeof p->name, "sm90_%s_grouped_%dx%dx%d_s%d%s_%s",
+             k->input >= TESS_MMA_E4M3_E4M3 ? "e4m3e4m3" : tess_dtype_name(d->x.dtype), k->tile_m, k->tile_n,
+             k->tile_k, k->stages, accumulation[k->scaling], order_name(order));
+}
+
+/* The plans for a validated problem, best first (up to capacity); returns how many exist. */
+static int grouped_candidates(const tess_device_info *info, const tess_grouped_gemm_desc *d, tess_plan *plans,
+                              int capacity) {
+    enum { MAX_CANDIDATES = 3 * TESS_GEMM_MAX_KERNELS }; /* each kernel in three orders */
+    double cost[MAX_CANDIDATES];
+    const tess_gemm_desc view = dense_view(d);
+    int n = 0;
+    for (int i = 0; i < tess_gemm_sm90_kernel_count(); i++) {
+        const tess_gemm_kernel *k = tess_gemm_sm90_kernel(i);
+        if (!k->grouped || !tess_gemm_kernel_serves(k, &view))
+            continue;
+        const double base = grouped_estimate(k, d, tess_gemm_resident_ctas(i, info));
+        const int preferred = preferred_order(k, d);
+        for (int order = TESS_GROUP_ORDER_N_FASTEST; order <= TESS_GROUP_ORDER_BANDED && n < MAX_CANDIDATES; order++) {
+            /* the other orders rank just behind the preferred one (for autotuning) */
+            const double c = base * (order == preferred ? 1.0 : 1.01);
+            int at = n < capacity ? n : capacity;
+            while (at > 0 && cost[at - 1] > c)
+                at--;
+            if (at < capacity) {
+                for (int j = (n < capacity ? n : capacity - 1); j > at; j--) {
+                    plans[j] = plans[j - 1];
+                    cost[j] = cost[j - 1];
+                }
+                grouped_describe(info, d, i, order, &plans[at]);
+                cost[at] = c;
+            }
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Handle and descriptor checks shared by the plan queries (with stand-in pointers). */
+static tess_status grouped_prepare(tess_handle h, const tess_grouped_gemm_desc *desc, const char *caller) {
+    tess_status s = tess_handle_check(h, caller);
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    static const _Alignas(16) char stand_in[16];
+    return grouped_validate(&h->info, desc, stand_in, (const float *)stand_in, stand_in, (const float *)stand_in,
+                            (const int32_t *)stand_in, stand_in);
+}
+
+/* The sentence for a valid problem no grouped kernel runs. */
+static tess_status no_grouped_kernel(const char *caller) {
+    return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                     "%s: no grouped kernel of this build runs this problem (grouped recipes: bf16 or f16 with "
+                     "optional TENSOR/OUTER_VEC factors; e4m3 with TENSOR or OUTER_VEC factors, or 1x128 X with "
+                     "128x128 W factors)",
+                     caller);
+}
+
+TESS_API tess_status tess_grouped_gemm_plans(tess_handle handle, const tess_grouped_gemm_desc *desc,
+                                             tess_plan *plans, int capacity, int *count) {
+    tess_status s = grouped_prepare(handle, desc, "tess_grouped_gemm_plans");
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    if (!count || (capacity > 0 && !plans) || capacity < 0)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "tess_grouped_gemm_plans: count must not be NULL, nor plans when capacity > 0");
+    *count = grouped_candidates(&handle->info, desc, plans, capacity);
+    return *count ? TESS_STATUS_SUCCESS : no_grouped_kernel("tess_grouped_gemm_plans");
+}
+
+TESS_API tess_status tess_grouped_gemm_plan(tess_handle handle, const tess_grouped_gemm_desc *desc, tess_plan *plan) {
+    int count = 0;
+    if (!plan)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_grouped_gemm_plan: plan is NULL");
+    return tess_grouped_gemm_plans(handle, desc, plan, 1, &count);
+}
+
+TESS_API tess_status tess_grouped_gemm(tess_handle handle, const tess_grouped_gemm_desc *desc, const tess_plan *plan,
+                                       const void *x, const float *x_scale, const void *w, const float *w_scale,
+                                       const int32_t *group_rows, void *y) {
+    tess_status s = tess_handle_check(handle, "tess_grouped_gemm");
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    if ((s = grouped_validate(&handle->info, desc, x, x_scale, w, w_scale, group_rows, y)))
+        return s;
+    tess_plan chosen;
+    if (!plan) {
+        if (grouped_candidates(&handle->info, desc, &chosen, 1) == 0)
+            return no_grouped_kernel("tess_grouped_gemm");
+        plan = &chosen;
+    }
+    const tess_gemm_desc view = dense_view(desc);
+    const tess_gemm_kernel *k =
+        plan->struct_size >= sizeof(tess_plan) && plan->kernel >= 0 && plan->kernel < tess_gemm_sm90_kernel_count()
+            ? tess_gemm_sm90_kernel(plan->kernel)
+            : NULL;
+    if (!k || !k->grouped || plan->group_order < TESS_GROUP_ORDER_N_FASTEST ||
+        plan->group_order > TESS_GROUP_ORDER_BANDED)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "tess_grouped_gemm: the plan was not made by tess_grouped_gemm_plan(s)");
+    tess_plan expected;
+    grouped_describe(&handle->info, desc, plan->kernel, plan->group_order, &expected);
+    if (!tess_gemm_kernel_serves(k, &view) || plan->grid != expected.grid)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_grouped_gemm: plan %s was made for another problem or device",
+                         plan->name);
+
+    tess_gemm_params p;
+    if ((s = tess_gemm_params_init(&p, k, &view, x, x_scale, w, w_scale, NULL, y)))
+        return s;
+    p.groups = (int)desc->groups;
+    p.group_layout = desc->layout;
+    p.group_order = plan->group_order;
+    p.group_rows = group_rows;
+    p.split.units = plan->grid;
+    p.split.k_blocks = (int)((desc->k + k->tile_k - 1) / k->tile_k);
+    int previous = -1;
+    if ((s = tess_handle_enter(handle, &previous)))
+        return s;
+    s = k->launch(&p, plan->grid, handle->stream);
+    tess_handle_leave(handle, previous);
+    return s;
+}

@@ -1,0 +1,108 @@
+// The grouped GEMM's work (Mixture-of-Experts): a table of the groups' tile
+// rows, built by each CTA from the group sizes on the device (no host
+// synchronization, safe under graph capture), and the tile of each work item.
+#pragma once
+
+#include "kernels/common/ptx.cuh"
+#include "kernels/common/sched.h"
+#include "kernels/sm90/gemm_cfg.cuh"
+#include "kernels/sm90/gemm_params.h"
+
+// Rows [*first, *first + returned) of A and D belong to group g: clamped into
+// [0, m], so that bad sizes on the device never move a tile outside the matrices.
+TESS_DEVICE int group_row_range(const tess_gemm_params &p, int g, int *first) {
+    if (p.group_layout == TESS_GROUP_MASKED) {
+        *first = 0;
+        return min(max(__ldg(p.group_rows + g), 0), p.m);
+    }
+    const int start = g ? min(max(__ldg(p.group_rows + g - 1), 0), p.m) : 0;
+    *first = start;
+    return min(max(__ldg(p.group_rows + g), start), p.m) - start;
+}
+
+// The table in shared memory: tile_start[g] (tile rows before group g;
+// tile_start[groups] = all of them), then row_start[g], then scan scratch.
+struct group_table {
+    int *tile_start, *row_start, *warp_sums;
+};
+
+TESS_DEVICE group_table group_table_at(int *base) {
+    group_table t = {base, base + TESS_GROUPED_MAX_GROUPS + 1, base + 2 * TESS_GROUPED_MAX_GROUPS + 1};
+    return t;
+}
+
+// Groups each thread of the CTA counts while building the table (3: 384
+// threads cover TESS_GROUPED_MAX_GROUPS + 1 = 1025 entries).
+#define TESS_GROUPS_PER_THREAD ((TESS_GROUPED_MAX_GROUPS + TESS_SM90_THREADS) / TESS_SM90_THREADS)
+
+// Builds the table with every thread of the CTA (an exclusive scan of the
+// groups' tile rows: per thread, then per warp by shuffles, then over the
+// warps) and returns the number of work items, tile rows x n tiles.
+template <class Cfg>
+TESS_DEVICE int group_table_build(const tess_gemm_params &p, const group_table &tab) {
+    const int t = threadIdx.x, lane = t % 32, warp = t / 32;
+    int tiles[TESS_GROUPS_PER_THREAD], sum = 0;
+#pragma unroll
+    for (int i = 0; i < TESS_GROUPS_PER_THREAD; i++) {
+        const int g = t * TESS_GROUPS_PER_THREAD + i;
+        tiles[i] = 0;
+        if (g < p.groups) {
+            int first;
+            tiles[i] = (group_row_range(p, g, &first) + Cfg::BM - 1) / Cfg::BM;
+            tab.row_start[g] = first;
+        }
+        sum += tiles[i];
+    }
+    int scan = sum; // inclusive over the warp's threads
+#pragma unroll
+    for (int d = 1; d < 32; d *= 2) {
+        const int x = __shfl_up_sync(0xffffffffu, scan, d);
+        scan += lane >= d ? x : 0;
+    }
+    if (lane == 31)
+        tab.warp_sums[warp] = scan;
+    __syncthreads();
+    if (warp == 0) {
+        int w = lane < TESS_SM90_THREADS / 32 ? tab.warp_sums[lane] : 0;
+#pragma unroll
+        for (int d = 1; d < 32; d *= 2) {
+            const int x = __shfl_up_sync(0xffffffffu, w, d);
+            w += lane >= d ? x : 0;
+        }
+        __syncwarp();
+        if (lane < TESS_SM90_THREADS / 32)
+            tab.warp_sums[lane] = w; // inclusive over the warps
+    }
+    __syncthreads();
+    int before = scan - sum + (warp ? tab.warp_sums[warp - 1] : 0);
+#pragma unroll
+    for (int i = 0; i < TESS_GROUPS_PER_THREAD; i++) {
+        const int g = t * TESS_GROUPS_PER_THREAD + i;
+        if (g <= p.groups)
+            tab.tile_start[g] = before;
+        before += tiles[i];
+    }
+    __syncthreads();
+    return tab.tile_start[p.groups] * p.n_tiles;
+}
+
+// The tile of work item `item` (hint: the group of this walker's previous item).
+template <class Cfg>
+TESS_DEVICE tile_coord group_tile(const tess_gemm_params &p, const group_table &tab, int item, int &hint) {
+    int g, mt, nt;
+    tess_group_tile(p.group_order, tab.tile_start, p.groups, p.n_tiles, p.group_m, item, &hint, &g, &mt, &nt);
+    tile_coord c;
+    c.b = g;
+    c.ad = p.group_layout == TESS_GROUP_MASKED ? g : 0;
+    c.m0 = tab.row_start[g] + mt * Cfg::BM;
+    c.m_end = 0; // known only where stores need it (group_tile_end)
+    c.n0 = nt * Cfg::BN;
+    return c;
+}
+
+// Sets a tile's m_end: its group's last row + 1 (read from the group sizes).
+TESS_DEVICE void group_tile_end(const tess_gemm_params &p, tile_coord &c) {
+    int first;
+    const int rows = group_row_range(p, c.b, &first);
+    c.m_end = first + rows;
+}

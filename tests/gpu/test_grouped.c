@@ -1,0 +1,379 @@
+/* Grouped GEMM (Mixture-of-Experts) on the GPU:
+ *  - tess_grouped_gemm on random problems, contiguous and masked layouts:
+ *    group sizes with empty groups, groups of one row, ragged and whole
+ *    tiles, up to 1024 groups; bf16/f16 with optional per-tensor and per-row
+ *    factors, e4m3 with per-tensor (per group), per-row/column and 1x128 x
+ *    128x128 block factors in random or packed layouts; bf16/f16/f32 Y with
+ *    padded rows; every tile order. Each group's rows against the GPU
+ *    reference of that group's dense problem; every byte of Y outside the
+ *    groups' rows (rows of no group, rows past masked_m, row padding) and a
+ *    guard after Y must stay as poisoned;
+ *  - group sizes that break the rules on the device (offs decreasing or past
+ *    M, masked_m negative or past M): clamped, no fault, nothing written
+ *    outside Y;
+ *  - refusals of bad descriptors, each with its status. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/matrix.h"
+#include "core/scale.h"
+#include "gpu_skip.h"
+#include "problem.h"
+#include "ref/convert.h"
+
+#define MAX_PLANS 64
+
+static tess_rng rng;
+
+/* Error allowances over Y's rounding, relative (Frobenius) to the GPU
+ * reference's float32 sums: 16-bit inputs sum in another order (as in
+ * gpu_gemm), FP8 blocks keep about 13 bits in the tensor cores before each
+ * promotion (as in gpu_gemm_fp8), scattered more over few outputs. */
+#define F16_ALLOWANCE 2e-5
+#define FP8_ALLOWANCE 0x1p-12
+
+/* One grouped problem with its host inputs and group sizes. */
+typedef struct grouped_case {
+    tess_grouped_gemm_desc g;
+    int32_t *rows;         /* group_rows as passed: offs or masked_m */
+    int64_t *first, *count; /* each group's first row (of X's rows, or of its batch) and its rows, as clamped */
+    void *x, *w;
+    float *xs, *ws;
+    size_t x_bytes, w_bytes, xs_bytes, ws_bytes, y_bytes;
+    tess_scale_operand xs_op, ws_op;
+} grouped_case;
+
+/* Rows of one group: empty, one, a few, a ragged or whole number of tiles. */
+static int64_t pick_group_rows(int64_t max) {
+    switch (tess_rng_range(&rng, 0, 5)) {
+    case 0: return 0;
+    case 1: return 1;
+    case 2: return tess_rng_range(&rng, 2, 20);
+    case 3: return 128 * tess_rng_range(&rng, 1, 3) + tess_rng_range(&rng, -2, 2);
+    default: return tess_rng_range(&rng, 0, max);
+    }
+}
+
+/* Factors of `mode` for X (per row: x_rows rows in x_batches batches) or W
+ * (per column, per expert), random layouts or packed; TENSOR ones one per group. */
+static float *make_factors(tess_scale_operand *op, tess_scale_mode mode, int64_t outer, int64_t k, int64_t batches,
+                           int packed, size_t *bytes) {
+    if (mode == TESS_SCALE_TENSOR) { /* one per group */
+        memset(op, 0, sizeof *op);
+        op->layout.mode = TESS_SCALE_TENSOR, op->layout.batch_stride = 1;
+        float *f = malloc(sizeof(float) * (size_t)batches);
+        for (int64_t i = 0; i < batches; i++)
+            f[i] = (float)(0.25 + 1.75 * tess_rng_uniform(&rng));
+        *bytes = sizeof(float) * (size_t)batches;
+        return (float *)(op->data = f);
+    }
+    return packed ? test_scale_packed(op, &rng, mode, outer, k, batches, bytes)
+                  : test_scale_random(op, &rng, mode, outer, k, batches, 0, bytes);
+}
+
+/* Scale recipes (X, W) of the grouped kernels; -1 rows: no factors. */
+static const int recipes[][2] = {{-1, -1},
+                                 {TESS_SCALE_TENSOR, TESS_SCALE_TENSOR},
+                                 {TESS_SCALE_OUTER_VEC, TESS_SCALE_OUTER_VEC},
+                                 {TESS_SCALE_BLOCK_1x128, TESS_SCALE_BLOCK_128x128}};
+
+static void make_case(grouped_case *c, tess_group_layout layout, int64_t groups, int64_t n, int64_t k,
+                      tess_dtype in, int recipe, tess_dtype out, int packed) {
+    memset(c, 0, sizeof *c);
+    tess_grouped_gemm_desc *g = &c->g;
+    tess_grouped_gemm_desc_init(g);
+    g->layout = layout, g->groups = groups, g->n = n, g->k = k;
+    const int masked = layout == TESS_GROUP_MASKED;
+    c->rows = malloc(sizeof(int32_t) * (size_t)groups);
+    c->first = malloc(sizeof(int64_t) * (size_t)groups);
+    c->count = malloc(sizeof(int64_t) * (size_t)groups);
+    const int64_t max_rows = groups > 64 ? 40 : 600;
+    int64_t total = 0, most = 0;
+    for (int64_t i = 0; i < groups; i++) {
+        c->count[i] = pick_group_rows(max_rows);
+        c->first[i] = masked ? 0 : total;
+        total += c->count[i];
+        most = c->count[i] > most ? c->count[i] : most;
+        c->rows[i] = (int32_t)(masked ? c->count[i] : total);
+    }
+    /* Rows no group owns: past the last group (contiguous) or past masked_m (masked). */
+    g->m = (masked ? most : total) + tess_rng_range(&rng, 0, 2) * tess_rng_range(&rng, 1, 40);
+    if (g->m == 0)
+        g->m = 1;
+    g->expected_m = tess_rng_range(&rng, 0, 1) ? 0 : (total + groups - 1) / groups;
+    const int64_t es = (int64_t)tess_dtype_size(in), align = 16 / es;
+    const int64_t ldx = (k + align - 1) / align * align + align * tess_rng_range(&rng, 0, 1);
+    const int64_t ldw = (k + align - 1) / align * align;
+    g->x = (tess_matrix_desc){in, TESS_ORDER_ROW, g->m, k, ldx, masked ? g->m * ldx + align * tess_rng_range(&rng, 0, 2) : 0};
+    g->w = (tess_matrix_desc){in, TESS_ORDER_COL, k, n, ldw, n * ldw};
+    const int64_t ldy = n + (tess_rng_range(&rng, 0, 2) ? 8 * tess_rng_range(&rng, 0, 1) : tess_rng_range(&rng, 1, 3));
+    g->y = (tess_matrix_desc){out, TESS_ORDER_ROW, g->m, n, ldy, masked ? g->m * ldy + 8 * tess_rng_range(&rng, 0, 1) : 0};
+    const int64_t xy_batches = masked ? groups : 1;
+    c->x = test_matrix_random(&g->x, xy_batches, &rng, &c->x_bytes);
+    c->w = test_matrix_random(&g->w, groups, &rng, &c->w_bytes);
+    c->y_bytes = tess_matrix_bytes(&g->y, xy_batches);
+    if (recipes[recipe][0] >= 0) {
+        const tess_scale_mode xm = (tess_scale_mode)recipes[recipe][0], wm = (tess_scale_mode)recipes[recipe][1];
+        c->xs = make_factors(&c->xs_op, xm, g->m, k, xm == TESS_SCALE_TENSOR ? groups : xy_batches, packed,
+                             &c->xs_bytes);
+        c->ws = make_factors(&c->ws_op, wm, n, k, groups, packed, &c->ws_bytes);
+        g->x_scale = c->xs_op.layout, g->w_scale = c->ws_op.layout;
+    }
+}
+
+static void free_case(grouped_case *c) {
+    free(c->rows), free(c->first), free(c->count), free(c->x), free(c->w), free(c->xs), free(c->ws);
+}
+
+/* A factor operand seen from group gi's dense problem: its data moved to
+ * the group's batch (or, for a contiguous X's per-row factors, its first row). */
+static tess_scale_operand group_factors(const tess_scale_operand *op, const float *dev, int64_t gi, int64_t first_row,
+                                        int per_row_shared) {
+    tess_scale_operand s = *op;
+    s.data = dev;
+    if (!dev)
+        return s;
+    if (per_row_shared && op->layout.mode != TESS_SCALE_TENSOR)
+        s.data = dev + first_row * op->layout.stride_mn;
+    else
+        s.data = dev + gi * op->layout.batch_stride;
+    s.layout.batch_stride = 0;
+    return s;
+}
+
+/* Runs a case with plan `plan_index` (< 0: the heuristic's) and checks it:
+ * each group's rows against the reference, every other byte of Y untouched.
+ * Returns the relative error, -1 if the run failed. */
+static double run_case(tess_handle h, grouped_case *c, int plan_index, char *plan_name) {
+    tess_grouped_gemm_desc *g = &c->g;
+    const int masked = g->layout == TESS_GROUP_MASKED;
+    void *dx = gpu_upload(c->x, c->x_bytes), *dw = gpu_upload(c->w, c->w_bytes);
+    float *dxs = c->xs ? gpu_upload(c->xs, c->xs_bytes) : NULL, *dws = c->ws ? gpu_upload(c->ws, c->ws_bytes) : NULL;
+    int32_t *drows = gpu_upload(c->rows, sizeof(int32_t) * (size_t)g->groups);
+    unsigned char *dy = gpu_upload(NULL, c->y_bytes + GPU_GUARD_BYTES);
+    cudaMemset(dy, 0xff, c->y_bytes + GPU_GUARD_BYTES);
+    tess_plan plans[MAX_PLANS], *plan = NULL;
+    int count = 0;
+    double rel = -1.0;
+    CHECK_STATUS(tess_grouped_gemm_plans(h, g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
+    if (plan_index >= 0 && plan_index < count)
+        plan = &plans[plan_index];
+    snprintf(plan_name, 64, "%s", plan ? plan->name : count ? plans[0].name : "?");
+    tess_status s = tess_grouped_gemm(h, g, plan, dx, dxs, dw, dws, drows, dy);
+    cudaError_t err = cudaDeviceSynchronize();
+    CHECKF(s == TESS_STATUS_SUCCESS && err == cudaSuccess, "%s: status %s, %s (%s)", plan_name, tess_status_name(s),
+           cudaGetErrorString(err), tess_last_error());
+    if (s != TESS_STATUS_SUCCESS || err != cudaSuccess)
+        goto done;
+    /* The reference: each non-empty group's dense problem into a float Y. */
+    const int64_t xy_batches = masked ? g->groups : 1, rows_all = g->m * xy_batches;
+    float *dref = gpu_upload(NULL, sizeof(float) * (size_t)(rows_all * g->n));
+    const int64_t es = (int64_t)tess_dtype_size(g->x.dtype);
+    for (int64_t gi = 0; gi < g->groups; gi++) {
+        if (c->count[gi] == 0)
+            continue;
+        const int64_t row0 = (masked ? gi * g->m : 0) + c->first[gi]; /* first row of the group in dref */
+        tess_ref_gemm ref;
+        memset(&ref, 0, sizeof ref);
+        ref.m = c->count[gi], ref.n = g->n, ref.k = g->k, ref.batch = 1, ref.alpha = 1.0, ref.beta = 0.0;
+        ref.a = g->x, ref.a.rows = c->count[gi], ref.a.batch_stride = 0;
+        ref.b = g->w, ref.b.batch_stride = 0;
+        ref.a_data = (const char *)dx + ((masked ? gi * g->x.batch_stride : 0) + c->first[gi] * g->x.ld) * es;
+        ref.b_data = (const char *)dw + gi * g->w.batch_stride * es;
+        ref.a_scale = group_factors(&c->xs_op, dxs, masked ? gi : (c->xs_op.layout.mode == TESS_SCALE_TENSOR ? gi : 0),
+                                    c->first[gi], !masked);
+        ref.b_scale = group_factors(&c->ws_op, dws, gi, 0, 0);
+        ref.d = (tess_matrix_desc){TESS_DTYPE_F32, TESS_ORDER_ROW, c->count[gi], g->n, g->n, 0};
+        ref.c = ref.d;
+        CHECK_STATUS(tess_ref_gemm_gpu(&ref, dref + row0 * g->n, NULL), TESS_STATUS_SUCCESS);
+    }
+    float *want = malloc(sizeof(float) * (size_t)(rows_all * g->n));
+    unsigned char *got = malloc(c->y_bytes + GPU_GUARD_BYTES);
+    cudaMemcpy(want, dref, sizeof(float) * (size_t)(rows_all * g->n), cudaMemcpyDeviceToHost);
+    cudaMemcpy(got, dy, c->y_bytes + GPU_GUARD_BYTES, cudaMemcpyDeviceToHost);
+    /* Which rows of each batch belong to a group. */
+    char *owned = calloc((size_t)rows_all, 1);
+    for (int64_t gi = 0; gi < g->groups; gi++)
+        for (int64_t r = 0; r < c->count[gi]; r++)
+            owned[(masked ? gi * g->m : 0) + c->first[gi] + r] = 1;
+    double err2 = 0, ref2 = 0;
+    int64_t nonfinite = 0, touched = 0, guard = 0;
+    const size_t ye = tess_dtype_size(g->y.dtype);
+    for (int64_t b = 0; b < xy_batches; b++) {
+        for (int64_t r = 0; r < g->m; r++) {
+            const int64_t row = b * g->m + r;
+            for (int64_t col = 0; col < g->y.ld; col++) {
+                const int64_t at = b * g->y.batch_stride + r * g->y.ld + col;
+                if (owned[row] && col < g->n) {
+                    const double y = tess_load_as_f32(g->y.dtype, got, at), w = want[row * g->n + col];
+                    nonfinite += !isfinite(y);
+                    err2 += (y - w) * (y - w), ref2 += w * w;
+                } else if ((size_t)at * ye < c->y_bytes) { /* rows of no group, padding: still poisoned */
+                    for (size_t i = 0; i < ye; i++)
+                        touched += got[(size_t)at * ye + i] != 0xff;
+                }
+            }
+        }
+    }
+    for (size_t i = c->y_bytes; i < c->y_bytes + GPU_GUARD_BYTES; i++)
+        guard += got[i] != 0xff;
+    rel = ref2 > 0 ? sqrt(err2 / ref2) : sqrt(err2);
+    CHECKF(nonfinite == 0, "%s: %lld elements of Y not finite (unwritten?)", plan_name, (long long)nonfinite);
+    CHECKF(touched == 0 && guard == 0, "%s: %lld bytes written outside the groups' rows, %lld after Y", plan_name,
+           (long long)touched, (long long)guard);
+    if (nonfinite)
+        rel = 1e30;
+    free(owned), free(want), free(got);
+    cudaFree(dref);
+done:
+    cudaFree(dx), cudaFree(dw), cudaFree(dxs), cudaFree(dws), cudaFree(drows), cudaFree(dy);
+    return rel;
+}
+
+static double allowance(const grouped_case *c) {
+    int64_t outputs = 0;
+    for (int64_t gi = 0; gi < c->g.groups; gi++)
+        outputs += c->count[gi] * c->g.n;
+    const double scatter = outputs > 0 && outputs < 256 ? sqrt(256.0 / (double)outputs) : 1.0;
+    return test_dtype_rounding(c->g.y.dtype).unit +
+           (c->g.x.dtype == TESS_DTYPE_E4M3 ? FP8_ALLOWANCE * scatter : F16_ALLOWANCE);
+}
+
+static void test_random(tess_handle h) {
+    static const tess_dtype ins[3] = {TESS_DTYPE_BF16, TESS_DTYPE_F16, TESS_DTYPE_E4M3};
+    static const tess_dtype outs[3] = {TESS_DTYPE_BF16, TESS_DTYPE_F16, TESS_DTYPE_F32};
+    int runs = 0, failures = 0;
+    for (int trial = 0; trial < 120; trial++) {
+        grouped_case c;
+        const tess_dtype in = ins[trial % 3];
+        /* 16-bit inputs take per-tensor and per-row factors; FP8 every recipe */
+        const int recipe = (int)tess_rng_range(&rng, 0, in == TESS_DTYPE_E4M3 ? 3 : 2);
+        const int64_t groups = trial % 10 == 0 ? (trial % 20 ? 300 : 1024) : tess_rng_range(&rng, 1, 40);
+        const int64_t n = tess_rng_range(&rng, 0, 2) ? tess_rng_range(&rng, 1, 700) : 128 * tess_rng_range(&rng, 1, 4);
+        const int64_t k = tess_rng_range(&rng, 0, 2) ? tess_rng_range(&rng, 1, 900) : 128 * tess_rng_range(&rng, 1, 6);
+        make_case(&c, (tess_group_layout)tess_rng_range(&rng, 0, 1), groups, n, k, in, recipe,
+                  outs[tess_rng_range(&rng, 0, 4) < 3 ? 0 : tess_rng_range(&rng, 1, 2)], (int)tess_rng_range(&rng, 0, 1));
+        char plan[64];
+        const int before = check_failed;
+        const double rel = run_case(h, &c, (int)tess_rng_range(&rng, -1, 8), plan), bound = allowance(&c);
+        CHECKF(rel >= 0 && rel <= bound,
+               "%s G=%lld m=%lld n=%lld k=%lld %s, scales %d x %d, Y %s ld %lld, plan %s: rel error %.3g (bound %.3g)",
+               c.g.layout == TESS_GROUP_MASKED ? "masked" : "contiguous", (long long)c.g.groups, (long long)c.g.m,
+               (long long)n, (long long)k, tess_dtype_name(in), recipes[recipe][0], recipes[recipe][1],
+               tess_dtype_name(c.g.y.dtype), (long long)c.g.y.ld, plan, rel, bound);
+        runs++;
+        failures += check_failed > before;
+        free_case(&c);
+    }
+    printf("grouped random cases: %d run, %d failed\n", runs, failures);
+}
+
+/* Every plan (kernel x tile order) of a few problems, bf16 and FP8 block-scaled. */
+static void test_every_plan(tess_handle h) {
+    static const tess_dtype ins[2] = {TESS_DTYPE_BF16, TESS_DTYPE_E4M3};
+    for (int i = 0; i < 4; i++) {
+        grouped_case c;
+        make_case(&c, (tess_group_layout)(i % 2), 1 + 7 * i, 384 + 64 * i, 640, ins[i / 2], i / 2 ? 3 : 0,
+                  TESS_DTYPE_BF16, 1);
+        tess_plan plans[MAX_PLANS];
+        int count = 0;
+        CHECK_STATUS(tess_grouped_gemm_plans(h, &c.g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
+        CHECKF(count >= 6, "%d plans for %s", count, tess_dtype_name(ins[i / 2])); /* 2 tiles x 3 orders */
+        for (int p = 0; p < count && p < MAX_PLANS; p++) {
+            char plan[64];
+            const double rel = run_case(h, &c, p, plan);
+            CHECKF(rel >= 0 && rel <= allowance(&c), "every plan, case %d, %s: rel error %.3g", i, plan, rel);
+        }
+        free_case(&c);
+    }
+}
+
+/* Group sizes that break the rules on the device are clamped: the run
+ * neither faults nor writes outside Y (the guard after it stays poisoned). */
+static void test_bad_sizes(tess_handle h) {
+    for (int masked = 0; masked <= 1; masked++) {
+        grouped_case c;
+        make_case(&c, (tess_group_layout)masked, 6, 256, 256, TESS_DTYPE_BF16, 0, TESS_DTYPE_BF16, 0);
+        const int32_t bad_offs[6] = {100, 50, 7, 1 << 30, -5, 3};
+        const int32_t bad_masked[6] = {-1, 1 << 30, 5, 0, 2, -100};
+        int32_t *drows = gpu_upload(masked ? bad_masked : bad_offs, sizeof bad_offs);
+        void *dx = gpu_upload(c.x, c.x_bytes), *dw = gpu_upload(c.w, c.w_bytes);
+        unsigned char *dy = gpu_upload(NULL, c.y_bytes + GPU_GUARD_BYTES);
+        cudaMemset(dy, 0xff, c.y_bytes + GPU_GUARD_BYTES);
+        tess_status s = tess_grouped_gemm(h, &c.g, NULL, dx, NULL, dw, NULL, drows, dy);
+        cudaError_t err = cudaDeviceSynchronize();
+        CHECKF(s == TESS_STATUS_SUCCESS && err == cudaSuccess, "bad sizes (%s): %s, %s", masked ? "masked" : "offs",
+               tess_status_name(s), cudaGetErrorString(err));
+        unsigned char *guard = malloc(GPU_GUARD_BYTES);
+        cudaMemcpy(guard, dy + c.y_bytes, GPU_GUARD_BYTES, cudaMemcpyDeviceToHost);
+        int touched = 0;
+        for (int i = 0; i < GPU_GUARD_BYTES; i++)
+            touched += guard[i] != 0xff;
+        CHECKF(touched == 0, "bad sizes (%s): %d bytes written after Y", masked ? "masked" : "offs", touched);
+        free(guard);
+        cudaFree(drows), cudaFree(dx), cudaFree(dw), cudaFree(dy);
+        free_case(&c);
+    }
+}
+
+/* Descriptors the API refuses, each with its status. */
+static void test_refusals(tess_handle h) {
+    grouped_case c;
+    make_case(&c, TESS_GROUP_CONTIGUOUS, 4, 256, 256, TESS_DTYPE_BF16, 0, TESS_DTYPE_BF16, 0);
+    static const _Alignas(16) char p[64];
+    const int32_t *rows = (const int32_t *)p;
+    tess_grouped_gemm_desc d = c.g;
+    tess_plan plan;
+    CHECK_STATUS(tess_grouped_gemm_plan(h, &d, &plan), TESS_STATUS_SUCCESS);
+    d.groups = 0;
+    CHECK_STATUS(tess_grouped_gemm(h, &d, NULL, p, NULL, p, NULL, rows, (void *)p), TESS_STATUS_INVALID_VALUE);
+    d.groups = TESS_GROUPED_MAX_GROUPS + 1;
+    CHECK_STATUS(tess_grouped_gemm(h, &d, NULL, p, NULL, p, NULL, rows, (void *)p), TESS_STATUS_INVALID_VALUE);
+    d = c.g;
+    CHECK_STATUS(tess_grouped_gemm(h, &d, NULL, p, NULL, p, NULL, NULL, (void *)p), TESS_STATUS_INVALID_VALUE);
+    CHECK_STATUS(tess_grouped_gemm(h, &d, NULL, p + 2, NULL, p, NULL, rows, (void *)p), TESS_STATUS_INVALID_VALUE);
+    d.w.order = TESS_ORDER_ROW, d.w.ld = d.n;
+    CHECK_STATUS(tess_grouped_gemm(h, &d, NULL, p, NULL, p, NULL, rows, (void *)p), TESS_STATUS_NOT_SUPPORTED);
+    d = c.g;
+    d.x.dtype = d.w.dtype = TESS_DTYPE_E5M2;
+    CHECK_STATUS(tess_grouped_gemm(h, &d, NULL, p, NULL, p, NULL, rows, (void *)p), TESS_STATUS_NOT_SUPPORTED);
+    d = c.g;
+    d.layout = (tess_group_layout)7;
+    CHECK_STATUS(tess_grouped_gemm(h, &d, NULL, p, NULL, p, NULL, rows, (void *)p), TESS_STATUS_INVALID_VALUE);
+    d = c.g;
+    d.x_scale.mode = TESS_SCALE_BLOCK_1x128, d.w_scale.mode = TESS_SCALE_BLOCK_128x128;
+    CHECK_STATUS(tess_grouped_gemm(h, &d, NULL, p, (const float *)p, p, (const float *)p, rows, (void *)p),
+                 TESS_STATUS_NOT_SUPPORTED); /* block factors need FP8 */
+    d = c.g;
+    d.struct_size = 4;
+    CHECK_STATUS(tess_grouped_gemm(h, &d, NULL, p, NULL, p, NULL, rows, (void *)p), TESS_STATUS_INVALID_VALUE);
+    /* A dense plan is not a grouped one. */
+    tess_gemm_desc dense;
+    tess_gemm_desc_init(&dense);
+    dense.m = dense.n = dense.k = 256;
+    dense.a = (tess_matrix_desc){TESS_DTYPE_BF16, TESS_ORDER_ROW, 256, 256, 256, 0};
+    dense.b = (tess_matrix_desc){TESS_DTYPE_BF16, TESS_ORDER_COL, 256, 256, 256, 0};
+    dense.c = dense.d = dense.a;
+    tess_plan dense_plan;
+    CHECK_STATUS(tess_gemm_plan(h, &dense, &dense_plan), TESS_STATUS_SUCCESS);
+    CHECK_STATUS(tess_grouped_gemm(h, &c.g, &dense_plan, p, NULL, p, NULL, rows, (void *)p), TESS_STATUS_INVALID_VALUE);
+    free_case(&c);
+}
+
+int main(void) {
+    int skip = gpu_require_sm90();
+    if (skip)
+        return skip;
+    tess_rng_seed(&rng, check_seed());
+    void *workspace = NULL;
+    tess_handle h = gpu_gemm_handle(&workspace);
+    test_refusals(h);
+    test_every_plan(h);
+    test_random(h);
+    test_bad_sizes(h);
+    tess_destroy(h);
+    cudaFree(workspace);
+    return check_finish("gpu_grouped");
+}
