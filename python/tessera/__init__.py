@@ -12,6 +12,7 @@ from .errors import (AllocFailedError, ArchMismatchError, ExecutionFailedError, 
                      Status, TesseraError, status_name)
 from .handle import DeviceInfo, Handle, version, version_string
 from .gemm import Plan, gemm, gemm_plans, gemm_workspace_size, quantize_fp8, transpose
+from .grouped import GroupLayout, GroupOrder, grouped_mm, grouped_mm_masked, grouped_plans
 from . import layout
 from .matrix import Matrix, Order, as_matrix, from_parts
 
@@ -21,7 +22,8 @@ __all__ = [
     "AllocFailedError", "ArchMismatchError", "DType", "DeviceInfo", "ExecutionFailedError", "Handle",
     "InsufficientWorkspaceError", "InternalError", "InvalidValueError", "Matrix", "layout", "NoDeviceError",
     "NotInitializedError", "NotSupportedError", "Order", "Status", "TesseraError", "as_dtype", "as_matrix",
-    "from_parts", "gemm", "gemm_plans", "gemm_workspace_size", "library_path", "Plan", "quantize_fp8", "status_name",
+    "from_parts", "gemm", "gemm_plans", "gemm_workspace_size", "GroupLayout", "GroupOrder", "grouped_mm",
+    "grouped_mm_masked", "grouped_plans", "library_path", "Plan", "quantize_fp8", "status_name",
     "transpose", "version",
     "version_string",
 ]

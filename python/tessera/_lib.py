@@ -54,7 +54,15 @@ class PlanStruct(ctypes.Structure):
                 ("tile_n", ctypes.c_int32), ("tile_k", ctypes.c_int32), ("stages", ctypes.c_int32),
                 ("cluster_m", ctypes.c_int32), ("cluster_n", ctypes.c_int32), ("grid", ctypes.c_int32),
                 ("tiles", ctypes.c_int32), ("name", ctypes.c_char * 64), ("stream_k", ctypes.c_int32),
-                ("workspace_bytes", ctypes.c_uint64)]
+                ("workspace_bytes", ctypes.c_uint64), ("group_order", ctypes.c_int32)]
+
+
+class GroupedGemmDescStruct(ctypes.Structure):
+    """tess_grouped_gemm_desc."""
+    _fields_ = [("struct_size", ctypes.c_uint32), ("layout", ctypes.c_int), ("groups", ctypes.c_int64),
+                ("m", ctypes.c_int64), ("n", ctypes.c_int64), ("k", ctypes.c_int64), ("expected_m", ctypes.c_int64),
+                ("x", TesseraDesc), ("w", TesseraDesc), ("y", TesseraDesc), ("x_scale", ScaleDescStruct),
+                ("w_scale", ScaleDescStruct), ("fast_accum", ctypes.c_int32)]
 
 
 def _candidates():
@@ -102,6 +110,16 @@ _SIGNATURES = [
     ("tess_gemm_scaled", ctypes.c_int,
      [ctypes.c_void_p, ctypes.POINTER(GemmDescStruct), ctypes.POINTER(PlanStruct), ctypes.c_void_p, ctypes.c_void_p,
       ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]),
+    # grouped GEMM (Mixture-of-Experts)
+    ("tess_grouped_gemm_desc_init", ctypes.c_int, [ctypes.POINTER(GroupedGemmDescStruct)]),
+    ("tess_grouped_gemm_plans", ctypes.c_int,
+     [ctypes.c_void_p, ctypes.POINTER(GroupedGemmDescStruct), ctypes.POINTER(PlanStruct), ctypes.c_int,
+      ctypes.POINTER(ctypes.c_int)]),
+    ("tess_grouped_gemm_plan", ctypes.c_int,
+     [ctypes.c_void_p, ctypes.POINTER(GroupedGemmDescStruct), ctypes.POINTER(PlanStruct)]),
+    ("tess_grouped_gemm", ctypes.c_int,
+     [ctypes.c_void_p, ctypes.POINTER(GroupedGemmDescStruct), ctypes.POINTER(PlanStruct), ctypes.c_void_p,
+      ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]),
     ("tess_scale_layout_query", ctypes.c_int,
      [ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(ScaleDescStruct), ctypes.POINTER(ctypes.c_int64),
       ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t)]),

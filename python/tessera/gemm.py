@@ -38,13 +38,15 @@ class Plan:
     tiles: int
     stream_k: bool
     workspace_bytes: int
+    group_order: int     # grouped plans: the tile order (tessera.GroupOrder); 0 for dense plans
     raw: PlanStruct = dataclasses.field(repr=False, compare=False)
 
     @classmethod
     def _from(cls, raw):
         copy = PlanStruct.from_buffer_copy(raw)
         return cls(raw.name.decode(), (raw.tile_m, raw.tile_n, raw.tile_k), raw.stages,
-                   (raw.cluster_m, raw.cluster_n), raw.grid, raw.tiles, bool(raw.stream_k), raw.workspace_bytes, copy)
+                   (raw.cluster_m, raw.cluster_n), raw.grid, raw.tiles, bool(raw.stream_k), raw.workspace_bytes,
+                   raw.group_order, copy)
 
 
 def _batch_of(m, batch, what):

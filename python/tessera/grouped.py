@@ -1,0 +1,325 @@
+"""Grouped GEMM for Mixture-of-Experts layers (tess_grouped_gemm).
+
+    import tessera, torch
+    # x: tokens sorted by expert [total_M, K]; w: expert weights [G, N, K];
+    # offs: int32 [G] cumulative ends of the groups' rows, on the GPU.
+    y = tessera.grouped_mm(x, w, offs)          # as torch._grouped_mm(x, w.transpose(-2, -1), offs=offs)
+    # DeepGEMM's masked layout: x [G, M_max, K], masked_m int32 [G] rows used per group.
+    y = tessera.grouped_mm_masked(x, w, masked_m, expected_m=128)
+
+Group sizes stay on the device: nothing synchronizes with the host, and a call
+is safe under CUDA graph capture. x, w and out may be torch tensors, objects
+with __dlpack__ or tessera.Matrix views; offs / masked_m and scale factors are
+torch tensors. Work runs on the handle's stream; without a handle, on the
+device's default handle following PyTorch's current stream (as tessera.gemm).
+The C library checks the problem in full and its sentence is the exception's
+text; Python checks only what the C descriptor cannot carry (dimensions, how
+many groups a tensor holds, devices, the type of offs).
+"""
+import ctypes
+import dataclasses
+import enum
+
+from . import _lib
+from ._lib import GroupedGemmDescStruct, PlanStruct, ScaleDescStruct, TesseraDesc
+from .dtypes import DType, as_dtype
+from .errors import InvalidValueError, check
+from .gemm import Plan, _follow_torch_stream, default_handle
+from .matrix import Order, as_matrix
+
+SCALE_BLOCK = 128  # K (and N, for W's 128x128 factors) elements per block factor
+
+
+class GroupLayout(enum.IntEnum):
+    """tess_group_layout."""
+    CONTIGUOUS = 0
+    MASKED = 1
+
+
+class GroupOrder(enum.IntEnum):
+    """tess_group_order: the order a grouped kernel walks its tiles in (Plan.group_order)."""
+    AUTO = 0
+    N_FASTEST = 1
+    M_FASTEST = 2
+    BANDED = 3
+
+
+# tess_scale_mode values, and the recipe names each operand accepts (as tessera.gemm's).
+_TENSOR, _OUTER_VEC, _BLOCK_1x128, _BLOCK_128x128 = 0, 3, 4, 5
+_X_RECIPES = {"tensor": _TENSOR, "rowwise": _OUTER_VEC, "outer": _OUTER_VEC, "1x128": _BLOCK_1x128}
+_W_RECIPES = {"tensor": _TENSOR, "rowwise": _OUTER_VEC, "outer": _OUTER_VEC, "128x128": _BLOCK_128x128}
+
+
+def _ceil_div(a, b):
+    return -(-a // b)
+
+
+def _shape(t):
+    """The shape of a tensor-like object as a tuple, or None (a Matrix or a DLPack capsule)."""
+    s = getattr(t, "shape", None)
+    return tuple(int(e) for e in s) if s is not None else None
+
+
+def _device_of(t):
+    """("cuda", index) or ("cpu", 0) of a torch tensor."""
+    d = t.device
+    return (d.type, d.index or 0)
+
+
+def _torch_vector(t, what, length, dtype, device):
+    """Checks a torch tensor: 1-D of `length` elements (length None: any shape), type `dtype` (e.g.
+    "int32"), in the memory of CUDA device `device`, unit stride for a vector. Returns its pointer."""
+    if not (hasattr(t, "data_ptr") and hasattr(t, "dtype") and hasattr(t, "device")):
+        raise InvalidValueError(f"{what}: expected a torch.Tensor of {dtype} in GPU memory, got {type(t).__name__}")
+    if str(t.dtype) != f"torch.{dtype}":
+        raise InvalidValueError(f"{what}: expected {dtype}, got {t.dtype}")
+    if _device_of(t) != ("cuda", device):
+        raise InvalidValueError(f"{what} is on {t.device}; it must be on the operands' device cuda:{device}")
+    if length is not None:
+        if t.dim() != 1 or t.shape[0] != length:
+            raise InvalidValueError(f"{what}: expected shape ({length},) (one entry per group), got {tuple(t.shape)}")
+        if length > 1 and t.stride(0) != 1:
+            raise InvalidValueError(f"{what}: must be contiguous (stride 1), got stride {t.stride(0)}")
+    return t.data_ptr()
+
+
+def _scale(t, what, recipe, recipes, layout, groups, mn, k, device):
+    """(pointer, ScaleDescStruct) of one operand's dequantization factors, deciding the mode from the
+    shape (see grouped_mm's docstring for the rule) or from `recipe` where the shape is ambiguous.
+
+    `mn` is the operand's extent along M (X: total_M or M_max) or N (W); X's factors of a MASKED
+    problem, and W's always, carry the group as their leading dimension."""
+    desc = ScaleDescStruct()
+    if t is None:
+        if recipe is not None:
+            raise InvalidValueError(f"scale_recipe_{what}={recipe!r} needs scale_{what}")
+        return None, desc
+    if recipe is not None and recipe not in recipes:
+        raise InvalidValueError(f"scale_recipe_{what}={recipe!r}: one of {sorted(recipes)}")
+    _torch_vector(t, f"scale_{what}", None, "float32", device)
+    shape, strides = tuple(t.shape), tuple(t.stride())
+    per_group = what == "w" or layout == GroupLayout.MASKED  # a leading group dimension
+    lead = (groups,) if per_group else ()
+    kb = _ceil_div(k, SCALE_BLOCK)
+    block_mode = _BLOCK_1x128 if what == "x" else _BLOCK_128x128
+    block_mn = mn if what == "x" else _ceil_div(mn, SCALE_BLOCK)
+    bs = strides[0] if per_group and len(shape) > 1 else 0  # batch stride of the group dimension
+    # Every reading of the shape: (mode, stride_mn, stride_k, batch_stride).
+    readings = []
+    if len(shape) <= 1:
+        if t.numel() == 1:
+            readings.append((_TENSOR, 0, 0, 0))           # one factor for every group
+        elif shape == (groups,):
+            readings.append((_TENSOR, 0, 0, strides[0]))  # one factor per group
+        if not per_group and len(shape) == 1 and shape == (mn,) and t.numel() > 1:
+            readings.append((_OUTER_VEC, strides[0], 0, 0))  # contiguous X: one per row of all groups
+    elif len(shape) == len(lead) + 1:
+        if shape == lead + (mn,):
+            readings.append((_OUTER_VEC, strides[-1], 0, bs))  # per row of each batch / per column of W
+    elif len(shape) == len(lead) + 2:
+        if shape == lead + (block_mn, kb):
+            readings.append((block_mode, strides[-2], strides[-1], bs))  # (mn, K blocks)
+        if what == "x" and shape == lead + (kb, block_mn) and (block_mn != kb or recipe is None):
+            readings.append((block_mode, strides[-1], strides[-2], bs))  # (K blocks, mn)
+    if recipe is not None:
+        readings = [r for r in readings if r[0] == recipes[recipe]]
+    if not readings:
+        raise InvalidValueError(f"scale_{what}: shape {shape} fits no factor layout of this problem "
+                                f"(G={groups}, {'M' if what == 'x' else 'N'}={mn}, K={k}"
+                                + (f", recipe {recipe!r}" if recipe else "") + "); "
+                                + _accepted_shapes(what, layout, groups, mn, kb, block_mn))
+    if len(readings) > 1:
+        names = sorted({name for name, mode in recipes.items() if mode in {r[0] for r in readings}})
+        raise InvalidValueError(f"scale_{what}: shape {shape} is ambiguous for this problem (G={groups}); say which "
+                                f"with scale_recipe_{what}= (one of {names}; an explicit '1x128' reads a square "
+                                "tensor as (rows, K blocks))")
+    desc.mode, desc.stride_mn, desc.stride_k, desc.batch_stride = readings[0]
+    return t.data_ptr(), desc
+
+
+def _accepted_shapes(what, layout, groups, mn, kb, block_mn):
+    """The sentence listing the factor shapes an operand accepts."""
+    if what == "w":
+        return (f"scale_w takes (1,) or ({groups},) (per tensor / per group), ({groups}, {mn}) (per column) or "
+                f"({groups}, {block_mn}, {kb}) (128x128 blocks)")
+    if layout == GroupLayout.MASKED:
+        return (f"scale_x takes (1,) or ({groups},) (per tensor / per group), ({groups}, {mn}) (per row) or "
+                f"({groups}, {mn}, {kb}) / ({groups}, {kb}, {mn}) (1x128 blocks)")
+    return (f"scale_x takes (1,) or ({groups},) (per tensor / per group), ({mn},) (per row) or "
+            f"({mn}, {kb}) / ({kb}, {mn}) (1x128 blocks)")
+
+
+def _weight_desc(wm):
+    """W's tess_matrix_desc: the [G, N, K] tensor's N x K matrices seen as the product's K x N B
+    (the same memory with rows and columns exchanged: a row-major N x K is a column-major K x N)."""
+    order = Order.COL if wm.order == Order.ROW else Order.ROW
+    return TesseraDesc(int(wm.dtype), int(order), wm.cols, wm.rows, wm.ld, wm.batch_stride)
+
+
+def _out_dtype(out_dtype, x_dtype):
+    """Y's DType: out_dtype, else x's 16-bit type, else (FP8 inputs) bf16."""
+    if out_dtype is not None:
+        return as_dtype(out_dtype)
+    return x_dtype if x_dtype in (DType.BF16, DType.F16) else DType.BF16
+
+
+def _torch_dtype(dt):
+    import torch
+    t = {DType.BF16: torch.bfloat16, DType.F16: torch.float16, DType.F32: torch.float32}.get(dt)
+    if t is None:
+        raise InvalidValueError(f"out_dtype {dt.short_name}: Y is bf16, f16 or f32")
+    return t
+
+
+def _prepare(layout, x, w, out, scale_x, scale_w, recipe_x, recipe_w, expected_m, out_dtype, handle, allocate):
+    """Checks what Python can see and fills the descriptor. Returns (handle, desc, pointers, out);
+    with allocate=False and no out, Y is described (row-major, packed) but not allocated."""
+    masked = layout == GroupLayout.MASKED
+    xs, ws = _shape(x), _shape(w)
+    if xs is not None and len(xs) != (3 if masked else 2):
+        raise InvalidValueError(f"x: expected {'[G, M_max, K]' if masked else '[total_M, K]'}, got shape {xs}")
+    if ws is not None and len(ws) != 3:
+        raise InvalidValueError(f"w: expected [G, N, K] (each expert's N x K weight, K contiguous), got shape {ws}")
+    views = {"x": as_matrix(x, "x"), "w": as_matrix(w, "w")}
+    if out is not None:
+        views["out"] = as_matrix(out, "out")
+    for what, m in views.items():
+        if m.device[0] != "cuda":
+            raise InvalidValueError(f"{what} is in {m.device[0]} memory; tessera multiplies matrices in GPU memory "
+                                    "(move it with .cuda() or .to('cuda'))")
+    devices = {m.device[1] for m in views.values()}
+    if len(devices) > 1:
+        raise InvalidValueError(f"the operands are on CUDA devices {sorted(devices)}; they must share one")
+    device = devices.pop()
+    xm, wm = views["x"], views["w"]
+    groups, n, k = (ws[0] if ws is not None else wm.batch), wm.rows, wm.cols
+    if masked and xm.batch != groups:
+        raise InvalidValueError(f"x: {xm.batch} batches but w holds {groups} experts; the masked layout needs one "
+                                "batch of rows per expert")
+    desc = GroupedGemmDescStruct()
+    check(_lib.lib().tess_grouped_gemm_desc_init(ctypes.byref(desc)))
+    desc.layout, desc.groups, desc.m, desc.n, desc.k = int(layout), groups, xm.rows, n, k
+    desc.expected_m = int(expected_m or 0)
+    desc.x, desc.w = xm.desc(), _weight_desc(wm)
+    y_dtype = _out_dtype(out_dtype, xm.dtype) if out is None else views["out"].dtype
+    if out is None and allocate:
+        if not type(x).__module__.startswith("torch"):
+            raise InvalidValueError("out: give an output tensor (tessera allocates one only for torch tensors)")
+        import torch
+        shape = (groups, xm.rows, n) if masked else (xm.rows, n)
+        out = torch.empty(shape, dtype=_torch_dtype(y_dtype), device=x.device)
+        views["out"] = as_matrix(out, "out")
+    if out is not None:
+        ym = views["out"]
+        if masked and ym.batch != groups:
+            raise InvalidValueError(f"out: {ym.batch} batches; the masked layout writes one per expert ({groups})")
+        if not masked and _shape(out) is not None and len(_shape(out)) != 2:
+            raise InvalidValueError(f"out: expected [total_M, N], got shape {_shape(out)}")
+        desc.y = ym.desc()
+    else:  # plans only: a packed row-major Y of the problem's shape
+        desc.y = TesseraDesc(int(y_dtype), int(Order.ROW), xm.rows, n, n, xm.rows * n if masked else 0)
+    sx, desc.x_scale = _scale(scale_x, "x", recipe_x, _X_RECIPES, layout, groups, xm.rows, k, device)
+    sw, desc.w_scale = _scale(scale_w, "w", recipe_w, _W_RECIPES, layout, groups, n, k, device)
+    if handle is None:
+        handle = default_handle(device)
+        _follow_torch_stream(handle, device, (x, w, out))
+    elif handle.device != device:
+        raise InvalidValueError(f"the operands are on CUDA device {device}, the handle on {handle.device}")
+    ptrs = {"x": xm.ptr, "w": wm.ptr, "y": views["out"].ptr if out is not None else None, "sx": sx, "sw": sw}
+    return handle, desc, ptrs, out, device
+
+
+def _run(desc, handle, ptrs, rows_ptr, plan):
+    raw_plan = ctypes.byref(plan.raw) if plan is not None else None
+    check(_lib.lib().tess_grouped_gemm(handle._h, ctypes.byref(desc), raw_plan, ctypes.c_void_p(ptrs["x"]),
+                                       ctypes.c_void_p(ptrs["sx"]), ctypes.c_void_p(ptrs["w"]),
+                                       ctypes.c_void_p(ptrs["sw"]), ctypes.c_void_p(rows_ptr),
+                                       ctypes.c_void_p(ptrs["y"])))
+
+
+def _empty_rows(x):
+    """Whether x is a torch-like [0, K] tensor (a contiguous problem with no tokens at all)."""
+    s = _shape(x)
+    return s is not None and len(s) == 2 and s[0] == 0
+
+
+def grouped_mm(x, w, offs, out=None, *, scale_x=None, scale_w=None, expected_m=None, out_dtype=None, plan=None,
+               handle=None, scale_recipe_x=None, scale_recipe_w=None):
+    """y[rows of g] = (scale_x . x[rows of g]) @ (scale_w . w[g]).T for each expert g; returns y.
+
+    x: [total_M, K] row-major, the groups' rows one after another (tokens
+    sorted by expert). w: [G, N, K], each expert's weight with K contiguous
+    (the layout of nn.Linear weights stacked). offs: int32 [G] on the GPU,
+    cumulative row ends (torch._grouped_mm's convention): group g owns rows
+    offs[g-1] .. offs[g]-1 (offs[-1] = 0); empty groups are fine, and rows
+    past offs[G-1] are left as they were. out: [total_M, N] (default: a new
+    torch tensor of out_dtype: x's type for bf16/f16 inputs, bf16 for FP8).
+    Inputs bf16 x bf16, f16 x f16 or e4m3 x e4m3; out bf16, f16 or f32.
+    expected_m: the typical rows per group, a planner hint (default
+    total_M / G). plan: one of grouped_plans(...) (default: the heuristic's).
+
+    Scale factors (float32 dequantization factors on the GPU, any strides;
+    the mode follows from the shape; scale_recipe_x / _w name it where a
+    shape could be read two ways):
+      scale_x  (1,) or 0-d        one factor for all              TENSOR
+               (G,)               one per group                   TENSOR, batch_stride 1
+               (total_M,)         one per row                     OUTER_VEC
+               (total_M, K/128)   e4m3: per row per 128 of K      BLOCK_1x128 (either order of the two
+               (K/128, total_M)                                   dimensions; their strides are read as given)
+      scale_w  (1,) or (G,)       per tensor / per expert         TENSOR
+               (G, N)             one per output column           OUTER_VEC
+               (G, N/128, K/128)  e4m3: per 128x128 block         BLOCK_128x128
+    (K/128 and N/128 rounded up.) 1-D factors are always per tensor, group
+    or row, 2-D ones (X) block factors; ambiguous shapes (G == total_M, or a
+    square (K/128, total_M)) need scale_recipe_x ("tensor", "rowwise",
+    "1x128"; an explicit "1x128" reads a 2-D tensor as (rows, K blocks)).
+    The block recipe is DeepSeek-V3's, 1x128 for x with 128x128 for w;
+    tessera.quantize_fp8 makes both (rows contiguous for x, the layout the
+    kernels load by TMA)."""
+    if _empty_rows(x):  # no tokens at all (a rank whose experts got none): nothing to compute
+        if out is not None:
+            return out
+        import torch
+        return torch.empty((0, _shape(w)[1]), dtype=_torch_dtype(_out_dtype(out_dtype, as_dtype(x.dtype))),
+                           device=x.device)
+    handle, desc, ptrs, out, device = _prepare(GroupLayout.CONTIGUOUS, x, w, out, scale_x, scale_w, scale_recipe_x,
+                                               scale_recipe_w, expected_m, out_dtype, handle, True)
+    rows = _torch_vector(offs, "offs", desc.groups, "int32", device)
+    _run(desc, handle, ptrs, rows, plan)
+    return out
+
+
+def grouped_mm_masked(x, w, masked_m, expected_m, out=None, *, scale_x=None, scale_w=None, out_dtype=None,
+                      plan=None, handle=None, scale_recipe_x=None, scale_recipe_w=None):
+    """y[g, :masked_m[g]] = (scale_x . x[g, :masked_m[g]]) @ (scale_w . w[g]).T for each expert g
+    (DeepGEMM's masked layout); returns y.
+
+    x: [G, M_max, K] row-major; w: [G, N, K] with K contiguous; masked_m:
+    int32 [G] on the GPU, the rows each group uses; out: [G, M_max, N]
+    (default: a new torch tensor, see grouped_mm). Rows past masked_m[g]
+    are neither read into the result nor written: a new out holds garbage
+    there. expected_m: the typical masked_m, a planner hint (0: M_max).
+    Scale factors as grouped_mm's, with the group first for x's too:
+    scale_x (1,)/(G,) per tensor/group, (G, M_max) per row,
+    (G, M_max, K/128) or (G, K/128, M_max) 1x128 blocks."""
+    handle, desc, ptrs, out, device = _prepare(GroupLayout.MASKED, x, w, out, scale_x, scale_w, scale_recipe_x,
+                                               scale_recipe_w, expected_m, out_dtype, handle, True)
+    rows = _torch_vector(masked_m, "masked_m", desc.groups, "int32", device)
+    _run(desc, handle, ptrs, rows, plan)
+    return out
+
+
+def grouped_plans(x, w, out=None, *, scale_x=None, scale_w=None, expected_m=None, out_dtype=None, handle=None,
+                  scale_recipe_x=None, scale_recipe_w=None, limit=64):
+    """Every plan that can run this grouped problem, best first (the first is the heuristic's
+    choice): each grouped kernel in each tile order (Plan.group_order, a GroupOrder). A 2-D x
+    means the contiguous layout (grouped_mm), a 3-D x the masked one (grouped_mm_masked); the
+    group sizes are not needed. Pass a plan back as plan=... to run it (for autotuning)."""
+    masked = len(_shape(x)) == 3 if _shape(x) is not None else as_matrix(x, "x").batch > 1
+    handle, desc, _, _, _ = _prepare(GroupLayout.MASKED if masked else GroupLayout.CONTIGUOUS, x, w, out, scale_x,
+                                     scale_w, scale_recipe_x, scale_recipe_w, expected_m, out_dtype, handle, False)
+    plans = (PlanStruct * limit)()
+    count = ctypes.c_int()
+    check(_lib.lib().tess_grouped_gemm_plans(handle._h, ctypes.byref(desc), plans, limit, ctypes.byref(count)))
+    return [dataclasses.replace(Plan._from(plans[i]), group_order=GroupOrder(plans[i].group_order))
+            for i in range(min(count.value, limit))]
