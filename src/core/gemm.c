@@ -464,6 +464,20 @@ static int gemm_launch(const tess_device_info *info, const tess_gemm_desc *desc,
     return 1;
 }
 
+int tess_plan_rank_slot(tess_plan *plans, double *cost, int n, int capacity, double c) {
+    int at = n < capacity ? n : capacity;
+    while (at > 0 && cost[at - 1] > c)
+        at--;
+    if (at >= capacity)
+        return -1;
+    for (int j = (n < capacity ? n : capacity - 1); j > at; j--) {
+        plans[j] = plans[j - 1];
+        cost[j] = cost[j - 1];
+    }
+    cost[at] = c;
+    return at;
+}
+
 int tess_gemm_candidates(const tess_device_info *info, const tess_gemm_desc *desc, size_t workspace_limit,
                          tess_plan *plans, int capacity) {
     enum { MAX_CANDIDATES = 2 * TESS_GEMM_MAX_KERNELS }; /* data-parallel and stream-K */
@@ -477,19 +491,9 @@ int tess_gemm_candidates(const tess_device_info *info, const tess_gemm_desc *des
             tess_gemm_launch x;
             if (!gemm_launch(info, desc, i, stream_k, &x) || x.workspace > workspace_limit)
                 continue;
-            double c = estimate(k, desc, &x);
-            /* insertion by cost among the (at most capacity) kept, stable */
-            int at = n < capacity ? n : capacity;
-            while (at > 0 && cost[at - 1] > c)
-                at--;
-            if (at < capacity) {
-                for (int j = (n < capacity ? n : capacity - 1); j > at; j--) {
-                    plans[j] = plans[j - 1];
-                    cost[j] = cost[j - 1];
-                }
+            const int at = tess_plan_rank_slot(plans, cost, n, capacity, estimate(k, desc, &x));
+            if (at >= 0)
                 describe(k, desc, i, &x, &plans[at]);
-                cost[at] = c;
-            }
             n++;
         }
     }

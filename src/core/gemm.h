@@ -23,6 +23,12 @@ int tess_gemm_candidates(const tess_device_info *info, const tess_gemm_desc *des
 
 /* Helpers the grouped GEMM (core/grouped.c) shares with the dense one. */
 
+/* Ranks a candidate plan of cost c among the n seen so far, of which the
+ * cheapest min(n, capacity) are kept in plans/cost (ties in arrival order):
+ * moves the costlier ones down and returns the slot to describe it in, or
+ * -1 when it ranks past capacity. */
+int tess_plan_rank_slot(tess_plan *plans, double *cost, int n, int capacity, double c);
+
 /* TMA's rules for operand `name` (16-byte aligned base, rows and batch stride of whole 16 bytes). */
 tess_status tess_gemm_check_tma(const tess_matrix_desc *x, const void *ptr, int64_t batch, const char *name);
 /* The scale recipes of a problem and the factor pointers' alignment. */

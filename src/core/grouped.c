@@ -218,18 +218,9 @@ static int grouped_candidates(const tess_device_info *info, const tess_grouped_g
         const int preferred = preferred_order(k, d);
         for (int order = TESS_GROUP_ORDER_N_FASTEST; order <= TESS_GROUP_ORDER_BANDED && n < MAX_CANDIDATES; order++) {
             /* the other orders rank just behind the preferred one (for autotuning) */
-            const double c = base * (order == preferred ? 1.0 : 1.01);
-            int at = n < capacity ? n : capacity;
-            while (at > 0 && cost[at - 1] > c)
-                at--;
-            if (at < capacity) {
-                for (int j = (n < capacity ? n : capacity - 1); j > at; j--) {
-                    plans[j] = plans[j - 1];
-                    cost[j] = cost[j - 1];
-                }
+            const int at = tess_plan_rank_slot(plans, cost, n, capacity, base * (order == preferred ? 1.0 : 1.01));
+            if (at >= 0)
                 grouped_describe(info, d, i, order, &plans[at]);
-                cost[at] = c;
-            }
             n++;
         }
     }
