@@ -80,6 +80,11 @@ def _device_views(a, b, c, out):
         views["c"] = as_matrix(c, "c")
     if out is not None:
         views["out"] = as_matrix(out, "out")
+    return views, _one_cuda_device(views)
+
+
+def _one_cuda_device(views):
+    """The CUDA device index all the named matrix views share; InvalidValueError if they do not."""
     for what, m in views.items():
         if m.device[0] != "cuda":
             raise InvalidValueError(f"{what} is in {m.device[0]} memory; tessera multiplies matrices in GPU memory "
@@ -87,7 +92,7 @@ def _device_views(a, b, c, out):
     devices = {m.device[1] for m in views.values()}
     if len(devices) > 1:
         raise InvalidValueError(f"the operands are on CUDA devices {sorted(devices)}; they must share one")
-    return views, devices.pop()
+    return devices.pop()
 
 
 def _torch_out(a, b, views, out_dtype):

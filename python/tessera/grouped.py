@@ -24,7 +24,7 @@ from . import _lib
 from ._lib import GroupedGemmDescStruct, PlanStruct, ScaleDescStruct, TesseraDesc
 from .dtypes import DType, as_dtype
 from .errors import InvalidValueError, check
-from .gemm import Plan, _follow_torch_stream, default_handle
+from .gemm import Plan, _follow_torch_stream, _one_cuda_device, default_handle
 from .matrix import Order, as_matrix
 
 SCALE_BLOCK = 128  # K (and N, for W's 128x128 factors) elements per block factor
@@ -183,14 +183,7 @@ def _prepare(layout, x, w, out, scale_x, scale_w, recipe_x, recipe_w, expected_m
     views = {"x": as_matrix(x, "x"), "w": as_matrix(w, "w")}
     if out is not None:
         views["out"] = as_matrix(out, "out")
-    for what, m in views.items():
-        if m.device[0] != "cuda":
-            raise InvalidValueError(f"{what} is in {m.device[0]} memory; tessera multiplies matrices in GPU memory "
-                                    "(move it with .cuda() or .to('cuda'))")
-    devices = {m.device[1] for m in views.values()}
-    if len(devices) > 1:
-        raise InvalidValueError(f"the operands are on CUDA devices {sorted(devices)}; they must share one")
-    device = devices.pop()
+    device = _one_cuda_device(views)
     xm, wm = views["x"], views["w"]
     groups, n, k = (ws[0] if ws is not None else wm.batch), wm.rows, wm.cols
     if masked and xm.batch != groups:

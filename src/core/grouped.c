@@ -13,8 +13,9 @@
 #include "core/matrix.h"
 #include "core/scale.h"
 
-/* The planner's tile order where it has no reason to pick another, and the
- * rows per group (in tile rows) from which BANDED's L2 reuse pays. */
+/* Expected tile rows per group from which the planner takes the BANDED
+ * order (its L2 reuse pays once a group spans several tile rows; measured
+ * in bench/NOTES.md, "Grouped GEMM"); below, N_FASTEST. */
 #define TESS_GROUPED_BANDED_MIN_TILE_ROWS 2
 
 TESS_API tess_status tess_grouped_gemm_desc_init(tess_grouped_gemm_desc *desc) {

@@ -54,6 +54,32 @@ static inline void *gpu_upload(const void *host, size_t bytes) {
     return dev;
 }
 
+/* The poison of output buffers: 0xff bytes, NaN in every float type. */
+#define GPU_POISON 0xff
+
+/* An output buffer of `bytes` followed by GPU_GUARD_BYTES, all poisoned. */
+static inline unsigned char *gpu_poisoned(size_t bytes) {
+    unsigned char *dev = (unsigned char *)gpu_upload(NULL, bytes + GPU_GUARD_BYTES);
+    cudaMemset(dev, GPU_POISON, bytes + GPU_GUARD_BYTES);
+    return dev;
+}
+
+/* Guard bytes no longer poisoned in a host copy of a gpu_poisoned buffer of `bytes`. */
+static inline int64_t gpu_guard_touched(const unsigned char *copy, size_t bytes) {
+    int64_t touched = 0;
+    for (size_t i = bytes; i < bytes + GPU_GUARD_BYTES; i++)
+        touched += copy[i] != GPU_POISON;
+    return touched;
+}
+
+/* Plan `index` of the `count` listed (NULL, the heuristic's choice, for an
+ * index out of range), its name (or the heuristic's) written to name[64]. */
+static inline const tess_plan *gpu_pick_plan(const tess_plan *plans, int count, int index, char *name) {
+    const tess_plan *plan = index >= 0 && index < count ? &plans[index] : NULL;
+    snprintf(name, 64, "%s", plan ? plan->name : count ? plans[0].name : "?");
+    return plan;
+}
+
 /* A handle on device 0 with TESS_GEMM_WORKSPACE_BYTES of workspace (every
  * plan runs), which *workspace holds (cudaFree it after tess_destroy). */
 static inline tess_handle gpu_gemm_handle(void **workspace) {

@@ -51,8 +51,7 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
     void *hc = g->beta != 0.0f || in_place ? test_matrix_random(&g->c, g->batch, &rng, &c_bytes) : NULL;
     size_t d_bytes = tess_matrix_bytes(&g->d, g->batch), ref_bytes = sizeof(float) * (size_t)(g->m * g->n * g->batch);
     void *da = gpu_upload(ha, a_bytes), *db = gpu_upload(hb, b_bytes), *dc = hc ? gpu_upload(hc, c_bytes) : NULL;
-    unsigned char *dd = gpu_upload(NULL, d_bytes + GPU_GUARD_BYTES);
-    cudaMemset(dd, 0xff, d_bytes + GPU_GUARD_BYTES); /* NaN in every dtype */
+    unsigned char *dd = gpu_poisoned(d_bytes);
     if (in_place)                                /* C is D: the same buffer, pre-filled with C */
         cudaMemcpy(dd, hc, c_bytes, cudaMemcpyHostToDevice);
 
@@ -80,7 +79,7 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
     if (repeat) {
         first = malloc(d_bytes);
         cudaMemcpy(first, dd, d_bytes, cudaMemcpyDeviceToHost);
-        cudaMemset(dd, 0xff, d_bytes + GPU_GUARD_BYTES);
+        cudaMemset(dd, GPU_POISON, d_bytes + GPU_GUARD_BYTES);
         s = tess_gemm(h, g, plan, da, db, dc, dd);
         err = cudaDeviceSynchronize();
     }
@@ -101,8 +100,7 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
         cudaMemcpy(want, dref, ref_bytes, cudaMemcpyDeviceToHost);
         int64_t nonfinite = 0, guard = 0;
         double rel = tess_ref_rel_error_matrix(g->batch, &g->d, out, &rd, want, &nonfinite);
-        for (size_t i = d_bytes; i < d_bytes + GPU_GUARD_BYTES; i++)
-            guard += out[i] != 0xff;
+        guard = gpu_guard_touched(out, d_bytes);
         /* Padding of D (ld beyond the matrix) keeps its poison (skipped in place: it holds C). */
         int64_t padding = 0;
         if (!in_place) {
@@ -115,7 +113,7 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
             for (size_t e = 0; e < d_bytes / es; e++)
                 if (!inside[e])
                     for (size_t q = 0; q < es; q++)
-                        padding += out[e * es + q] != 0xff;
+                        padding += out[e * es + q] != GPU_POISON;
             free(inside);
         }
         dtype_rounding rd2 = test_dtype_rounding(g->d.dtype);

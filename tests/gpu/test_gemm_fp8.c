@@ -95,15 +95,12 @@ static double run_case(tess_handle h, fp8_case *c, int plan_index, int cpu, char
     void *da = gpu_upload(t->a, t->a_bytes), *db = gpu_upload(t->b, t->b_bytes), *dc = t->c ? gpu_upload(t->c, t->c_bytes) : NULL;
     float *sa = t->a_scale ? gpu_upload(t->a_scale, t->a_scale_bytes) : NULL;
     float *sb = t->b_scale ? gpu_upload(t->b_scale, t->b_scale_bytes) : NULL;
-    unsigned char *dd = gpu_upload(NULL, t->d_bytes + GPU_GUARD_BYTES);
-    cudaMemset(dd, 0xff, t->d_bytes + GPU_GUARD_BYTES);
-    tess_plan plans[MAX_PLANS], *plan = NULL;
+    unsigned char *dd = gpu_poisoned(t->d_bytes);
+    tess_plan plans[MAX_PLANS];
     int count = 0;
     double rel = -1.0;
     CHECK_STATUS(tess_gemm_plans(h, g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
-    if (plan_index >= 0 && plan_index < count)
-        plan = &plans[plan_index];
-    snprintf(plan_name, 64, "%s", plan ? plan->name : count ? plans[0].name : "?");
+    const tess_plan *plan = gpu_pick_plan(plans, count, plan_index, plan_name);
     tess_status s = tess_gemm_scaled(h, g, plan, da, sa, db, sb, dc, dd);
     cudaError_t err = cudaDeviceSynchronize();
     CHECKF(s == TESS_STATUS_SUCCESS && err == cudaSuccess, "%s: status %s, %s (%s)", plan_name, tess_status_name(s),
@@ -112,8 +109,7 @@ static double run_case(tess_handle h, fp8_case *c, int plan_index, int cpu, char
         unsigned char *out = malloc(t->d_bytes + GPU_GUARD_BYTES);
         cudaMemcpy(out, dd, t->d_bytes + GPU_GUARD_BYTES, cudaMemcpyDeviceToHost);
         int64_t nonfinite = 0, guard = 0;
-        for (size_t i = t->d_bytes; i < t->d_bytes + GPU_GUARD_BYTES; i++)
-            guard += out[i] != 0xff;
+        guard = gpu_guard_touched(out, t->d_bytes);
         CHECKF(guard == 0, "%s: %lld bytes written after D", plan_name, (long long)guard);
         if (cpu) {
             double *want = malloc(sizeof(double) * (size_t)(g->m * g->n * g->batch));

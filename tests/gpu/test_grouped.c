@@ -152,15 +152,12 @@ static double run_case(tess_handle h, grouped_case *c, int plan_index, char *pla
     void *dx = gpu_upload(c->x, c->x_bytes), *dw = gpu_upload(c->w, c->w_bytes);
     float *dxs = c->xs ? gpu_upload(c->xs, c->xs_bytes) : NULL, *dws = c->ws ? gpu_upload(c->ws, c->ws_bytes) : NULL;
     int32_t *drows = gpu_upload(c->rows, sizeof(int32_t) * (size_t)g->groups);
-    unsigned char *dy = gpu_upload(NULL, c->y_bytes + GPU_GUARD_BYTES);
-    cudaMemset(dy, 0xff, c->y_bytes + GPU_GUARD_BYTES);
-    tess_plan plans[MAX_PLANS], *plan = NULL;
+    unsigned char *dy = gpu_poisoned(c->y_bytes);
+    tess_plan plans[MAX_PLANS];
     int count = 0;
     double rel = -1.0;
     CHECK_STATUS(tess_grouped_gemm_plans(h, g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
-    if (plan_index >= 0 && plan_index < count)
-        plan = &plans[plan_index];
-    snprintf(plan_name, 64, "%s", plan ? plan->name : count ? plans[0].name : "?");
+    const tess_plan *plan = gpu_pick_plan(plans, count, plan_index, plan_name);
     tess_status s = tess_grouped_gemm(h, g, plan, dx, dxs, dw, dws, drows, dy);
     cudaError_t err = cudaDeviceSynchronize();
     CHECKF(s == TESS_STATUS_SUCCESS && err == cudaSuccess, "%s: status %s, %s (%s)", plan_name, tess_status_name(s),
@@ -212,13 +209,12 @@ static double run_case(tess_handle h, grouped_case *c, int plan_index, char *pla
                     err2 += (y - w) * (y - w), ref2 += w * w;
                 } else if ((size_t)at * ye < c->y_bytes) { /* rows of no group, padding: still poisoned */
                     for (size_t i = 0; i < ye; i++)
-                        touched += got[(size_t)at * ye + i] != 0xff;
+                        touched += got[(size_t)at * ye + i] != GPU_POISON;
                 }
             }
         }
     }
-    for (size_t i = c->y_bytes; i < c->y_bytes + GPU_GUARD_BYTES; i++)
-        guard += got[i] != 0xff;
+    guard = gpu_guard_touched(got, c->y_bytes);
     rel = ref2 > 0 ? sqrt(err2 / ref2) : sqrt(err2);
     CHECKF(nonfinite == 0, "%s: %lld elements of Y not finite (unwritten?)", plan_name, (long long)nonfinite);
     CHECKF(touched == 0 && guard == 0, "%s: %lld bytes written outside the groups' rows, %lld after Y", plan_name,
@@ -300,19 +296,17 @@ static void test_bad_sizes(tess_handle h) {
         const int32_t bad_masked[6] = {-1, 1 << 30, 5, 0, 2, -100};
         int32_t *drows = gpu_upload(masked ? bad_masked : bad_offs, sizeof bad_offs);
         void *dx = gpu_upload(c.x, c.x_bytes), *dw = gpu_upload(c.w, c.w_bytes);
-        unsigned char *dy = gpu_upload(NULL, c.y_bytes + GPU_GUARD_BYTES);
-        cudaMemset(dy, 0xff, c.y_bytes + GPU_GUARD_BYTES);
+        unsigned char *dy = gpu_poisoned(c.y_bytes);
         tess_status s = tess_grouped_gemm(h, &c.g, NULL, dx, NULL, dw, NULL, drows, dy);
         cudaError_t err = cudaDeviceSynchronize();
         CHECKF(s == TESS_STATUS_SUCCESS && err == cudaSuccess, "bad sizes (%s): %s, %s", masked ? "masked" : "offs",
                tess_status_name(s), cudaGetErrorString(err));
-        unsigned char *guard = malloc(GPU_GUARD_BYTES);
-        cudaMemcpy(guard, dy + c.y_bytes, GPU_GUARD_BYTES, cudaMemcpyDeviceToHost);
-        int touched = 0;
-        for (int i = 0; i < GPU_GUARD_BYTES; i++)
-            touched += guard[i] != 0xff;
-        CHECKF(touched == 0, "bad sizes (%s): %d bytes written after Y", masked ? "masked" : "offs", touched);
-        free(guard);
+        unsigned char *got = malloc(c.y_bytes + GPU_GUARD_BYTES);
+        cudaMemcpy(got, dy, c.y_bytes + GPU_GUARD_BYTES, cudaMemcpyDeviceToHost);
+        const int64_t touched = gpu_guard_touched(got, c.y_bytes);
+        CHECKF(touched == 0, "bad sizes (%s): %lld bytes written after Y", masked ? "masked" : "offs",
+               (long long)touched);
+        free(got);
         cudaFree(drows), cudaFree(dx), cudaFree(dw), cudaFree(dy);
         free_case(&c);
     }

@@ -58,15 +58,19 @@ TESS_DEVICE uint32_t pack16(float lo, float hi, bool bf16) {
 template <class Cfg>
 TESS_DEVICE void epilogue_copy_rows(const tess_gemm_params &p, const char *staging, int t, int b, int m0, int m_end,
                                     int nc) {
-    constexpr int CHUNKS = TESS_EPI_SUBTILE * TESS_EPI_SUBTILE * 2 / 16; // 16-byte chunks per sub-tile
+    constexpr int ELEM_BYTES = 2;                                        // 16-bit D
+    constexpr int ROW_CHUNKS = TESS_EPI_SUBTILE * ELEM_BYTES / 16;       // 8 per 128-byte sub-tile row
+    constexpr int ROW_ELEMS = 16 / ELEM_BYTES;                           // 8 elements per chunk
+    constexpr int PER_THREAD = TESS_EPI_SUBTILE * ROW_CHUNKS / 128;      // over the warpgroup's 128 threads
 #pragma unroll
     for (int s = 0; s < Cfg::EPI_COLS / TESS_EPI_SUBTILE; s++) {
 #pragma unroll
-        for (int i = 0; i < CHUNKS / 128; i++) {
-            const int chunk = t + 128 * i, row = chunk / 8, col = nc + s * TESS_EPI_SUBTILE + (chunk % 8) * 8;
+        for (int i = 0; i < PER_THREAD; i++) {
+            const int chunk = t + 128 * i, row = chunk / ROW_CHUNKS, in_row = chunk % ROW_CHUNKS;
+            const int col = nc + s * TESS_EPI_SUBTILE + in_row * ROW_ELEMS;
             if (m0 + row < m_end && col < p.n) {
-                const uint4 v = *(const uint4 *)(staging + tess_epi_swizzled_offset(s, row, chunk % 8));
-                *(uint4 *)((char *)p.d + 2 * tess_matrix_offset(&p.d_layout, b, m0 + row, col)) = v;
+                const uint4 v = *(const uint4 *)(staging + tess_epi_swizzled_offset(s, row, in_row));
+                *(uint4 *)((char *)p.d + ELEM_BYTES * tess_matrix_offset(&p.d_layout, b, m0 + row, col)) = v;
             }
         }
     }

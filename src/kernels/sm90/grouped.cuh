@@ -53,24 +53,26 @@ TESS_DEVICE int group_table_build(const tess_gemm_params &p, const group_table &
         }
         sum += tiles[i];
     }
+    constexpr unsigned FULL_WARP = 0xffffffffu;
+    constexpr int WARPS = TESS_SM90_THREADS / 32;
     int scan = sum; // inclusive over the warp's threads
 #pragma unroll
     for (int d = 1; d < 32; d *= 2) {
-        const int x = __shfl_up_sync(0xffffffffu, scan, d);
+        const int x = __shfl_up_sync(FULL_WARP, scan, d);
         scan += lane >= d ? x : 0;
     }
-    if (lane == 31)
+    if (lane == 31) // the warp's last lane holds its total
         tab.warp_sums[warp] = scan;
     __syncthreads();
     if (warp == 0) {
-        int w = lane < TESS_SM90_THREADS / 32 ? tab.warp_sums[lane] : 0;
+        int w = lane < WARPS ? tab.warp_sums[lane] : 0;
 #pragma unroll
         for (int d = 1; d < 32; d *= 2) {
-            const int x = __shfl_up_sync(0xffffffffu, w, d);
+            const int x = __shfl_up_sync(FULL_WARP, w, d);
             w += lane >= d ? x : 0;
         }
         __syncwarp();
-        if (lane < TESS_SM90_THREADS / 32)
+        if (lane < WARPS)
             tab.warp_sums[lane] = w; // inclusive over the warps
     }
     __syncthreads();
