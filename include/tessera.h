@@ -233,9 +233,13 @@ typedef struct tess_plan {
     int32_t grid;                /* CTAs launched (persistent: at most one per SM) */
     int32_t tiles;               /* output tiles of the problem */
     char name[64];               /* e.g. "sm90_bf16_tn_128x256x64_s4_c2x1" ("_sk": stream-K) */
-    int32_t stream_k;            /* 1: the last wave's K blocks are shared by all CTAs (stream-K) */
+    int32_t stream_k;            /* 1: K blocks are shared by all CTAs: a thin last wave's, or, with
+                                    fewer tiles than SMs, every tile's (stream-K; deterministic) */
     uint64_t workspace_bytes;    /* device workspace the plan needs (tess_set_workspace) */
     int32_t group_order;         /* grouped GEMMs: the tile order (tess_group_order); 0 for dense plans */
+    int32_t transposed;          /* 1: runs D^T = B^T A^T ("swap AB", name suffix "_swap"): for small M,
+                                    B's columns fill the 128-row tile side and M is a narrow N tile
+                                    (tile_m, tile_n are the kernel's); 0 otherwise */
 } tess_plan;
 
 /* The plan the heuristic picks for `desc` on the handle's device, among the

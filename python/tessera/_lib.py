@@ -54,7 +54,8 @@ class PlanStruct(ctypes.Structure):
                 ("tile_n", ctypes.c_int32), ("tile_k", ctypes.c_int32), ("stages", ctypes.c_int32),
                 ("cluster_m", ctypes.c_int32), ("cluster_n", ctypes.c_int32), ("grid", ctypes.c_int32),
                 ("tiles", ctypes.c_int32), ("name", ctypes.c_char * 64), ("stream_k", ctypes.c_int32),
-                ("workspace_bytes", ctypes.c_uint64), ("group_order", ctypes.c_int32)]
+                ("workspace_bytes", ctypes.c_uint64), ("group_order", ctypes.c_int32),
+                ("transposed", ctypes.c_int32)]
 
 
 class GroupedGemmDescStruct(ctypes.Structure):

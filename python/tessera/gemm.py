@@ -39,6 +39,7 @@ class Plan:
     stream_k: bool
     workspace_bytes: int
     group_order: int     # grouped plans: the tile order (tessera.GroupOrder); 0 for dense plans
+    transposed: bool     # runs D^T = B^T A^T (small M: the tokens are the kernel's narrow N tile)
     raw: PlanStruct = dataclasses.field(repr=False, compare=False)
 
     @classmethod
@@ -46,7 +47,7 @@ class Plan:
         copy = PlanStruct.from_buffer_copy(raw)
         return cls(raw.name.decode(), (raw.tile_m, raw.tile_n, raw.tile_k), raw.stages,
                    (raw.cluster_m, raw.cluster_n), raw.grid, raw.tiles, bool(raw.stream_k), raw.workspace_bytes,
-                   raw.group_order, copy)
+                   raw.group_order, bool(raw.transposed), copy)
 
 
 def _batch_of(m, batch, what):

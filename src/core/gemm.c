@@ -347,13 +347,26 @@ static int launch_split(const tess_gemm_kernel *k, const tess_gemm_desc *d, int 
         *grid = s->units * k->cluster_m;
         return 1;
     }
-    /* Only a thin last wave is shared: measured on an H100 (2026-11-21),
+    /* Fewer items than units (small M, few tiles): every item's K blocks are
+     * shared, over as many units as get TESS_SK_MIN_BLOCKS each, so that
+     * the whole GPU streams the operands; no gain unless units outnumber items. */
+    if (items < units) {
+        const int64_t blocks = (int64_t)items * s->k_blocks;
+        const int sharing = blocks / TESS_SK_MIN_BLOCKS < units ? (int)(blocks / TESS_SK_MIN_BLOCKS) : units;
+        if (sharing <= items)
+            return 0;
+        s->units = sharing;
+        s->dp_items = 0, s->sk_items = items;
+        *grid = sharing * k->cluster_m;
+        return 1;
+    }
+    /* Otherwise only a thin last wave is shared: measured on an H100 (2026-11-21),
      * sharing 34 tail items of 66 at 8192^3 gained (823 vs 757 TFLOP/s),
      * 42 of 66 at 3000x5000x7000 broke even, but sharing 58 of 66 at 4096^3
      * lost (704 vs 774), as did sharing an extra whole wave: units at
      * scattered K offsets stop sharing A and B in L2. */
     const int tail = items % units;
-    if (units < 2 || items < units || tail == 0 || tail * 10 > units * TESS_SK_MAX_TAIL_TENTHS)
+    if (units < 2 || tail == 0 || tail * 10 > units * TESS_SK_MAX_TAIL_TENTHS)
         return 0;
     s->units = units;
     s->sk_items = tail;
@@ -381,9 +394,9 @@ static int rows_misaligned(const tess_gemm_desc *d) {
            (d->b.ld * (int64_t)tess_dtype_size(d->b.dtype)) % 128 != 0;
 }
 
-/* Estimated run time of a kernel on the problem, in units of tile work:
- * waves of persistent tiles (tiles a cluster pads past M count as work), each
- * tile's work over how efficiently the tile feeds the tensor cores.
+/* Estimated tensor-core time of a kernel on the problem, in units of tile
+ * work: waves of persistent tiles (tiles a cluster pads past M count as
+ * work), each tile's work over how efficiently the tile feeds the tensor cores.
  * - Tile width, measured with 128-byte aligned rows (4096^3 and 8192^3 bf16,
  *   H100/H200, 2026-11-21): 128x128 reaches ~0.9 of 128x256 (narrower wgmmas
  *   re-read A more), 128x64 ~0.6; 2-CTA clusters sharing B ~1.02x.
@@ -396,7 +409,7 @@ static int rows_misaligned(const tess_gemm_desc *d) {
  * Stream-K turns the waves into the exact share of items per unit, plus the
  * fixups: each unit writes one partial sum, and the finishing units read on
  * average units / sk_items + 1 of them. */
-static double estimate(const tess_gemm_kernel *k, const tess_gemm_desc *d, const tess_gemm_launch *x) {
+static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, const tess_gemm_launch *x) {
     double waves;
     if (x->split.sk_items == 0) {
         waves = (double)((x->split.dp_items + x->split.units - 1) / x->split.units);
@@ -405,7 +418,9 @@ static double estimate(const tess_gemm_kernel *k, const tess_gemm_desc *d, const
         waves = (double)(x->split.dp_items + x->split.sk_items) / x->split.units +
                 TESS_SK_FIXUP_BLOCKS * fixups / x->split.k_blocks;
     }
-    double efficiency = k->tile_n >= 256 ? 1.0 : k->tile_n >= 192 ? 0.95 : k->tile_n >= 128 ? 0.9 : 0.6;
+    /* Token tiles (16, 32 wide) re-read A from shared memory for ever fewer columns. */
+    double efficiency = k->tile_n >= 256 ? 1.0 : k->tile_n >= 192 ? 0.95 : k->tile_n >= 128 ? 0.9
+                                                                                         : 0.6 * k->tile_n / 64;
     /* Clusters of 2 halve B's L2 reads, but tie the two CTAs' rings together.
      * Block-scaled FP8 loses by it (H200, 2026-11-22, c1 against c2: 4096^3
      * 1011 vs 947 TFLOP/s, 4096x7168x2048 933 vs 887), except 192-wide tiles
@@ -426,17 +441,62 @@ static double estimate(const tess_gemm_kernel *k, const tess_gemm_desc *d, const
     return waves * k->tile_m * k->tile_n / efficiency;
 }
 
-static void describe(const tess_gemm_kernel *k, const tess_gemm_desc *d, int index, const tess_gemm_launch *x,
-                     tess_plan *p) {
+/* Sustained fractions of the device's peaks (H100, 2026-11-21): the SM clock
+ * under tensor-core load settles near 0.8 of its peak (1.57-1.59 of 1.98
+ * GHz, power-bound), and a device-to-device copy moves 0.9 of the memory's
+ * peak bytes (2994 of 3352 GB/s). */
+#define TESS_SUSTAINED_CLOCK 0.8
+#define TESS_SUSTAINED_MEMORY 0.9
+/* Dense tensor-core flops per SM per clock on sm_90: 4096 for 16-bit inputs, twice that for FP8. */
+#define TESS_SM90_FLOPS_PER_CLOCK 4096.0
+/* Where no device is asked (CPU tests): an H100 SXM's peaks. */
+#define TESS_DEFAULT_SM_HZ 1.98e9
+#define TESS_DEFAULT_MEMORY_BYTES_PER_S 3.352e12
+/* How far the shorter of compute and memory time fails to hide under the
+ * longer one: the tie-break between plans that stream the same bytes,
+ * favouring the one that computes fewer padded rows. */
+#define TESS_OVERLAP_LOSS 0.25
+
+/* Estimated run time of a kernel on the problem, in seconds: the longer of
+ * its tensor-core time (tile_work at the sustained clock) and the time to
+ * stream A, B and D from memory once, at the rate the grid's share of the
+ * SMs can draw (a grid of half the SMs streams at about half the rate),
+ * plus TESS_OVERLAP_LOSS of the shorter. */
+static double estimate(const tess_device_info *info, const tess_gemm_kernel *k, const tess_gemm_desc *d,
+                       const tess_gemm_launch *x) {
+    const int sms = info ? info->sm_count : TESS_DEFAULT_SMS;
+    const double hz = info && info->sm_clock_khz > 0 ? info->sm_clock_khz * 1e3 : TESS_DEFAULT_SM_HZ;
+    const double peak_bytes = info && info->mem_clock_khz > 0
+                                  ? 2.0 * info->mem_clock_khz * 1e3 * info->mem_bus_width_bits / 8 /* DDR */
+                                  : TESS_DEFAULT_MEMORY_BYTES_PER_S;
+    const int64_t k_padded = (d->k + k->tile_k - 1) / k->tile_k * k->tile_k;
+    const double flops_per_s = TESS_SM90_FLOPS_PER_CLOCK * (k->input >= TESS_MMA_E4M3_E4M3 ? 2 : 1) * hz *
+                               TESS_SUSTAINED_CLOCK;
+    const double compute = tile_work(k, d, x) * 2.0 * (double)k_padded / flops_per_s;
+    const double bytes = (double)d->batch * ((double)d->m * d->k * tess_dtype_size(d->a.dtype) +
+                                             (double)d->n * d->k * tess_dtype_size(d->b.dtype) +
+                                             (double)d->m * d->n * tess_dtype_size(d->d.dtype));
+    const double share = x->grid < sms ? (double)x->grid / sms : 1.0;
+    const double memory = bytes / (peak_bytes * TESS_SUSTAINED_MEMORY * share);
+    return compute > memory ? compute + TESS_OVERLAP_LOSS * memory : memory + TESS_OVERLAP_LOSS * compute;
+}
+
+/* Fills plan p for kernel `index` running problem `run`: the user's
+ * problem d, or for a transposed plan transposed_problem(d). The name
+ * speaks of d's types and layouts, and of the kernel's tile. */
+static void describe(const tess_gemm_kernel *k, const tess_gemm_desc *d, const tess_gemm_desc *run, int index,
+                     const tess_gemm_launch *x, tess_plan *p) {
+    const int transposed = run != d;
     memset(p, 0, sizeof *p);
     p->struct_size = sizeof *p;
     p->kernel = index;
     p->tile_m = k->tile_m, p->tile_n = k->tile_n, p->tile_k = k->tile_k, p->stages = k->stages;
     p->cluster_m = k->cluster_m, p->cluster_n = 1;
-    p->tiles = (int32_t)work_tiles(k, d);
+    p->tiles = (int32_t)work_tiles(k, run);
     p->grid = x->grid;
     p->stream_k = x->split.sk_items > 0;
     p->workspace_bytes = x->workspace;
+    p->transposed = transposed;
     /* FP8 names carry both types and the accumulation: _fa fast (tensor
      * cores only), _pr promoted, _blk block-scaled, _blkc with per-column B factors. */
     static const char *const accumulation[] = {"", "_pr", "_blk", "_blkc"};
@@ -446,10 +506,10 @@ static void describe(const tess_gemm_kernel *k, const tess_gemm_desc *d, int ind
         snprintf(types, sizeof types, "%s%s", tess_dtype_name(d->a.dtype), tess_dtype_name(d->b.dtype));
     else
         snprintf(types, sizeof types, "%s", tess_dtype_name(d->a.dtype));
-    snprintf(p->name, sizeof p->name, "sm90_%s_%c%c_%dx%dx%d_s%d_c%dx1%s%s%s", types,
+    snprintf(p->name, sizeof p->name, "sm90_%s_%c%c_%dx%dx%d_s%d_c%dx1%s%s%s%s", types,
              d->a.order == TESS_ORDER_ROW ? 't' : 'n', d->b.order == TESS_ORDER_COL ? 'n' : 't', k->tile_m,
              k->tile_n, k->tile_k, k->stages, k->cluster_m, fp8 && k->scaling == TESS_SCALING_PLAIN ? "_fa" : "",
-             accumulation[k->scaling], p->stream_k ? "_sk" : "");
+             accumulation[k->scaling], p->stream_k ? "_sk" : "", transposed ? "_swap" : "");
 }
 
 /* How kernel `kernel` would run `desc`: the grid, the work split and the
@@ -478,23 +538,53 @@ int tess_plan_rank_slot(tess_plan *plans, double *cost, int n, int capacity, dou
     return at;
 }
 
+/* A matrix read the other way: X^T over the same memory. */
+static tess_matrix_desc transposed_matrix(const tess_matrix_desc *x) {
+    tess_matrix_desc t = *x;
+    t.rows = x->cols, t.cols = x->rows;
+    t.order = x->order == TESS_ORDER_ROW ? TESS_ORDER_COL : TESS_ORDER_ROW;
+    return t;
+}
+
+/* The problem a transposed plan's kernel runs: D^T = B^T A^T (+ beta C^T),
+ * with the operands' roles, their factors and M and N swapped (per-row
+ * factors of A become per-column factors of the new B, and so on). For
+ * small M this puts B's N columns (the weights) on the kernels' 128-row
+ * side and the M tokens in a narrow N tile, so no wgmma row is padding. */
+static tess_gemm_desc transposed_problem(const tess_gemm_desc *d) {
+    tess_gemm_desc t = *d;
+    t.m = d->n, t.n = d->m;
+    t.a = transposed_matrix(&d->b), t.b = transposed_matrix(&d->a);
+    t.c = transposed_matrix(&d->c), t.d = transposed_matrix(&d->d);
+    t.a_scale = d->b_scale, t.b_scale = d->a_scale;
+    return t;
+}
+
+/* Problems of at most this many rows are also planned transposed: M then
+ * fits one token tile of at most 64 columns. */
+#define TESS_TRANSPOSED_MAX_M 64
+
 int tess_gemm_candidates(const tess_device_info *info, const tess_gemm_desc *desc, size_t workspace_limit,
                          tess_plan *plans, int capacity) {
-    enum { MAX_CANDIDATES = 2 * TESS_GEMM_MAX_KERNELS }; /* data-parallel and stream-K */
+    enum { MAX_CANDIDATES = 4 * TESS_GEMM_MAX_KERNELS }; /* data-parallel and stream-K, each maybe transposed */
     double cost[MAX_CANDIDATES];
     int n = 0;
-    for (int i = 0; i < tess_gemm_sm90_kernel_count(); i++) {
-        const tess_gemm_kernel *k = tess_gemm_sm90_kernel(i);
-        if (!kernel_fits(k, desc))
-            continue;
-        for (int stream_k = 0; stream_k <= 1 && n < MAX_CANDIDATES; stream_k++) {
-            tess_gemm_launch x;
-            if (!gemm_launch(info, desc, i, stream_k, &x) || x.workspace > workspace_limit)
+    const tess_gemm_desc swapped = transposed_problem(desc);
+    for (int transposed = 0; transposed <= (desc->m <= TESS_TRANSPOSED_MAX_M); transposed++) {
+        const tess_gemm_desc *run = transposed ? &swapped : desc;
+        for (int i = 0; i < tess_gemm_sm90_kernel_count(); i++) {
+            const tess_gemm_kernel *k = tess_gemm_sm90_kernel(i);
+            if (!kernel_fits(k, run))
                 continue;
-            const int at = tess_plan_rank_slot(plans, cost, n, capacity, estimate(k, desc, &x));
-            if (at >= 0)
-                describe(k, desc, i, &x, &plans[at]);
-            n++;
+            for (int stream_k = 0; stream_k <= 1 && n < MAX_CANDIDATES; stream_k++) {
+                tess_gemm_launch x;
+                if (!gemm_launch(info, run, i, stream_k, &x) || x.workspace > workspace_limit)
+                    continue;
+                const int at = tess_plan_rank_slot(plans, cost, n, capacity, estimate(info, k, run, &x));
+                if (at >= 0)
+                    describe(k, desc, run, i, &x, &plans[at]);
+                n++;
+            }
         }
     }
     return n;
@@ -608,15 +698,21 @@ TESS_API tess_status tess_gemm_scaled(tess_handle handle, const tess_gemm_desc *
     if (plan->struct_size < sizeof(tess_plan) || plan->kernel < 0 || plan->kernel >= tess_gemm_sm90_kernel_count())
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: the plan was not made by tess_gemm_plan(s)");
     const tess_gemm_kernel *k = tess_gemm_sm90_kernel(plan->kernel);
-    if (!kernel_fits(k, desc))
-        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: plan %s is for another type or layout", plan->name);
+    /* A transposed plan's kernel runs D^T = B^T A^T: B is its A, A its B. */
+    const tess_gemm_desc swapped = transposed_problem(desc);
+    const int transposed = plan->transposed != 0;
+    const tess_gemm_desc *run = transposed ? &swapped : desc;
+    if (!kernel_fits(k, run) || (transposed && desc->m > TESS_TRANSPOSED_MAX_M))
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: plan %s is for another type, layout or shape",
+                         plan->name);
 
     tess_gemm_params p;
-    if ((s = tess_gemm_params_init(&p, k, desc, a, a_scale, b, b_scale, c, d)))
+    if ((s = tess_gemm_params_init(&p, k, run, transposed ? b : a, transposed ? b_scale : a_scale,
+                                   transposed ? a : b, transposed ? a_scale : b_scale, c, d)))
         return s;
     tess_gemm_launch x;
     size_t flags_offset = 0;
-    if (!gemm_launch(&handle->info, desc, plan->kernel, plan->stream_k != 0, &x) || x.grid != plan->grid)
+    if (!gemm_launch(&handle->info, run, plan->kernel, plan->stream_k != 0, &x) || x.grid != plan->grid)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: plan %s was made for another problem or device",
                          plan->name);
     p.split = x.split;

@@ -3,7 +3,8 @@
  * and f16 inputs, bf16/f16/f32 D in either order, beta != 0 with C of any
  * type and order (also C == D, in place), batches (strided and shared
  * operands), ragged and tiny sizes (1 included), and every plan, stream-K
- * ones included (those also run twice and must repeat bit for bit). D is
+ * ones included (those also run twice and must repeat bit for bit), and
+ * decode shapes (M up to 64) with every plan, transposed ones included. D is
  * poisoned before each run; every element is checked, and neither D's padding
  * nor a guard region after it may be written. */
 #include <math.h>
@@ -17,8 +18,8 @@
 
 /* The plans a problem can have: 6 tile configurations, data-parallel or stream-K. */
 #define PLANS_PER_PROBLEM 12
-/* Room for them all. */
-#define MAX_PLANS 16
+/* Room for every plan of any problem: small M adds transposed plans and token tiles. */
+#define MAX_PLANS 64
 
 static tess_rng rng;
 
@@ -41,7 +42,7 @@ static tess_matrix_desc layout(tess_dtype t, int64_t rows, int64_t cols, int64_t
 }
 
 typedef struct case_stats {
-    int runs, failures, stream_k;
+    int runs, failures, stream_k, transposed;
 } case_stats;
 
 /* Runs one problem with one plan (plan_index < 0: the heuristic's) and checks it. */
@@ -125,6 +126,7 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
         if (repeat)
             CHECKF(memcmp(first, out, d_bytes) == 0, "%s: a second run gave different bits", what);
         st->stream_k += plan && plan->stream_k;
+        st->transposed += plan && plan->transposed;
         free(out);
         free(want);
     }
@@ -177,6 +179,38 @@ static void test_stream_k(tess_handle h, case_stats *st) {
         CHECKF(with_sk > 0, "%lldx%lldx%lld batch %lld: no stream-K plan among %d", (long long)g.m, (long long)g.n,
                (long long)g.k, (long long)g.batch, count);
     }
+}
+
+/* Decode shapes (M of 1 to 64 tokens), each with every plan: transposed
+ * ones (the weights on the kernel's 128-row side, the tokens in a 16- to
+ * 64-wide tile), token tiles, and stream-K over every tile when the tiles
+ * are fewer than the SMs. A in either order, B in either order, D row- or
+ * column-major, beta with C, ragged N and K. */
+static void test_small_m(tess_handle h, case_stats *st) {
+    static const int64_t shapes[][3] = {
+        /* m, n, k */
+        {1, 1000, 2048}, {4, 4096, 1024}, {16, 2112, 4096}, {33, 777, 3000}, {64, 2048, 1024}, {7, 256, 9000},
+    };
+    const int runs = st->runs, transposed = st->transposed, stream_k = st->stream_k;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        tess_gemm_desc g;
+        tess_gemm_desc_init(&g);
+        g.m = shapes[i][0], g.n = shapes[i][1], g.k = shapes[i][2];
+        g.a = layout(i == 5 ? TESS_DTYPE_F16 : TESS_DTYPE_BF16, g.m, g.k, 1, i != 3);
+        g.b = layout(g.a.dtype, g.k, g.n, 1, i == 4);
+        g.d = layout(i == 2 ? TESS_DTYPE_F32 : TESS_DTYPE_BF16, g.m, g.n, 1, i % 2 == 0);
+        g.c = layout(TESS_DTYPE_F16, g.m, g.n, 1, i % 3 == 0);
+        g.beta = i % 3 == 1 ? -0.75f : 0.0f;
+        tess_plan plans[MAX_PLANS];
+        int count = 0;
+        CHECK_STATUS(tess_gemm_plans(h, &g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
+        CHECKF(count <= MAX_PLANS, "%lldx%lldx%lld: %d plans, room for %d", (long long)g.m, (long long)g.n,
+               (long long)g.k, count, MAX_PLANS);
+        for (int p = 0; p < count && p < MAX_PLANS; p++)
+            run_case(h, &g, p, 0, st);
+    }
+    CHECKF(st->transposed > transposed && st->stream_k > stream_k, "small M: %d runs, %d transposed, %d stream-K",
+           st->runs - runs, st->transposed - transposed, st->stream_k - stream_k);
 }
 
 static void test_refusals(tess_handle h) {
@@ -239,7 +273,7 @@ int main(void) {
     tess_rng_seed(&rng, check_seed());
     void *workspace = NULL;
     tess_handle h = gpu_gemm_handle(&workspace);
-    case_stats st = {0, 0, 0};
+    case_stats st = {0, 0, 0, 0};
     tess_gemm_desc g;
     for (int trial = 0; trial < 120; trial++) {
         random_problem(&g, 700);
@@ -259,8 +293,10 @@ int main(void) {
             run_case(h, &g, plan, 0, &st);
         }
     test_stream_k(h, &st);
+    test_small_m(h, &st);
     test_refusals(h);
-    printf("gemm cases: %d run (%d stream-K), %d failed\n", st.runs, st.stream_k, st.failures);
+    printf("gemm cases: %d run (%d stream-K, %d transposed), %d failed\n", st.runs, st.stream_k, st.transposed,
+           st.failures);
     tess_destroy(h);
     cudaFree(workspace);
     return check_finish("gpu_gemm");

@@ -4,7 +4,9 @@
  *    contiguous, padded strides, batches), bf16/f16/f32 D in either order,
  *    beta with C, ragged M, N, K, every plan, fast accumulation; against the
  *    GPU reference (float32 accumulation of the dequantized inputs), with D
- *    poisoned and a guard after it;
+ *    poisoned and a guard after it; stream-K plans run twice, bit for bit;
+ *  - decode shapes (M up to 64) in every recipe with every plan, transposed
+ *    ones included;
  *  - accuracy at depth (K 4096 and 16384) against the float64 CPU reference,
  *    promoted vs fast accumulation;
  *  - tess_quantize_fp8 (per tensor, 1x128, 128x128) bit for bit against the
@@ -20,7 +22,8 @@
 #include "problem.h"
 #include "ref/convert.h"
 
-#define MAX_PLANS 16
+/* Room for every plan of any problem: small M adds transposed plans and token tiles. */
+#define MAX_PLANS 64
 
 static tess_rng rng;
 
@@ -111,6 +114,16 @@ static double run_case(tess_handle h, fp8_case *c, int plan_index, int cpu, char
         int64_t nonfinite = 0, guard = 0;
         guard = gpu_guard_touched(out, t->d_bytes);
         CHECKF(guard == 0, "%s: %lld bytes written after D", plan_name, (long long)guard);
+        if (plan && plan->stream_k) { /* the fixup order is fixed: a second run repeats bit for bit */
+            unsigned char *again = malloc(t->d_bytes);
+            cudaMemset(dd, GPU_POISON, t->d_bytes);
+            s = tess_gemm_scaled(h, g, plan, da, sa, db, sb, dc, dd);
+            err = cudaDeviceSynchronize();
+            cudaMemcpy(again, dd, t->d_bytes, cudaMemcpyDeviceToHost);
+            CHECKF(s == TESS_STATUS_SUCCESS && err == cudaSuccess && memcmp(again, out, t->d_bytes) == 0,
+                   "%s: a second run gave different bits", plan_name);
+            free(again);
+        }
         if (cpu) {
             double *want = malloc(sizeof(double) * (size_t)(g->m * g->n * g->batch));
             CHECK_STATUS(tess_ref_gemm_cpu(&t->p, want), TESS_STATUS_SUCCESS);
@@ -225,6 +238,43 @@ static void test_factors_by_tma(tess_handle h) {
         test_problem_free(&c.t);
     }
     printf("fp8 packed-factor (TMA) cases: %d runs\n", runs);
+}
+
+/* Decode shapes (M of 1 to 64 tokens) in every recipe, each with every
+ * plan: transposed ones (the weights on the kernels' 128-row side, so B's
+ * 128x128 factors become per-row blocks of the kernel's A), token tiles,
+ * stream-K over every tile when tiles are fewer than the SMs (run twice,
+ * bit for bit). Factors in random layouts, and DeepSeek's packed ones. */
+static void test_small_m(tess_handle h) {
+    static const int64_t shapes[][3] = {{1, 1000, 2048}, {4, 2112, 1536}, {16, 777, 3000}, {33, 512, 1100}, {64, 1536, 1024}};
+    static const tess_dtype outs[3] = {TESS_DTYPE_BF16, TESS_DTYPE_F16, TESS_DTYPE_F32};
+    int runs = 0, transposed = 0, stream_k = 0;
+    for (int trial = 0; trial < RECIPES + 2; trial++) {
+        const int recipe = trial < RECIPES ? trial : trial == RECIPES ? 3 : 4, packed = trial >= RECIPES;
+        const int64_t *shape = shapes[trial % 5];
+        const int fast = recipe == 0 && trial % 2;
+        fp8_case c;
+        make_case(&c, shape[0], shape[1], shape[2], 1, TESS_DTYPE_E4M3, trial % 3 ? TESS_DTYPE_E4M3 : TESS_DTYPE_E5M2,
+                  recipe, outs[trial % 3], trial % 2, trial % 4 == 1 ? 0.5f : 0.0f, fast);
+        if (packed)
+            make_scales(&c, recipe, 1);
+        tess_plan plans[MAX_PLANS];
+        int count = 0;
+        CHECK_STATUS(tess_gemm_plans(h, &c.g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
+        for (int plan = 0; plan < count && plan < MAX_PLANS; plan++) {
+            char name[64];
+            const double rel = run_case(h, &c, plan, 0, name);
+            const double bound = test_dtype_rounding(c.g.d.dtype).unit +
+                                 (fast ? FAST_ALLOWANCE : PROMOTED_ALLOWANCE) * small_output_scale(&c.g);
+            CHECKF(rel >= 0 && rel <= bound, "%lldx%lldx%lld scales %d x %d%s, plan %s: rel error %.3g (bound %.3g)",
+                   (long long)c.g.m, (long long)c.g.n, (long long)c.g.k, (int)c.g.a_scale.mode,
+                   (int)c.g.b_scale.mode, packed ? " packed" : "", name, rel, bound);
+            runs++, transposed += plans[plan].transposed, stream_k += plans[plan].stream_k;
+        }
+        test_problem_free(&c.t);
+    }
+    printf("fp8 small-M cases: %d runs (%d transposed, %d stream-K)\n", runs, transposed, stream_k);
+    CHECKF(transposed > 0 && stream_k > 0, "small M: %d runs, %d transposed, %d stream-K", runs, transposed, stream_k);
 }
 
 /* Accuracy at depth against float64: the promoted sum keeps D at its own
@@ -349,6 +399,7 @@ int main(void) {
     test_transpose(h);
     test_random(h);
     test_factors_by_tma(h);
+    test_small_m(h);
     test_depth(h);
     tess_destroy(h);
     cudaFree(workspace);

@@ -164,11 +164,14 @@ static void test_refusals(void) {
     CHECK_STATUS(validate(NULL, &x, P, P, P, P), TESS_STATUS_SUCCESS);
 }
 
-/* A random valid problem: any layout, sizes up to 2^14 (often whole tiles), batches. */
+/* A random valid problem: any layout, sizes up to 2^14 (often whole tiles,
+ * a quarter of the time M of at most 64), batches. */
 static tess_gemm_desc random_problem(void) {
     int64_t dims[3];
     for (int i = 0; i < 3; i++)
         dims[i] = tess_rng_range(&rng, 0, 1) ? 128 * tess_rng_range(&rng, 1, 128) : tess_rng_range(&rng, 1, 16384);
+    if (tess_rng_range(&rng, 0, 3) == 0) /* decode: a few tokens */
+        dims[0] = tess_rng_range(&rng, 1, 64);
     if (tess_rng_range(&rng, 0, 2) == 0) { /* FP8: TN, any type pair and scale recipe, sometimes fast accumulation */
         static const tess_scale_mode pairs[][2] = {{TESS_SCALE_TENSOR, TESS_SCALE_TENSOR},
                                                    {TESS_SCALE_OUTER_VEC, TESS_SCALE_OUTER_VEC},
@@ -197,10 +200,56 @@ static tess_gemm_desc random_problem(void) {
     return g;
 }
 
+/* The problem a transposed plan's kernel runs, written out here as the
+ * API promises it: D^T = B^T A^T, operands and their factors swapped. */
+static tess_gemm_desc transposed(const tess_gemm_desc *g) {
+    tess_gemm_desc t = *g;
+    const tess_matrix_desc *from[4] = {&g->b, &g->a, &g->c, &g->d};
+    tess_matrix_desc *to[4] = {&t.a, &t.b, &t.c, &t.d};
+    for (int i = 0; i < 4; i++) {
+        *to[i] = *from[i];
+        to[i]->rows = from[i]->cols, to[i]->cols = from[i]->rows;
+        to[i]->order = from[i]->order == TESS_ORDER_ROW ? TESS_ORDER_COL : TESS_ORDER_ROW;
+    }
+    t.m = g->n, t.n = g->m;
+    t.a_scale = g->b_scale, t.b_scale = g->a_scale;
+    return t;
+}
+
+/* Whether plan p suits problem g within the workspace limit: a kernel of the
+ * right types, layouts and scaling (for the transposed problem when the plan
+ * is transposed, which only small M gets), a grid within the device, and a
+ * stream-K split that is either a thin shared last wave or, with fewer tiles
+ * than SMs, every tile's K shared by more units than tiles, each with at
+ * least 4 K blocks. */
+static int plan_consistent(const tess_gemm_desc *g, const tess_plan *p, size_t limit) {
+    const tess_gemm_desc t = transposed(g);
+    const tess_gemm_desc *run = p->transposed ? &t : g;
+    const tess_gemm_kernel *k = tess_gemm_sm90_kernel(p->kernel);
+    if (!k || (p->transposed && g->m > 64) || (p->transposed != 0) != (strstr(p->name, "_swap") != NULL))
+        return 0;
+    const int scaling = want_scaling(run);
+    if (k->input != want_input(run) ||
+        (k->scaling != scaling && !(scaling == TESS_SCALING_BLOCK_ROWS && k->scaling == TESS_SCALING_BLOCK_ROWS_COLS)) ||
+        k->a_mn_major != (run->a.order == TESS_ORDER_COL) || k->b_mn_major != (run->b.order == TESS_ORDER_ROW))
+        return 0;
+    if (p->grid < 1 || p->grid > 132 || p->grid % p->cluster_m != 0)
+        return 0;
+    if (p->workspace_bytes > limit || (p->stream_k != 0) != (p->workspace_bytes > 0))
+        return 0;
+    if (!p->stream_k)
+        return 1;
+    const int units = p->grid / p->cluster_m, items = p->tiles / p->cluster_m;
+    const int64_t k_blocks = (run->k + k->tile_k - 1) / k->tile_k;
+    if (items < units) /* fill: every tile shared */
+        return (int64_t)items * k_blocks >= 4 * (int64_t)units;
+    return items % units != 0 && (items % units) * 10 <= units * 6; /* a thin last wave */
+}
+
 static void test_plans(void) {
     enum { CAP = 16 };
     const size_t limits[2] = {0, TESS_GEMM_WORKSPACE_BYTES};
-    int with_sk = 0, without_sk = 0;
+    int with_sk = 0, without_sk = 0, with_swap = 0;
     for (int trial = 0; trial < 3000; trial++) {
         tess_gemm_desc g = random_problem();
         if (!CHECK(tess_gemm_validate(NULL, &g, P, S, P, S, NULL, P) == TESS_STATUS_SUCCESS)) {
@@ -213,33 +262,21 @@ static void test_plans(void) {
             int bad = 0, sk = 0;
             for (int i = 0; i < count && i < CAP; i++) {
                 const tess_plan *p = &plans[i];
-                const tess_gemm_kernel *k = tess_gemm_sm90_kernel(p->kernel);
-                const int scaling = want_scaling(&g);
-                bad += !k || k->input != want_input(&g) ||
-                       (k->scaling != scaling &&
-                        !(scaling == TESS_SCALING_BLOCK_ROWS && k->scaling == TESS_SCALING_BLOCK_ROWS_COLS)) ||
-                       k->a_mn_major != (g.a.order == TESS_ORDER_COL) ||
-                       k->b_mn_major != (g.b.order == TESS_ORDER_ROW);
-                bad += p->grid < 1 || p->grid > 132 || p->grid % p->cluster_m != 0;
-                bad += p->workspace_bytes > limits[l] || (p->stream_k != 0) != (p->workspace_bytes > 0);
+                bad += !plan_consistent(&g, p, limits[l]);
                 sk += p->stream_k != 0;
-                if (p->stream_k) {
-                    /* a thin last wave: at most 6 tenths of the units */
-                    int units = p->grid / p->cluster_m, items = p->tiles / p->cluster_m;
-                    bad += items < units || items % units == 0 || (items % units) * 10 > units * 6;
-                }
+                with_swap += l == 1 && p->transposed;
                 for (int j = 0; j < i; j++)
                     bad += strcmp(plans[j].name, p->name) == 0;
             }
-            CHECKF(count >= 1 && count <= CAP && bad == 0 && (l == 1 || sk == 0),
+            CHECKF(count >= 1 && bad == 0 && (l == 1 || sk == 0),
                    "%lldx%lldx%lld batch %lld, workspace %zu: %d plans, %d inconsistent, %d stream-K", (long long)g.m,
                    (long long)g.n, (long long)g.k, (long long)g.batch, limits[l], count, bad, sk);
             if (l == 1)
                 sk ? with_sk++ : without_sk++;
         }
     }
-    CHECKF(with_sk > 100 && without_sk > 100, "stream-K plans offered for %d problems, not for %d", with_sk,
-           without_sk);
+    CHECKF(with_sk > 100 && without_sk > 100 && with_swap > 100,
+           "stream-K plans offered for %d problems, not for %d; %d transposed plans", with_sk, without_sk, with_swap);
 }
 
 /* The heuristic's choice for the dense suite's shapes, printed, and checked

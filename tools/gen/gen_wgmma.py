@@ -5,9 +5,10 @@ generated rather than written by hand. Run from the repository root:
     python3 tools/gen/gen_wgmma.py > src/kernels/common/wgmma_ops.cuh
 """
 
-WIDTHS = (64, 128, 256)  # the tile widths of the kernel table
+WIDTHS = (16, 32, 64, 128, 256)  # the tile widths of the kernel table (16, 32: token tiles of small-M problems)
 SIXTEEN_BIT = (("bf16", "bf16"), ("f16", "f16"))
-FP8_WIDTHS = (128, 192, 256)  # FP8 tile widths (192: promoted FP8 fits two 96-register accumulators)
+FP8_WIDTHS = (16, 32, 64, 128, 192, 256)  # FP8 tile widths (192: promoted FP8 fits two 96-register accumulators;
+                                          # 16 to 64: token tiles of small-M problems)
 FP8 = ("e4m3", "e5m2")  # every (A, B) pair of these is a wgmma form
 
 
@@ -67,9 +68,12 @@ TESS_DEVICE void wgmma_ss(float (&d)[N / 2], uint64_t a, uint64_t b, int scale_d
                     lines.append(f"        if constexpr (IN == TESS_MMA_{ta.upper()}_{tb.upper()}) "
                                  f"wgmma_m64n{n}k32_f32_{ta}_{tb}(d, a, b, scale_d);")
         lines.append("    }")
-    lines.append('    static_assert(IN <= TESS_MMA_F16 ? (N == 64 || N == 128 || N == 256)')
-    lines.append('                                     : ((N == 128 || N == 192 || N == 256) && TA == 0 && TB == 0),')
-    lines.append('                  "wgmma form not generated (FP8: widths 128, 192, 256, K-major operands only)");')
+    sixteen = " || ".join(f"N == {n}" for n in WIDTHS)
+    fp8 = " || ".join(f"N == {n}" for n in FP8_WIDTHS)
+    lines.append(f'    static_assert(IN <= TESS_MMA_F16 ? ({sixteen})')
+    lines.append(f'                                     : (({fp8}) && TA == 0 && TB == 0),')
+    lines.append(f'                  "wgmma form not generated (16-bit widths {", ".join(map(str, WIDTHS))}; FP8 widths '
+                 f'{", ".join(map(str, FP8_WIDTHS))}, K-major operands only)");')
     lines.append("}")
     return "\n".join(lines) + "\n"
 

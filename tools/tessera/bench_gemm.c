@@ -7,7 +7,8 @@
  * --providers=tessera,cublas, --warmup-iterations, --profiling-iterations,
  * --verify=true|false, --output=FILE.csv, --suite=FILE (one set of flags per line),
  * --plan=I (the I-th of tess_gemm_plans instead of the heuristic's choice; or
- * --plan=TEXT, the first plan whose name ends with TEXT, e.g. c4x1 or c2x1_sk),
+ * --plan=TEXT, the first plan whose name ends with TEXT, e.g. c4x1 or c2x1_sk;
+ * or --plan=all, every plan, best-ranked first: the view for autotuning),
  * --rounds=R (time the providers R times, alternating; report the median). */
 #include <math.h>
 #include <stdio.h>
@@ -31,8 +32,8 @@
 #define MAX_ROUNDS 9
 /* Input sets rotated through: enough to exceed twice the L2, at most this many. */
 #define MAX_SETS 16
-/* Plans listed per problem (more than any problem has). */
-#define MAX_PLANS 16
+/* Plans listed per problem (more than any problem has: small M adds transposed plans). */
+#define MAX_PLANS 64
 
 typedef struct options {
     int64_t m[MAX_VALUES], n[MAX_VALUES], k[MAX_VALUES];
@@ -46,6 +47,7 @@ typedef struct options {
     int scale_a, scale_b; /* tess_scale_mode, or -1: no factors */
     int fast_accum;
     const char *plan_name; /* --plan=TEXT: the first plan whose name ends with TEXT */
+    int all_plans;         /* --plan=all */
 } options;
 
 static void defaults(options *o) {
@@ -166,7 +168,7 @@ static int apply_flag(options *o, int argc, char **argv, int *i, const char **su
     if ((v = option_value(argc, argv, i, "--verify")))
         return (o->verify = parse_bool(v)), 1;
     if ((v = option_value(argc, argv, i, "--plan")))
-        return all_digits(v) ? (o->plan = atoi(v), 1) : (o->plan_name = v, 1);
+        return !strcmp(v, "all") ? (o->all_plans = 1) : all_digits(v) ? (o->plan = atoi(v), 1) : (o->plan_name = v, 1);
     if (suite && (v = option_value(argc, argv, i, "--suite")))
         return (*suite = v), 1;
     if (output && (v = option_value(argc, argv, i, "--output")))
@@ -337,97 +339,98 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
              (long long)k, (long long)g.batch, tess_dtype_name(g.a.dtype), order_name(g.a.order),
              tess_dtype_name(g.b.dtype), order_name(g.b.order), tess_dtype_name(g.d.dtype), order_name(g.d.order),
              scales);
-    /* Provider 1 is cuBLAS, 0 tessera; cuBLAS's row comes first so tessera's can show the ratio. */
+    /* Provider 0 is cuBLAS, then tessera's plan (or every plan, --plan=all):
+     * cuBLAS's row comes first so tessera's can show the ratio. */
     struct provider {
         int ready;
         job j;
         timed_fn fn;
         char name[96];
         double err, ms[MAX_ROUNDS];
-    } pv[2];
+    } pv[1 + MAX_PLANS];
+    int providers = 1;
     tess_plan plans[MAX_PLANS];
     memset(pv, 0, sizeof pv);
-    for (int prov = 1; prov >= 0; prov--) {
-        struct provider *q = &pv[prov];
-        if ((prov == 1 && !o->cublas) || (prov == 0 && !o->tessera))
-            continue;
-        job j = {h, &g, NULL, NULL, sets, nsets, 0};
+    if (o->cublas) {
         char why[160] = "";
-        int count = 0;
-        if (prov == 0) {
-            if (tess_gemm_plans(h, &g, plans, MAX_PLANS, &count) != TESS_STATUS_SUCCESS) {
-                printf("%-44s tessera  refused: %s\n", problem, tess_last_error());
-                continue;
-            }
-            int pick = o->plan >= 0 && o->plan < count && o->plan < MAX_PLANS ? o->plan : 0;
-            int named = -1;
-            for (int i = 0; o->plan_name && i < count && i < MAX_PLANS; i++) {
-                size_t len = strlen(plans[i].name), want = strlen(o->plan_name);
-                if (len >= want && strcmp(plans[i].name + len - want, o->plan_name) == 0) {
-                    named = pick = i;
-                    break;
-                }
-            }
-            if (o->plan_name && named < 0) { /* say so rather than time another plan under its name */
-                printf("%-44s tessera  no plan ends in '%s'; plans:", problem, o->plan_name);
-                for (int i = 0; i < count && i < MAX_PLANS; i++)
-                    printf(" %s", plans[i].name);
-                printf("\n");
-                continue;
-            }
-            j.plan = &plans[pick];
-            snprintf(q->name, sizeof q->name, "%s grid %d", plans[pick].name, plans[pick].grid);
-        } else {
-            j.lt = cublaslt_prepare(&g, why, sizeof why);
-            if (!j.lt) {
-                printf("%-44s cublas   %s\n", problem, why);
-                continue;
-            }
-            snprintf(q->name, sizeof q->name, "cublasLt heuristic #0");
+        pv[0].j = (job){h, &g, NULL, cublaslt_prepare(&g, why, sizeof why), sets, nsets, 0};
+        pv[0].fn = run_cublas;
+        pv[0].ready = pv[0].j.lt != NULL;
+        snprintf(pv[0].name, sizeof pv[0].name, "cublasLt heuristic #0");
+        if (!pv[0].ready)
+            printf("%-44s cublas   %s\n", problem, why);
+    }
+    int count = 0;
+    if (o->tessera) {
+        if (tess_gemm_plans(h, &g, plans, MAX_PLANS, &count) != TESS_STATUS_SUCCESS) {
+            printf("%-44s tessera  refused: %s\n", problem, tess_last_error());
+            count = 0;
         }
-        q->j = j;
-        q->fn = prov == 0 ? run_tessera : run_cublas;
+        count = count < MAX_PLANS ? count : MAX_PLANS;
+        int pick = o->plan >= 0 && o->plan < count ? o->plan : 0, named = -1;
+        for (int i = 0; o->plan_name && i < count; i++) {
+            size_t len = strlen(plans[i].name), want = strlen(o->plan_name);
+            if (len >= want && strcmp(plans[i].name + len - want, o->plan_name) == 0) {
+                named = pick = i;
+                break;
+            }
+        }
+        if (count && o->plan_name && named < 0) { /* say so rather than time another plan under its name */
+            printf("%-44s tessera  no plan ends in '%s'; plans:", problem, o->plan_name);
+            for (int i = 0; i < count; i++)
+                printf(" %s", plans[i].name);
+            printf("\n");
+            count = 0;
+        }
+        for (int i = o->all_plans ? 0 : pick; i < (o->all_plans ? count : count ? pick + 1 : 0); i++) {
+            struct provider *q = &pv[providers++];
+            q->j = (job){h, &g, &plans[i], NULL, sets, nsets, 0};
+            q->fn = run_tessera;
+            q->ready = 1;
+            snprintf(q->name, sizeof q->name, "%s grid %d", plans[i].name, plans[i].grid);
+        }
+    }
+    for (int prov = 0; prov < providers; prov++) {
+        struct provider *q = &pv[prov];
         q->err = NAN;
-        if (o->verify) { /* one run on set 0, checked before timing */
+        if (q->ready && o->verify) { /* one run on set 0, checked before timing */
             q->j.next = 0;
             cudaMemset(sets[0].d, 0xff, tess_matrix_bytes(&g.d, g.batch));
             if (q->fn(&q->j, NULL) == 0 && cudaDeviceSynchronize() == cudaSuccess)
                 q->err = rel_error(&g, sets[0].d, &rd, ref);
         }
-        q->ready = 1;
     }
-    /* Rounds alternate the providers, each going first in every other round,
-     * so that drifting clocks (a GPU warming up at its power limit) do not
-     * favour either. */
+    /* Rounds rotate the providers' order, each going first in turn, so that
+     * drifting clocks (a GPU warming up at its power limit) favour none. */
     for (int r = 0; r < o->rounds; r++)
-        for (int turn = 0; turn < 2; turn++) {
-            struct provider *q = &pv[r % 2 ? turn : 1 - turn];
+        for (int turn = 0; turn < providers; turn++) {
+            struct provider *q = &pv[(turn + r) % providers];
             if (!q->ready)
                 continue;
             q->j.next = 0;
             if (time_median_ms(q->fn, &q->j, NULL, o->warmup, o->iterations, &q->ms[r]) != 0)
                 q->ready = 0;
         }
-    for (int prov = 1; prov >= 0; prov--) {
+    if (pv[0].j.lt)
+        cublaslt_release(pv[0].j.lt);
+    for (int prov = 0; prov < providers; prov++) {
         struct provider *q = &pv[prov];
-        if (prov == 1 && q->j.lt)
-            cublaslt_release(q->j.lt);
         if (!q->ready)
             continue;
         double ms = median_of(q->ms, o->rounds);
         double tflops = flops / (ms * 1e-3) / 1e12, gbs = (double)set_bytes / (ms * 1e-3) / 1e9;
-        if (prov == 1)
+        if (prov == 0)
             cublas_ms = ms;
-        double ratio = prov == 0 && cublas_ms > 0 ? cublas_ms / ms : NAN;
+        double ratio = prov > 0 && cublas_ms > 0 ? cublas_ms / ms : NAN;
         printf("%-44s %-8s %9.4f ms %8.1f TFLOP/s %8.1f GB/s  x%-5.3f err %.2e  %s\n", problem,
-               prov == 0 ? "tessera" : "cublas", ms, tflops, gbs, ratio, q->err, q->name);
+               prov > 0 ? "tessera" : "cublas", ms, tflops, gbs, ratio, q->err, q->name);
         if (csv)
             fprintf(csv, "%lld,%lld,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%g,%g,%s,%s,%d,%s,%s,%.6f,%.2f,%.2f,%.4f,%.3e\n",
                     (long long)m, (long long)n, (long long)k, (long long)g.batch, tess_dtype_name(g.a.dtype),
                     order_name(g.a.order), tess_dtype_name(g.b.dtype), order_name(g.b.order),
                     tess_dtype_name(g.c.dtype), order_name(g.c.order), tess_dtype_name(g.d.dtype),
                     order_name(g.d.order), g.alpha, g.beta, scale_name(o->scale_a), scale_name(o->scale_b),
-                    o->fast_accum, prov == 0 ? "tessera" : "cublas", q->name, ms, tflops, gbs, ratio, q->err);
+                    o->fast_accum, prov > 0 ? "tessera" : "cublas", q->name, ms, tflops, gbs, ratio, q->err);
     }
     for (int s = 0; s < nsets; s++)
         cudaFree(sets[s].a), cudaFree(sets[s].b), cudaFree(sets[s].c), cudaFree(sets[s].d), cudaFree(sets[s].sa),

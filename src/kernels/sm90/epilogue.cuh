@@ -157,14 +157,15 @@ TESS_DEVICE void epilogue(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], 
                           const tile_coord &tile, int m0, bool &pending) {
     const bool with_c = p.beta != 0.0f;
     const int b = tile.ad, m_end = tile.m_end, n0 = tile.n0;
-    if (p.d_direct) {
+    if (Cfg::NARROW || p.d_direct) {
         if (with_c)
             epilogue_store_direct<Cfg, true>(p, acc, t, b, m0, m_end, n0);
         else
             epilogue_store_direct<Cfg, false>(p, acc, t, b, m0, m_end, n0);
-    } else if (with_c) {
-        epilogue_store16<Cfg, true>(p, acc, staging, wg, t, b, m0, m_end, n0, pending);
-    } else {
-        epilogue_store16<Cfg, false>(p, acc, staging, wg, t, b, m0, m_end, n0, pending);
+    } else if constexpr (!Cfg::NARROW) {
+        if (with_c)
+            epilogue_store16<Cfg, true>(p, acc, staging, wg, t, b, m0, m_end, n0, pending);
+        else
+            epilogue_store16<Cfg, false>(p, acc, staging, wg, t, b, m0, m_end, n0, pending);
     }
 }

@@ -95,8 +95,17 @@ struct gemm_cfg {
     static_assert(BN / CLUSTER % (B_MN ? 64 : 8) == 0,
                   "each CTA multicasts whole 64-column chunks of an N-major B, or whole 8-row swizzle atoms");
     static_assert(BM == 64 * TESS_SM90_CONSUMERS, "each consumer warpgroup owns 64 rows");
-    static_assert(BN % 64 == 0 && BN <= 256, "BN is a multiple of the 64-column epilogue sub-tile");
-    static_assert(BN == 64 || BN == 128 || BN == 256 || (BN == 192 && ELEM_BYTES == 1), "a generated wgmma width");
+    // Tiles narrower than the epilogue's 64-column sub-tile: the token side
+    // of a small-M problem run transposed (the host swaps the operands, so
+    // the weights fill the 128-row wgmma M side and a few tokens are N). Their
+    // few outputs are stored from registers; B (the tokens) is K-major.
+    static constexpr bool NARROW = BN < TESS_EPI_SUBTILE;
+    static_assert(!NARROW || (CLUSTER_ == 1 && B_MN_ == 0 && !GROUPED_),
+                  "narrow tiles: clusters of 1, K-major B, dense");
+    static_assert((BN % 64 == 0 || BN == 16 || BN == 32) && BN <= 256,
+                  "BN is a multiple of the 64-column epilogue sub-tile, or a narrow token tile");
+    static_assert(BN == 16 || BN == 32 || BN == 64 || BN == 128 || BN == 256 || (BN == 192 && ELEM_BYTES == 1),
+                  "a generated wgmma width");
     static constexpr int A_STAGE_BYTES = BM * TESS_SM90_BK_BYTES;
     static constexpr int B_STAGE_BYTES = BN * TESS_SM90_BK_BYTES;
     // Each stage's B share loaded by one CTA of the cluster.
@@ -154,7 +163,7 @@ struct gemm_cfg {
     static constexpr int EPI_COLS = BN % TESS_EPI_ROUND_COLS == 0 && RING_BYTES + EPI_WIDE_BYTES <= TESS_SM90_SMEM_LIMIT
                                         ? TESS_EPI_ROUND_COLS
                                         : TESS_EPI_SUBTILE;
-    static constexpr int EPI_WG_BYTES = (EPI_COLS / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;
+    static constexpr int EPI_WG_BYTES = NARROW ? 0 : (EPI_COLS / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;
     static constexpr int EPI_BYTES = TESS_SM90_CONSUMERS * EPI_WG_BYTES;
     static constexpr int SMEM_BYTES = RING_BYTES + EPI_BYTES;
     static_assert(SMEM_BYTES <= TESS_SM90_SMEM_LIMIT, "over the 227 KiB a Hopper CTA may use");

@@ -28,13 +28,18 @@ typedef struct tess_gemm_kernel {
 
 /* Kernels per 16-bit tile configuration: 2 input types x 4 operand majors. */
 #define TESS_GEMM_KERNELS_PER_TILE 8
+/* Kernels per token tile (narrow tiles for small M, run transposed): 2
+ * 16-bit input types x A K- or M-major (B K-major); FP8: e4m3 x e4m3 in
+ * 3 scaling kinds (promoted, block per-row x 128x128, block per-row x per-column). */
+#define TESS_GEMM_TOKEN_KERNELS_PER_TILE 4
+#define TESS_GEMM_FP8_TOKEN_KERNELS 3
 /* Kernels per FP8 tile configuration and scaling kind: the 4 (A, B) type pairs. */
 #define TESS_GEMM_FP8_PAIRS 4
 /* Kernels per grouped 16-bit tile configuration (bf16, f16) and per grouped
  * FP8 one (e4m3 x e4m3: the promoted per-tensor kind and the block-scaled one). */
 #define TESS_GROUPED_KERNELS_PER_TILE 2
 /* At most this many kernels in a build (the planner sizes its caches by it). */
-#define TESS_GEMM_MAX_KERNELS 128
+#define TESS_GEMM_MAX_KERNELS 192
 
 /* The kernels of this build: index i from 0 to tess_gemm_sm90_kernel_count() - 1. */
 int tess_gemm_sm90_kernel_count(void);

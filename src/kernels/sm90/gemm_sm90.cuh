@@ -212,6 +212,19 @@ static int max_clusters(void) {
         TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_BF16, 0, 1, 1),                                                  \
         TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_F16, 0, 0, 0), TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_F16, 0, 0, 1), \
         TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_F16, 0, 1, 0), TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_F16, 0, 1, 1)
+// The token-tile kernels of one narrow width (small-M problems run
+// transposed: A holds the weights, B the tokens): both 16-bit input types,
+// A K-major or M-major, B K-major (TESS_GEMM_TOKEN_KERNELS_PER_TILE entries).
+#define TESS_GEMM_TOKEN_TILE(BM, BN, ST)                                                                          \
+    TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_BF16, 0, 0, 0), TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_BF16, 0, 1, 0), \
+        TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_F16, 0, 0, 0), TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_F16, 0, 1, 0)
+// The FP8 token-tile kernels of one width: e4m3 x e4m3, promoted, and
+// block-scaled with per-row A factors and 128x128 or per-column B factors
+// (TESS_GEMM_FP8_TOKEN_KERNELS entries: the scalings a transposed FP8 problem needs).
+#define TESS_GEMM_FP8_TOKEN_TILE(BM, BN, ST)                                                                      \
+    TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_E4M3_E4M3, TESS_SCALING_PROMOTE, 0, 0),                               \
+        TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_E4M3_E4M3, TESS_SCALING_BLOCK_ROWS, 0, 0),                        \
+        TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_E4M3_E4M3, TESS_SCALING_BLOCK_ROWS_COLS, 0, 0)
 // The FP8 kernels of one tile configuration and scaling kind: the four
 // (A, B) type pairs, K-major operands (TESS_GEMM_KERNELS_PER_TILE / 2 entries).
 #define TESS_GEMM_FP8_TILE(BM, BN, ST, CL, SC)                                                                    \
