@@ -157,7 +157,10 @@ TESS_API tess_status tess_set_stream(tess_handle handle, void *stream);
 TESS_API tess_status tess_get_stream(tess_handle handle, void **stream);
 /* Gives tessera device memory it may use as scratch during run calls. The
  * memory must stay valid while work queued with this handle is pending, and
- * must be 256-byte aligned. bytes = 0 (and ptr = NULL) removes it. */
+ * must be 256-byte aligned. bytes = 0 (and ptr = NULL) removes it. tessera
+ * zeroes its first 8 KiB here (stream-K ready flags, kept down between
+ * calls) and waits for that: set it once, not per call, and do not write to
+ * it while the handle may use it. */
 TESS_API tess_status tess_set_workspace(tess_handle handle, void *ptr, size_t bytes);
 TESS_API tess_status tess_get_workspace(tess_handle handle, void **ptr, size_t *bytes);
 

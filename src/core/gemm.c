@@ -243,7 +243,8 @@ static int factor_layouts_by_tma(const tess_gemm_kernel *k, const tess_gemm_desc
  * (p->scales_by_tma; otherwise the producer warp copies them): A 1x128 with
  * rows contiguous (one box of BM row factors per K block), and B either
  * 128x128 with K blocks contiguous (a box of 4 K blocks, the first the
- * stage's, by the tile's 128-column blocks: 1, or 2 for BN = 192) or 1x128
+ * stage's, by the tile's 128-column blocks: 1 for tiles within one block, 2 for
+ * BN = 192; gemm_cfg.cuh's B_FACTORS, which the stage's byte count expects) or 1x128
  * with columns contiguous (BN column factors) for the kernels with per-column
  * factors. */
 static tess_status scale_maps(tess_gemm_params *p, const tess_gemm_kernel *k, const tess_gemm_desc *desc) {
@@ -268,7 +269,7 @@ static tess_status scale_maps(tess_gemm_params *p, const tess_gemm_kernel *k, co
                                        b_batch, k->tile_n, 1);
     const int64_t n_blocks = (desc->n + TESS_SCALE_BLOCK - 1) / TESS_SCALE_BLOCK;
     return tess_tensor_map_factors(&p->tma_scale_b, b->data, kb, n_blocks, b->layout.stride_mn, desc->batch, b_batch,
-                                   TESS_TMA_FACTOR_BOX_K, k->tile_n % TESS_SCALE_BLOCK ? 2 : 1);
+                                   TESS_TMA_FACTOR_BOX_K, TESS_SCALE_BLOCK % k->tile_n == 0 ? 1 : 2);
 }
 
 /* Whether kernel k multiplies the problem's input type in its operand
@@ -341,6 +342,7 @@ static int launch_split(const tess_gemm_kernel *k, const tess_gemm_desc *d, int 
                         tess_work_split *s, int *grid) {
     const int items = (int)(work_tiles(k, d) / k->cluster_m), units = ctas / k->cluster_m;
     s->k_blocks = (int)((d->k + k->tile_k - 1) / k->tile_k);
+    s->k_interleave = 0;
     if (!stream_k) {
         s->units = items < units ? items : units;
         s->dp_items = items, s->sk_items = 0;
@@ -348,16 +350,20 @@ static int launch_split(const tess_gemm_kernel *k, const tess_gemm_desc *d, int 
         return 1;
     }
     /* Fewer items than units (small M, few tiles): every item's K blocks are
-     * shared, over as many units as get TESS_SK_MIN_BLOCKS each, so that
-     * the whole GPU streams the operands; no gain unless units outnumber items. */
+     * shared by the same number of units, S = units / items of them (at
+     * least 2, each with TESS_SK_MIN_BLOCKS or more), in interleaved K order
+     * (sched.h), so that the whole GPU streams the operands while the units
+     * of an item read the same rows together. */
     if (items < units) {
         const int64_t blocks = (int64_t)items * s->k_blocks;
         const int sharing = blocks / TESS_SK_MIN_BLOCKS < units ? (int)(blocks / TESS_SK_MIN_BLOCKS) : units;
-        if (sharing <= items)
+        const int per_item = sharing / items;
+        if (per_item < 2)
             return 0;
-        s->units = sharing;
+        s->units = per_item * items;
         s->dp_items = 0, s->sk_items = items;
-        *grid = sharing * k->cluster_m;
+        s->k_interleave = per_item;
+        *grid = s->units * k->cluster_m;
         return 1;
     }
     /* Otherwise only a thin last wave is shared: measured on an H100 (2026-11-21),
@@ -377,13 +383,10 @@ static int launch_split(const tess_gemm_kernel *k, const tess_gemm_desc *d, int 
     return 1;
 }
 
-/* Bytes of stream-K workspace for `grid` CTAs of kernel k: a float slot per
- * CTA's tile, then one flag per consumer warpgroup of each CTA. */
-static size_t sk_workspace_bytes(const tess_gemm_kernel *k, int grid, size_t *flags_offset) {
-    size_t slots = (size_t)grid * (size_t)k->tile_m * (size_t)k->tile_n * sizeof(float);
-    if (flags_offset)
-        *flags_offset = slots;
-    return slots + (size_t)grid * TESS_SM90_CONSUMERS * sizeof(int);
+/* Bytes of stream-K workspace for `grid` CTAs of kernel k: the flag area
+ * (TESS_SK_FLAG_BYTES), then a float slot per CTA's tile. */
+static size_t sk_workspace_bytes(const tess_gemm_kernel *k, int grid) {
+    return TESS_SK_FLAG_BYTES + (size_t)grid * (size_t)k->tile_m * (size_t)k->tile_n * sizeof(float);
 }
 
 /* Whether A's or B's rows (along their contiguous dimension) start off
@@ -418,9 +421,10 @@ static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, cons
         waves = (double)(x->split.dp_items + x->split.sk_items) / x->split.units +
                 TESS_SK_FIXUP_BLOCKS * fixups / x->split.k_blocks;
     }
-    /* Token tiles (16, 32 wide) re-read A from shared memory for ever fewer columns. */
-    double efficiency = k->tile_n >= 256 ? 1.0 : k->tile_n >= 192 ? 0.95 : k->tile_n >= 128 ? 0.9
-                                                                                         : 0.6 * k->tile_n / 64;
+    /* Token tiles (16, 32 wide) are taken at 64-wide's rate: they only run
+     * memory-bound problems (small M transposed), where their compute time
+     * is not known, but hidden under the weight stream. */
+    double efficiency = k->tile_n >= 256 ? 1.0 : k->tile_n >= 192 ? 0.95 : k->tile_n >= 128 ? 0.9 : 0.6;
     /* Clusters of 2 halve B's L2 reads, but tie the two CTAs' rings together.
      * Block-scaled FP8 loses by it (H200, 2026-11-22, c1 against c2: 4096^3
      * 1011 vs 947 TFLOP/s, 4096x7168x2048 933 vs 887), except 192-wide tiles
@@ -456,15 +460,35 @@ static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, cons
  * longer one: the tie-break between plans that stream the same bytes,
  * favouring the one that computes fewer padded rows. */
 #define TESS_OVERLAP_LOSS 0.25
+/* What one CTA's TMA stream draws from memory (Little's law): the bytes
+ * its ring holds in flight over the loaded memory latency, at most
+ * TESS_SM_STREAM_BYTES_PER_S, of which the streamed operand's rows are the
+ * useful part; rows a tile pads past the other operand's edge (filled by
+ * TMA) take their share of the stream too. Fitted to H100 runs
+ * (2026-11-22, useful GB/s per CTA, predicted in brackets): 128x128 s6,
+ * 96 KiB of B in flight, 35.8 (36); 128x16 s12 transposed at M=16, 55 (55),
+ * 32 CTAs of them 1763 GB/s in all; at M=1, 15 padded token rows, 49 (49).
+ * It overrates M=1 tiles padding 127 of 128 token rows (measured 4-12 GB/s
+ * per CTA, predicted 11-18) but ranks them last, as measured. A small grid
+ * thus streams at far more than its share of the SMs. */
+#define TESS_LOADED_MEMORY_LATENCY_S 2.7e-6
+#define TESS_SM_STREAM_BYTES_PER_S 55e9
+/* Stream-K in fill mode (every tile's K shared, fewer tiles than SMs)
+ * streamed at only this fraction of the copy rate in the same run: 1470-1517
+ * GB/s of 2989 with 132 units, the K of each tile cut into contiguous
+ * quarters (units reading far-apart K blocks of the same rows). The
+ * interleaved K order (sched.h) is meant to lift it; until measured, the
+ * planner assumes the measured rate. */
+#define TESS_FILL_STREAM_EFFICIENCY 0.5
 
 /* Estimated run time of a kernel on the problem, in seconds: the longer of
  * its tensor-core time (tile_work at the sustained clock) and the time to
- * stream A, B and D from memory once, at the rate the grid's share of the
- * SMs can draw (a grid of half the SMs streams at about half the rate),
- * plus TESS_OVERLAP_LOSS of the shorter. */
+ * stream A, B and D from memory once, at the rate the grid can draw (the
+ * sustained copy rate, or each CTA's latency-bound stream of the larger
+ * operand where that is less; fill-mode stream-K at
+ * TESS_FILL_STREAM_EFFICIENCY of it), plus TESS_OVERLAP_LOSS of the shorter. */
 static double estimate(const tess_device_info *info, const tess_gemm_kernel *k, const tess_gemm_desc *d,
                        const tess_gemm_launch *x) {
-    const int sms = info ? info->sm_count : TESS_DEFAULT_SMS;
     const double hz = info && info->sm_clock_khz > 0 ? info->sm_clock_khz * 1e3 : TESS_DEFAULT_SM_HZ;
     const double peak_bytes = info && info->mem_clock_khz > 0
                                   ? 2.0 * info->mem_clock_khz * 1e3 * info->mem_bus_width_bits / 8 /* DDR */
@@ -473,11 +497,28 @@ static double estimate(const tess_device_info *info, const tess_gemm_kernel *k, 
     const double flops_per_s = TESS_SM90_FLOPS_PER_CLOCK * (k->input >= TESS_MMA_E4M3_E4M3 ? 2 : 1) * hz *
                                TESS_SUSTAINED_CLOCK;
     const double compute = tile_work(k, d, x) * 2.0 * (double)k_padded / flops_per_s;
-    const double bytes = (double)d->batch * ((double)d->m * d->k * tess_dtype_size(d->a.dtype) +
-                                             (double)d->n * d->k * tess_dtype_size(d->b.dtype) +
-                                             (double)d->m * d->n * tess_dtype_size(d->d.dtype));
-    const double share = x->grid < sms ? (double)x->grid / sms : 1.0;
-    const double memory = bytes / (peak_bytes * TESS_SUSTAINED_MEMORY * share);
+    const double a_bytes = (double)d->m * d->k * tess_dtype_size(d->a.dtype);
+    const double b_bytes = (double)d->n * d->k * tess_dtype_size(d->b.dtype);
+    const double bytes = (double)d->batch * (a_bytes + b_bytes + (double)d->m * d->n * tess_dtype_size(d->d.dtype));
+    /* Rows of the larger operand a CTA loads per stage (its share of a
+     * multicast B), and the other tile's rows past its matrix (on average
+     * over its tiles), tile_k elements each. */
+    const int streams_a = a_bytes >= b_bytes;
+    const int rows = streams_a ? k->tile_m : k->tile_n / k->cluster_m;
+    const int64_t other = streams_a ? d->n : d->m, other_tile = streams_a ? k->tile_n : k->tile_m;
+    const int64_t other_tiles = (other + other_tile - 1) / other_tile;
+    const double padded = (double)(other_tiles * other_tile - other) / other_tiles;
+    const double row_bytes = (double)k->tile_k * tess_dtype_size(streams_a ? d->a.dtype : d->b.dtype);
+    double per_cta = k->stages * (rows + padded) * row_bytes / TESS_LOADED_MEMORY_LATENCY_S;
+    if (per_cta > TESS_SM_STREAM_BYTES_PER_S)
+        per_cta = TESS_SM_STREAM_BYTES_PER_S;
+    per_cta *= rows / (rows + padded);
+    double rate = peak_bytes * TESS_SUSTAINED_MEMORY;
+    if (x->grid * per_cta < rate)
+        rate = x->grid * per_cta;
+    if (x->split.dp_items == 0 && x->split.sk_items > 0 && x->split.sk_items < x->split.units) /* fill mode */
+        rate *= TESS_FILL_STREAM_EFFICIENCY;
+    const double memory = bytes / rate;
     return compute > memory ? compute + TESS_OVERLAP_LOSS * memory : memory + TESS_OVERLAP_LOSS * compute;
 }
 
@@ -520,7 +561,9 @@ static int gemm_launch(const tess_device_info *info, const tess_gemm_desc *desc,
     const tess_gemm_kernel *k = tess_gemm_sm90_kernel(kernel);
     if (!k || !launch_split(k, desc, tess_gemm_resident_ctas(kernel, info), stream_k, &x->split, &x->grid))
         return 0;
-    x->workspace = stream_k ? sk_workspace_bytes(k, x->grid, NULL) : 0;
+    if (stream_k && x->grid > TESS_SK_MAX_CTAS)
+        return 0;
+    x->workspace = stream_k ? sk_workspace_bytes(k, x->grid) : 0;
     return 1;
 }
 
@@ -711,7 +754,6 @@ TESS_API tess_status tess_gemm_scaled(tess_handle handle, const tess_gemm_desc *
                                    transposed ? a : b, transposed ? a_scale : b_scale, c, d)))
         return s;
     tess_gemm_launch x;
-    size_t flags_offset = 0;
     if (!gemm_launch(&handle->info, run, plan->kernel, plan->stream_k != 0, &x) || x.grid != plan->grid)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: plan %s was made for another problem or device",
                          plan->name);
@@ -722,21 +764,14 @@ TESS_API tess_status tess_gemm_scaled(tess_handle handle, const tess_gemm_desc *
                              "tess_gemm: plan %s needs %zu bytes of workspace and the handle has %zu; give it more "
                              "with tess_set_workspace (tess_gemm_workspace_size says how much)",
                              plan->name, x.workspace, handle->workspace_bytes);
-        sk_workspace_bytes(k, x.grid, &flags_offset);
-        p.partials = (float *)handle->workspace;
-        p.flags = (int *)((char *)handle->workspace + flags_offset);
+        p.flags = (int *)handle->workspace;
+        p.partials = (float *)((char *)handle->workspace + TESS_SK_FLAG_BYTES);
     }
 
     int previous = -1;
     if ((s = tess_handle_enter(handle, &previous)))
         return s;
-    /* The stream-K ready flags start lowered: one small memset, queued on the
-     * stream like the kernel (graph capture records it too). */
-    if (p.flags)
-        s = tess_cuda_status(cudaMemsetAsync(p.flags, 0, x.workspace - flags_offset, (cudaStream_t)handle->stream),
-                             "clearing the stream-K flags");
-    if (s == TESS_STATUS_SUCCESS)
-        s = k->launch(&p, x.grid, handle->stream);
+    s = k->launch(&p, x.grid, handle->stream);
     tess_handle_leave(handle, previous);
     return s;
 }

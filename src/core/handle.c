@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/handle.h"
+#include "kernels/sm90/gemm_params.h"
 
 /* Workspace must be aligned like a cudaMalloc result so kernels can place TMA
  * descriptors and vector accesses in it. */
@@ -78,6 +79,27 @@ TESS_API tess_status tess_get_stream(tess_handle handle, void **stream) {
     return TESS_STATUS_SUCCESS;
 }
 
+/* Zeroes the stream-K ready flags at the start of a new workspace: launches
+ * find them down and leave them down, so no launch needs a memset. Queued on
+ * the handle's stream and, unless the stream is being captured (then the
+ * graph records the memset), waited for, so that a later tess_set_stream
+ * cannot race it. */
+static tess_status lower_stream_k_flags(tess_handle handle, void *ptr, size_t bytes) {
+    int previous = -1;
+    tess_status s = tess_handle_enter(handle, &previous);
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    cudaStream_t stream = (cudaStream_t)handle->stream;
+    s = tess_cuda_status(cudaMemsetAsync(ptr, 0, bytes < TESS_SK_FLAG_BYTES ? bytes : TESS_SK_FLAG_BYTES, stream),
+                         "tess_set_workspace: zeroing the workspace's stream-K flags");
+    enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (s == TESS_STATUS_SUCCESS && cudaStreamIsCapturing(stream, &capture) == cudaSuccess &&
+        capture == cudaStreamCaptureStatusNone)
+        s = tess_cuda_status(cudaStreamSynchronize(stream), "tess_set_workspace: zeroing the stream-K flags");
+    tess_handle_leave(handle, previous);
+    return s;
+}
+
 TESS_API tess_status tess_set_workspace(tess_handle handle, void *ptr, size_t bytes) {
     tess_status s = tess_handle_check(handle, "tess_set_workspace");
     if (s != TESS_STATUS_SUCCESS)
@@ -90,6 +112,8 @@ TESS_API tess_status tess_set_workspace(tess_handle handle, void *ptr, size_t by
         return tess_fail(TESS_STATUS_INVALID_VALUE,
                          "tess_set_workspace: ptr=%p is not %d-byte aligned (cudaMalloc returns such pointers)",
                          ptr, TESS_WORKSPACE_ALIGNMENT);
+    if (ptr && (s = lower_stream_k_flags(handle, ptr, bytes)))
+        return s;
     handle->workspace = ptr;
     handle->workspace_bytes = bytes;
     return TESS_STATUS_SUCCESS;

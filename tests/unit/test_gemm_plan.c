@@ -279,8 +279,9 @@ static void test_plans(void) {
            "stream-K plans offered for %d problems, not for %d; %d transposed plans", with_sk, without_sk, with_swap);
 }
 
-/* The heuristic's choice for the dense suite's shapes, printed, and checked
- * where a measurement decided it (H100, 2026-11-21). */
+/* The heuristic's choice for the dense suite's shapes and decode shapes,
+ * printed, and checked where a measurement decided it (H100, 2026-11-21
+ * and, for M of 1 and 16, 2026-11-22: every plan timed, bench --plan=all). */
 static void test_suite_choices(void) {
     static const struct {
         int64_t m, n, k;
@@ -296,6 +297,14 @@ static void test_suite_choices(void) {
         {128, 8192, 8192, "sm90_bf16_tn_128x64x64_s8_c1x1"},      /* 307 TFLOP/s vs 253 for 128x128 stream-K */
         {1024, 7168, 2048, "sm90_bf16_tn_128x256x64_s4_c2x1"},    /* 556 vs 502 for 128x128 stream-K */
         {3000, 5000, 7000, "sm90_bf16_tn_128x256x64_s4_c4x1"},    /* misaligned rows: 651 vs 547 for c2, 389 for 128x128 */
+        /* Decode: the weights transposed onto the 128-row side in 32 CTAs
+         * beat stream-K over 132 (1763 vs 1490 GB/s at M=16, 1557 vs 1517
+         * at M=1), and both beat tiles padding M to 128 rows (746 GB/s). */
+        {16, 4096, 7168, "sm90_bf16_tn_128x16x64_s12_c1x1_swap"},
+        {1, 4096, 7168, "sm90_bf16_tn_128x16x64_s12_c1x1_swap"},
+        {1, 7168, 2048, NULL},
+        {4, 2112, 7168, NULL},
+        {64, 2112, 7168, NULL},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         tess_gemm_desc g = problem(shapes[i].m, shapes[i].n, shapes[i].k);

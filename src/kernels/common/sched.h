@@ -13,7 +13,14 @@
  * (item, K block) iterations are cut into `units` contiguous, equal ranges,
  * so a tail that would fill only part of a wave is spread over every unit.
  * An item cut between units is finished by the unit holding its K block 0,
- * which adds the partial sums the later units left in workspace. */
+ * which adds the partial sums the later units left in workspace.
+ *
+ * Interleaved K: when every item is shared by k_interleave units, an item's
+ * iterations walk its K blocks in an interleaved order (tess_k_block), so
+ * that the units sharing an item, running side by side, read neighbouring
+ * K blocks of the same rows at the same time: one DRAM page serves them
+ * all, where contiguous K quarters would keep four times as many pages
+ * open. */
 #ifndef TESS_KERNELS_SCHED_H
 #define TESS_KERNELS_SCHED_H
 
@@ -40,7 +47,58 @@ typedef struct tess_work_split {
     int k_blocks;      /* K blocks per item */
     int dp_items;      /* items taken whole, round robin: a multiple of units */
     int sk_items;      /* the last items, shared as stream-K iterations */
+    int k_interleave;  /* > 1: the units sharing each item, whose K blocks are interleaved (tess_k_block) */
 } tess_work_split;
+
+/* The K block of iteration v (0 <= v < k_blocks) of a stream-K item. With
+ * k_interleave = S > 1, the item's K blocks are laid row by row in a grid of
+ * S columns (K block r S + c at row r, column c; the last row may be short)
+ * and iterations walk it column by column: S equal runs of iterations (one
+ * per unit) take K blocks c, c + S, c + 2S, ... A permutation of the K
+ * blocks, so the sum is the same set of products in a fixed order. */
+TESS_HD int tess_k_block(const tess_work_split *s, int v) {
+    const int S = s->k_interleave;
+    if (S <= 1)
+        return v;
+    const int rows = (s->k_blocks + S - 1) / S;
+    const int full_columns = s->k_blocks - (rows - 1) * S; /* columns of `rows` K blocks; the rest have rows - 1 */
+    int r, c;
+    if (v < full_columns * rows) {
+        c = v / rows, r = v % rows;
+    } else {
+        const int w = v - full_columns * rows;
+        c = full_columns + w / (rows - 1), r = w % (rows - 1);
+    }
+    return r * S + c;
+}
+
+/* K blocks of successive iterations in tess_k_block's order, stepped
+ * without divisions (for the producer warp, which has few registers):
+ * the current K block and the iterations left in its column. */
+typedef struct tess_k_walk {
+    int kb, left;
+} tess_k_walk;
+
+TESS_HD tess_k_walk tess_k_walk_at(const tess_work_split *s, int v) {
+    tess_k_walk w = {tess_k_block(s, v), 1 << 30};
+    const int S = s->k_interleave;
+    if (S > 1) {
+        const int rows = (s->k_blocks + S - 1) / S, column = w.kb % S;
+        w.left = (column < s->k_blocks - (rows - 1) * S ? rows : rows - 1) - w.kb / S;
+    }
+    return w;
+}
+
+TESS_HD void tess_k_walk_next(const tess_work_split *s, tess_k_walk *w) {
+    if (--w->left > 0) {
+        w->kb += s->k_interleave > 1 ? s->k_interleave : 1;
+        return;
+    }
+    /* A column's end (only with S > 1): the next column starts at its first K block. */
+    const int S = s->k_interleave, rows = (s->k_blocks + S - 1) / S, column = w->kb % S + 1;
+    w->kb = column;
+    w->left = column < s->k_blocks - (rows - 1) * S ? rows : rows - 1;
+}
 
 /* A unit's position in its list: the current segment, and what is left. */
 typedef struct tess_work_cursor {

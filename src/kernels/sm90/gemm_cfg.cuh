@@ -22,12 +22,14 @@
 // Register budgets after setmaxnreg. The CTA holds what it was launched
 // with, 384 x 168 = 64512 (TESS_SM90_LAUNCH_REGS: 65536 / 384 = 170, rounded
 // down to the allocation granule of 8), and
-// setmaxnreg.inc waits until that pool can pay: 128 x 40 + 256 x 232 = 64512.
+// setmaxnreg.inc waits until that pool can pay: 128 x 56 + 256 x 224 = 64512
+// (a producer of 40 spilled once it walked interleaved stream-K K blocks,
+// sched.h; 224 still hold a 128x256 tile's 128 accumulators without spills).
 // Block-scaled kernels' producers also copy scale factors and need more
 // (40 and 56 spilled): 128 x 72 + 256 x 216 = 64512.
 #define TESS_SM90_LAUNCH_REGS 168
-#define TESS_SM90_PRODUCER_REGS 40
-#define TESS_SM90_CONSUMER_REGS 232
+#define TESS_SM90_PRODUCER_REGS 56
+#define TESS_SM90_CONSUMER_REGS 224
 #define TESS_SM90_SCALED_PRODUCER_REGS 72
 #define TESS_SM90_SCALED_CONSUMER_REGS 216
 
