@@ -465,7 +465,7 @@ static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, cons
  * TESS_SM_STREAM_BYTES_PER_S, of which the streamed operand's rows are the
  * useful part; rows a tile pads past the other operand's edge (filled by
  * TMA) take their share of the stream too. Fitted to H100 runs
- * (2026-11-22, useful GB/s per CTA, predicted in brackets): 128x128 s6,
+ * (2026-11-23, useful GB/s per CTA, predicted in brackets): 128x128 s6,
  * 96 KiB of B in flight, 35.8 (36); 128x16 s12 transposed at M=16, 55 (55),
  * 32 CTAs of them 1763 GB/s in all; at M=1, 15 padded token rows, 49 (49).
  * It overrates M=1 tiles padding 127 of 128 token rows (measured 4-12 GB/s

@@ -220,8 +220,8 @@ static tess_gemm_desc transposed(const tess_gemm_desc *g) {
  * right types, layouts and scaling (for the transposed problem when the plan
  * is transposed, which only small M gets), a grid within the device, and a
  * stream-K split that is either a thin shared last wave or, with fewer tiles
- * than SMs, every tile's K shared by more units than tiles, each with at
- * least 4 K blocks. */
+ * than SMs, every tile's K shared by the same number of units (2 or more),
+ * each with at least 4 K blocks. */
 static int plan_consistent(const tess_gemm_desc *g, const tess_plan *p, size_t limit) {
     const tess_gemm_desc t = transposed(g);
     const tess_gemm_desc *run = p->transposed ? &t : g;
@@ -241,8 +241,8 @@ static int plan_consistent(const tess_gemm_desc *g, const tess_plan *p, size_t l
         return 1;
     const int units = p->grid / p->cluster_m, items = p->tiles / p->cluster_m;
     const int64_t k_blocks = (run->k + k->tile_k - 1) / k->tile_k;
-    if (items < units) /* fill: every tile shared */
-        return (int64_t)items * k_blocks >= 4 * (int64_t)units;
+    if (items < units) /* fill: every tile shared by the same number (>= 2) of units */
+        return (int64_t)items * k_blocks >= 4 * (int64_t)units && units % items == 0 && units / items >= 2;
     return items % units != 0 && (items % units) * 10 <= units * 6; /* a thin last wave */
 }
 
@@ -281,7 +281,7 @@ static void test_plans(void) {
 
 /* The heuristic's choice for the dense suite's shapes and decode shapes,
  * printed, and checked where a measurement decided it (H100, 2026-11-21
- * and, for M of 1 and 16, 2026-11-22: every plan timed, bench --plan=all). */
+ * and, for M of 1 and 16, 2026-11-23: every plan timed, bench --plan=all). */
 static void test_suite_choices(void) {
     static const struct {
         int64_t m, n, k;
