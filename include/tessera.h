@@ -148,7 +148,8 @@ typedef struct tess_handle_s *tess_handle;
 
 /* Opens tessera on CUDA device `device`. Fails with TESS_STATUS_NO_DEVICE where
  * no driver or no such device exists. Any CUDA device is accepted; what this
- * build can run on it is in tess_device_info.kernel_families. */
+ * build can run on it is in tess_device_info.kernel_families. Allocates 8 KiB
+ * of device memory (stream-K ready flags) and synchronizes the device once. */
 TESS_API tess_status tess_create(tess_handle *handle, int device);
 /* Releases the handle. Passing NULL is allowed and does nothing. */
 TESS_API tess_status tess_destroy(tess_handle handle);
@@ -158,9 +159,8 @@ TESS_API tess_status tess_get_stream(tess_handle handle, void **stream);
 /* Gives tessera device memory it may use as scratch during run calls. The
  * memory must stay valid while work queued with this handle is pending, and
  * must be 256-byte aligned. bytes = 0 (and ptr = NULL) removes it. tessera
- * zeroes its first 8 KiB here (stream-K ready flags, kept down between
- * calls) and waits for that: set it once, not per call, and do not write to
- * it while the handle may use it. */
+ * keeps nothing in it between calls: it may be shared with other work that
+ * is ordered with this handle's calls. */
 TESS_API tess_status tess_set_workspace(tess_handle handle, void *ptr, size_t bytes);
 TESS_API tess_status tess_get_workspace(tess_handle handle, void **ptr, size_t *bytes);
 

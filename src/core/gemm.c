@@ -383,10 +383,10 @@ static int launch_split(const tess_gemm_kernel *k, const tess_gemm_desc *d, int 
     return 1;
 }
 
-/* Bytes of stream-K workspace for `grid` CTAs of kernel k: the flag area
- * (TESS_SK_FLAG_BYTES), then a float slot per CTA's tile. */
+/* Bytes of stream-K workspace for `grid` CTAs of kernel k: a float slot of
+ * partial sums per CTA's tile (the ready flags are the handle's). */
 static size_t sk_workspace_bytes(const tess_gemm_kernel *k, int grid) {
-    return TESS_SK_FLAG_BYTES + (size_t)grid * (size_t)k->tile_m * (size_t)k->tile_n * sizeof(float);
+    return (size_t)grid * (size_t)k->tile_m * (size_t)k->tile_n * sizeof(float);
 }
 
 /* Whether A's or B's rows (along their contiguous dimension) start off
@@ -764,8 +764,8 @@ TESS_API tess_status tess_gemm_scaled(tess_handle handle, const tess_gemm_desc *
                              "tess_gemm: plan %s needs %zu bytes of workspace and the handle has %zu; give it more "
                              "with tess_set_workspace (tess_gemm_workspace_size says how much)",
                              plan->name, x.workspace, handle->workspace_bytes);
-        p.flags = (int *)handle->workspace;
-        p.partials = (float *)((char *)handle->workspace + TESS_SK_FLAG_BYTES);
+        p.partials = (float *)handle->workspace;
+        p.flags = handle->sk_flags;
     }
 
     int previous = -1;

@@ -33,6 +33,30 @@ void tess_handle_leave(tess_handle h, int previous) {
         cudaSetDevice(previous);
 }
 
+/* The handle's stream-K ready flags: device memory of its own, not the
+ * user's workspace, which callers may share with other libraries between
+ * calls. Zeroed here and waited for, so that work on any stream finds them
+ * down. */
+static tess_status alloc_stream_k_flags(struct tess_handle_s *h) {
+    int previous = -1;
+    tess_status s = tess_handle_enter(h, &previous);
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    void *flags = NULL;
+    if (cudaMalloc(&flags, TESS_SK_FLAG_BYTES) != cudaSuccess) {
+        cudaGetLastError(); /* not sticky: clear it */
+        s = tess_fail(TESS_STATUS_ALLOC_FAILED, "tess_create: no device memory for %d bytes of stream-K flags",
+                      TESS_SK_FLAG_BYTES);
+    } else if ((s = tess_cuda_status(cudaMemset(flags, 0, TESS_SK_FLAG_BYTES), "tess_create: zeroing the flags")) ||
+               (s = tess_cuda_status(cudaDeviceSynchronize(), "tess_create: zeroing the flags"))) {
+        cudaFree(flags);
+        flags = NULL;
+    }
+    h->sk_flags = flags;
+    tess_handle_leave(h, previous);
+    return s;
+}
+
 TESS_API tess_status tess_create(tess_handle *handle, int device) {
     if (!handle)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_create: the output pointer is NULL");
@@ -47,6 +71,10 @@ TESS_API tess_status tess_create(tess_handle *handle, int device) {
     }
     h->magic = TESS_HANDLE_MAGIC;
     h->device = device;
+    if ((s = alloc_stream_k_flags(h))) {
+        free(h);
+        return s;
+    }
     *handle = h;
     return TESS_STATUS_SUCCESS;
 }
@@ -58,6 +86,11 @@ TESS_API tess_status tess_destroy(tess_handle handle) {
     if (s != TESS_STATUS_SUCCESS)
         return s;
     handle->magic = 0;
+    int previous = -1;
+    if (tess_handle_enter(handle, &previous) == TESS_STATUS_SUCCESS) {
+        cudaFree(handle->sk_flags);
+        tess_handle_leave(handle, previous);
+    }
     free(handle);
     return TESS_STATUS_SUCCESS;
 }
@@ -79,27 +112,6 @@ TESS_API tess_status tess_get_stream(tess_handle handle, void **stream) {
     return TESS_STATUS_SUCCESS;
 }
 
-/* Zeroes the stream-K ready flags at the start of a new workspace: launches
- * find them down and leave them down, so no launch needs a memset. Queued on
- * the handle's stream and, unless the stream is being captured (then the
- * graph records the memset), waited for, so that a later tess_set_stream
- * cannot race it. */
-static tess_status lower_stream_k_flags(tess_handle handle, void *ptr, size_t bytes) {
-    int previous = -1;
-    tess_status s = tess_handle_enter(handle, &previous);
-    if (s != TESS_STATUS_SUCCESS)
-        return s;
-    cudaStream_t stream = (cudaStream_t)handle->stream;
-    s = tess_cuda_status(cudaMemsetAsync(ptr, 0, bytes < TESS_SK_FLAG_BYTES ? bytes : TESS_SK_FLAG_BYTES, stream),
-                         "tess_set_workspace: zeroing the workspace's stream-K flags");
-    enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    if (s == TESS_STATUS_SUCCESS && cudaStreamIsCapturing(stream, &capture) == cudaSuccess &&
-        capture == cudaStreamCaptureStatusNone)
-        s = tess_cuda_status(cudaStreamSynchronize(stream), "tess_set_workspace: zeroing the stream-K flags");
-    tess_handle_leave(handle, previous);
-    return s;
-}
-
 TESS_API tess_status tess_set_workspace(tess_handle handle, void *ptr, size_t bytes) {
     tess_status s = tess_handle_check(handle, "tess_set_workspace");
     if (s != TESS_STATUS_SUCCESS)
@@ -112,8 +124,6 @@ TESS_API tess_status tess_set_workspace(tess_handle handle, void *ptr, size_t by
         return tess_fail(TESS_STATUS_INVALID_VALUE,
                          "tess_set_workspace: ptr=%p is not %d-byte aligned (cudaMalloc returns such pointers)",
                          ptr, TESS_WORKSPACE_ALIGNMENT);
-    if (ptr && (s = lower_stream_k_flags(handle, ptr, bytes)))
-        return s;
     handle->workspace = ptr;
     handle->workspace_bytes = bytes;
     return TESS_STATUS_SUCCESS;

@@ -18,6 +18,8 @@ struct tess_handle_s {
     void *stream;           /* cudaStream_t */
     void *workspace;
     size_t workspace_bytes;
+    int *sk_flags;          /* stream-K ready flags (TESS_SK_FLAG_BYTES of device memory): zeroed at
+                               creation, and every launch leaves them down, so no launch needs a memset */
     tess_device_info info;  /* filled once at creation */
 };
 

@@ -14,10 +14,9 @@
  * stream-K workspace holds one ready flag per consumer warpgroup. */
 #define TESS_SM90_CONSUMERS 2
 /* Stream-K launches have at most this many CTAs (one per SM: an H100 has
- * 132, a full GH100 144), and their ready flags live at the workspace's
- * start, in TESS_SK_FLAG_BYTES (8 KiB, a multiple of the 256-byte workspace
- * alignment, so the partial-sum slots after them stay aligned). The flags
- * are zeroed when the workspace is set and every launch leaves them down. */
+ * 132, a full GH100 144); their ready flags, TESS_SK_FLAG_BYTES (8 KiB),
+ * belong to the handle (core/handle.h): zeroed at creation, and every
+ * launch leaves them down. */
 #define TESS_SK_MAX_CTAS 1024
 #define TESS_SK_FLAG_BYTES (TESS_SK_MAX_CTAS * TESS_SM90_CONSUMERS * 4)
 
@@ -70,8 +69,8 @@ typedef struct tess_gemm_params {
     tess_work_split split;
     /* Stream-K workspace (sk_items > 0): one BM x BN float slot of partial
      * sums per CTA (kernels/common/stream_k.cuh), and one ready flag per
-     * consumer warpgroup of each CTA, down before the launch and left down
-     * after it (the workspace's first TESS_SK_FLAG_BYTES). */
+     * consumer warpgroup of each CTA (the handle's), down before the launch
+     * and left down after it. */
     float *partials;
     int *flags;
     int a_batch_shared, b_batch_shared; /* 1: batch stride 0, every batch reads matrix 0 */
