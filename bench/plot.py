@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
-"""Bar chart of a `tessera bench gemm --output=FILE.csv` result: TFLOP/s of
-tessera and cuBLAS side by side per problem, with tessera's ratio to cuBLAS
-above each pair and the geometric mean of the ratios in the title.
+"""Bar chart of a `tessera bench gemm --output=FILE.csv` result: TFLOP/s (or
+GB/s) of tessera and cuBLAS side by side per problem, with tessera's ratio to
+cuBLAS above each pair and the geometric mean of the ratios in the title.
+With --metric=gbs, lines mark the device-to-device copy rate and 90% of it
+(from --copy, or the CSV's "# copy bandwidth=" line that bench/run writes).
 
     python3 bench/plot.py bench/results/h100-dense.csv            # -> .png beside it
     python3 bench/plot.py IN.csv --out chart.png --title "dense bf16"
+    python3 bench/plot.py bench/results/h100-smallm.csv --metric=gbs
 """
 import argparse
 import csv
@@ -22,16 +25,19 @@ def layout_name(row):
 
 
 def read_result(path):
-    """The device line and the rows of one CSV; the device line is the leading '#' comment."""
-    device = ""
+    """The device line, the copy rate (GB/s, or None) and the rows of one CSV; the
+    device line is the leading '#' comment, the copy rate a '# copy bandwidth=X GB/s' one."""
+    device, copy = "", None
     lines = []
     with open(path) as f:
         for line in f:
-            if line.startswith("#"):
+            if line.startswith("# copy bandwidth="):
+                copy = float(line.split("=")[1].split()[0])
+            elif line.startswith("#"):
                 device = device or line[1:].strip()
             elif line.strip():
                 lines.append(line)
-    return device, list(csv.DictReader(lines))
+    return device, copy, list(csv.DictReader(lines))
 
 
 def problems(rows):
@@ -61,6 +67,9 @@ def main():
     ap.add_argument("csv")
     ap.add_argument("--out", help="PNG path (default: the CSV's name with .png)")
     ap.add_argument("--title", default="tessera vs cuBLAS")
+    ap.add_argument("--metric", choices=["tflops", "gbs"], default="tflops",
+                    help="what the bars show: TFLOP/s, or GB/s (bytes read and written: decode shapes)")
+    ap.add_argument("--copy", type=float, help="device-to-device copy rate in GB/s (default: from the CSV)")
     args = ap.parse_args()
 
     import matplotlib
@@ -68,13 +77,15 @@ def main():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    device, rows = read_result(args.csv)
+    device, copy, rows = read_result(args.csv)
+    copy = args.copy or copy
     table = problems(rows)
     keys = [k for k in table if "tessera" in table[k]]
     if not keys:
         sys.exit(f"{args.csv}: no tessera rows")
-    ours = [float(table[k]["tessera"]["tflops"]) for k in keys]
-    theirs = [float(table[k]["cublas"]["tflops"]) if "cublas" in table[k] else math.nan for k in keys]
+    metric = args.metric
+    ours = [float(table[k]["tessera"][metric]) for k in keys]
+    theirs = [float(table[k]["cublas"][metric]) if "cublas" in table[k] else math.nan for k in keys]
     ratios = [o / t for o, t in zip(ours, theirs) if t == t and t > 0]
     geo = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else math.nan
 
@@ -90,8 +101,13 @@ def main():
                     color="#276749" if r >= 1 else "#c53030")
     ax.set_xticks(list(xs))
     ax.set_xticklabels([label(k) for k in keys], fontsize=7)
-    ax.set_ylabel("TFLOP/s")
-    ax.set_ylim(0, max(ours + [t for t in theirs if t == t]) * 1.12)
+    ax.set_ylabel("TFLOP/s" if metric == "tflops" else "GB/s (read + written)")
+    top = max(ours + [t for t in theirs if t == t])
+    if metric == "gbs" and copy:
+        ax.axhline(copy, color="#4a5568", linewidth=0.8, linestyle="--", label=f"copy {copy:.0f} GB/s")
+        ax.axhline(0.9 * copy, color="#dd6b20", linewidth=0.8, linestyle=":", label="90% of copy")
+        top = max(top, copy)
+    ax.set_ylim(0, top * 1.12)
     short_device = device.split(" sm_clock")[0].replace("device=", "")
     ax.set_title(f"{args.title} - {short_device} - geomean {geo:.3f}x", fontsize=10)
     ax.legend(loc="upper right", fontsize=8)
