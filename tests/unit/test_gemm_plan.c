@@ -286,28 +286,36 @@ static void test_suite_choices(void) {
     static const struct {
         int64_t m, n, k;
         const char *want; /* NULL: not pinned */
+        int fp8;          /* e4m3 with DeepSeek-V3 block scales (fp8_problem), else bf16 */
     } shapes[] = {
-        {8192, 8192, 8192, "sm90_bf16_tn_128x256x64_s4_c2x1_sk"}, /* tail of 34/66 shared: faster than whole waves */
-        {4096, 4096, 4096, "sm90_bf16_tn_128x256x64_s4_c2x1"},    /* tail of 58/66: stream-K lost 9% */
-        {2048, 2048, 2048, NULL},
-        {8192, 8192, 1024, NULL},
-        {16384, 8192, 1024, NULL},
-        {4096, 14336, 4096, NULL},
-        {6144, 4096, 4096, "sm90_bf16_tn_128x256x64_s4_c2x1"},    /* tail of 54/66: stream-K lost 4% */
-        {128, 8192, 8192, "sm90_bf16_tn_128x64x64_s8_c1x1"},      /* 307 TFLOP/s vs 253 for 128x128 stream-K */
-        {1024, 7168, 2048, "sm90_bf16_tn_128x256x64_s4_c2x1"},    /* 556 vs 502 for 128x128 stream-K */
-        {3000, 5000, 7000, "sm90_bf16_tn_128x256x64_s4_c4x1"},    /* misaligned rows: 651 vs 547 for c2, 389 for 128x128 */
+        {8192, 8192, 8192, "sm90_bf16_tn_128x256x64_s4_c2x1_sk", 0}, /* tail of 34/66 shared: faster than whole waves */
+        {4096, 4096, 4096, "sm90_bf16_tn_128x256x64_s4_c2x1", 0},    /* tail of 58/66: stream-K lost 9% */
+        {2048, 2048, 2048, NULL, 0},
+        {8192, 8192, 1024, NULL, 0},
+        {16384, 8192, 1024, NULL, 0},
+        {4096, 14336, 4096, NULL, 0},
+        {6144, 4096, 4096, "sm90_bf16_tn_128x256x64_s4_c2x1", 0},    /* tail of 54/66: stream-K lost 4% */
+        {128, 8192, 8192, "sm90_bf16_tn_128x64x64_s8_c1x1", 0},      /* 307 TFLOP/s vs 253 for 128x128 stream-K */
+        {1024, 7168, 2048, "sm90_bf16_tn_128x256x64_s4_c2x1", 0},    /* 556 vs 502 for 128x128 stream-K */
+        {3000, 5000, 7000, "sm90_bf16_tn_128x256x64_s4_c4x1", 0},    /* misaligned rows: 651 vs 547 for c2, 389 for 128x128 */
         /* Decode: the weights transposed onto the 128-row side in 32 CTAs
          * beat stream-K over 132 (1763 vs 1490 GB/s at M=16, 1557 vs 1517
          * at M=1), and both beat tiles padding M to 128 rows (746 GB/s). */
-        {16, 4096, 7168, "sm90_bf16_tn_128x16x64_s12_c1x1_swap"},
-        {1, 4096, 7168, "sm90_bf16_tn_128x16x64_s12_c1x1_swap"},
-        {1, 7168, 2048, NULL},
-        {4, 2112, 7168, NULL},
-        {64, 2112, 7168, NULL},
+        {16, 4096, 7168, "sm90_bf16_tn_128x16x64_s12_c1x1_swap", 0},
+        {1, 4096, 7168, "sm90_bf16_tn_128x16x64_s12_c1x1_swap", 0},
+        {1, 7168, 2048, NULL, 0},
+        {4, 2112, 7168, NULL, 0},
+        {64, 2112, 7168, NULL, 0},
+        {16, 4096, 7168, NULL, 1},
+        {4, 2112, 7168, NULL, 1},
+        {64, 2112, 7168, NULL, 1},
+        {128, 2112, 7168, NULL, 1},
+        {64, 24576, 1536, NULL, 1},
+        {128, 7168, 16384, NULL, 1},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
-        tess_gemm_desc g = problem(shapes[i].m, shapes[i].n, shapes[i].k);
+        tess_gemm_desc g = shapes[i].fp8 ? fp8_problem(shapes[i].m, shapes[i].n, shapes[i].k)
+                                         : problem(shapes[i].m, shapes[i].n, shapes[i].k);
         tess_plan plan;
         int count = tess_gemm_candidates(NULL, &g, TESS_GEMM_WORKSPACE_BYTES, &plan, 1);
         printf("  %5lld x %5lld x %5lld: %s (grid %d, %d tiles)\n", (long long)g.m, (long long)g.n, (long long)g.k,
