@@ -149,11 +149,16 @@ typedef struct tess_handle_s *tess_handle;
 /* Opens tessera on CUDA device `device`. Fails with TESS_STATUS_NO_DEVICE where
  * no driver or no such device exists. Any CUDA device is accepted; what this
  * build can run on it is in tess_device_info.kernel_families. Allocates 8 KiB
- * of device memory (stream-K ready flags) and synchronizes the device once. */
+ * of device memory (stream-K ready flags, zeroed on a private stream). A
+ * handle's run calls must not overlap in time (one stream at a time, or
+ * streams ordered by events): stream-K plans share these flags and the
+ * workspace. Use one handle per stream for concurrent streams. */
 TESS_API tess_status tess_create(tess_handle *handle, int device);
 /* Releases the handle. Passing NULL is allowed and does nothing. */
 TESS_API tess_status tess_destroy(tess_handle handle);
-/* Sets the stream (a cudaStream_t) on which run calls queue their work; NULL is the legacy default stream. */
+/* Sets the stream (a cudaStream_t) on which run calls queue their work; NULL
+ * is the legacy default stream. Work queued on an earlier stream must be
+ * ordered before the next call's (see tess_create). */
 TESS_API tess_status tess_set_stream(tess_handle handle, void *stream);
 TESS_API tess_status tess_get_stream(tess_handle handle, void **stream);
 /* Gives tessera device memory it may use as scratch during run calls. The

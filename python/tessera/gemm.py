@@ -10,7 +10,9 @@ device memory; 2-D, or 3-D with the batch first (a 2-D operand is shared by
 the batch). Any mix of row- and column-major A and B works; their leading
 dimensions must be multiples of 8 elements (TMA's rule; the error says how to
 pad). Work runs on the handle's stream; without a handle, a per-device one
-follows PyTorch's current stream and owns a 32 MiB workspace.
+follows PyTorch's current stream and owns a 32 MiB workspace. A handle's calls
+must not overlap in time: for work on concurrent streams, give each stream its
+own Handle (with its own workspace).
 """
 import ctypes
 import dataclasses

@@ -35,8 +35,8 @@ void tess_handle_leave(tess_handle h, int previous) {
 
 /* The handle's stream-K ready flags: device memory of its own, not the
  * user's workspace, which callers may share with other libraries between
- * calls. Zeroed here and waited for, so that work on any stream finds them
- * down. */
+ * calls. Zeroed on a private stream and waited for (work on any stream then
+ * finds them down) without synchronizing other streams. */
 static tess_status alloc_stream_k_flags(struct tess_handle_s *h) {
     int previous = -1;
     tess_status s = tess_handle_enter(h, &previous);
@@ -47,10 +47,17 @@ static tess_status alloc_stream_k_flags(struct tess_handle_s *h) {
         cudaGetLastError(); /* not sticky: clear it */
         s = tess_fail(TESS_STATUS_ALLOC_FAILED, "tess_create: no device memory for %d bytes of stream-K flags",
                       TESS_SK_FLAG_BYTES);
-    } else if ((s = tess_cuda_status(cudaMemset(flags, 0, TESS_SK_FLAG_BYTES), "tess_create: zeroing the flags")) ||
-               (s = tess_cuda_status(cudaDeviceSynchronize(), "tess_create: zeroing the flags"))) {
-        cudaFree(flags);
-        flags = NULL;
+    } else {
+        cudaStream_t own = NULL;
+        if (!(s = tess_cuda_status(cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking), "tess_create: a stream")) &&
+            !(s = tess_cuda_status(cudaMemsetAsync(flags, 0, TESS_SK_FLAG_BYTES, own), "tess_create: zeroing flags")))
+            s = tess_cuda_status(cudaStreamSynchronize(own), "tess_create: zeroing the flags");
+        if (own)
+            cudaStreamDestroy(own);
+        if (s != TESS_STATUS_SUCCESS) {
+            cudaFree(flags);
+            flags = NULL;
+        }
     }
     h->sk_flags = flags;
     tess_handle_leave(h, previous);
@@ -87,10 +94,10 @@ TESS_API tess_status tess_destroy(tess_handle handle) {
         return s;
     handle->magic = 0;
     int previous = -1;
-    if (tess_handle_enter(handle, &previous) == TESS_STATUS_SUCCESS) {
-        cudaFree(handle->sk_flags);
+    const int entered = tess_handle_enter(handle, &previous) == TESS_STATUS_SUCCESS;
+    cudaFree(handle->sk_flags); /* freed even where the device could not be made current */
+    if (entered)
         tess_handle_leave(handle, previous);
-    }
     free(handle);
     return TESS_STATUS_SUCCESS;
 }

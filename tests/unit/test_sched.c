@@ -139,29 +139,32 @@ static void test_work_split(tess_rng *r) {
 }
 
 /* Interleaved K (fill-mode stream-K): tess_k_block is a permutation of an
- * item's K blocks; the S equal runs of iterations of an item shared by S
- * units take K blocks c, c + S, ... (exactly, when S divides k_blocks), so
- * units side by side read neighbouring blocks; and the producer's
- * division-free walk visits the same blocks from any start. */
+ * item's K blocks; unit j of the S units sharing an item takes exactly the
+ * K blocks j, j + S, ..., so units side by side read neighbouring blocks;
+ * the producer's division-free walk visits the same blocks from any start;
+ * and interleaved fill splits keep every property of check_split. */
 static void test_k_order(tess_rng *r) {
     for (int trial = 0; trial < 3000; trial++) {
-        tess_work_split s = {0, (int)tess_rng_range(r, 1, 300), 0, 1, (int)tess_rng_range(r, 0, 12)};
+        const int items = (int)tess_rng_range(r, 1, 4);
+        tess_work_split s = {0, (int)tess_rng_range(r, 1, 300), 0, items, (int)tess_rng_range(r, 0, 12)};
         const int k = s.k_blocks, S = s.k_interleave;
-        s.units = S > 1 ? S : 1;
+        s.units = (S > 1 ? S : 1) * items;
         int *seen = calloc((size_t)k, sizeof(int)), bad = 0, strided = 0, walk_bad = 0;
         for (int v = 0; v < k; v++) {
             const int kb = tess_k_block(&s, v);
             if (kb < 0 || kb >= k || seen[kb]++)
                 bad++;
         }
-        if (S > 1 && k % S == 0)
+        if (S > 1 && k >= 4 * S) /* the planner's fill splits: every unit 4 or more K blocks */
             for (int u = 0; u < s.units; u++)
                 for (int64_t v = tess_sk_unit_begin(&s, u); v < tess_sk_unit_begin(&s, u + 1); v++)
-                    strided += tess_k_block(&s, (int)v) % S != u;
+                    strided += tess_k_block(&s, (int)(v % k)) % S != u % S || v / k != u / S;
         const int start = (int)tess_rng_range(r, 0, k - 1);
         tess_k_walk w = tess_k_walk_at(&s, start);
         for (int v = start; v < k; v++, tess_k_walk_next(&s, &w))
             walk_bad += w.kb != tess_k_block(&s, v);
+        if (S > 1 && k >= 4 * S)
+            check_split(&s);
         CHECKF(bad == 0 && strided == 0 && walk_bad == 0,
                "k_blocks %d interleave %d: %d blocks repeated or out of range, %d off their unit's stride, %d walk "
                "steps differ",

@@ -53,9 +53,10 @@ typedef struct tess_work_split {
 /* The K block of iteration v (0 <= v < k_blocks) of a stream-K item. With
  * k_interleave = S > 1, the item's K blocks are laid row by row in a grid of
  * S columns (K block r S + c at row r, column c; the last row may be short)
- * and iterations walk it column by column: S equal runs of iterations (one
- * per unit) take K blocks c, c + S, c + 2S, ... A permutation of the K
- * blocks, so the sum is the same set of products in a fixed order. */
+ * and iterations walk it column by column: the S units of an item (their
+ * ranges start at the columns: tess_sk_unit_begin) take K blocks c, c + S,
+ * c + 2S, ... A permutation of the K blocks, so the sum is the same set of
+ * products in a fixed order. */
 TESS_HD int tess_k_block(const tess_work_split *s, int v) {
     const int S = s->k_interleave;
     if (S <= 1)
@@ -107,9 +108,22 @@ typedef struct tess_work_cursor {
     int64_t sk_at, sk_end;    /* this unit's stream-K iterations still to walk */
 } tess_work_cursor;
 
+/* Whether a split is fill mode with interleaved K: no whole items, each of
+ * the sk_items shared by exactly k_interleave (> 1) units. */
+TESS_HD int tess_split_interleaved(const tess_work_split *s) {
+    return s->k_interleave > 1 && s->dp_items == 0 && s->units == s->sk_items * s->k_interleave;
+}
+
 /* First stream-K iteration of unit u (units + 1 ends the last one): equal
- * shares, the remainder spread one by one. */
+ * shares, the remainder spread one by one; in interleaved fill mode, unit
+ * j of each item's k_interleave starts at column j of tess_k_block's grid,
+ * so that it takes exactly the K blocks j, j + S, ... */
 TESS_HD int64_t tess_sk_unit_begin(const tess_work_split *s, int u) {
+    if (tess_split_interleaved(s)) {
+        const int S = s->k_interleave, item = u / S, j = u % S;
+        const int rows = (s->k_blocks + S - 1) / S, full_columns = s->k_blocks - (rows - 1) * S;
+        return (int64_t)item * s->k_blocks + (int64_t)j * (rows - 1) + (j < full_columns ? j : full_columns);
+    }
     return (int64_t)s->sk_items * s->k_blocks * u / s->units;
 }
 
