@@ -517,7 +517,7 @@ static double estimate(const tess_device_info *info, const tess_gemm_kernel *k, 
     double rate = peak_bytes * TESS_SUSTAINED_MEMORY;
     if (x->grid * per_cta < rate)
         rate = x->grid * per_cta;
-    if (x->split.dp_items == 0 && x->split.sk_items > 0 && x->split.sk_items < x->split.units) /* fill mode */
+    if (tess_split_interleaved(&x->split)) /* fill mode */
         rate *= TESS_FILL_STREAM_EFFICIENCY;
     const double memory = bytes / rate;
     return compute > memory ? compute + TESS_OVERLAP_LOSS * memory : memory + TESS_OVERLAP_LOSS * compute;

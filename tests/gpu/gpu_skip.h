@@ -80,6 +80,16 @@ static inline const tess_plan *gpu_pick_plan(const tess_plan *plans, int count, 
     return plan;
 }
 
+/* Overwrites the handle's whole workspace, as another library sharing it
+ * between calls might: tessera must keep no state there. */
+static inline void gpu_scribble_workspace(tess_handle h) {
+    void *ws = NULL;
+    size_t bytes = 0;
+    tess_get_workspace(h, &ws, &bytes);
+    if (ws)
+        cudaMemset(ws, 0xff, bytes);
+}
+
 /* A handle on device 0 with TESS_GEMM_WORKSPACE_BYTES of workspace (every
  * plan runs), which *workspace holds (cudaFree it after tess_destroy). */
 static inline tess_handle gpu_gemm_handle(void **workspace) {

@@ -84,10 +84,7 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
         first = malloc(d_bytes);
         cudaMemcpy(first, dd, d_bytes, cudaMemcpyDeviceToHost);
         cudaMemset(dd, GPU_POISON, d_bytes + GPU_GUARD_BYTES);
-        void *ws = NULL;
-        size_t ws_bytes = 0;
-        tess_get_workspace(h, &ws, &ws_bytes);
-        cudaMemset(ws, 0xff, ws_bytes);
+        gpu_scribble_workspace(h);
         s = tess_gemm(h, g, plan, da, db, dc, dd);
         err = cudaDeviceSynchronize();
     }

@@ -116,10 +116,7 @@ static double run_case(tess_handle h, fp8_case *c, int plan_index, int cpu, char
         CHECKF(guard == 0, "%s: %lld bytes written after D", plan_name, (long long)guard);
         if (plan && plan->stream_k) { /* the fixup order is fixed: a second run repeats bit for bit, */
             unsigned char *again = malloc(t->d_bytes);
-            void *ws = NULL; /* even with the workspace overwritten in between (tessera keeps no state there) */
-            size_t ws_bytes = 0;
-            tess_get_workspace(h, &ws, &ws_bytes);
-            cudaMemset(ws, 0xff, ws_bytes);
+            gpu_scribble_workspace(h); /* even with the workspace overwritten in between */
             cudaMemset(dd, GPU_POISON, t->d_bytes);
             s = tess_gemm_scaled(h, g, plan, da, sa, db, sb, dc, dd);
             err = cudaDeviceSynchronize();

@@ -382,7 +382,8 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
             printf("\n");
             count = 0;
         }
-        for (int i = o->all_plans ? 0 : pick; i < (o->all_plans ? count : count ? pick + 1 : 0); i++) {
+        const int first = o->all_plans ? 0 : pick, end = o->all_plans || count == 0 ? count : pick + 1;
+        for (int i = first; i < end; i++) {
             struct provider *q = &pv[providers++];
             q->j = (job){h, &g, &plans[i], NULL, sets, nsets, 0};
             q->fn = run_tessera;

@@ -50,27 +50,42 @@ typedef struct tess_work_split {
     int k_interleave;  /* > 1: the units sharing each item, whose K blocks are interleaved (tess_k_block) */
 } tess_work_split;
 
+/* The grid in which tess_k_block lays an item's K blocks for k_interleave =
+ * S > 1: K block r S + c at row r, column c; `rows` rows, the last possibly
+ * short, so the first full_columns columns hold `rows` K blocks and the
+ * others rows - 1. */
+typedef struct tess_k_grid {
+    int rows, full_columns;
+} tess_k_grid;
+
+TESS_HD tess_k_grid tess_k_grid_of(const tess_work_split *s) {
+    const int S = s->k_interleave, rows = (s->k_blocks + S - 1) / S;
+    const tess_k_grid g = {rows, s->k_blocks - (rows - 1) * S};
+    return g;
+}
+
+/* K blocks in column c of the grid. */
+TESS_HD int tess_k_column_length(tess_k_grid g, int c) {
+    return c < g.full_columns ? g.rows : g.rows - 1;
+}
+
+/* Iterations before column c's: where its run of iterations starts. */
+TESS_HD int tess_k_column_start(tess_k_grid g, int c) {
+    return c * (g.rows - 1) + (c < g.full_columns ? c : g.full_columns);
+}
+
 /* The K block of iteration v (0 <= v < k_blocks) of a stream-K item. With
- * k_interleave = S > 1, the item's K blocks are laid row by row in a grid of
- * S columns (K block r S + c at row r, column c; the last row may be short)
- * and iterations walk it column by column: the S units of an item (their
- * ranges start at the columns: tess_sk_unit_begin) take K blocks c, c + S,
- * c + 2S, ... A permutation of the K blocks, so the sum is the same set of
- * products in a fixed order. */
+ * k_interleave = S > 1, iterations walk tess_k_grid column by column: the S
+ * units of an item (their ranges start at the columns: tess_sk_unit_begin)
+ * take K blocks c, c + S, c + 2S, ... A permutation of the K blocks, so the
+ * sum is the same set of products in a fixed order. */
 TESS_HD int tess_k_block(const tess_work_split *s, int v) {
-    const int S = s->k_interleave;
-    if (S <= 1)
+    if (s->k_interleave <= 1)
         return v;
-    const int rows = (s->k_blocks + S - 1) / S;
-    const int full_columns = s->k_blocks - (rows - 1) * S; /* columns of `rows` K blocks; the rest have rows - 1 */
-    int r, c;
-    if (v < full_columns * rows) {
-        c = v / rows, r = v % rows;
-    } else {
-        const int w = v - full_columns * rows;
-        c = full_columns + w / (rows - 1), r = w % (rows - 1);
-    }
-    return r * S + c;
+    const tess_k_grid g = tess_k_grid_of(s);
+    const int full = g.full_columns * g.rows; /* iterations in the full columns */
+    const int c = v < full ? v / g.rows : g.full_columns + (v - full) / (g.rows - 1);
+    return (v - tess_k_column_start(g, c)) * s->k_interleave + c;
 }
 
 /* K blocks of successive iterations in tess_k_block's order, stepped
@@ -81,12 +96,10 @@ typedef struct tess_k_walk {
 } tess_k_walk;
 
 TESS_HD tess_k_walk tess_k_walk_at(const tess_work_split *s, int v) {
-    tess_k_walk w = {tess_k_block(s, v), 1 << 30};
+    tess_k_walk w = {tess_k_block(s, v), 1 << 30}; /* contiguous order: one endless column */
     const int S = s->k_interleave;
-    if (S > 1) {
-        const int rows = (s->k_blocks + S - 1) / S, column = w.kb % S;
-        w.left = (column < s->k_blocks - (rows - 1) * S ? rows : rows - 1) - w.kb / S;
-    }
+    if (S > 1)
+        w.left = tess_k_column_length(tess_k_grid_of(s), w.kb % S) - w.kb / S;
     return w;
 }
 
@@ -96,9 +109,8 @@ TESS_HD void tess_k_walk_next(const tess_work_split *s, tess_k_walk *w) {
         return;
     }
     /* A column's end (only with S > 1): the next column starts at its first K block. */
-    const int S = s->k_interleave, rows = (s->k_blocks + S - 1) / S, column = w->kb % S + 1;
-    w->kb = column;
-    w->left = column < s->k_blocks - (rows - 1) * S ? rows : rows - 1;
+    w->kb = w->kb % s->k_interleave + 1;
+    w->left = tess_k_column_length(tess_k_grid_of(s), w->kb);
 }
 
 /* A unit's position in its list: the current segment, and what is left. */
@@ -120,9 +132,8 @@ TESS_HD int tess_split_interleaved(const tess_work_split *s) {
  * so that it takes exactly the K blocks j, j + S, ... */
 TESS_HD int64_t tess_sk_unit_begin(const tess_work_split *s, int u) {
     if (tess_split_interleaved(s)) {
-        const int S = s->k_interleave, item = u / S, j = u % S;
-        const int rows = (s->k_blocks + S - 1) / S, full_columns = s->k_blocks - (rows - 1) * S;
-        return (int64_t)item * s->k_blocks + (int64_t)j * (rows - 1) + (j < full_columns ? j : full_columns);
+        const int S = s->k_interleave;
+        return (int64_t)(u / S) * s->k_blocks + tess_k_column_start(tess_k_grid_of(s), u % S);
     }
     return (int64_t)s->sk_items * s->k_blocks * u / s->units;
 }
