@@ -4,7 +4,8 @@
 # its output), then the named benchmark suites (bench/run), and copy logs,
 # CSVs and charts into OUT. Prints a short summary last.
 #   bash bench/device_session.sh OUT [BUILD] [SUITE...]     e.g. ... "$OUT" build smallm
-# Time limits: TEST_SECONDS per GPU test (default 240).
+# Time limits: TEST_SECONDS per GPU test (default 240); TESTS picks some
+# (a glob of test names, default gpu_*).
 set -uo pipefail
 out=${1:?usage: device_session.sh OUT [BUILD] [SUITE...]}
 build=${2:-build}
@@ -20,7 +21,7 @@ if [ ! -x "$build/bin/tessera" ]; then
         > "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
 fi
 summary=()
-for t in "$build"/tests/gpu_*; do
+for t in "$build"/tests/${TESTS:-gpu_*}; do
     [ -x "$t" ] || continue
     name=$(basename "$t")
     timeout "${TEST_SECONDS:-240}" stdbuf -oL -eL "$t" > "$out/$name.log" 2>&1

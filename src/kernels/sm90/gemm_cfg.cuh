@@ -19,6 +19,8 @@
 #define TESS_SM90_BK_BYTES 128
 // K of one wgmma instruction, in bytes: k16 of 16-bit or k32 of FP8 inputs.
 #define TESS_WGMMA_K_BYTES 32
+// Alignment TMA tensor copies need of their shared-memory destination.
+#define TESS_TMA_SMEM_ALIGN 128
 // Register budgets after setmaxnreg. The CTA holds what it was launched
 // with, 384 x 168 = 64512 (TESS_SM90_LAUNCH_REGS: 65536 / 384 = 170, rounded
 // down to the allocation granule of 8), and
@@ -150,7 +152,14 @@ struct gemm_cfg {
     static constexpr __host__ __device__ int a_factor_shift(int m0) {
         return GROUPED ? m0 % TESS_GROUPED_FACTOR_BOX_EXTRA : 0;
     }
-    static constexpr int SCALE_STAGE_BYTES = BLOCK_SCALED ? (A_FACTOR_SPAN + BN) * 4 : 0;
+    // Rounded up to TESS_TMA_SMEM_ALIGN: TMA writes each stage's factors
+    // (the A box at the stage's start, B's at A_FACTOR_SPAN floats), and a
+    // tensor copy's shared-memory destination must be 128-byte aligned
+    // (BN = 16 gave (128 + 16) x 4 = 576 bytes: "misaligned address").
+    static constexpr int SCALE_STAGE_BYTES =
+        BLOCK_SCALED ? ((A_FACTOR_SPAN + BN) * 4 + TESS_TMA_SMEM_ALIGN - 1) / TESS_TMA_SMEM_ALIGN * TESS_TMA_SMEM_ALIGN
+                     : 0;
+    static_assert(A_FACTOR_SPAN * 4 % TESS_TMA_SMEM_ALIGN == 0, "B's factors start 128-byte aligned for TMA");
     static_assert(B_FACTORS * B_FACTOR_PITCH <= BN, "B's factors fit their space in a stage");
     // Bytes of factors a stage's TMA loads bring, where factors come by TMA.
     static constexpr int SCALE_TX_BYTES = BLOCK_SCALED ? (A_FACTOR_BOX + B_FACTORS * B_FACTOR_PITCH) * 4 : 0;
