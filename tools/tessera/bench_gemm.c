@@ -1,6 +1,7 @@
 /* `tessera bench gemm`: tessera and cuBLASLt on the same random-normal inputs
- * in one process, timed with CUDA events (median after warm-up), inputs
- * rotated across enough buffer sets that small problems do not sit in L2,
+ * in one process, timed with CUDA events on a held stream (GPU time of one
+ * call, with the host's time to queue it reported apart), median after
+ * warm-up, inputs rotated across enough buffer sets that small problems do not sit in L2,
  * each result checked against the GPU reference GEMM. Flags follow
  * cutlass_profiler: --m --n --k (lists a,b,c and ranges start:end:step),
  * --A=bf16:row --B=bf16:col --C=... --D=bf16:row, --alpha --beta --batch,
@@ -346,7 +347,7 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
         job j;
         timed_fn fn;
         char name[96];
-        double err, ms[MAX_ROUNDS];
+        double err, ms[MAX_ROUNDS], host_us[MAX_ROUNDS];
     } pv[1 + MAX_PLANS];
     int providers = 1;
     tess_plan plans[MAX_PLANS];
@@ -409,7 +410,7 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
             if (!q->ready)
                 continue;
             q->j.next = 0;
-            if (time_median_ms(q->fn, &q->j, NULL, o->warmup, o->iterations, &q->ms[r]) != 0)
+            if (time_median_ms(q->fn, &q->j, NULL, o->warmup, o->iterations, &q->ms[r], &q->host_us[r]) != 0)
                 q->ready = 0;
         }
     if (pv[0].j.lt)
@@ -418,20 +419,21 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
         struct provider *q = &pv[prov];
         if (!q->ready)
             continue;
-        double ms = median_of(q->ms, o->rounds);
+        double ms = median_of(q->ms, o->rounds), host_us = median_of(q->host_us, o->rounds);
         double tflops = flops / (ms * 1e-3) / 1e12, gbs = (double)set_bytes / (ms * 1e-3) / 1e9;
         if (prov == 0)
             cublas_ms = ms;
         double ratio = prov > 0 && cublas_ms > 0 ? cublas_ms / ms : NAN;
-        printf("%-44s %-8s %9.4f ms %8.1f TFLOP/s %8.1f GB/s  x%-5.3f err %.2e  %s\n", problem,
-               prov > 0 ? "tessera" : "cublas", ms, tflops, gbs, ratio, q->err, q->name);
+        printf("%-44s %-8s %9.4f ms %8.1f TFLOP/s %8.1f GB/s  x%-5.3f err %.2e  host %5.1f us  %s\n", problem,
+               prov > 0 ? "tessera" : "cublas", ms, tflops, gbs, ratio, q->err, host_us, q->name);
         if (csv)
-            fprintf(csv, "%lld,%lld,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%g,%g,%s,%s,%d,%s,%s,%.6f,%.2f,%.2f,%.4f,%.3e\n",
+            fprintf(csv, "%lld,%lld,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%g,%g,%s,%s,%d,%s,%s,%.6f,%.2f,%.2f,%.4f,%.3e,%.2f\n",
                     (long long)m, (long long)n, (long long)k, (long long)g.batch, tess_dtype_name(g.a.dtype),
                     order_name(g.a.order), tess_dtype_name(g.b.dtype), order_name(g.b.order),
                     tess_dtype_name(g.c.dtype), order_name(g.c.order), tess_dtype_name(g.d.dtype),
                     order_name(g.d.order), g.alpha, g.beta, scale_name(o->scale_a), scale_name(o->scale_b),
-                    o->fast_accum, prov > 0 ? "tessera" : "cublas", q->name, ms, tflops, gbs, ratio, q->err);
+                    o->fast_accum, prov > 0 ? "tessera" : "cublas", q->name, ms, tflops, gbs, ratio, q->err,
+                    host_us);
     }
     for (int s = 0; s < nsets; s++)
         cudaFree(sets[s].a), cudaFree(sets[s].b), cudaFree(sets[s].c), cudaFree(sets[s].d), cudaFree(sets[s].sa),
@@ -484,7 +486,7 @@ int bench_gemm(int argc, char **argv) {
         fprintf(csv, "# device=%s sm_clock_mhz=%d mem_clock_mhz=%d sms=%d library=%s\n", info.name,
                 info.sm_clock_khz / 1000, info.mem_clock_khz / 1000, info.sm_count, tess_version_string());
         fprintf(csv, "m,n,k,batch,a_type,a_order,b_type,b_order,c_type,c_order,d_type,d_order,alpha,beta,scale_a,"
-                     "scale_b,fast_accum,provider,kernel,ms,tflops,gbs,speedup_vs_cublas,rel_error\n");
+                     "scale_b,fast_accum,provider,kernel,ms,tflops,gbs,speedup_vs_cublas,rel_error,host_us\n");
     }
     tess_rng rng;
     tess_rng_seed(&rng, 20261121); /* a fixed seed (a date): every run times the same inputs */

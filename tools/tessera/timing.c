@@ -1,9 +1,12 @@
 /* Event timing with a median over iterations; see timing.h. */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <cuda_runtime_api.h>
 
+#include "tools/tessera/hold.h"
 #include "tools/tessera/timing.h"
 
 static int compare_doubles(const void *a, const void *b) {
@@ -22,35 +25,57 @@ static int cuda_failed(cudaError_t err, const char *what) {
     return -1;
 }
 
-int time_median_ms(timed_fn fn, void *ctx, void *stream, int warmup, int iterations, double *median_ms) {
+/* Seconds on a monotonic clock. */
+static double now_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+int time_median_ms(timed_fn fn, void *ctx, void *stream, int warmup, int iterations, double *median_ms,
+                   double *host_us) {
     cudaStream_t s = (cudaStream_t)stream;
-    double *times = calloc((size_t)iterations, sizeof *times);
-    cudaEvent_t start, stop;
-    if (!times)
-        return -1;
-    cudaError_t err = cudaEventCreate(&start);
-    if (err == cudaSuccess)
-        err = cudaEventCreate(&stop);
-    if (err != cudaSuccess) {
-        free(times);
-        return cuda_failed(err, "cudaEventCreate");
-    }
-    int rc = 0;
+    double *times = calloc((size_t)iterations, sizeof *times), *host = calloc((size_t)iterations, sizeof *host);
+    stream_hold *hold = stream_hold_create();
+    cudaEvent_t start = NULL, stop = NULL;
+    int rc = times && host && hold ? 0 : -1;
+    if (rc != 0)
+        fprintf(stderr, "tessera bench: out of host or pinned memory for timing\n");
+    cudaError_t err = cudaSuccess;
+    if (rc == 0 && ((err = cudaEventCreate(&start)) != cudaSuccess || (err = cudaEventCreate(&stop)) != cudaSuccess))
+        rc = cuda_failed(err, "cudaEventCreate");
     for (int i = 0; i < warmup && rc == 0; i++)
         rc = fn(ctx, stream);
     for (int i = 0; i < iterations && rc == 0; i++) {
+        /* The hold keeps the GPU from reaching `start` until fn has queued
+         * its work, so the events bracket GPU time only; fn's host time is
+         * reported on its own. */
         float ms = 0.0f;
+        if (stream_hold_begin(hold, stream) != 0) {
+            rc = cuda_failed(cudaGetLastError(), "holding the stream");
+            break;
+        }
         cudaEventRecord(start, s);
+        const double t0 = now_seconds();
         rc = fn(ctx, stream);
+        host[i] = (now_seconds() - t0) * 1e6;
         cudaEventRecord(stop, s);
+        stream_hold_release(hold);
         if ((err = cudaEventSynchronize(stop)) != cudaSuccess || (err = cudaEventElapsedTime(&ms, start, stop)))
             rc = cuda_failed(err, "timing events");
         times[i] = ms;
     }
-    if (rc == 0)
+    if (rc == 0) {
         *median_ms = median_of(times, iterations);
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
+        if (host_us)
+            *host_us = median_of(host, iterations);
+    }
+    if (start)
+        cudaEventDestroy(start);
+    if (stop)
+        cudaEventDestroy(stop);
+    stream_hold_destroy(hold);
     free(times);
+    free(host);
     return rc;
 }

@@ -1,0 +1,28 @@
+/* Holding a stream until the host has queued the work to time: the GPU
+ * then runs that work back to back, so event timing measures the GPU's time
+ * and not the host's time to enqueue it (which, for a 20-microsecond decode
+ * GEMM, can be a large part of an unheld measurement). */
+#ifndef TESS_TOOLS_HOLD_H
+#define TESS_TOOLS_HOLD_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct stream_hold stream_hold;
+
+/* Allocates the host-mapped release flag; NULL if that fails. */
+stream_hold *stream_hold_create(void);
+/* Queues on `stream` a one-thread kernel that waits until stream_hold_release
+ * (or about a second, so that a lost release cannot hang the benchmark).
+ * Returns 0, or -1 if the launch failed. */
+int stream_hold_begin(stream_hold *h, void *stream);
+/* Lets the waiting kernel finish. */
+void stream_hold_release(stream_hold *h);
+void stream_hold_destroy(stream_hold *h);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
