@@ -465,28 +465,32 @@ static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, cons
  * its ring holds in flight over the loaded memory latency, at most
  * TESS_SM_STREAM_BYTES_PER_S, of which the streamed operand's rows are the
  * useful part; rows a tile pads past the other operand's edge (filled by
- * TMA) take their share of the stream too. Fitted to H100 runs
- * (2026-11-23, useful GB/s per CTA, predicted in brackets): 128x128 s6,
- * 96 KiB of B in flight, 35.8 (36); 128x16 s12 transposed at M=16, 55 (55),
- * 32 CTAs of them 1763 GB/s in all; at M=1, 15 padded token rows, 49 (49).
- * It overrates M=1 tiles padding 127 of 128 token rows (measured 4-12 GB/s
- * per CTA, predicted 11-18) but ranks them last, as measured. A small grid
- * thus streams at far more than its share of the SMs. */
-#define TESS_LOADED_MEMORY_LATENCY_S 2.7e-6
-#define TESS_SM_STREAM_BYTES_PER_S 55e9
-/* Stream-K in fill mode (every tile's K shared, fewer tiles than SMs)
- * streamed at only this fraction of the copy rate in the same run: 1470-1517
- * GB/s of 2989 with 132 units, the K of each tile cut into contiguous
- * quarters (units reading far-apart K blocks of the same rows). The
- * interleaved K order (sched.h) is meant to lift it; until measured, the
- * planner assumes the measured rate. */
-#define TESS_FILL_STREAM_EFFICIENCY 0.5
+ * TMA) take their share of the stream too. Fitted to H100 GPU times
+ * (2026-11-23, the stream held until the call is queued, so no host time):
+ * 32 CTAs of 128x16 s12 transposed at M=1, N=4096 add 2680 GB/s of weights
+ * per added K (K 14336 -> 28672), 84 useful GB/s per CTA with 220 KB (15
+ * of 143 rows padding) in flight: 2.3 us. A small grid thus streams at far
+ * more than its share of the SMs. (Every launch also costs about 6 us
+ * whatever its size, 1x128x128 included: the same for every plan, so left
+ * out.) FP8 token tiles draw less: promoted ones ~74 GB/s per CTA (per-tensor
+ * scales, M=1, N=4096, K=7168), and those whose factors come by copy
+ * (cp.async, e.g. transposed 128x128 weight factors) ~45. */
+#define TESS_LOADED_MEMORY_LATENCY_S 2.3e-6
+#define TESS_SM_STREAM_BYTES_PER_S 95e9
+#define TESS_PROMOTED_STREAM_SHARE 0.85
+#define TESS_COPIED_FACTORS_STREAM_SHARE 0.55
+/* Stream-K in fill mode (every tile's K shared, fewer tiles than SMs, K in
+ * the interleaved order) streams at this fraction of the copy rate, less
+ * the fixed launch cost (H100, 2026-11-23, GPU time): bf16 M=1 N=4096
+ * K=7168 0.81 (128 units), N=2112 0.65 (119); FP8 block-scaled N=4096
+ * 0.67 (128). It includes the fixups. */
+#define TESS_FILL_STREAM_EFFICIENCY 0.7
 
 /* Estimated run time of a kernel on the problem, in seconds: the longer of
  * its tensor-core time (tile_work at the sustained clock) and the time to
  * stream A, B and D from memory once, at the rate the grid can draw (the
  * sustained copy rate, or each CTA's latency-bound stream of the larger
- * operand where that is less; fill-mode stream-K at
+ * operand, re-read once per tile of the other, where that is slower; fill-mode stream-K at
  * TESS_FILL_STREAM_EFFICIENCY of it), plus TESS_OVERLAP_LOSS of the shorter. */
 static double estimate(const tess_device_info *info, const tess_gemm_kernel *k, const tess_gemm_desc *d,
                        const tess_gemm_launch *x) {
@@ -514,12 +518,18 @@ static double estimate(const tess_device_info *info, const tess_gemm_kernel *k, 
     if (per_cta > TESS_SM_STREAM_BYTES_PER_S)
         per_cta = TESS_SM_STREAM_BYTES_PER_S;
     per_cta *= rows / (rows + padded);
-    double rate = peak_bytes * TESS_SUSTAINED_MEMORY;
-    if (x->grid * per_cta < rate)
-        rate = x->grid * per_cta;
+    if (k->scaling >= TESS_SCALING_PROMOTE)
+        per_cta *= k->scaling >= TESS_SCALING_BLOCK_ROWS && !factor_layouts_by_tma(k, d) ? TESS_COPIED_FACTORS_STREAM_SHARE
+                                                                                       : TESS_PROMOTED_STREAM_SHARE;
+    /* The CTAs' streams carry the larger operand once per tile of the other
+     * (tiles side by side re-read it, from L2 at best; a cluster's CTAs
+     * share a multicast B); memory delivers each byte once. The slower of the two bounds the time. */
+    const double streamed = (double)d->batch * (streams_a ? a_bytes : b_bytes / k->cluster_m) * (double)other_tiles;
+    double memory = bytes / (peak_bytes * TESS_SUSTAINED_MEMORY);
+    if (streamed / (x->grid * per_cta) > memory)
+        memory = streamed / (x->grid * per_cta);
     if (tess_split_interleaved(&x->split)) /* fill mode */
-        rate *= TESS_FILL_STREAM_EFFICIENCY;
-    const double memory = bytes / rate;
+        memory /= TESS_FILL_STREAM_EFFICIENCY;
     return compute > memory ? compute + TESS_OVERLAP_LOSS * memory : memory + TESS_OVERLAP_LOSS * compute;
 }
 
