@@ -10,7 +10,9 @@
  * --plan=I (the I-th of tess_gemm_plans instead of the heuristic's choice; or
  * --plan=TEXT, the first plan whose name ends with TEXT, e.g. c4x1 or c2x1_sk;
  * or --plan=all, every plan, best-ranked first: the view for autotuning),
- * --rounds=R (time the providers R times, alternating; report the median). */
+ * --rounds=R (time the providers R times, alternating; report the median),
+ * --chain=N (N calls back to back per timing, on rotating buffers; the time
+ * per call is reported, the kernel column saying "chain N"). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +51,7 @@ typedef struct options {
     int fast_accum;
     const char *plan_name; /* --plan=TEXT: the first plan whose name ends with TEXT */
     int all_plans;         /* --plan=all */
+    int chain;             /* --chain=N: calls timed back to back, per-call time reported */
 } options;
 
 static void defaults(options *o) {
@@ -60,6 +63,7 @@ static void defaults(options *o) {
     o->tessera = o->cublas = o->verify = 1;
     o->warmup = 10, o->iterations = 50, o->plan = -1, o->rounds = 4;
     o->scale_a = o->scale_b = -1;
+    o->chain = 1;
 }
 
 /* Parses a scale recipe: none, tensor, outer (rowwise), block1x128, block128x128. */
@@ -164,6 +168,8 @@ static int apply_flag(options *o, int argc, char **argv, int *i, const char **su
         return (o->warmup = atoi(v)) >= 0;
     if ((v = option_value(argc, argv, i, "--profiling-iterations")))
         return (o->iterations = atoi(v)) >= 1;
+    if ((v = option_value(argc, argv, i, "--chain")))
+        return (o->chain = atoi(v)) >= 1 && o->chain <= 64;
     if ((v = option_value(argc, argv, i, "--rounds")))
         return (o->rounds = atoi(v)) >= 1 && o->rounds <= MAX_ROUNDS;
     if ((v = option_value(argc, argv, i, "--verify")))
@@ -216,6 +222,23 @@ static int run_tessera(void *ctx, void *stream) {
         return -1;
     }
     return 0;
+}
+
+/* --chain: a provider's call queued `calls` times back to back, each on the
+ * next buffer set, as a decode step queues its layers' GEMMs: a launch may
+ * then overlap the previous call's end (programmatic dependent launch). */
+typedef struct chained {
+    timed_fn fn;
+    void *ctx;
+    int calls;
+} chained;
+
+static int run_chained(void *ctx, void *stream) {
+    chained *c = ctx;
+    int rc = 0;
+    for (int i = 0; i < c->calls && rc == 0; i++)
+        rc = c->fn(c->ctx, stream);
+    return rc;
 }
 
 static int run_cublas(void *ctx, void *stream) {
@@ -410,8 +433,10 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
             if (!q->ready)
                 continue;
             q->j.next = 0;
-            if (time_median_ms(q->fn, &q->j, NULL, o->warmup, o->iterations, &q->ms[r], &q->host_us[r]) != 0)
+            chained c = {q->fn, &q->j, o->chain};
+            if (time_median_ms(run_chained, &c, NULL, o->warmup, o->iterations, &q->ms[r], &q->host_us[r]) != 0)
                 q->ready = 0;
+            q->ms[r] /= o->chain, q->host_us[r] /= o->chain;
         }
     if (pv[0].j.lt)
         cublaslt_release(pv[0].j.lt);
@@ -424,6 +449,11 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
         if (prov == 0)
             cublas_ms = ms;
         double ratio = prov > 0 && cublas_ms > 0 ? cublas_ms / ms : NAN;
+        if (o->chain > 1) {
+            char chain[24];
+            snprintf(chain, sizeof chain, " chain %d", o->chain);
+            strncat(q->name, chain, sizeof q->name - strlen(q->name) - 1);
+        }
         printf("%-44s %-8s %9.4f ms %8.1f TFLOP/s %8.1f GB/s  x%-5.3f err %.2e  host %5.1f us  %s\n", problem,
                prov > 0 ? "tessera" : "cublas", ms, tflops, gbs, ratio, q->err, host_us, q->name);
         if (csv)

@@ -117,6 +117,20 @@ TESS_DEVICE void st_release_gpu(int *flag, int v) {
     asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(flag), "r"(v) : "memory");
 }
 
+// ---- programmatic dependent launch ("Parallel Synchronization and Communication Instructions: griddepcontrol") ----
+
+// Waits until the grids this one depends on have completed and their memory
+// operations are visible to it. A grid launched with programmatic stream
+// serialization may start while its predecessor still runs: everything
+// before this wait must not read what the predecessor writes. Without that
+// launch attribute it returns at once.
+TESS_DEVICE void grid_dependency_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+
+// Lets the next grid in the stream (if launched with programmatic stream
+// serialization) be scheduled before this one ends; it still waits in
+// grid_dependency_wait for this grid's completion before touching memory.
+TESS_DEVICE void grid_dependents_launch() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+
 // ---- register reallocation ("Miscellaneous Instructions: setmaxnreg") ----------
 
 template <int N>

@@ -25,20 +25,54 @@ TESS_DEVICE void sk_store_partial(const float (&acc)[N], float *slot, int *flag,
     }
 }
 
-// Waits for `flag`, then adds the partial sums in `slot` to the accumulators.
+// The partial sums a unit finishing an item adds, in this order: those of
+// `count` contributors, the i-th with its slot at slot + i * slot_step floats
+// and its ready flag at flag + i * flag_step ints.
+struct sk_contributors {
+    const float *slot;
+    int *flag;
+    int64_t slot_step;
+    int flag_step, count;
+};
+
+// Waits for every contributor's flag, then adds their partial sums to the
+// accumulators, contributor 0 first: the same additions in the same order
+// every run. Written for latency, which is what a decode GEMM's fixup costs
+// (a 20-us kernel whose tiles have up to 7 contributors each): the flags are
+// polled by as many threads at once, and the slots are read BATCH at a time,
+// their loads in flight together; one by one, each contributor cost two
+// round trips to L2 in turn.
 // Each flag is raised once and read once per launch, so the reader lowers it
 // again: a launch leaves every flag down for the next one, which then needs
 // no memset of the flags before it (a second operation on the stream, ~2 us
 // of a decode GEMM's ~25).
 template <int N>
-TESS_DEVICE void sk_add_partial(float (&acc)[N], const float *slot, int *flag, int t, int barrier) {
-    if (t == 0) {
+TESS_DEVICE void sk_add_partials(float (&acc)[N], const sk_contributors &c, int t, int barrier) {
+    for (int i = t; i < c.count; i += 128) {
+        int *flag = c.flag + i * c.flag_step;
         while (ld_acquire_gpu(flag) == 0) {
         }
         *(volatile int *)flag = 0;
     }
     named_barrier_sync(barrier, 128);
+    // Slots read at once: as many as keep the loaded values within 64 registers.
+    constexpr int BATCH = N >= 64 ? 1 : 64 / N;
+    int i = 0;
+    for (; i + BATCH <= c.count; i += BATCH) {
+        float part[BATCH][N];
 #pragma unroll
-    for (int v = 0; v < N; v++)
-        acc[v] += __ldcg(slot + v * 128 + t);
+        for (int b = 0; b < BATCH; b++)
+#pragma unroll
+            for (int v = 0; v < N; v++)
+                part[b][v] = __ldcg(c.slot + (i + b) * c.slot_step + v * 128 + t);
+#pragma unroll
+        for (int b = 0; b < BATCH; b++)
+#pragma unroll
+            for (int v = 0; v < N; v++)
+                acc[v] += part[b][v];
+    }
+    for (; i < c.count; i++)
+#pragma unroll
+        for (int v = 0; v < N; v++)
+            acc[v] += __ldcg(c.slot + i * c.slot_step + v * 128 + t);
 }

@@ -80,6 +80,13 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
             tma_prefetch_descriptor(&p.tma_scale_b);
         }
     }
+    // Programmatic dependent launch: the set-up above overlaps the previous
+    // kernel's tail; from here on inputs (written by that kernel, perhaps)
+    // are read. The next kernel may be scheduled at once: it cannot share
+    // an SM with this one (384 threads x 168 registers fill the register
+    // file), so it takes SMs as these CTAs exit, its launch already done.
+    grid_dependency_wait();
+    grid_dependents_launch();
     // A grouped GEMM's items follow from the group sizes, read by every CTA;
     // a dense one's split is read from the parameters (no registers held).
     tess_work_split grouped_split = p.split;
@@ -125,11 +132,14 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
                     sk_store_partial(acc, slot, flag, t, barrier);
                     continue;
                 }
+                // The same rank's CTA of each later cluster up to `end` contributed.
                 const int end = tess_work_contributors_end(&split, &w, cluster);
-                for (int v = cluster + 1; v < end; v++) { // the same rank's CTA of each later cluster
-                    const float *slot = sk_slot<Cfg>(p, v * Cfg::CLUSTER + rank, cw, &flag);
-                    sk_add_partial(acc, slot, flag, t, barrier);
-                }
+                sk_contributors from;
+                from.slot = sk_slot<Cfg>(p, (cluster + 1) * Cfg::CLUSTER + rank, cw, &from.flag);
+                from.slot_step = (int64_t)Cfg::CLUSTER * Cfg::BM * Cfg::BN;
+                from.flag_step = Cfg::CLUSTER * TESS_SM90_CONSUMERS;
+                from.count = end - cluster - 1;
+                sk_add_partials(acc, from, t, barrier);
             }
             const int m0 = tile.m0 + cw * 64; // this warpgroup's rows
             apply_outer_scales<Cfg>(p, acc, t, tile, m0);
@@ -172,8 +182,16 @@ static tess_status launch_gemm(const tess_gemm_params *p, int grid, void *stream
     if (err != cudaSuccess)
         return tess_cuda_status(err, "setting the GEMM kernel's shared memory size");
     cudaLaunchConfig_t config;
-    cudaLaunchAttribute cluster;
-    launch_config<Cfg>(&config, &cluster, grid, stream);
+    cudaLaunchAttribute attrs[2];
+    launch_config<Cfg>(&config, &attrs[0], grid, stream);
+    // Programmatic stream serialization: the kernel may begin while the
+    // previous one in the stream finishes (it waits in grid_dependency_wait
+    // before reading memory), hiding part of the ~6 us a launch costs.
+    attrs[1] = cudaLaunchAttribute{};
+    attrs[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attrs[1].val.programmaticStreamSerializationAllowed = 1;
+    config.attrs = attrs;
+    config.numAttrs = 2;
     err = cudaLaunchKernelEx(&config, kernel, *p);
     return tess_cuda_status(err, "launching the sm90 GEMM kernel");
 }
