@@ -158,7 +158,12 @@ TESS_API tess_status tess_create(tess_handle *handle, int device);
 TESS_API tess_status tess_destroy(tess_handle handle);
 /* Sets the stream (a cudaStream_t) on which run calls queue their work; NULL
  * is the legacy default stream. Work queued on an earlier stream must be
- * ordered before the next call's (see tess_create). */
+ * ordered before the next call's (see tess_create). GEMM kernels launch with
+ * programmatic stream serialization: one may be scheduled while the kernel
+ * before it in the stream finishes, but reads no input before that kernel
+ * has completed (griddepcontrol.wait), so ordinary stream order holds; a
+ * kernel before it that triggers its dependents early (PDL) hides more of
+ * the launch. */
 TESS_API tess_status tess_set_stream(tess_handle handle, void *stream);
 TESS_API tess_status tess_get_stream(tess_handle handle, void **stream);
 /* Gives tessera device memory it may use as scratch during run calls. The
