@@ -160,8 +160,9 @@ TESS_API tess_status tess_destroy(tess_handle handle);
  * is the legacy default stream. Work queued on an earlier stream must be
  * ordered before the next call's (see tess_create). GEMM kernels launch with
  * programmatic stream serialization: one may be scheduled while the kernel
- * before it in the stream finishes, but reads no input before that kernel
- * has completed (griddepcontrol.wait), so ordinary stream order holds; a
+ * before it in the stream finishes, but reads and writes no global memory
+ * (inputs, output, workspace) before that kernel has completed
+ * (griddepcontrol.wait), so ordinary stream order holds; a
  * kernel before it that triggers its dependents early (PDL) hides more of
  * the launch. */
 TESS_API tess_status tess_set_stream(tess_handle handle, void *stream);

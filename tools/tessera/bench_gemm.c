@@ -216,8 +216,8 @@ typedef struct job {
 static int run_tessera(void *ctx, void *stream) {
     job *j = ctx;
     buffers *b = &j->sets[j->next++ % j->nsets];
-    (void)stream;
-    if (tess_gemm_scaled(j->h, j->g, j->plan, b->a, b->sa, b->b, b->sb, b->c, b->d) != TESS_STATUS_SUCCESS) {
+    if (tess_set_stream(j->h, stream) != TESS_STATUS_SUCCESS || /* the stream the timing holds */
+        tess_gemm_scaled(j->h, j->g, j->plan, b->a, b->sa, b->b, b->sb, b->c, b->d) != TESS_STATUS_SUCCESS) {
         fprintf(stderr, "tessera bench gemm: %s\n", tess_last_error());
         return -1;
     }
@@ -436,7 +436,8 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
             chained c = {q->fn, &q->j, o->chain};
             if (time_median_ms(run_chained, &c, NULL, o->warmup, o->iterations, &q->ms[r], &q->host_us[r]) != 0)
                 q->ready = 0;
-            q->ms[r] /= o->chain, q->host_us[r] /= o->chain;
+            if (q->ready)
+                q->ms[r] /= o->chain, q->host_us[r] /= o->chain;
         }
     if (pv[0].j.lt)
         cublaslt_release(pv[0].j.lt);

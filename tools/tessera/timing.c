@@ -38,21 +38,23 @@ int time_median_ms(timed_fn fn, void *ctx, void *stream, int warmup, int iterati
     double *times = calloc((size_t)iterations, sizeof *times), *host = calloc((size_t)iterations, sizeof *host);
     stream_hold *hold = stream_hold_create();
     cudaEvent_t start = NULL, stop = NULL;
-    int rc = times && host && hold ? 0 : -1;
+    int rc = times && host && hold ? 0 : -1, timed_out = 0;
     if (rc != 0)
         fprintf(stderr, "tessera bench: out of host or pinned memory for timing\n");
     cudaError_t err = cudaSuccess;
     if (rc == 0 && ((err = cudaEventCreate(&start)) != cudaSuccess || (err = cudaEventCreate(&stop)) != cudaSuccess))
         rc = cuda_failed(err, "cudaEventCreate");
-    for (int i = 0; i < warmup && rc == 0; i++)
+    /* At least one warm-up: a first call may load modules, which can wait
+     * for the device, i.e. for the hold. */
+    for (int i = 0; i < (warmup > 1 ? warmup : 1) && rc == 0; i++)
         rc = fn(ctx, stream);
     for (int i = 0; i < iterations && rc == 0; i++) {
         /* The hold keeps the GPU from reaching `start` until fn has queued
          * its work, so the events bracket GPU time only; fn's host time is
          * reported on its own. */
         float ms = 0.0f;
-        if (stream_hold_begin(hold, stream) != 0) {
-            rc = cuda_failed(cudaGetLastError(), "holding the stream");
+        if ((err = (cudaError_t)stream_hold_begin(hold, stream)) != cudaSuccess) {
+            rc = cuda_failed(err, "holding the stream");
             break;
         }
         cudaEventRecord(start, s);
@@ -64,7 +66,12 @@ int time_median_ms(timed_fn fn, void *ctx, void *stream, int warmup, int iterati
         if ((err = cudaEventSynchronize(stop)) != cudaSuccess || (err = cudaEventElapsedTime(&ms, start, stop)))
             rc = cuda_failed(err, "timing events");
         times[i] = ms;
+        if (rc == 0 && stream_hold_timed_out(hold))
+            timed_out++;
     }
+    if (timed_out)
+        fprintf(stderr, "tessera bench: %d of %d holds ran out of time before the work was queued (host time counted)\n",
+                timed_out, iterations);
     if (rc == 0) {
         *median_ms = median_of(times, iterations);
         if (host_us)

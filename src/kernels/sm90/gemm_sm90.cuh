@@ -81,10 +81,10 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
         }
     }
     // Programmatic dependent launch: the set-up above overlaps the previous
-    // kernel's tail; from here on inputs (written by that kernel, perhaps)
-    // are read. The next kernel may be scheduled at once: it cannot share
-    // an SM with this one (384 threads x 168 registers fill the register
-    // file), so it takes SMs as these CTAs exit, its launch already done.
+    // kernel's tail; global memory (inputs that kernel may write, output,
+    // workspace) is touched only from here on. The next kernel may be
+    // scheduled at once: 384 threads x 168 registers leave 1024 of an SM's
+    // 65536, so it mostly takes SMs as these CTAs exit, its launch done.
     grid_dependency_wait();
     grid_dependents_launch();
     // A grouped GEMM's items follow from the group sizes, read by every CTA;
