@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include "check.h"
+#include "ref/random.h"
 #include "tessera.h"
 
 #define GPU_SKIP 77
@@ -99,6 +100,17 @@ static inline tess_handle gpu_gemm_handle(void **workspace) {
     CHECK(cudaMalloc(workspace, TESS_GEMM_WORKSPACE_BYTES) == cudaSuccess);
     CHECK_STATUS(tess_set_workspace(h, *workspace, TESS_GEMM_WORKSPACE_BYTES), TESS_STATUS_SUCCESS);
     return h;
+}
+
+/* The start of a GEMM test's main: returns NULL with *skip = GPU_SKIP where
+ * no Hopper GPU is found; else seeds `rng` (check_seed) and returns
+ * gpu_gemm_handle's handle, its workspace in *workspace. */
+static inline tess_handle gpu_test_start(tess_rng *rng, void **workspace, int *skip) {
+    *workspace = NULL;
+    if ((*skip = gpu_require_sm90()) != 0)
+        return NULL;
+    tess_rng_seed(rng, check_seed());
+    return gpu_gemm_handle(workspace);
 }
 
 #endif

@@ -390,12 +390,11 @@ static void test_transpose(tess_handle h) {
 }
 
 int main(void) {
-    int skip = gpu_require_sm90();
+    void *workspace = NULL;
+    int skip = 0;
+    tess_handle h = gpu_test_start(&rng, &workspace, &skip);
     if (skip)
         return skip;
-    tess_rng_seed(&rng, check_seed());
-    void *workspace = NULL;
-    tess_handle h = gpu_gemm_handle(&workspace);
     test_quantize(h);
     test_transpose(h);
     test_random(h);

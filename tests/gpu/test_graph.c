@@ -174,12 +174,11 @@ static int64_t nans_where_written(const chain *c, const unsigned char *ref) {
 }
 
 int main(void) {
-    int skip = gpu_require_sm90();
+    void *workspace = NULL;
+    int skip = 0;
+    tess_handle h = gpu_test_start(&rng, &workspace, &skip);
     if (skip)
         return skip;
-    tess_rng_seed(&rng, check_seed());
-    void *workspace = NULL;
-    tess_handle h = gpu_gemm_handle(&workspace);
     cudaStream_t stream = NULL;
     CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
     CHECK_STATUS(tess_set_stream(h, stream), TESS_STATUS_SUCCESS);
