@@ -6,7 +6,8 @@
 #   e.g. bash bench/profile.sh "$OUT" build --m=1 --n=4096 --k=7168 \
 #        --A=e4m3:row --B=e4m3:col --scale-a=block1x128 --scale-b=block128x128 --plan=s12_c1x1_blkc_swap
 # Writes OUT/profile.ncu-rep (open in Nsight Compute) and prints the
-# sections as text. ncu must be allowed to read the GPU's counters; where it
+# sections as text. `--clock-control none`: ncu would otherwise lock the GPU's
+# clocks to base for the measurement, and we never change the GPU's clocks. ncu must be allowed to read the GPU's counters; where it
 # is not (ERR_NVGPUCTRPERM), the script says so and stops.
 set -uo pipefail
 out=${1:?usage: profile.sh OUT BUILD [bench gemm flags...]}
@@ -19,7 +20,7 @@ ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 # the first timed one): tessera only, a single round. ncu serializes the
 # launch it profiles, so the timing's stream hold (hold.h) waits out its
 # ~1 s limit first and the tool reports a timed-out hold: expected here.
-"$ncu" --kernel-name regex:gemm_sm90 --launch-skip 3 --launch-count 1 \
+"$ncu" --clock-control none --kernel-name regex:gemm_sm90 --launch-skip 3 --launch-count 1 \
     --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
     --section MemoryWorkloadAnalysis --section LaunchStats --section SourceCounters \
     --export "$out/profile" --force-overwrite \
