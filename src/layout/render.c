@@ -43,7 +43,8 @@ static int64_t *grid_values(tl_ctx *c, const tl_value *x, int64_t *rows, int64_t
     *cols = tl_product(c, x->node->child[1]);
     if (c->status)
         return NULL;
-    if (*rows * *cols > TL_RENDER_MAX_CELLS)
+    /* Each side first: their product could overflow (the fuzzer's left_inverse((1,2):(22,9197070194861553891))). */
+    if (*rows > TL_RENDER_MAX_CELLS || *cols > TL_RENDER_MAX_CELLS || *rows * *cols > TL_RENDER_MAX_CELLS)
         return tl_fail(c, "a %lld x %lld picture is more than the %d cells drawn", (long long)*rows,
                        (long long)*cols, TL_RENDER_MAX_CELLS);
     int64_t *v = tl_alloc(c, sizeof(int64_t) * (size_t)(*rows * *cols));
@@ -180,7 +181,7 @@ static int svg_tv(tl_ctx *c, tl_text *t, const tl_value *x, int64_t rows, int64_
         tl_fail(c, "a thread-value picture needs a rank-2 (thread, value) integer layout");
         return 0;
     }
-    if (rows * cols > TL_RENDER_MAX_CELLS) {
+    if (rows > TL_RENDER_MAX_CELLS || cols > TL_RENDER_MAX_CELLS || rows * cols > TL_RENDER_MAX_CELLS) {
         tl_fail(c, "a %lld x %lld picture is more than the %d cells drawn", (long long)rows, (long long)cols,
                 TL_RENDER_MAX_CELLS);
         return 0;
