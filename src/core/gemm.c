@@ -473,8 +473,11 @@ static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, cons
  * more than its share of the SMs. (Every launch also costs about 6 us
  * whatever its size, 1x128x128 included: the same for every plan, so left
  * out.) FP8 token tiles draw less: promoted ones ~74 GB/s per CTA (per-tensor
- * scales, M=1, N=4096, K=7168), and those whose factors come by copy
- * (cp.async, e.g. transposed 128x128 weight factors) ~45. */
+ * scales, M=1, N=4096, K=7168), block-scaled ones ~45. The 0.55 was fitted
+ * where the factors come by copy (transposed 128x128 weight factors) and is
+ * applied there only; 1x128 weight factors ran as slowly (27.1 against 26.8
+ * us), so the cause is likely the block-scaled mainloop, not the copies
+ * (bench/NOTES.md). */
 #define TESS_LOADED_MEMORY_LATENCY_S 2.3e-6
 #define TESS_SM_STREAM_BYTES_PER_S 95e9
 #define TESS_PROMOTED_STREAM_SHARE 0.85
@@ -490,8 +493,9 @@ static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, cons
  * its tensor-core time (tile_work at the sustained clock) and the time to
  * stream A, B and D from memory once, at the rate the grid can draw (the
  * sustained copy rate, or each CTA's latency-bound stream of the larger
- * operand, re-read once per tile of the other, where that is slower; fill-mode stream-K at
- * TESS_FILL_STREAM_EFFICIENCY of it), plus TESS_OVERLAP_LOSS of the shorter. */
+ * operand, re-read once per tile of the other, where that is slower;
+ * fill-mode stream-K at TESS_FILL_STREAM_EFFICIENCY of it), plus
+ * TESS_OVERLAP_LOSS of the shorter. */
 static double estimate(const tess_device_info *info, const tess_gemm_kernel *k, const tess_gemm_desc *d,
                        const tess_gemm_launch *x) {
     const double hz = info && info->sm_clock_khz > 0 ? info->sm_clock_khz * 1e3 : TESS_DEFAULT_SM_HZ;
@@ -523,7 +527,8 @@ static double estimate(const tess_device_info *info, const tess_gemm_kernel *k, 
                                                                                        : TESS_PROMOTED_STREAM_SHARE;
     /* The CTAs' streams carry the larger operand once per tile of the other
      * (tiles side by side re-read it, from L2 at best; a cluster's CTAs
-     * share a multicast B); memory delivers each byte once. The slower of the two bounds the time. */
+     * share a multicast B); memory delivers each byte once. The slower of
+     * the two bounds the time. */
     const double streamed = (double)d->batch * (streams_a ? a_bytes : b_bytes / k->cluster_m) * (double)other_tiles;
     double memory = bytes / (peak_bytes * TESS_SUSTAINED_MEMORY);
     if (streamed / (x->grid * per_cta) > memory)

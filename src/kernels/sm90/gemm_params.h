@@ -14,9 +14,11 @@
  * stream-K workspace holds one ready flag per consumer warpgroup. */
 #define TESS_SM90_CONSUMERS 2
 /* Stream-K launches have at most this many CTAs (one per SM: an H100 has
- * 132, a full GH100 144); their ready flags, TESS_SK_FLAG_BYTES (8 KiB),
- * belong to the handle (core/handle.h): zeroed at creation, and every
- * launch leaves them down. */
+ * 132, a full GH100 144; 1024 leaves room for any GPU these kernels may
+ * meet, and the planner refuses stream-K beyond it) and their ready flags,
+ * TESS_SK_FLAG_BYTES (1024 CTAs x 2 warpgroups x 4 bytes = 8 KiB), belong
+ * to the handle (core/handle.h): zeroed at creation, and every launch
+ * leaves them down. */
 #define TESS_SK_MAX_CTAS 1024
 #define TESS_SK_FLAG_BYTES (TESS_SK_MAX_CTAS * TESS_SM90_CONSUMERS * 4)
 
