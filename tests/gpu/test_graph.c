@@ -9,15 +9,17 @@
  * Every output is poisoned (NaN) before each run of the chain, so a kernel
  * that read its input before the previous kernel finished would show as
  * NaN or as other bits: all runs must match the reference bit for bit, and
- * the reference must hold no NaN wherever the chain writes. A kernel that
- * read too early is caught only when the timing lets it happen (a late
- * writer that makes it certain is the next step). */
+ * the reference must hold no NaN wherever the chain writes. The chain's
+ * input itself is written by a late writer (late_writer.h) that lets the
+ * first GEMM launch at once and writes only ~65 us later: a GEMM kernel
+ * reading before its griddepcontrol.wait would see the poison every time. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpu/gpu_skip.h"
+#include "gpu/late_writer.h"
 #include "ref/random.h"
 
 /* The chain: D1 = X W1, D2 = D1 W2, D3 = D2 W3 (M = TOKENS), then Y = the
@@ -35,7 +37,8 @@ typedef struct chain {
     void *stream;
     tess_gemm_desc g[STEPS];
     tess_grouped_gemm_desc gg;
-    void *x, *w[STEPS + 1], *d[STEPS + 1]; /* d[STEPS] is the grouped Y */
+    void *x_source, *x;                    /* the chain's input, copied into x by the late writer */
+    void *w[STEPS + 1], *d[STEPS + 1];     /* d[STEPS] is the grouped Y */
     size_t d_bytes[STEPS + 1];
     int32_t *rows;
 } chain;
@@ -59,7 +62,8 @@ static void *random_bf16(int64_t count) {
 static void chain_init(chain *c, tess_handle h, void *stream) {
     memset(c, 0, sizeof *c);
     c->h = h, c->stream = stream;
-    c->x = random_bf16(TOKENS * widths[0]);
+    c->x_source = random_bf16(TOKENS * widths[0]);
+    c->x = gpu_upload(NULL, TOKENS * widths[0] * 2);
     for (int s = 0; s < STEPS; s++) {
         tess_gemm_desc *g = &c->g[s];
         tess_gemm_desc_init(g);
@@ -86,6 +90,7 @@ static void chain_init(chain *c, tess_handle h, void *stream) {
 }
 
 static void chain_free(chain *c) {
+    cudaFree(c->x_source);
     cudaFree(c->x);
     cudaFree(c->rows);
     for (int s = 0; s <= STEPS; s++)
@@ -97,9 +102,13 @@ static void chain_free(chain *c) {
  * failed call (counted as a failed check). */
 static int chain_queue(chain *c, int sync) {
     cudaStream_t s = (cudaStream_t)c->stream;
+    const size_t x_bytes = TOKENS * widths[0] * 2;
     for (int i = 0; i <= STEPS; i++)
         if (!CHECK(cudaMemsetAsync(c->d[i], GPU_POISON, c->d_bytes[i], s) == cudaSuccess))
             return 1;
+    if (!CHECK(cudaMemsetAsync(c->x, GPU_POISON, x_bytes, s) == cudaSuccess) ||
+        !CHECK(late_copy(c->x_source, c->x, x_bytes, s) == 0) || (sync && !CHECK(cudaStreamSynchronize(s) == cudaSuccess)))
+        return 1;
     const void *in = c->x;
     for (int i = 0; i < STEPS; i++) {
         const tess_status st = tess_gemm(c->h, &c->g[i], NULL, in, c->w[i], c->d[i], c->d[i]);

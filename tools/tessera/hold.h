@@ -17,6 +17,10 @@ stream_hold *stream_hold_create(void);
  * (or about a second, so that a lost release cannot hang the benchmark).
  * Returns the launch's cudaError_t (0: cudaSuccess). */
 int stream_hold_begin(stream_hold *h, void *stream);
+/* Whether the last hold ran out of time before its release (the work it held
+ * then started before it was all queued: the timing is not of GPU time
+ * alone). Valid once the held work has finished. */
+int stream_hold_timed_out(const stream_hold *h);
 /* Lets the waiting kernel finish. */
 void stream_hold_release(stream_hold *h);
 void stream_hold_destroy(stream_hold *h);

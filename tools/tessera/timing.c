@@ -38,7 +38,7 @@ int time_median_ms(timed_fn fn, void *ctx, void *stream, int warmup, int iterati
     double *times = calloc((size_t)iterations, sizeof *times), *host = calloc((size_t)iterations, sizeof *host);
     stream_hold *hold = stream_hold_create();
     cudaEvent_t start = NULL, stop = NULL;
-    int rc = times && host && hold ? 0 : -1;
+    int rc = times && host && hold ? 0 : -1, timed_out = 0;
     if (rc != 0)
         fprintf(stderr, "tessera bench: out of host or pinned memory for timing\n");
     cudaError_t err = cudaSuccess;
@@ -66,7 +66,12 @@ int time_median_ms(timed_fn fn, void *ctx, void *stream, int warmup, int iterati
         if ((err = cudaEventSynchronize(stop)) != cudaSuccess || (err = cudaEventElapsedTime(&ms, start, stop)))
             rc = cuda_failed(err, "timing events");
         times[i] = ms;
+        if (rc == 0 && stream_hold_timed_out(hold))
+            timed_out++;
     }
+    if (timed_out)
+        fprintf(stderr, "tessera bench: %d of %d holds ran out of time before the work was queued (host time counted)\n",
+                timed_out, iterations);
     if (rc == 0) {
         *median_ms = median_of(times, iterations);
         if (host_us)

@@ -56,27 +56,23 @@ TESS_DEVICE void sk_add_partials(float (&acc)[N], const sk_contributors &c, int 
     }
     named_barrier_sync(barrier, 128);
     // Slots read at once: 64 / N of them (64 loaded values) for narrow
-    // tiles, one (N values) from N = 64 on; contributors after the last
-    // whole batch are read one by one. (So a 128x16 tile's 3-7 contributors
-    // in fill mode are all read one by one: reading a partial last batch at
-    // once is the next step, measured first.)
+    // tiles, one (N values) from N = 64 on. A last, partial batch reads
+    // only the contributors left (no padding with zeros: -0 + 0 is +0, which
+    // would change the sum's bits).
     constexpr int BATCH = N >= 64 ? 1 : 64 / N;
-    int i = 0;
-    for (; i + BATCH <= c.count; i += BATCH) {
+    for (int i = 0; i < c.count; i += BATCH) {
         float part[BATCH][N];
 #pragma unroll
         for (int b = 0; b < BATCH; b++)
+            if (i + b < c.count)
 #pragma unroll
-            for (int v = 0; v < N; v++)
-                part[b][v] = __ldcg(c.slot + (i + b) * c.slot_step + v * 128 + t);
+                for (int v = 0; v < N; v++)
+                    part[b][v] = __ldcg(c.slot + (i + b) * c.slot_step + v * 128 + t);
 #pragma unroll
         for (int b = 0; b < BATCH; b++)
+            if (i + b < c.count)
 #pragma unroll
-            for (int v = 0; v < N; v++)
-                acc[v] += part[b][v];
+                for (int v = 0; v < N; v++)
+                    acc[v] += part[b][v];
     }
-    for (; i < c.count; i++)
-#pragma unroll
-        for (int v = 0; v < N; v++)
-            acc[v] += __ldcg(c.slot + i * c.slot_step + v * 128 + t);
 }
