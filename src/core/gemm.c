@@ -663,14 +663,21 @@ static int gemv_kernel_for(const tess_gemm_desc *d) {
 #define TESS_GEMV_STREAM_EFFICIENCY 0.8
 #define TESS_GEMV_FMA_EFFICIENCY 0.4
 #define TESS_GEMV_LAUNCH_SAVING_S 0.0
+/* CTAs of the GEMV resident per SM (its launch bounds guarantee 3). */
+#define TESS_GEMV_CTAS_PER_SM 3
 /* float32 FMAs per SM per clock on sm_90: 128 lanes. */
 #define TESS_SM90_FMA_PER_CLOCK 128.0
 static double gemv_estimate(const tess_device_info *info, const tess_gemv_kernel *k, const tess_gemm_desc *d) {
     const double hz = device_sm_hz(info), peak_bytes = device_memory_bytes_per_s(info);
-    const int sms = info && info->sm_count > 0 ? info->sm_count : TESS_DEFAULT_SMS;
+    const double sms = info && info->sm_count > 0 ? info->sm_count : TESS_DEFAULT_SMS;
     const double bytes = (double)d->k * (double)(d->m + d->n) * tess_dtype_size(d->a.dtype) +
-                         (double)d->m * d->n * tess_dtype_size(d->d.dtype);
-    const double memory = bytes / (peak_bytes * TESS_SUSTAINED_MEMORY * TESS_GEMV_STREAM_EFFICIENCY);
+                         (double)d->m * d->n * tess_dtype_size(d->d.dtype) +
+                         (d->beta != 0.0f ? (double)d->m * d->n * tess_dtype_size(d->c.dtype) : 0.0);
+    /* A grid of fewer CTAs than fit at once (one per 4 weight rows, no split
+     * of K) draws its share of the memory rate only. */
+    const double grid = (double)((d->n + TESS_GEMV_ROWS - 1) / TESS_GEMV_ROWS);
+    const double filled = grid < sms * TESS_GEMV_CTAS_PER_SM ? grid / (sms * TESS_GEMV_CTAS_PER_SM) : 1.0;
+    const double memory = bytes / (peak_bytes * TESS_SUSTAINED_MEMORY * TESS_GEMV_STREAM_EFFICIENCY * filled);
     const double compute =
         (double)k->max_m * d->n * d->k / (sms * TESS_SM90_FMA_PER_CLOCK * hz * TESS_GEMV_FMA_EFFICIENCY);
     const double longer = compute > memory ? compute : memory, shorter = compute > memory ? memory : compute;

@@ -1,8 +1,8 @@
 // Decode GEMV: D (m x n) = alpha * A B^T (+ beta C) for a few tokens (m <= 8),
 // A the tokens (m x K, K contiguous), B the weights (n rows of K contiguous
 // elements). At decode sizes the weights are read once and the arithmetic
-// is a few FMAs per weight, so this kernel has no tensor cores, no shared
-// memory ring and no barriers: each thread streams 16-byte chunks of its
+// is a few FMAs per weight, so this kernel has no tensor cores and no shared
+// memory ring (one barrier, for its final sum): each thread streams 16-byte chunks of its
 // CTA's weight rows straight into registers and multiplies them with the
 // tokens (read through L1, where every warp finds them), keeping a float32
 // sum per (row, token). What the sm90 GEMM pays before its first byte
@@ -11,7 +11,7 @@
 //
 // A CTA of TESS_GEMV_THREADS threads owns TESS_GEMV_ROWS weight rows; its
 // threads take the rows' 16-byte chunks in turn (chunk c by thread
-// c % THREADS), two chunks in flight per row per thread, then add their sums
+// c % THREADS), the next chunk of each row in flight while one is used, then add their sums
 // in a fixed order (warp shuffles, then the warps' sums in shared memory):
 // the same bits on every run.
 #include <cuda_bf16.h>
@@ -25,29 +25,35 @@
 #include "kernels/decode/gemv_kernels.h"
 #include "ref/convert.h"
 
-// Elements of an input type in one 16-byte chunk.
+// Elements of an input type in one 16-byte chunk, and the chunk's groups of
+// 8 (its 32-bit words per group): the unit the FMAs take, so that only 8
+// floats per weight row and 8 per token are live at once.
 template <tess_dtype IN>
 struct gemv_input {
     static constexpr int CHUNK = IN == TESS_DTYPE_E4M3 ? 16 : 8;
+    static constexpr int GROUPS = CHUNK / 8;
+    static constexpr int WORDS = 4 / GROUPS;
 };
 
 // One 16-byte chunk of the weights, which are read once: kept out of L1
 // (which holds the tokens, read by every warp of the SM), with L2 asked to
-// fetch the next 256 bytes of the row along with it.
+// fetch the next 256 bytes of the row along with it. Volatile with a memory
+// clobber: never moved above griddepcontrol.wait, nor past the token loads.
 TESS_DEVICE uint4 load_weights(const char *p) {
     uint4 v;
-    asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-        : "l"(p));
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p)
+                 : "memory");
     return v;
 }
 
-// The chunk's elements as floats, element j of the chunk (byte order) in f[j].
+// The 8 elements held in `w` (4 words of bf16/f16 pairs, or 2 of e4m3
+// quadruples) as floats, in memory order.
 template <tess_dtype IN>
-TESS_DEVICE void unpack(const uint4 &v, float (&f)[gemv_input<IN>::CHUNK]) {
-    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+TESS_DEVICE void unpack8(const uint32_t (&w)[gemv_input<IN>::WORDS], float (&f)[8]) {
 #pragma unroll
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < gemv_input<IN>::WORDS; i++) {
         if (IN == TESS_DTYPE_BF16) { // a bf16 is the top half of the float with the same bits
             f[2 * i] = __uint_as_float(w[i] << 16);
             f[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
@@ -66,6 +72,31 @@ TESS_DEVICE void unpack(const uint4 &v, float (&f)[gemv_input<IN>::CHUNK]) {
             }
         }
     }
+}
+
+// Group g's words of a chunk.
+template <tess_dtype IN>
+TESS_DEVICE void group_words(const uint4 &v, int g, uint32_t (&w)[gemv_input<IN>::WORDS]) {
+    const uint32_t all[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int i = 0; i < gemv_input<IN>::WORDS; i++)
+        w[i] = all[g * gemv_input<IN>::WORDS + i];
+}
+
+// Group g of a token's chunk c, read through L1 (16 or 8 bytes). Volatile
+// with a memory clobber like load_weights, so that the compiler keeps the
+// next chunk's weight loads ahead of these (an __ldg may move across them,
+// and then the weight loads sink below the FMAs that wait for the tokens).
+template <tess_dtype IN>
+TESS_DEVICE void load_token_group(const char *row, int c, int g, uint32_t (&w)[gemv_input<IN>::WORDS]) {
+    const char *at = row + (int64_t)c * 16 + g * 4 * gemv_input<IN>::WORDS;
+    if constexpr (gemv_input<IN>::WORDS == 4)
+        asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+                     : "l"(at)
+                     : "memory");
+    else
+        asm volatile("ld.global.nc.v2.u32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "l"(at) : "memory");
 }
 
 // Where a thread reads: its CTA's weight rows and the tokens (rows past n
@@ -101,43 +132,64 @@ TESS_DEVICE gemv_sources<MT> gemv_sources_at(const tess_gemv_params &p, int n0) 
     return s;
 }
 
+// Loads chunk c of the CTA's weight rows.
+template <int ROWS>
+TESS_DEVICE void load_rows(uint4 (&w)[ROWS], const char *const (&rows)[ROWS], int c) {
+#pragma unroll
+    for (int r = 0; r < ROWS; r++)
+        w[r] = load_weights(rows[r] + (int64_t)c * 16);
+}
+
 // Adds chunk c of the CTA's rows (w, already loaded) times the tokens'
-// chunk c into acc. Block-scaled: each (row, token) sum of the chunk's
-// products is scaled by the two factors of the chunk's 128-K block (a
-// chunk of 16 never straddles one) before it is added.
+// chunk c into acc, 8 elements at a time. Block-scaled: each (row, token)
+// sum of the chunk's products is scaled by the two factors of the chunk's
+// 128-K block (a chunk of 16 never straddles one) before it is added.
 template <tess_dtype IN, bool BLOCK, int MT>
 TESS_DEVICE void gemv_chunk(float (&acc)[TESS_GEMV_ROWS][MT], const uint4 (&w)[TESS_GEMV_ROWS],
                             const gemv_sources<MT> &s, int c) {
-    constexpr int CHUNK = gemv_input<IN>::CHUNK;
-    float wf[TESS_GEMV_ROWS][CHUNK];
+    constexpr int ROWS = TESS_GEMV_ROWS, WORDS = gemv_input<IN>::WORDS;
+    float part[ROWS][MT]; // block-scaled: the chunk's sums, before their factors
 #pragma unroll
-    for (int r = 0; r < TESS_GEMV_ROWS; r++)
-        unpack<IN>(w[r], wf[r]);
-    const int64_t kb = (int64_t)c * CHUNK / TESS_SCALE_BLOCK;
-    float fw[TESS_GEMV_ROWS];
-    if (BLOCK) {
+    for (int r = 0; r < ROWS; r++)
 #pragma unroll
-        for (int r = 0; r < TESS_GEMV_ROWS; r++)
-            fw[r] = __ldg(s.fw[r] + kb * s.fw_stride);
+        for (int m = 0; m < MT; m++)
+            part[r][m] = 0.0f;
+#pragma unroll
+    for (int g = 0; g < gemv_input<IN>::GROUPS; g++) {
+        float wf[ROWS][8];
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) {
+            uint32_t words[WORDS];
+            group_words<IN>(w[r], g, words);
+            unpack8<IN>(words, wf[r]);
+        }
+#pragma unroll
+        for (int m = 0; m < MT; m++) {
+            uint32_t words[WORDS];
+            load_token_group<IN>(s.x[m], c, g, words);
+            float xf[8];
+            unpack8<IN>(words, xf);
+#pragma unroll
+            for (int r = 0; r < ROWS; r++)
+#pragma unroll
+                for (int j = 0; j < 8; j++) {
+                    float &to = BLOCK ? part[r][m] : acc[r][m];
+                    to = fmaf(wf[r][j], xf[j], to);
+                }
+        }
     }
+    if (BLOCK) {
+        const int64_t kb = (int64_t)c * gemv_input<IN>::CHUNK / TESS_SCALE_BLOCK;
+        float fw[ROWS];
 #pragma unroll
-    for (int m = 0; m < MT; m++) {
-        float xf[CHUNK];
-        unpack<IN>(__ldg((const uint4 *)(s.x[m] + (int64_t)c * 16)), xf);
-        const float fx = BLOCK ? __ldg(s.fx[m] + kb * s.fx_stride) : 1.0f;
+        for (int r = 0; r < ROWS; r++)
+            fw[r] = __ldg(s.fw[r] + kb * s.fw_stride);
 #pragma unroll
-        for (int r = 0; r < TESS_GEMV_ROWS; r++) {
-            if (BLOCK) {
-                float sum = 0.0f;
+        for (int m = 0; m < MT; m++) {
+            const float fx = __ldg(s.fx[m] + kb * s.fx_stride);
 #pragma unroll
-                for (int j = 0; j < CHUNK; j++)
-                    sum = fmaf(wf[r][j], xf[j], sum);
-                acc[r][m] = fmaf(sum, fx * fw[r], acc[r][m]);
-            } else {
-#pragma unroll
-                for (int j = 0; j < CHUNK; j++)
-                    acc[r][m] = fmaf(wf[r][j], xf[j], acc[r][m]);
-            }
+            for (int r = 0; r < ROWS; r++)
+                acc[r][m] = fmaf(part[r][m], fx * fw[r], acc[r][m]);
         }
     }
 }
@@ -149,8 +201,9 @@ TESS_DEVICE float outer_factor(const tess_scale_operand &s, int i) {
 }
 
 // CTAs per SM the registers must allow: 3 x 128 threads x at most 170
-// registers fit the SM's 65536; each CTA has 16 KB of weights in flight
-// (128 threads x 4 rows x 2 chunks x 16 bytes), 48 KB per SM.
+// registers fit the SM's 65536 (the kernels take 66-160). Each CTA keeps
+// 8-16 KB of weights in flight (128 threads x 4 rows x 1-2 chunks of 16
+// bytes), 24-48 KB per SM at 3 CTAs, more where fewer registers let more in.
 #define TESS_GEMV_MIN_CTAS 3
 
 template <tess_dtype IN, bool BLOCK, int MT>
@@ -169,24 +222,23 @@ __global__ void __launch_bounds__(TESS_GEMV_THREADS, TESS_GEMV_MIN_CTAS) gemv_ke
 #pragma unroll
         for (int m = 0; m < MT; m++)
             acc[r][m] = 0.0f;
-    // Two chunks per row in flight: their loads are issued before either is used.
+    // Software-pipelined: chunk c + THREADS of the rows is asked for before
+    // chunk c is used, so each thread keeps a chunk per row in flight while
+    // it computes (checked in the SASS: the next chunk's loads precede the
+    // current chunk's FMAs in every kernel of the table).
+    uint4 w[ROWS];
     int c = t;
-    for (; c + THREADS < chunks; c += 2 * THREADS) {
-        uint4 w0[ROWS], w1[ROWS];
-#pragma unroll
-        for (int r = 0; r < ROWS; r++) {
-            w0[r] = load_weights(s.w[r] + (int64_t)c * 16);
-            w1[r] = load_weights(s.w[r] + (int64_t)(c + THREADS) * 16);
-        }
-        gemv_chunk<IN, BLOCK, MT>(acc, w0, s, c);
-        gemv_chunk<IN, BLOCK, MT>(acc, w1, s, c + THREADS);
-    }
-    if (c < chunks) {
-        uint4 w0[ROWS];
+    if (c < chunks)
+        load_rows(w, s.w, c);
+    for (; c < chunks; c += THREADS) {
+        // The last chunk asks for itself again (an L2 hit, unused): no
+        // branch, which would let the compiler sink the loads below the FMAs.
+        uint4 next[ROWS];
+        load_rows(next, s.w, c + THREADS < chunks ? c + THREADS : c);
+        gemv_chunk<IN, BLOCK, MT>(acc, w, s, c);
 #pragma unroll
         for (int r = 0; r < ROWS; r++)
-            w0[r] = load_weights(s.w[r] + (int64_t)c * 16);
-        gemv_chunk<IN, BLOCK, MT>(acc, w0, s, c);
+            w[r] = next[r];
     }
 
     // The CTA's sums: each warp's by a shuffle butterfly, then the warps'
