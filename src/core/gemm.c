@@ -721,8 +721,6 @@ tess_status tess_gemm_params_init(tess_gemm_params *p, const tess_gemm_kernel *k
     if ((s = operand_map(&p->tma_a, &desc->a, a, batch, 0, k->tile_m)) ||
         (s = operand_map(&p->tma_b, &desc->b, b, batch, 1, k->tile_n / k->cluster_m))) /* each CTA's share of B */
         return s;
-    const char *experiment = getenv("TESS_EXPERIMENT");
-    p->experiment = experiment ? atoi(experiment) : 0;
     p->d_direct = !d_by_tma(&desc->d, d, batch);
     if (!p->d_direct && (s = matrix_map(&p->tma_d, &desc->d, d, batch, 64))) /* the epilogue's 64 x 64 sub-tiles */
         return s;

@@ -104,11 +104,6 @@ typedef struct tess_gemm_params {
      * group_order (tess_group_order); split.dp_items is set by the kernel. */
     int groups, group_layout, group_order;
     const int32_t *group_rows;
-    /* EXPERIMENT, never on main (TESS_EXPERIMENT in the environment): bit 0
-     * makes a block-scaled kernel's producer skip its factor loads (the
-     * stage barriers still complete; results are wrong, times tell whether
-     * the factor loads hold the weight stream back). */
-    int experiment;
 } tess_gemm_params;
 
 #endif
