@@ -784,35 +784,11 @@ TESS_API tess_status tess_gemm_scaled(tess_handle handle, const tess_gemm_desc *
         p.flags = handle->sk_flags;
     }
 
-    /* EXPERIMENT: TESS_TRACE=1 prints the first and last CTA's phases. */
-    static unsigned long long *trace = NULL;
-    if (getenv("TESS_TRACE") && !trace && cudaMalloc((void **)&trace, 16 * sizeof *trace) != cudaSuccess)
-        trace = NULL;
-    p.trace = getenv("TESS_TRACE") ? trace : NULL;
-    if (p.trace)
-        cudaMemset(p.trace, 0, 16 * sizeof *p.trace);
-
     int previous = -1;
     if ((s = tess_handle_enter(handle, &previous)))
         return s;
     s = k->launch(&p, x.grid, handle->stream);
     tess_handle_leave(handle, previous);
-    if (p.trace && s == TESS_STATUS_SUCCESS) {
-        unsigned long long v[16];
-        cudaStreamSynchronize((cudaStream_t)handle->stream);
-        cudaMemcpy(v, p.trace, sizeof v, cudaMemcpyDeviceToHost);
-        const double ghz = handle->info.sm_clock_khz / 1e6;
-        for (int cta = 0; cta < 2; cta++) {
-            const unsigned long long *t = v + 8 * cta;
-            fprintf(stderr,
-                    "trace %s %s CTA: wait %.2f setup %.2f first-item %.2f rest %.2f store-wait %.2f (us at %.2f GHz); "
-                    "span %.2f us (globaltimer)\n",
-                    plan->name, cta ? "last" : "first", (t[2] - t[1]) / ghz / 1e3, (t[3] - t[1]) / ghz / 1e3,
-                    (t[4] - t[3]) / ghz / 1e3, (t[5] - t[4]) / ghz / 1e3, (t[6] - t[5]) / ghz / 1e3, ghz,
-                    (t[7] - t[0]) / 1e3);
-        }
-        fprintf(stderr, "trace grid span (first CTA's start to last CTA's end) %.2f us\n", ((double)v[15] - (double)v[0]) / 1e3);
-    }
     return s;
 }
 

@@ -104,9 +104,6 @@ typedef struct tess_gemm_params {
      * group_order (tess_group_order); split.dp_items is set by the kernel. */
     int groups, group_layout, group_order;
     const int32_t *group_rows;
-    /* EXPERIMENT, never on main (TESS_TRACE=1 in the environment): 16
-     * timestamps of the first CTA (0-7) and the last (8-15), gemm_trace. */
-    unsigned long long *trace;
 } tess_gemm_params;
 
 #endif
