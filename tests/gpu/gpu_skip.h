@@ -113,4 +113,14 @@ static inline tess_handle gpu_test_start(tess_rng *rng, void **workspace, int *s
     return gpu_gemm_handle(workspace);
 }
 
+/* Opens a GEMM test's main with gpu_test_start: declares the handle `h` and
+ * its `workspace`, seeding the file's `rng`, and returns GPU_SKIP from main
+ * where there is no Hopper GPU. */
+#define GPU_TEST_MAIN_START(h, workspace)                                                                          \
+    void *workspace = NULL;                                                                                        \
+    int gpu_skip_code = 0;                                                                                         \
+    tess_handle h = gpu_test_start(&rng, &workspace, &gpu_skip_code);                                              \
+    if (gpu_skip_code)                                                                                             \
+    return gpu_skip_code
+
 #endif

@@ -272,11 +272,7 @@ static void test_refusals(tess_handle h) {
 }
 
 int main(void) {
-    void *workspace = NULL;
-    int skip = 0;
-    tess_handle h = gpu_test_start(&rng, &workspace, &skip);
-    if (skip)
-        return skip;
+    GPU_TEST_MAIN_START(h, workspace);
     case_stats st = {0, 0, 0, 0};
     tess_gemm_desc g;
     for (int trial = 0; trial < 120; trial++) {

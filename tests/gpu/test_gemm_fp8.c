@@ -390,11 +390,7 @@ static void test_transpose(tess_handle h) {
 }
 
 int main(void) {
-    void *workspace = NULL;
-    int skip = 0;
-    tess_handle h = gpu_test_start(&rng, &workspace, &skip);
-    if (skip)
-        return skip;
+    GPU_TEST_MAIN_START(h, workspace);
     test_quantize(h);
     test_transpose(h);
     test_random(h);

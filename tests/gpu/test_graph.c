@@ -174,11 +174,7 @@ static int64_t nans_where_written(const chain *c, const unsigned char *ref) {
 }
 
 int main(void) {
-    void *workspace = NULL;
-    int skip = 0;
-    tess_handle h = gpu_test_start(&rng, &workspace, &skip);
-    if (skip)
-        return skip;
+    GPU_TEST_MAIN_START(h, workspace);
     cudaStream_t stream = NULL;
     CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
     CHECK_STATUS(tess_set_stream(h, stream), TESS_STATUS_SUCCESS);

@@ -357,11 +357,7 @@ static void test_refusals(tess_handle h) {
 }
 
 int main(void) {
-    void *workspace = NULL;
-    int skip = 0;
-    tess_handle h = gpu_test_start(&rng, &workspace, &skip);
-    if (skip)
-        return skip;
+    GPU_TEST_MAIN_START(h, workspace);
     test_refusals(h);
     test_every_plan(h);
     test_random(h);
