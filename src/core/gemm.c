@@ -13,6 +13,7 @@
 #include "core/matrix.h"
 #include "core/scale.h"
 #include "core/tensor_map.h"
+#include "kernels/decode/gemv_kernels.h"
 
 /* TMA's rules for a matrix it loads or stores: 16-byte aligned base, and row
  * and batch strides multiples of 16 bytes. */
@@ -489,6 +490,16 @@ static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, cons
  * 0.67 (128). It includes the fixups. */
 #define TESS_FILL_STREAM_EFFICIENCY 0.7
 
+/* The device's peak SM clock (Hz) and memory rate (bytes/s; DDR, two
+ * transfers a clock), or an H100 SXM's where no device is asked. */
+static double device_sm_hz(const tess_device_info *info) {
+    return info && info->sm_clock_khz > 0 ? info->sm_clock_khz * 1e3 : TESS_DEFAULT_SM_HZ;
+}
+static double device_memory_bytes_per_s(const tess_device_info *info) {
+    return info && info->mem_clock_khz > 0 ? 2.0 * info->mem_clock_khz * 1e3 * info->mem_bus_width_bits / 8
+                                           : TESS_DEFAULT_MEMORY_BYTES_PER_S;
+}
+
 /* Estimated run time of a kernel on the problem, in seconds: the longer of
  * its tensor-core time (tile_work at the sustained clock) and the time to
  * stream A, B and D from memory once, at the rate the grid can draw (the
@@ -498,10 +509,7 @@ static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, cons
  * TESS_OVERLAP_LOSS of the shorter. */
 static double estimate(const tess_device_info *info, const tess_gemm_kernel *k, const tess_gemm_desc *d,
                        const tess_gemm_launch *x) {
-    const double hz = info && info->sm_clock_khz > 0 ? info->sm_clock_khz * 1e3 : TESS_DEFAULT_SM_HZ;
-    const double peak_bytes = info && info->mem_clock_khz > 0
-                                  ? 2.0 * info->mem_clock_khz * 1e3 * info->mem_bus_width_bits / 8 /* DDR */
-                                  : TESS_DEFAULT_MEMORY_BYTES_PER_S;
+    const double hz = device_sm_hz(info), peak_bytes = device_memory_bytes_per_s(info);
     const int64_t k_padded = (d->k + k->tile_k - 1) / k->tile_k * k->tile_k;
     const double flops_per_s = TESS_SM90_FLOPS_PER_CLOCK * (k->input >= TESS_MMA_E4M3_E4M3 ? 2 : 1) * hz *
                                TESS_SUSTAINED_CLOCK;
@@ -623,6 +631,94 @@ static tess_gemm_desc transposed_problem(const tess_gemm_desc *d) {
  * fits one token tile of at most 64 columns. */
 #define TESS_TRANSPOSED_MAX_M 64
 
+/* The decode GEMV kernel (kernels/decode/gemv.cu) for the problem: index in
+ * its table, or -1 where none serves it. It reads A and B with 16-byte loads
+ * along K, so both must be K-major (the 'TN' layout of decode: tokens
+ * row-major, weights column-major) with K whole 16-byte chunks; one matrix
+ * (batch 1); both 16-bit of one type, or e4m3 with block factors on both
+ * operands or on neither; M at most the widest kernel's tokens. */
+static int gemv_kernel_for(const tess_gemm_desc *d) {
+    const tess_dtype t = d->a.dtype;
+    const int block = tess_scale_is_block(d->a_scale.mode);
+    if (d->batch != 1 || d->a.order != TESS_ORDER_ROW || d->b.order != TESS_ORDER_COL || d->b.dtype != t ||
+        d->k % (TESS_TMA_ALIGN / (int64_t)tess_dtype_size(t)) != 0 || block != tess_scale_is_block(d->b_scale.mode))
+        return -1;
+    for (int i = 0; i < tess_gemv_kernel_count(); i++) {
+        const tess_gemv_kernel *k = tess_gemv_kernel_at(i);
+        if (k->input == t && k->block_scaled == block && d->m <= k->max_m)
+            return i; /* the table lists each kind by token count, smallest first */
+    }
+    return -1;
+}
+
+/* Estimated run time of the decode GEMV kernel on the problem, on the
+ * footing of estimate()'s (which leaves out the ~6 us every sm90 launch
+ * costs): the bytes at TESS_GEMV_STREAM_EFFICIENCY of the copy rate, or its
+ * FMAs (max_m per weight, padded tokens included) at TESS_GEMV_FMA_EFFICIENCY
+ * of the SMs' float32 rate, whichever is longer, less what its lighter
+ * launch saves (TESS_GEMV_LAUNCH_SAVING_S). NOT YET MEASURED: no GPU has run
+ * this kernel, so these are cautious guesses that leave the measured sm90
+ * plans ahead on the pinned decode shapes (unit_gemm_plan) until a run
+ * says otherwise; `tessera bench gemm --plan=all` times it beside them. */
+#define TESS_GEMV_STREAM_EFFICIENCY 0.8
+#define TESS_GEMV_FMA_EFFICIENCY 0.4
+#define TESS_GEMV_LAUNCH_SAVING_S 0.0
+/* CTAs of the GEMV resident per SM (its launch bounds guarantee 3). */
+#define TESS_GEMV_CTAS_PER_SM 3
+/* float32 FMAs per SM per clock on sm_90: 128 lanes. */
+#define TESS_SM90_FMA_PER_CLOCK 128.0
+static double gemv_estimate(const tess_device_info *info, const tess_gemv_kernel *k, const tess_gemm_desc *d) {
+    const double hz = device_sm_hz(info), peak_bytes = device_memory_bytes_per_s(info);
+    const double sms = info && info->sm_count > 0 ? info->sm_count : TESS_DEFAULT_SMS;
+    const double bytes = (double)d->k * (double)(d->m + d->n) * tess_dtype_size(d->a.dtype) +
+                         (double)d->m * d->n * tess_dtype_size(d->d.dtype) +
+                         (d->beta != 0.0f ? (double)d->m * d->n * tess_dtype_size(d->c.dtype) : 0.0);
+    /* A grid of fewer CTAs than fit at once (one per 4 weight rows, no split
+     * of K) draws its share of the memory rate only. */
+    const double grid = (double)((d->n + TESS_GEMV_ROWS - 1) / TESS_GEMV_ROWS);
+    const double filled = grid < sms * TESS_GEMV_CTAS_PER_SM ? grid / (sms * TESS_GEMV_CTAS_PER_SM) : 1.0;
+    const double memory = bytes / (peak_bytes * TESS_SUSTAINED_MEMORY * TESS_GEMV_STREAM_EFFICIENCY * filled);
+    const double compute =
+        (double)k->max_m * d->n * d->k / (sms * TESS_SM90_FMA_PER_CLOCK * hz * TESS_GEMV_FMA_EFFICIENCY);
+    const double longer = compute > memory ? compute : memory, shorter = compute > memory ? memory : compute;
+    return longer + TESS_OVERLAP_LOSS * shorter - TESS_GEMV_LAUNCH_SAVING_S;
+}
+
+/* Fills plan p for decode GEMV kernel `index` (its table's) on problem d. */
+static void describe_gemv(const tess_gemv_kernel *k, const tess_gemm_desc *d, int index, tess_plan *p) {
+    memset(p, 0, sizeof *p);
+    p->struct_size = sizeof *p;
+    p->kernel = tess_gemm_sm90_kernel_count() + index;
+    p->tile_m = k->max_m, p->tile_n = TESS_GEMV_ROWS, p->tile_k = TESS_TMA_ALIGN / (int)tess_dtype_size(d->a.dtype);
+    p->stages = 2; /* chunks in flight per weight row and thread */
+    p->cluster_m = p->cluster_n = 1;
+    p->grid = p->tiles = (int32_t)((d->n + TESS_GEMV_ROWS - 1) / TESS_GEMV_ROWS);
+    snprintf(p->name, sizeof p->name, "gemv_%s_tn_m%d_r%d%s", tess_dtype_name(d->a.dtype), k->max_m, TESS_GEMV_ROWS,
+             k->block_scaled ? "_blk" : "");
+}
+
+/* Runs the problem on decode GEMV kernel k (validated, k serving it). */
+static tess_status run_gemv(tess_handle h, const tess_gemv_kernel *k, const tess_gemm_desc *desc, const void *a,
+                            const float *a_scale, const void *b, const float *b_scale, const void *c, void *d) {
+    tess_gemv_params p;
+    memset(&p, 0, sizeof p);
+    p.a = a, p.b = b, p.lda = desc->a.ld, p.ldb = desc->b.ld;
+    p.m = (int)desc->m, p.n = (int)desc->n, p.k = (int)desc->k;
+    p.alpha = desc->alpha, p.beta = desc->beta;
+    p.c = desc->beta != 0.0f ? c : NULL;
+    p.d = d;
+    p.c_layout = desc->c, p.d_layout = desc->d;
+    p.scale_a.data = a_scale, p.scale_a.layout = desc->a_scale;
+    p.scale_b.data = b_scale, p.scale_b.layout = desc->b_scale;
+    int previous = -1;
+    tess_status s = tess_handle_enter(h, &previous);
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    s = k->launch(&p, h->stream);
+    tess_handle_leave(h, previous);
+    return s;
+}
+
 int tess_gemm_candidates(const tess_device_info *info, const tess_gemm_desc *desc, size_t workspace_limit,
                          tess_plan *plans, int capacity) {
     enum { MAX_CANDIDATES = 4 * TESS_GEMM_MAX_KERNELS }; /* data-parallel and stream-K, each maybe transposed */
@@ -645,6 +741,14 @@ int tess_gemm_candidates(const tess_device_info *info, const tess_gemm_desc *des
                 n++;
             }
         }
+    }
+    const int g = gemv_kernel_for(desc);
+    if (g >= 0 && n < MAX_CANDIDATES) {
+        const tess_gemv_kernel *k = tess_gemv_kernel_at(g);
+        const int at = tess_plan_rank_slot(plans, cost, n, capacity, gemv_estimate(info, k, desc));
+        if (at >= 0)
+            describe_gemv(k, desc, g, &plans[at]);
+        n++;
     }
     return n;
 }
@@ -721,6 +825,8 @@ tess_status tess_gemm_params_init(tess_gemm_params *p, const tess_gemm_kernel *k
     if ((s = operand_map(&p->tma_a, &desc->a, a, batch, 0, k->tile_m)) ||
         (s = operand_map(&p->tma_b, &desc->b, b, batch, 1, k->tile_n / k->cluster_m))) /* each CTA's share of B */
         return s;
+    const char *experiment = getenv("TESS_EXPERIMENT");
+    p->experiment = experiment ? atoi(experiment) : 0;
     p->d_direct = !d_by_tma(&desc->d, d, batch);
     if (!p->d_direct && (s = matrix_map(&p->tma_d, &desc->d, d, batch, 64))) /* the epilogue's 64 x 64 sub-tiles */
         return s;
@@ -754,8 +860,17 @@ TESS_API tess_status tess_gemm_scaled(tess_handle handle, const tess_gemm_desc *
             return tess_fail(TESS_STATUS_NOT_SUPPORTED, "tess_gemm: no kernel in this build runs this problem");
         plan = &chosen;
     }
-    if (plan->struct_size < sizeof(tess_plan) || plan->kernel < 0 || plan->kernel >= tess_gemm_sm90_kernel_count())
+    const int sm90_kernels = tess_gemm_sm90_kernel_count();
+    if (plan->struct_size < sizeof(tess_plan) || plan->kernel < 0 ||
+        plan->kernel >= sm90_kernels + tess_gemv_kernel_count())
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: the plan was not made by tess_gemm_plan(s)");
+    if (plan->kernel >= sm90_kernels) {
+        const int g = plan->kernel - sm90_kernels;
+        if (gemv_kernel_for(desc) != g)
+            return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: plan %s is for another type, layout or shape",
+                             plan->name);
+        return run_gemv(handle, tess_gemv_kernel_at(g), desc, a, a_scale, b, b_scale, c, d);
+    }
     const tess_gemm_kernel *k = tess_gemm_sm90_kernel(plan->kernel);
     /* A transposed plan's kernel runs D^T = B^T A^T: B is its A, A its B. */
     const tess_gemm_desc swapped = transposed_problem(desc);
@@ -784,11 +899,35 @@ TESS_API tess_status tess_gemm_scaled(tess_handle handle, const tess_gemm_desc *
         p.flags = handle->sk_flags;
     }
 
+    /* EXPERIMENT: TESS_TRACE=1 prints the first and last CTA's phases. */
+    static unsigned long long *trace = NULL;
+    if (getenv("TESS_TRACE") && !trace && cudaMalloc((void **)&trace, 16 * sizeof *trace) != cudaSuccess)
+        trace = NULL;
+    p.trace = getenv("TESS_TRACE") ? trace : NULL;
+    if (p.trace)
+        cudaMemset(p.trace, 0, 16 * sizeof *p.trace);
+
     int previous = -1;
     if ((s = tess_handle_enter(handle, &previous)))
         return s;
     s = k->launch(&p, x.grid, handle->stream);
     tess_handle_leave(handle, previous);
+    if (p.trace && s == TESS_STATUS_SUCCESS) {
+        unsigned long long v[16];
+        cudaStreamSynchronize((cudaStream_t)handle->stream);
+        cudaMemcpy(v, p.trace, sizeof v, cudaMemcpyDeviceToHost);
+        const double ghz = handle->info.sm_clock_khz / 1e6;
+        for (int cta = 0; cta < 2; cta++) {
+            const unsigned long long *t = v + 8 * cta;
+            fprintf(stderr,
+                    "trace %s %s CTA: wait %.2f setup %.2f first-item %.2f rest %.2f store-wait %.2f (us at %.2f GHz); "
+                    "span %.2f us (globaltimer)\n",
+                    plan->name, cta ? "last" : "first", (t[2] - t[1]) / ghz / 1e3, (t[3] - t[1]) / ghz / 1e3,
+                    (t[4] - t[3]) / ghz / 1e3, (t[5] - t[4]) / ghz / 1e3, (t[6] - t[5]) / ghz / 1e3, ghz,
+                    (t[7] - t[0]) / 1e3);
+        }
+        fprintf(stderr, "trace grid span (first CTA's start to last CTA's end) %.2f us\n", ((double)v[15] - (double)v[0]) / 1e3);
+    }
     return s;
 }
 

@@ -188,13 +188,15 @@ static void test_stream_k(tess_handle h, case_stats *st) {
 
 /* Decode shapes (M of 1 to 64 tokens), each with every plan: transposed
  * ones (the weights on the kernel's 128-row side, the tokens in a 16- to
- * 64-wide tile), token tiles, and stream-K over every tile when the tiles
- * are fewer than the SMs. A in either order, B in either order, D row- or
+ * 64-wide tile), token tiles, stream-K over every tile when the tiles
+ * are fewer than the SMs, and the decode GEMV (M <= 8, A row-major and B
+ * column-major). A in either order, B in either order, D row- or
  * column-major, beta with C, ragged N and K. */
 static void test_small_m(tess_handle h, case_stats *st) {
     static const int64_t shapes[][3] = {
         /* m, n, k */
         {1, 1000, 2048}, {4, 4096, 1024}, {16, 2112, 4096}, {33, 777, 3000}, {64, 2048, 1024}, {7, 256, 9000},
+        {2, 1003, 520}, /* the decode GEMV on a ragged last row group and an odd count of 16-byte chunks */
     };
     const int runs = st->runs, transposed = st->transposed, stream_k = st->stream_k;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {

@@ -10,6 +10,7 @@
 #include "check.h"
 #include "core/gemm.h"
 #include "core/matrix.h"
+#include "kernels/decode/gemv_kernels.h"
 #include "ref/random.h"
 
 static tess_rng rng;
@@ -222,7 +223,11 @@ static tess_gemm_desc transposed(const tess_gemm_desc *g) {
  * stream-K split that is either a thin shared last wave or, with fewer tiles
  * than SMs, every tile's K shared by the same number of units (2 or more),
  * each with at least 4 K blocks. */
+static int gemv_plan_consistent(const tess_gemm_desc *g, const tess_plan *p);
+
 static int plan_consistent(const tess_gemm_desc *g, const tess_plan *p, size_t limit) {
+    if (p->kernel >= tess_gemm_sm90_kernel_count())
+        return gemv_plan_consistent(g, p);
     const tess_gemm_desc t = transposed(g);
     const tess_gemm_desc *run = p->transposed ? &t : g;
     const tess_gemm_kernel *k = tess_gemm_sm90_kernel(p->kernel);
@@ -244,6 +249,76 @@ static int plan_consistent(const tess_gemm_desc *g, const tess_plan *p, size_t l
     if (items < units) /* fill: every tile shared by the same number (>= 2) of units */
         return (int64_t)items * k_blocks >= 4 * (int64_t)units && units % items == 0 && units / items >= 2;
     return items % units != 0 && (items % units) * 10 <= units * 6; /* a thin last wave */
+}
+
+/* Whether decode GEMV plan p suits problem g: a kernel of the table, for one
+ * matrix of TN operands of its type (e4m3 with block factors on both
+ * operands or neither, as the kernel's), the narrowest kernel that holds M
+ * (1, 2, 4, 8 tokens), one CTA per 4 weight rows, no workspace. */
+static int gemv_plan_consistent(const tess_gemm_desc *g, const tess_plan *p) {
+    const tess_gemv_kernel *k = tess_gemv_kernel_at(p->kernel - tess_gemm_sm90_kernel_count());
+    if (!k || strncmp(p->name, "gemv_", 5) != 0 || p->transposed || p->stream_k || p->workspace_bytes)
+        return 0;
+    const int block = tess_scale_is_block(g->a_scale.mode);
+    return g->batch == 1 && g->a.order == TESS_ORDER_ROW && g->b.order == TESS_ORDER_COL &&
+           g->a.dtype == k->input && g->b.dtype == k->input && block == k->block_scaled &&
+           block == tess_scale_is_block(g->b_scale.mode) && g->m <= k->max_m && (k->max_m == 1 || 2 * g->m > k->max_m) &&
+           p->grid == (g->n + TESS_GEMV_ROWS - 1) / TESS_GEMV_ROWS;
+}
+
+/* The decode GEMV plan is offered exactly where its kernels serve: up to 8
+ * tokens of 16-bit TN operands, up to 4 of e4m3 (block-scaled or not), one
+ * matrix. */
+static void test_gemv_plans(void) {
+    struct {
+        int64_t m, n, k;
+        tess_dtype type;
+        int block, a_col, batch;
+        const char *want; /* the GEMV plan's name, NULL: none */
+    } cases[] = {
+        {1, 4096, 7168, TESS_DTYPE_BF16, 0, 0, 1, "gemv_bf16_tn_m1_r4"},
+        {3, 2112, 7168, TESS_DTYPE_F16, 0, 0, 1, "gemv_f16_tn_m4_r4"},
+        {8, 7168, 2048, TESS_DTYPE_BF16, 0, 0, 1, "gemv_bf16_tn_m8_r4"},
+        {9, 7168, 2048, TESS_DTYPE_BF16, 0, 0, 1, NULL},
+        {1, 4096, 7168, TESS_DTYPE_BF16, 0, 1, 1, NULL}, /* A column-major */
+        {1, 4096, 7168, TESS_DTYPE_BF16, 0, 0, 2, NULL}, /* a batch */
+        {4, 4096, 7168, TESS_DTYPE_E4M3, 1, 0, 1, "gemv_e4m3_tn_m4_r4_blk"},
+        {2, 4096, 7168, TESS_DTYPE_E4M3, 0, 0, 1, "gemv_e4m3_tn_m2_r4"},
+        {5, 4096, 7168, TESS_DTYPE_E4M3, 1, 0, 1, NULL},
+        {1, 4096, 7168, TESS_DTYPE_E5M2, 0, 0, 1, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tess_gemm_desc g;
+        if (cases[i].type == TESS_DTYPE_BF16 || cases[i].type == TESS_DTYPE_F16) {
+            g = problem(cases[i].m, cases[i].n, cases[i].k);
+            g.a = mat(cases[i].type, cases[i].a_col ? TESS_ORDER_COL : TESS_ORDER_ROW, g.m, g.k);
+            g.b = mat(cases[i].type, TESS_ORDER_COL, g.k, g.n);
+        } else {
+            g = fp8_problem(cases[i].m, cases[i].n, cases[i].k);
+            g.a.dtype = g.b.dtype = cases[i].type;
+            const int block = cases[i].block;
+            tess_scale_layout_query(block ? TESS_SCALE_BLOCK_1x128 : TESS_SCALE_TENSOR, g.m, g.k, &g.a_scale, NULL,
+                                    NULL, NULL);
+            tess_scale_layout_query(block ? TESS_SCALE_BLOCK_128x128 : TESS_SCALE_TENSOR, g.n, g.k, &g.b_scale, NULL,
+                                    NULL, NULL);
+        }
+        if (cases[i].batch > 1) {
+            g.batch = cases[i].batch;
+            g.a.batch_stride = tess_matrix_span(&g.a, 1), g.d.batch_stride = tess_matrix_span(&g.d, 1);
+        }
+        enum { CAP = 64 };
+        tess_plan plans[CAP];
+        const int count = tess_gemm_candidates(NULL, &g, TESS_GEMM_WORKSPACE_BYTES, plans, CAP);
+        int found = -1;
+        for (int j = 0; j < count && j < CAP; j++)
+            if (strncmp(plans[j].name, "gemv_", 5) == 0)
+                found = j;
+        const char *want = cases[i].want;
+        CHECKF(count <= CAP && (want ? found >= 0 && !strcmp(plans[found].name, want) && gemv_plan_consistent(&g, &plans[found])
+                                     : found < 0),
+               "%lldx%lldx%lld %s: GEMV plan %s, wanted %s", (long long)g.m, (long long)g.n, (long long)g.k,
+               tess_dtype_name(cases[i].type), found >= 0 ? plans[found].name : "none", want ? want : "none");
+    }
 }
 
 static void test_plans(void) {
@@ -333,6 +408,7 @@ int main(void) {
     tess_rng_seed(&rng, check_seed());
     test_refusals();
     test_plans();
+    test_gemv_plans();
     test_suite_choices();
     return check_finish("unit_gemm_plan");
 }

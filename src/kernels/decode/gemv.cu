@@ -1,0 +1,312 @@
+// Decode GEMV: D (m x n) = alpha * A B^T (+ beta C) for a few tokens (m <= 8),
+// A the tokens (m x K, K contiguous), B the weights (n rows of K contiguous
+// elements). At decode sizes the weights are read once and the arithmetic
+// is a few FMAs per weight, so this kernel has no tensor cores and no shared
+// memory ring (one barrier, for its final sum): each thread streams 16-byte chunks of its
+// CTA's weight rows straight into registers and multiplies them with the
+// tokens (read through L1, where every warp finds them), keeping a float32
+// sum per (row, token). What the sm90 GEMM pays before its first byte
+// arrives (a 200 KB ring, barrier set-up, tensor-map fetches, the
+// epilogue's staging) is what this kernel saves on a 10-30 us problem.
+//
+// A CTA of TESS_GEMV_THREADS threads owns TESS_GEMV_ROWS weight rows; its
+// threads take the rows' 16-byte chunks in turn (chunk c by thread
+// c % THREADS), the next chunk of each row in flight while one is used, then add their sums
+// in a fixed order (warp shuffles, then the warps' sums in shared memory):
+// the same bits on every run.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+
+#include "core/error.h"
+#include "core/matrix.h"
+#include "kernels/common/ptx.cuh"
+#include "kernels/decode/gemv_kernels.h"
+#include "ref/convert.h"
+
+// Elements of an input type in one 16-byte chunk, and the chunk's groups of
+// 8 (its 32-bit words per group): the unit the FMAs take, so that only 8
+// floats per weight row and 8 per token are live at once.
+template <tess_dtype IN>
+struct gemv_input {
+    static constexpr int CHUNK = IN == TESS_DTYPE_E4M3 ? 16 : 8;
+    static constexpr int GROUPS = CHUNK / 8;
+    static constexpr int WORDS = 4 / GROUPS;
+};
+
+// One 16-byte chunk of the weights, which are read once: kept out of L1
+// (which holds the tokens, read by every warp of the SM), with L2 asked to
+// fetch the next 256 bytes of the row along with it. Volatile with a memory
+// clobber: never moved above griddepcontrol.wait, nor past the token loads.
+TESS_DEVICE uint4 load_weights(const char *p) {
+    uint4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p)
+                 : "memory");
+    return v;
+}
+
+// The 8 elements held in `w` (4 words of bf16/f16 pairs, or 2 of e4m3
+// quadruples) as floats, in memory order.
+template <tess_dtype IN>
+TESS_DEVICE void unpack8(const uint32_t (&w)[gemv_input<IN>::WORDS], float (&f)[8]) {
+#pragma unroll
+    for (int i = 0; i < gemv_input<IN>::WORDS; i++) {
+        if (IN == TESS_DTYPE_BF16) { // a bf16 is the top half of the float with the same bits
+            f[2 * i] = __uint_as_float(w[i] << 16);
+            f[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
+        } else if (IN == TESS_DTYPE_F16) {
+            __half2_raw h;
+            h.x = (unsigned short)(w[i] & 0xffffu), h.y = (unsigned short)(w[i] >> 16);
+            const float2 x = __half22float2(__half2(h));
+            f[2 * i] = x.x, f[2 * i + 1] = x.y;
+        } else { // e4m3: two at a time through f16, which holds every e4m3 value exactly
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const __half2_raw r =
+                    __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(w[i] >> (16 * h)), __NV_E4M3);
+                const float2 x = __half22float2(__half2(r));
+                f[4 * i + 2 * h] = x.x, f[4 * i + 2 * h + 1] = x.y;
+            }
+        }
+    }
+}
+
+// Group g's words of a chunk.
+template <tess_dtype IN>
+TESS_DEVICE void group_words(const uint4 &v, int g, uint32_t (&w)[gemv_input<IN>::WORDS]) {
+    const uint32_t all[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int i = 0; i < gemv_input<IN>::WORDS; i++)
+        w[i] = all[g * gemv_input<IN>::WORDS + i];
+}
+
+// Group g of a token's chunk c, read through L1 (16 or 8 bytes). Volatile
+// with a memory clobber like load_weights, so that the compiler keeps the
+// next chunk's weight loads ahead of these (an __ldg may move across them,
+// and then the weight loads sink below the FMAs that wait for the tokens).
+template <tess_dtype IN>
+TESS_DEVICE void load_token_group(const char *row, int c, int g, uint32_t (&w)[gemv_input<IN>::WORDS]) {
+    const char *at = row + (int64_t)c * 16 + g * 4 * gemv_input<IN>::WORDS;
+    if constexpr (gemv_input<IN>::WORDS == 4)
+        asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+                     : "l"(at)
+                     : "memory");
+    else
+        asm volatile("ld.global.nc.v2.u32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "l"(at) : "memory");
+}
+
+// Where a thread reads: its CTA's weight rows and the tokens (rows past n
+// and tokens past m repeat the last one: computed, never stored), and for
+// block-scaled FP8 each one's factor of K block 0 (K block kb is kb *
+// stride further).
+template <int MT>
+struct gemv_sources {
+    const char *w[TESS_GEMV_ROWS], *x[MT];
+    const float *fw[TESS_GEMV_ROWS], *fx[MT];
+    int64_t fw_stride, fx_stride;
+};
+
+template <tess_dtype IN, bool BLOCK, int MT>
+TESS_DEVICE gemv_sources<MT> gemv_sources_at(const tess_gemv_params &p, int n0) {
+    constexpr int64_t ELEM = 16 / gemv_input<IN>::CHUNK; // bytes per element
+    gemv_sources<MT> s;
+#pragma unroll
+    for (int r = 0; r < TESS_GEMV_ROWS; r++) {
+        const int n = n0 + r < p.n ? n0 + r : p.n - 1;
+        s.w[r] = (const char *)p.b + n * p.ldb * ELEM;
+        if (BLOCK)
+            s.fw[r] = p.scale_b.data + tess_scale_offset(&p.scale_b.layout, 0, n, 0);
+    }
+#pragma unroll
+    for (int m = 0; m < MT; m++) {
+        const int t = m < p.m ? m : p.m - 1;
+        s.x[m] = (const char *)p.a + t * p.lda * ELEM;
+        if (BLOCK)
+            s.fx[m] = p.scale_a.data + tess_scale_offset(&p.scale_a.layout, 0, t, 0);
+    }
+    s.fw_stride = p.scale_b.layout.stride_k, s.fx_stride = p.scale_a.layout.stride_k;
+    return s;
+}
+
+// Loads chunk c of the CTA's weight rows.
+template <int ROWS>
+TESS_DEVICE void load_rows(uint4 (&w)[ROWS], const char *const (&rows)[ROWS], int c) {
+#pragma unroll
+    for (int r = 0; r < ROWS; r++)
+        w[r] = load_weights(rows[r] + (int64_t)c * 16);
+}
+
+// Adds chunk c of the CTA's rows (w, already loaded) times the tokens'
+// chunk c into acc, 8 elements at a time. Block-scaled: each (row, token)
+// sum of the chunk's products is scaled by the two factors of the chunk's
+// 128-K block (a chunk of 16 never straddles one) before it is added.
+template <tess_dtype IN, bool BLOCK, int MT>
+TESS_DEVICE void gemv_chunk(float (&acc)[TESS_GEMV_ROWS][MT], const uint4 (&w)[TESS_GEMV_ROWS],
+                            const gemv_sources<MT> &s, int c) {
+    constexpr int ROWS = TESS_GEMV_ROWS, WORDS = gemv_input<IN>::WORDS;
+    float part[ROWS][MT]; // block-scaled: the chunk's sums, before their factors
+#pragma unroll
+    for (int r = 0; r < ROWS; r++)
+#pragma unroll
+        for (int m = 0; m < MT; m++)
+            part[r][m] = 0.0f;
+#pragma unroll
+    for (int g = 0; g < gemv_input<IN>::GROUPS; g++) {
+        float wf[ROWS][8];
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) {
+            uint32_t words[WORDS];
+            group_words<IN>(w[r], g, words);
+            unpack8<IN>(words, wf[r]);
+        }
+#pragma unroll
+        for (int m = 0; m < MT; m++) {
+            uint32_t words[WORDS];
+            load_token_group<IN>(s.x[m], c, g, words);
+            float xf[8];
+            unpack8<IN>(words, xf);
+#pragma unroll
+            for (int r = 0; r < ROWS; r++)
+#pragma unroll
+                for (int j = 0; j < 8; j++) {
+                    float &to = BLOCK ? part[r][m] : acc[r][m];
+                    to = fmaf(wf[r][j], xf[j], to);
+                }
+        }
+    }
+    if (BLOCK) {
+        const int64_t kb = (int64_t)c * gemv_input<IN>::CHUNK / TESS_SCALE_BLOCK;
+        float fw[ROWS];
+#pragma unroll
+        for (int r = 0; r < ROWS; r++)
+            fw[r] = __ldg(s.fw[r] + kb * s.fw_stride);
+#pragma unroll
+        for (int m = 0; m < MT; m++) {
+            const float fx = __ldg(s.fx[m] + kb * s.fx_stride);
+#pragma unroll
+            for (int r = 0; r < ROWS; r++)
+                acc[r][m] = fmaf(part[r][m], fx * fw[r], acc[r][m]);
+        }
+    }
+}
+
+// The per-tensor or per-row/column factor of token (or weight row) i; 1
+// without factors.
+TESS_DEVICE float outer_factor(const tess_scale_operand &s, int i) {
+    return s.data ? s.data[tess_scale_offset(&s.layout, 0, i, 0)] : 1.0f;
+}
+
+// CTAs per SM the registers must allow: 3 x 128 threads x at most 170
+// registers fit the SM's 65536 (the kernels take 66-160). Each CTA keeps
+// 8-16 KB of weights in flight (128 threads x 4 rows x 1-2 chunks of 16
+// bytes), 24-48 KB per SM at 3 CTAs, more where fewer registers let more in.
+#define TESS_GEMV_MIN_CTAS 3
+
+template <tess_dtype IN, bool BLOCK, int MT>
+__global__ void __launch_bounds__(TESS_GEMV_THREADS, TESS_GEMV_MIN_CTAS) gemv_kernel(const __grid_constant__ tess_gemv_params p) {
+    constexpr int CHUNK = gemv_input<IN>::CHUNK, ROWS = TESS_GEMV_ROWS, THREADS = TESS_GEMV_THREADS;
+    // Programmatic dependent launch, as the sm90 GEMM: nothing in global
+    // memory is read before the previous kernel has finished.
+    grid_dependency_wait();
+    grid_dependents_launch();
+    const int t = threadIdx.x, n0 = blockIdx.x * ROWS;
+    const gemv_sources<MT> s = gemv_sources_at<IN, BLOCK, MT>(p, n0);
+    const int chunks = p.k / CHUNK; // K is whole chunks (the planner's condition)
+    float acc[ROWS][MT];
+#pragma unroll
+    for (int r = 0; r < ROWS; r++)
+#pragma unroll
+        for (int m = 0; m < MT; m++)
+            acc[r][m] = 0.0f;
+    // Software-pipelined: chunk c + THREADS of the rows is asked for before
+    // chunk c is used, so each thread keeps a chunk per row in flight while
+    // it computes (checked in the SASS: the next chunk's loads precede the
+    // current chunk's FMAs in every kernel of the table).
+    uint4 w[ROWS];
+    int c = t;
+    if (c < chunks)
+        load_rows(w, s.w, c);
+    for (; c < chunks; c += THREADS) {
+        // The last chunk asks for itself again (an L2 hit, unused): no
+        // branch, which would let the compiler sink the loads below the FMAs.
+        uint4 next[ROWS];
+        load_rows(next, s.w, c + THREADS < chunks ? c + THREADS : c);
+        gemv_chunk<IN, BLOCK, MT>(acc, w, s, c);
+#pragma unroll
+        for (int r = 0; r < ROWS; r++)
+            w[r] = next[r];
+    }
+
+    // The CTA's sums: each warp's by a shuffle butterfly, then the warps'
+    // in shared memory, added in warp order by one thread per output.
+    __shared__ float warp_sums[THREADS / 32][ROWS][MT];
+    const int warp = t / 32, lane = t % 32;
+#pragma unroll
+    for (int r = 0; r < ROWS; r++)
+#pragma unroll
+        for (int m = 0; m < MT; m++) {
+            float v = acc[r][m];
+#pragma unroll
+            for (int offset = 16; offset > 0; offset /= 2)
+                v += __shfl_xor_sync(0xffffffffu, v, offset);
+            if (lane == 0)
+                warp_sums[warp][r][m] = v;
+        }
+    __syncthreads();
+    static_assert(ROWS * MT <= THREADS, "one thread per output");
+    const int r = t / MT, m = t % MT, n = n0 + r;
+    if (t >= ROWS * MT || n >= p.n || m >= p.m)
+        return;
+    float sum = warp_sums[0][r][m];
+#pragma unroll
+    for (int w = 1; w < THREADS / 32; w++)
+        sum += warp_sums[w][r][m];
+    if (!BLOCK)
+        sum *= outer_factor(p.scale_a, m) * outer_factor(p.scale_b, n);
+    float v = p.alpha * sum;
+    if (p.beta != 0.0f)
+        v += p.beta * tess_load_as_f32(p.c_layout.dtype, p.c, tess_matrix_offset(&p.c_layout, 0, m, n));
+    tess_store_from_f32(p.d_layout.dtype, p.d, tess_matrix_offset(&p.d_layout, 0, m, n), v);
+}
+
+// One CTA per TESS_GEMV_ROWS weight rows, with programmatic stream
+// serialization (the kernel waits in grid_dependency_wait).
+template <tess_dtype IN, bool BLOCK, int MT>
+static tess_status launch_gemv(const tess_gemv_params *p, void *stream) {
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3((unsigned)((p->n + TESS_GEMV_ROWS - 1) / TESS_GEMV_ROWS));
+    config.blockDim = dim3(TESS_GEMV_THREADS);
+    config.stream = (cudaStream_t)stream;
+    cudaLaunchAttribute serialization = {};
+    serialization.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    serialization.val.programmaticStreamSerializationAllowed = 1;
+    config.attrs = &serialization;
+    config.numAttrs = 1;
+    return tess_cuda_status(cudaLaunchKernelEx(&config, gemv_kernel<IN, BLOCK, MT>, *p),
+                            "launching the decode GEMV kernel");
+}
+
+#define TESS_GEMV_ENTRY(IN, BLOCK, MT) {IN, BLOCK, MT, launch_gemv<IN, BLOCK, MT>}
+
+// 16-bit inputs up to 8 tokens; e4m3 up to 4 (its 16 values per chunk and
+// their factors would need twice the registers at 8). Each type's kernels
+// by token count, smallest first: the planner takes the first that holds M.
+static const tess_gemv_kernel gemv_kernels[] = {
+    TESS_GEMV_ENTRY(TESS_DTYPE_BF16, false, 1), TESS_GEMV_ENTRY(TESS_DTYPE_BF16, false, 2),
+    TESS_GEMV_ENTRY(TESS_DTYPE_BF16, false, 4), TESS_GEMV_ENTRY(TESS_DTYPE_BF16, false, 8),
+    TESS_GEMV_ENTRY(TESS_DTYPE_F16, false, 1),  TESS_GEMV_ENTRY(TESS_DTYPE_F16, false, 2),
+    TESS_GEMV_ENTRY(TESS_DTYPE_F16, false, 4),  TESS_GEMV_ENTRY(TESS_DTYPE_F16, false, 8),
+    TESS_GEMV_ENTRY(TESS_DTYPE_E4M3, false, 1), TESS_GEMV_ENTRY(TESS_DTYPE_E4M3, false, 2),
+    TESS_GEMV_ENTRY(TESS_DTYPE_E4M3, false, 4), TESS_GEMV_ENTRY(TESS_DTYPE_E4M3, true, 1),
+    TESS_GEMV_ENTRY(TESS_DTYPE_E4M3, true, 2),  TESS_GEMV_ENTRY(TESS_DTYPE_E4M3, true, 4),
+};
+
+extern "C" int tess_gemv_kernel_count(void) { return (int)(sizeof gemv_kernels / sizeof gemv_kernels[0]); }
+
+extern "C" const tess_gemv_kernel *tess_gemv_kernel_at(int i) {
+    return i >= 0 && i < tess_gemv_kernel_count() ? &gemv_kernels[i] : NULL;
+}

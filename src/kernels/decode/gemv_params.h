@@ -1,0 +1,37 @@
+/* The parameter block of the decode GEMV kernels (kernels/decode/gemv.cu):
+ * D = alpha * A B^T (+ beta C) for a few tokens, read straight from global
+ * memory without tensor cores. Shared by the host code that fills it and the
+ * kernels that read it (passed by value). */
+#ifndef TESS_KERNELS_DECODE_GEMV_PARAMS_H
+#define TESS_KERNELS_DECODE_GEMV_PARAMS_H
+
+#include <stdint.h>
+
+#include "core/scale.h"
+#include "tessera.h"
+
+/* Weight rows (columns of D) one CTA computes, and its threads: four warps
+ * that split each row's K between them. */
+#define TESS_GEMV_ROWS 4
+#define TESS_GEMV_THREADS 128
+
+typedef struct tess_gemv_params {
+    /* A: the m tokens, row-major (K contiguous), rows lda elements apart.
+     * B: the weights as n rows of K contiguous elements, ldb apart (B
+     * column-major in tess_gemm_desc terms). Both 16-byte aligned, with
+     * lda, ldb and k whole 16-byte chunks. */
+    const void *a, *b;
+    int64_t lda, ldb;
+    int m, n, k;
+    float alpha, beta;
+    /* C is read element by element when beta != 0 (any type and order). */
+    const void *c;
+    void *d;
+    tess_matrix_desc c_layout, d_layout;
+    /* FP8 dequantization factors (data NULL: all 1): block factors are
+     * applied per 128-K block, the others (per tensor, per row or column)
+     * to the finished sums. */
+    tess_scale_operand scale_a, scale_b;
+} tess_gemv_params;
+
+#endif
