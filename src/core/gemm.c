@@ -485,10 +485,12 @@ static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, cons
 #define TESS_COPIED_FACTORS_STREAM_SHARE 0.55
 /* Stream-K in fill mode (every tile's K shared, fewer tiles than SMs, K in
  * the interleaved order) streams at this fraction of the copy rate, less
- * the fixed launch cost (H100, 2026-11-23, GPU time): bf16 M=1 N=4096
- * K=7168 0.81 (128 units), N=2112 0.65 (119); FP8 block-scaled N=4096
- * 0.67 (128). It includes the fixups. */
+ * the fixed launch cost (H100, 2026-11-23, GPU time): bf16 M=1 K=7168
+ * 0.81 at N=4096 (128 units), 0.65 at N=2112 (119); FP8 kernels that
+ * promote, less: block-scaled 0.67 at N=4096, 0.56 at N=2112 (M=4). It
+ * includes the fixups. */
 #define TESS_FILL_STREAM_EFFICIENCY 0.7
+#define TESS_FILL_STREAM_EFFICIENCY_PROMOTED 0.6
 
 /* The device's peak SM clock (Hz) and memory rate (bytes/s; DDR, two
  * transfers a clock), or an H100 SXM's where no device is asked. */
@@ -505,7 +507,7 @@ static double device_memory_bytes_per_s(const tess_device_info *info) {
  * stream A, B and D from memory once, at the rate the grid can draw (the
  * sustained copy rate, or each CTA's latency-bound stream of the larger
  * operand, re-read once per tile of the other, where that is slower;
- * fill-mode stream-K at TESS_FILL_STREAM_EFFICIENCY of it), plus
+ * fill-mode stream-K at TESS_FILL_STREAM_EFFICIENCY(_PROMOTED) of it), plus
  * TESS_OVERLAP_LOSS of the shorter. */
 static double estimate(const tess_device_info *info, const tess_gemm_kernel *k, const tess_gemm_desc *d,
                        const tess_gemm_launch *x) {
@@ -542,7 +544,7 @@ static double estimate(const tess_device_info *info, const tess_gemm_kernel *k, 
     if (streamed / (x->grid * per_cta) > memory)
         memory = streamed / (x->grid * per_cta);
     if (tess_split_interleaved(&x->split)) /* fill mode */
-        memory /= TESS_FILL_STREAM_EFFICIENCY;
+        memory /= k->scaling >= TESS_SCALING_PROMOTE ? TESS_FILL_STREAM_EFFICIENCY_PROMOTED : TESS_FILL_STREAM_EFFICIENCY;
     return compute > memory ? compute + TESS_OVERLAP_LOSS * memory : memory + TESS_OVERLAP_LOSS * compute;
 }
 
@@ -652,19 +654,24 @@ static int gemv_kernel_for(const tess_gemm_desc *d) {
 }
 
 /* Estimated run time of the decode GEMV kernel on the problem, on the
- * footing of estimate()'s (which leaves out the ~6 us every sm90 launch
- * costs): the bytes at TESS_GEMV_STREAM_EFFICIENCY of the copy rate, or its
- * FMAs (max_m per weight, padded tokens included) at TESS_GEMV_FMA_EFFICIENCY
- * of the SMs' float32 rate, whichever is longer, less what its lighter
- * launch saves (TESS_GEMV_LAUNCH_SAVING_S). NOT YET MEASURED: no GPU has run
- * this kernel, so these are cautious guesses that leave the measured sm90
- * plans ahead on the pinned decode shapes (unit_gemm_plan) until a run
- * says otherwise; `tessera bench gemm --plan=all` times it beside them. */
-#define TESS_GEMV_STREAM_EFFICIENCY 0.8
-#define TESS_GEMV_FMA_EFFICIENCY 0.4
-#define TESS_GEMV_LAUNCH_SAVING_S 0.0
-/* CTAs of the GEMV resident per SM (its launch bounds guarantee 3). */
-#define TESS_GEMV_CTAS_PER_SM 3
+ * footing of estimate()'s, which leaves out the ~6 us every sm90 launch
+ * costs: the longer of its weight stream and its float32 arithmetic, plus
+ * TESS_OVERLAP_LOSS of the shorter, less what its lighter launch saves.
+ * Fitted to H100 GPU times (2026-11-23, held stream, bench/NOTES.md "Decode
+ * GEMV"): a 1x128x128 call takes 3.9 us against the sm90 kernels' 5.9
+ * (TESS_GEMV_LAUNCH_SAVING_S); past that, 1x4096x7168 bf16 streams its
+ * 58.7 MB at 2.88 TB/s, 0.95 of the sustained copy rate
+ * (TESS_GEMV_STREAM_EFFICIENCY); 64 CTAs (1x256x7168) draw 1.05 TB/s, 16 GB/s
+ * each (TESS_GEMV_CTA_BYTES_PER_S: 8-16 KB in flight per CTA); 8 tokens of
+ * bf16 (8x4096x7168, 29.7 us) and 4 of e4m3 (4x2112x7168, 13.6 us) are
+ * bound by the FMAs and the conversions around them, at 0.34 and 0.2 of the
+ * SMs' float32 FMA rate (e4m3 converts each weight and token twice, through
+ * f16). */
+#define TESS_GEMV_STREAM_EFFICIENCY 0.95
+#define TESS_GEMV_CTA_BYTES_PER_S 16e9
+#define TESS_GEMV_FMA_EFFICIENCY_16BIT 0.34
+#define TESS_GEMV_FMA_EFFICIENCY_E4M3 0.2
+#define TESS_GEMV_LAUNCH_SAVING_S 2.0e-6
 /* float32 FMAs per SM per clock on sm_90: 128 lanes. */
 #define TESS_SM90_FMA_PER_CLOCK 128.0
 static double gemv_estimate(const tess_device_info *info, const tess_gemv_kernel *k, const tess_gemm_desc *d) {
@@ -673,13 +680,17 @@ static double gemv_estimate(const tess_device_info *info, const tess_gemv_kernel
     const double bytes = (double)d->k * (double)(d->m + d->n) * tess_dtype_size(d->a.dtype) +
                          (double)d->m * d->n * tess_dtype_size(d->d.dtype) +
                          (d->beta != 0.0f ? (double)d->m * d->n * tess_dtype_size(d->c.dtype) : 0.0);
-    /* A grid of fewer CTAs than fit at once (one per 4 weight rows, no split
-     * of K) draws its share of the memory rate only. */
+    /* One CTA per 4 weight rows, no split of K: a small grid draws what its
+     * CTAs' loads in flight allow. */
     const double grid = (double)((d->n + TESS_GEMV_ROWS - 1) / TESS_GEMV_ROWS);
-    const double filled = grid < sms * TESS_GEMV_CTAS_PER_SM ? grid / (sms * TESS_GEMV_CTAS_PER_SM) : 1.0;
-    const double memory = bytes / (peak_bytes * TESS_SUSTAINED_MEMORY * TESS_GEMV_STREAM_EFFICIENCY * filled);
+    double rate = peak_bytes * TESS_SUSTAINED_MEMORY * TESS_GEMV_STREAM_EFFICIENCY;
+    if (grid * TESS_GEMV_CTA_BYTES_PER_S < rate)
+        rate = grid * TESS_GEMV_CTA_BYTES_PER_S;
+    const double memory = bytes / rate;
+    const double fma_efficiency =
+        k->input == TESS_DTYPE_E4M3 ? TESS_GEMV_FMA_EFFICIENCY_E4M3 : TESS_GEMV_FMA_EFFICIENCY_16BIT;
     const double compute =
-        (double)k->max_m * d->n * d->k / (sms * TESS_SM90_FMA_PER_CLOCK * hz * TESS_GEMV_FMA_EFFICIENCY);
+        (double)k->max_m * d->n * d->k / (sms * TESS_SM90_FMA_PER_CLOCK * hz * fma_efficiency);
     const double longer = compute > memory ? compute : memory, shorter = compute > memory ? memory : compute;
     return longer + TESS_OVERLAP_LOSS * shorter - TESS_GEMV_LAUNCH_SAVING_S;
 }
@@ -825,8 +836,6 @@ tess_status tess_gemm_params_init(tess_gemm_params *p, const tess_gemm_kernel *k
     if ((s = operand_map(&p->tma_a, &desc->a, a, batch, 0, k->tile_m)) ||
         (s = operand_map(&p->tma_b, &desc->b, b, batch, 1, k->tile_n / k->cluster_m))) /* each CTA's share of B */
         return s;
-    const char *experiment = getenv("TESS_EXPERIMENT");
-    p->experiment = experiment ? atoi(experiment) : 0;
     p->d_direct = !d_by_tma(&desc->d, d, batch);
     if (!p->d_direct && (s = matrix_map(&p->tma_d, &desc->d, d, batch, 64))) /* the epilogue's 64 x 64 sub-tiles */
         return s;
@@ -899,35 +908,11 @@ TESS_API tess_status tess_gemm_scaled(tess_handle handle, const tess_gemm_desc *
         p.flags = handle->sk_flags;
     }
 
-    /* EXPERIMENT: TESS_TRACE=1 prints the first and last CTA's phases. */
-    static unsigned long long *trace = NULL;
-    if (getenv("TESS_TRACE") && !trace && cudaMalloc((void **)&trace, 16 * sizeof *trace) != cudaSuccess)
-        trace = NULL;
-    p.trace = getenv("TESS_TRACE") ? trace : NULL;
-    if (p.trace)
-        cudaMemset(p.trace, 0, 16 * sizeof *p.trace);
-
     int previous = -1;
     if ((s = tess_handle_enter(handle, &previous)))
         return s;
     s = k->launch(&p, x.grid, handle->stream);
     tess_handle_leave(handle, previous);
-    if (p.trace && s == TESS_STATUS_SUCCESS) {
-        unsigned long long v[16];
-        cudaStreamSynchronize((cudaStream_t)handle->stream);
-        cudaMemcpy(v, p.trace, sizeof v, cudaMemcpyDeviceToHost);
-        const double ghz = handle->info.sm_clock_khz / 1e6;
-        for (int cta = 0; cta < 2; cta++) {
-            const unsigned long long *t = v + 8 * cta;
-            fprintf(stderr,
-                    "trace %s %s CTA: wait %.2f setup %.2f first-item %.2f rest %.2f store-wait %.2f (us at %.2f GHz); "
-                    "span %.2f us (globaltimer)\n",
-                    plan->name, cta ? "last" : "first", (t[2] - t[1]) / ghz / 1e3, (t[3] - t[1]) / ghz / 1e3,
-                    (t[4] - t[3]) / ghz / 1e3, (t[5] - t[4]) / ghz / 1e3, (t[6] - t[5]) / ghz / 1e3, ghz,
-                    (t[7] - t[0]) / 1e3);
-        }
-        fprintf(stderr, "trace grid span (first CTA's start to last CTA's end) %.2f us\n", ((double)v[15] - (double)v[0]) / 1e3);
-    }
     return s;
 }
 

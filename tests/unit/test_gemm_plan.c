@@ -373,19 +373,27 @@ static void test_suite_choices(void) {
         {128, 8192, 8192, "sm90_bf16_tn_128x64x64_s8_c1x1", 0},      /* 307 TFLOP/s vs 253 for 128x128 stream-K */
         {1024, 7168, 2048, "sm90_bf16_tn_128x256x64_s4_c2x1", 0},    /* 556 vs 502 for 128x128 stream-K */
         {3000, 5000, 7000, "sm90_bf16_tn_128x256x64_s4_c4x1", 0},    /* misaligned rows: 651 vs 547 for c2, 389 for 128x128 */
-        /* Decode (H100, GPU time, 2026-11-23): the weights transposed onto
-         * the 128-row side in 32 CTAs beat stream-K fill over 128 (2110 vs
-         * 1990 GB/s at M=1), and both beat tiles padding M to 128 rows
-         * (592-1019 GB/s). */
+        /* Decode (H100, GPU time, 2026-11-23): up to 4 tokens the GEMV beats
+         * every sm90 plan (1x4096x7168 24.3 us against 27.3; 1x7168x2048
+         * 14.5 against 17.5; 4x2112x7168 14.9 against 19.8); at 8 it is
+         * bound by its FMAs (29.7 against 27.9). Past it, the weights
+         * transposed onto the 128-row side in 32 CTAs beat stream-K fill
+         * over 128 (2110 vs 1990 GB/s at M=1), and both beat tiles padding
+         * M to 128 rows (592-1019 GB/s). */
+        {1, 4096, 7168, "gemv_bf16_tn_m1_r4", 0},
+        {1, 7168, 2048, "gemv_bf16_tn_m1_r4", 0},
+        {4, 2112, 7168, "gemv_bf16_tn_m4_r4", 0},
+        {8, 4096, 7168, "sm90_bf16_tn_128x16x64_s12_c1x1_swap", 0},
         {16, 4096, 7168, "sm90_bf16_tn_128x16x64_s12_c1x1_swap", 0},
-        {1, 4096, 7168, "sm90_bf16_tn_128x16x64_s12_c1x1_swap", 0},
-        {1, 7168, 2048, NULL, 0},
-        {4, 2112, 7168, NULL, 0},
         {64, 2112, 7168, NULL, 0},
         /* FP8 token tiles whose factors come by copy stream slower per CTA:
-         * at M=1 stream-K fill over 128 CTAs wins (1434 vs 1105 GB/s). */
+         * at M=16 stream-K fill over 128 CTAs wins (1434 vs 1105 GB/s at
+         * M=1, before the GEMV). The GEMV wins at 1 and 4 tokens
+         * (4x2112x7168 14.0 us against 14.9; 1x4096x7168 16.0 against
+         * 20.0). */
+        {1, 4096, 7168, "gemv_e4m3_tn_m1_r4_blk", 1},
+        {4, 2112, 7168, "gemv_e4m3_tn_m4_r4_blk", 1},
         {16, 4096, 7168, "sm90_e4m3e4m3_tn_128x16x128_s12_c1x1_blkc_sk_swap", 1},
-        {4, 2112, 7168, NULL, 1},
         {64, 2112, 7168, NULL, 1},
         {128, 2112, 7168, NULL, 1},
         {64, 24576, 1536, "sm90_e4m3e4m3_tn_128x192x128_s5_c1x1_blk", 1}, /* best of all plans, 1800 GB/s; 128x32 swap 1264 */

@@ -104,14 +104,6 @@ typedef struct tess_gemm_params {
      * group_order (tess_group_order); split.dp_items is set by the kernel. */
     int groups, group_layout, group_order;
     const int32_t *group_rows;
-    /* EXPERIMENT, never on main (TESS_EXPERIMENT in the environment): bit 0
-     * makes a block-scaled kernel's producer skip its factor loads (the
-     * stage barriers still complete; results are wrong, times tell whether
-     * the factor loads hold the weight stream back). */
-    int experiment;
-    /* EXPERIMENT, never on main (TESS_TRACE=1 in the environment): 16
-     * timestamps of the first CTA (0-7) and the last (8-15), gemm_trace. */
-    unsigned long long *trace;
 } tess_gemm_params;
 
 #endif

@@ -48,19 +48,6 @@ TESS_DEVICE float *sk_slot(const tess_gemm_params &p, int cta, int cw, int **fla
     return p.partials + (int64_t)cta * Cfg::BM * Cfg::BN + cw * 64 * Cfg::BN;
 }
 
-// EXPERIMENT: records timestamp `slot` (globaltimer ns where global,
-// else the SM's clock64) of the first or the last CTA into p.trace.
-TESS_DEVICE void gemm_trace(const tess_gemm_params &p, int slot, bool global) {
-    if (!p.trace || (blockIdx.x != 0 && blockIdx.x != gridDim.x - 1))
-        return;
-    unsigned long long v;
-    if (global)
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(v));
-    else
-        v = (unsigned long long)clock64();
-    p.trace[(blockIdx.x == 0 ? 0 : 8) + slot] = v;
-}
-
 template <class Cfg>
 __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_constant__ tess_gemm_params p) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -79,8 +66,6 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
     const group_table groups = group_table_at((int *)(empty + Cfg::STAGES));
 
     if (threadIdx.x == 0) {
-        gemm_trace(p, 0, true);
-        gemm_trace(p, 1, false);
         const int full_arrivals = Cfg::full_arrivals(factors_by_tma<Cfg>(p));
         for (int s = 0; s < Cfg::STAGES; s++) {
             mbar_init(&full[s], full_arrivals);
@@ -102,8 +87,6 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
     // 65536, so it mostly takes SMs as these CTAs exit, its launch done.
     grid_dependency_wait();
     grid_dependents_launch();
-    if (threadIdx.x == 0)
-        gemm_trace(p, 2, false);
     // A grouped GEMM's items follow from the group sizes, read by every CTA;
     // a dense one's split is read from the parameters (no registers held).
     tess_work_split grouped_split = p.split;
@@ -133,9 +116,7 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
         const int cw = wg - 1, t = threadIdx.x % 128, barrier = TESS_EPI_BARRIER_BASE + cw;
         char *my_staging = staging + cw * Cfg::EPI_WG_BYTES;
         float acc[Cfg::BN / 2];
-        bool pending = false, first = true;
-        if (threadIdx.x == 128)
-            gemm_trace(p, 3, false);
+        bool pending = false;
         mma_turns_begin<Cfg>(cw);
         for (tess_work_cursor w = tess_work_first(&split, cluster); w.item >= 0; tess_work_next(&split, &w)) {
             tile_coord tile = cta_tile<Cfg>(p, groups, w.item, rank, hint);
@@ -144,9 +125,6 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
             const int a_shift = factors_by_tma<Cfg>(p) ? Cfg::a_factor_shift(tile.m0) : 0;
             consumer_mma<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, cursor, split, w.k_begin, w.k_end, tile.n0,
                               a_shift, cw, t);
-            if (first && threadIdx.x == 128)
-                gemm_trace(p, 4, false);
-            first = false;
             if (tess_work_is_partial(&split, &w)) {
                 int *flag;
                 if (w.k_begin != 0) { // another unit finishes this tile
@@ -168,14 +146,8 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
             epilogue<Cfg>(p, acc, my_staging, cw, t, tile, m0, pending);
         }
         mma_turns_end<Cfg>(cw);
-        if (threadIdx.x == 128)
-            gemm_trace(p, 5, false);
         if (pending && t == 0)
             tma_store_wait<0>(); // shared memory must outlive the stores reading it
-        if (threadIdx.x == 128) {
-            gemm_trace(p, 6, false);
-            gemm_trace(p, 7, true);
-        }
     }
     if (Cfg::CLUSTER > 1)
         cluster_sync(); // no CTA leaves while another may still write into it

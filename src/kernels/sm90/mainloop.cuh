@@ -113,7 +113,7 @@ TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, cha
     const int ba = p.a_batch_shared ? 0 : tile.ad, bb = p.b_batch_shared ? 0 : tile.b;
     const int m0 = tile.m0, n0 = tile.n0;
     constexpr int B_SHARE_ROWS = Cfg::BN / Cfg::CLUSTER;
-    const bool by_tma = factors_by_tma<Cfg>(p), skip_factors = p.experiment & 1;
+    const bool by_tma = factors_by_tma<Cfg>(p);
     scale_sources<Cfg> sources;
     if (Cfg::BLOCK_SCALED && !by_tma)
         scale_sources_init<Cfg>(sources, p, tile, lane);
@@ -124,9 +124,8 @@ TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, cha
         uint64_t *bar = &full[c.stage];
         float *factors = (float *)(smem_scales + c.stage * Cfg::SCALE_STAGE_BYTES);
         if (lane == 0) {
-            mbar_arrive_expect_tx(bar, Cfg::A_STAGE_BYTES + Cfg::B_STAGE_BYTES +
-                                           (by_tma && !skip_factors ? Cfg::SCALE_TX_BYTES : 0));
-            if (by_tma && !skip_factors)
+            mbar_arrive_expect_tx(bar, Cfg::A_STAGE_BYTES + Cfg::B_STAGE_BYTES + (by_tma ? Cfg::SCALE_TX_BYTES : 0));
+            if (by_tma)
                 load_block_scales_tma<Cfg>(p, factors, bar, tile, kb);
             const int k0 = kb * Cfg::BK;
             load_operand<Cfg, Cfg::BM, Cfg::A_MN, false>(smem_a + c.stage * Cfg::A_STAGE_BYTES, &p.tma_a, bar, m0,
@@ -135,9 +134,7 @@ TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, cha
                 smem_b + c.stage * Cfg::B_STAGE_BYTES + rank * Cfg::B_SHARE_BYTES, &p.tma_b, bar,
                 n0 + rank * B_SHARE_ROWS, k0, bb);
         }
-        if (Cfg::BLOCK_SCALED && !by_tma && skip_factors)
-            mbar_arrive(bar);
-        else if (Cfg::BLOCK_SCALED && !by_tma)
+        if (Cfg::BLOCK_SCALED && !by_tma)
             load_block_scales<Cfg>(p, sources, factors, bar, kb, lane);
         pipe_advance(c, Cfg::STAGES);
     }
