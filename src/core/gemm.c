@@ -485,12 +485,10 @@ static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, cons
 #define TESS_COPIED_FACTORS_STREAM_SHARE 0.55
 /* Stream-K in fill mode (every tile's K shared, fewer tiles than SMs, K in
  * the interleaved order) streams at this fraction of the copy rate, less
- * the fixed launch cost (H100, 2026-11-23, GPU time): bf16 M=1 K=7168
- * 0.81 at N=4096 (128 units), 0.65 at N=2112 (119); FP8 kernels that
- * promote, less: block-scaled 0.67 at N=4096, 0.56 at N=2112 (M=4). It
- * includes the fixups. */
+ * the fixed launch cost (H100, 2026-11-23, GPU time): bf16 M=1 N=4096
+ * K=7168 0.81 (128 units), N=2112 0.65 (119); FP8 block-scaled N=4096
+ * 0.67 (128). It includes the fixups. */
 #define TESS_FILL_STREAM_EFFICIENCY 0.7
-#define TESS_FILL_STREAM_EFFICIENCY_PROMOTED 0.6
 
 /* The device's peak SM clock (Hz) and memory rate (bytes/s; DDR, two
  * transfers a clock), or an H100 SXM's where no device is asked. */
@@ -507,7 +505,7 @@ static double device_memory_bytes_per_s(const tess_device_info *info) {
  * stream A, B and D from memory once, at the rate the grid can draw (the
  * sustained copy rate, or each CTA's latency-bound stream of the larger
  * operand, re-read once per tile of the other, where that is slower;
- * fill-mode stream-K at TESS_FILL_STREAM_EFFICIENCY(_PROMOTED) of it), plus
+ * fill-mode stream-K at TESS_FILL_STREAM_EFFICIENCY of it), plus
  * TESS_OVERLAP_LOSS of the shorter. */
 static double estimate(const tess_device_info *info, const tess_gemm_kernel *k, const tess_gemm_desc *d,
                        const tess_gemm_launch *x) {
@@ -544,7 +542,7 @@ static double estimate(const tess_device_info *info, const tess_gemm_kernel *k, 
     if (streamed / (x->grid * per_cta) > memory)
         memory = streamed / (x->grid * per_cta);
     if (tess_split_interleaved(&x->split)) /* fill mode */
-        memory /= k->scaling >= TESS_SCALING_PROMOTE ? TESS_FILL_STREAM_EFFICIENCY_PROMOTED : TESS_FILL_STREAM_EFFICIENCY;
+        memory /= TESS_FILL_STREAM_EFFICIENCY;
     return compute > memory ? compute + TESS_OVERLAP_LOSS * memory : memory + TESS_OVERLAP_LOSS * compute;
 }
 
