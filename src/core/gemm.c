@@ -631,24 +631,30 @@ static tess_gemm_desc transposed_problem(const tess_gemm_desc *d) {
  * fits one token tile of at most 64 columns. */
 #define TESS_TRANSPOSED_MAX_M 64
 
-/* The decode GEMV kernel (kernels/decode/gemv.cu) for the problem: index in
- * its table, or -1 where none serves it. It reads A and B with 16-byte loads
+/* Whether decode GEMV kernel i (kernels/decode/gemv.cu, its table's index)
+ * is offered for the problem. The kernels read A and B with 16-byte loads
  * along K, so both must be K-major (the 'TN' layout of decode: tokens
  * row-major, weights column-major) with K whole 16-byte chunks; one matrix
  * (batch 1); both 16-bit of one type, or e4m3 with block factors on both
- * operands or on neither; M at most the widest kernel's tokens. */
-static int gemv_kernel_for(const tess_gemm_desc *d) {
+ * operands or on neither; M at most the kernel's tokens. Of each family
+ * (float32 FMAs, tensor cores) only the narrowest kernel that holds M is
+ * offered: the table lists each family's kernels of a type by token count,
+ * smallest first. */
+static int gemv_offered(const tess_gemm_desc *d, int i) {
     const tess_dtype t = d->a.dtype;
     const int block = tess_scale_is_block(d->a_scale.mode);
     if (d->batch != 1 || d->a.order != TESS_ORDER_ROW || d->b.order != TESS_ORDER_COL || d->b.dtype != t ||
         d->k % (TESS_TMA_ALIGN / (int64_t)tess_dtype_size(t)) != 0 || block != tess_scale_is_block(d->b_scale.mode))
-        return -1;
-    for (int i = 0; i < tess_gemv_kernel_count(); i++) {
-        const tess_gemv_kernel *k = tess_gemv_kernel_at(i);
-        if (k->input == t && k->block_scaled == block && d->m <= k->max_m)
-            return i; /* the table lists each kind by token count, smallest first */
+        return 0;
+    const tess_gemv_kernel *k = tess_gemv_kernel_at(i);
+    if (!k || k->input != t || k->block_scaled != block || d->m > k->max_m)
+        return 0;
+    for (int j = 0; j < i; j++) {
+        const tess_gemv_kernel *o = tess_gemv_kernel_at(j);
+        if (o->tensor_cores == k->tensor_cores && o->input == t && o->block_scaled == block && d->m <= o->max_m)
+            return 0;
     }
-    return -1;
+    return 1;
 }
 
 /* Estimated run time of the decode GEMV kernel on the problem, on the
@@ -670,6 +676,7 @@ static int gemv_kernel_for(const tess_gemm_desc *d) {
 #define TESS_GEMV_FMA_EFFICIENCY_16BIT 0.34
 #define TESS_GEMV_FMA_EFFICIENCY_E4M3 0.2
 #define TESS_GEMV_LAUNCH_SAVING_S 2.0e-6
+#define TESS_GEMV_MMA_UNMEASURED 0.8
 /* float32 FMAs per SM per clock on sm_90: 128 lanes. */
 #define TESS_SM90_FMA_PER_CLOCK 128.0
 static double gemv_estimate(const tess_device_info *info, const tess_gemv_kernel *k, const tess_gemm_desc *d) {
@@ -678,13 +685,15 @@ static double gemv_estimate(const tess_device_info *info, const tess_gemv_kernel
     const double bytes = (double)d->k * (double)(d->m + d->n) * tess_dtype_size(d->a.dtype) +
                          (double)d->m * d->n * tess_dtype_size(d->d.dtype) +
                          (d->beta != 0.0f ? (double)d->m * d->n * tess_dtype_size(d->c.dtype) : 0.0);
-    /* One CTA per 4 weight rows, no split of K: a small grid draws what its
-     * CTAs' loads in flight allow. */
-    const double grid = (double)((d->n + TESS_GEMV_ROWS - 1) / TESS_GEMV_ROWS);
+    /* One CTA per 4 (16) weight rows, no split of K: a small grid draws what
+     * its CTAs' loads in flight allow. */
+    const double grid = (double)((d->n + k->rows - 1) / k->rows);
     double rate = peak_bytes * TESS_SUSTAINED_MEMORY * TESS_GEMV_STREAM_EFFICIENCY;
     if (grid * TESS_GEMV_CTA_BYTES_PER_S < rate)
         rate = grid * TESS_GEMV_CTA_BYTES_PER_S;
     const double memory = bytes / rate;
+    if (k->tensor_cores) /* NOT YET MEASURED: a cautious guess, its stream at 0.8 of the float32 kernel's rate */
+        return memory / TESS_GEMV_MMA_UNMEASURED - TESS_GEMV_LAUNCH_SAVING_S;
     const double fma_efficiency =
         k->input == TESS_DTYPE_E4M3 ? TESS_GEMV_FMA_EFFICIENCY_E4M3 : TESS_GEMV_FMA_EFFICIENCY_16BIT;
     const double compute =
@@ -698,12 +707,14 @@ static void describe_gemv(const tess_gemv_kernel *k, const tess_gemm_desc *d, in
     memset(p, 0, sizeof *p);
     p->struct_size = sizeof *p;
     p->kernel = tess_gemm_sm90_kernel_count() + index;
-    p->tile_m = k->max_m, p->tile_n = TESS_GEMV_ROWS, p->tile_k = TESS_TMA_ALIGN / (int)tess_dtype_size(d->a.dtype);
-    p->stages = 2; /* chunks in flight per weight row and thread */
+    p->tile_m = k->max_m, p->tile_n = k->rows;
+    /* Elements a thread reads of a row per step: a 16-byte chunk, or a tensor-core K step of 32. */
+    p->tile_k = k->tensor_cores ? 32 : TESS_TMA_ALIGN / (int)tess_dtype_size(d->a.dtype);
+    p->stages = k->tensor_cores ? TESS_GEMV_MMA_DEPTH : 2; /* steps in flight per thread */
     p->cluster_m = p->cluster_n = 1;
-    p->grid = p->tiles = (int32_t)((d->n + TESS_GEMV_ROWS - 1) / TESS_GEMV_ROWS);
-    snprintf(p->name, sizeof p->name, "gemv_%s_tn_m%d_r%d%s", tess_dtype_name(d->a.dtype), k->max_m, TESS_GEMV_ROWS,
-             k->block_scaled ? "_blk" : "");
+    p->grid = p->tiles = (int32_t)((d->n + k->rows - 1) / k->rows);
+    snprintf(p->name, sizeof p->name, "gemv_%s_tn_m%d_r%d%s%s", tess_dtype_name(d->a.dtype), k->max_m, k->rows,
+             k->block_scaled ? "_blk" : "", k->tensor_cores ? "_mma" : "");
 }
 
 /* Runs the problem on decode GEMV kernel k (validated, k serving it). */
@@ -751,8 +762,9 @@ int tess_gemm_candidates(const tess_device_info *info, const tess_gemm_desc *des
             }
         }
     }
-    const int g = gemv_kernel_for(desc);
-    if (g >= 0 && n < MAX_CANDIDATES) {
+    for (int g = 0; g < tess_gemv_kernel_count() && n < MAX_CANDIDATES; g++) {
+        if (!gemv_offered(desc, g))
+            continue;
         const tess_gemv_kernel *k = tess_gemv_kernel_at(g);
         const int at = tess_plan_rank_slot(plans, cost, n, capacity, gemv_estimate(info, k, desc));
         if (at >= 0)
@@ -873,7 +885,7 @@ TESS_API tess_status tess_gemm_scaled(tess_handle handle, const tess_gemm_desc *
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: the plan was not made by tess_gemm_plan(s)");
     if (plan->kernel >= sm90_kernels) {
         const int g = plan->kernel - sm90_kernels;
-        if (gemv_kernel_for(desc) != g)
+        if (!gemv_offered(desc, g))
             return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: plan %s is for another type, layout or shape",
                              plan->name);
         return run_gemv(handle, tess_gemv_kernel_at(g), desc, a, a_scale, b, b_scale, c, d);

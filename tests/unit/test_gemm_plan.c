@@ -253,39 +253,45 @@ static int plan_consistent(const tess_gemm_desc *g, const tess_plan *p, size_t l
 
 /* Whether decode GEMV plan p suits problem g: a kernel of the table, for one
  * matrix of TN operands of its type (e4m3 with block factors on both
- * operands or neither, as the kernel's), the narrowest kernel that holds M
- * (1, 2, 4, 8 tokens), one CTA per 4 weight rows, no workspace. */
+ * operands or neither, as the kernel's), the narrowest kernel of its family
+ * that holds M (float32 FMAs: 1, 2, 4, 8 tokens, 4 weight rows a CTA;
+ * tensor cores: 8, 16 tokens, 16 rows a CTA), no workspace. */
 static int gemv_plan_consistent(const tess_gemm_desc *g, const tess_plan *p) {
     const tess_gemv_kernel *k = tess_gemv_kernel_at(p->kernel - tess_gemm_sm90_kernel_count());
     if (!k || strncmp(p->name, "gemv_", 5) != 0 || p->transposed || p->stream_k || p->workspace_bytes)
         return 0;
     const int block = tess_scale_is_block(g->a_scale.mode);
+    const int narrowest = k->tensor_cores ? k->max_m == 8 || g->m > 8 : k->max_m == 1 || 2 * g->m > k->max_m;
+    const int rows = k->tensor_cores ? 16 : 4;
     return g->batch == 1 && g->a.order == TESS_ORDER_ROW && g->b.order == TESS_ORDER_COL &&
            g->a.dtype == k->input && g->b.dtype == k->input && block == k->block_scaled &&
-           block == tess_scale_is_block(g->b_scale.mode) && g->m <= k->max_m && (k->max_m == 1 || 2 * g->m > k->max_m) &&
-           p->grid == (g->n + TESS_GEMV_ROWS - 1) / TESS_GEMV_ROWS;
+           block == tess_scale_is_block(g->b_scale.mode) && g->m <= k->max_m && narrowest && k->rows == rows &&
+           (k->tensor_cores == (strstr(p->name, "_mma") != NULL)) && p->grid == (g->n + rows - 1) / rows;
 }
 
-/* The decode GEMV plan is offered exactly where its kernels serve: up to 8
- * tokens of 16-bit TN operands, up to 4 of e4m3 (block-scaled or not), one
- * matrix. */
+/* The decode GEMV plans are offered exactly where their kernels serve: float
+ * FMAs up to 8 tokens of 16-bit TN operands and up to 4 of e4m3
+ * (block-scaled or not), tensor cores up to 16 tokens of 16-bit ones; one
+ * matrix; at most one plan per family. */
 static void test_gemv_plans(void) {
     struct {
         int64_t m, n, k;
         tess_dtype type;
         int block, a_col, batch;
-        const char *want; /* the GEMV plan's name, NULL: none */
+        const char *want[2]; /* the GEMV plans' names, in the table's order; NULL: none */
     } cases[] = {
-        {1, 4096, 7168, TESS_DTYPE_BF16, 0, 0, 1, "gemv_bf16_tn_m1_r4"},
-        {3, 2112, 7168, TESS_DTYPE_F16, 0, 0, 1, "gemv_f16_tn_m4_r4"},
-        {8, 7168, 2048, TESS_DTYPE_BF16, 0, 0, 1, "gemv_bf16_tn_m8_r4"},
-        {9, 7168, 2048, TESS_DTYPE_BF16, 0, 0, 1, NULL},
-        {1, 4096, 7168, TESS_DTYPE_BF16, 0, 1, 1, NULL}, /* A column-major */
-        {1, 4096, 7168, TESS_DTYPE_BF16, 0, 0, 2, NULL}, /* a batch */
-        {4, 4096, 7168, TESS_DTYPE_E4M3, 1, 0, 1, "gemv_e4m3_tn_m4_r4_blk"},
-        {2, 4096, 7168, TESS_DTYPE_E4M3, 0, 0, 1, "gemv_e4m3_tn_m2_r4"},
-        {5, 4096, 7168, TESS_DTYPE_E4M3, 1, 0, 1, NULL},
-        {1, 4096, 7168, TESS_DTYPE_E5M2, 0, 0, 1, NULL},
+        {1, 4096, 7168, TESS_DTYPE_BF16, 0, 0, 1, {"gemv_bf16_tn_m1_r4", "gemv_bf16_tn_m8_r16_mma"}},
+        {3, 2112, 7168, TESS_DTYPE_F16, 0, 0, 1, {"gemv_f16_tn_m4_r4", "gemv_f16_tn_m8_r16_mma"}},
+        {8, 7168, 2048, TESS_DTYPE_BF16, 0, 0, 1, {"gemv_bf16_tn_m8_r4", "gemv_bf16_tn_m8_r16_mma"}},
+        {9, 7168, 2048, TESS_DTYPE_BF16, 0, 0, 1, {"gemv_bf16_tn_m16_r16_mma", NULL}},
+        {16, 1003, 520, TESS_DTYPE_F16, 0, 0, 1, {"gemv_f16_tn_m16_r16_mma", NULL}},
+        {17, 4096, 7168, TESS_DTYPE_BF16, 0, 0, 1, {NULL, NULL}},
+        {1, 4096, 7168, TESS_DTYPE_BF16, 0, 1, 1, {NULL, NULL}}, /* A column-major */
+        {1, 4096, 7168, TESS_DTYPE_BF16, 0, 0, 2, {NULL, NULL}}, /* a batch */
+        {4, 4096, 7168, TESS_DTYPE_E4M3, 1, 0, 1, {"gemv_e4m3_tn_m4_r4_blk", NULL}},
+        {2, 4096, 7168, TESS_DTYPE_E4M3, 0, 0, 1, {"gemv_e4m3_tn_m2_r4", NULL}},
+        {5, 4096, 7168, TESS_DTYPE_E4M3, 1, 0, 1, {NULL, NULL}},
+        {1, 4096, 7168, TESS_DTYPE_E5M2, 0, 0, 1, {NULL, NULL}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tess_gemm_desc g;
@@ -309,15 +315,25 @@ static void test_gemv_plans(void) {
         enum { CAP = 64 };
         tess_plan plans[CAP];
         const int count = tess_gemm_candidates(NULL, &g, TESS_GEMM_WORKSPACE_BYTES, plans, CAP);
-        int found = -1;
-        for (int j = 0; j < count && j < CAP; j++)
-            if (strncmp(plans[j].name, "gemv_", 5) == 0)
-                found = j;
-        const char *want = cases[i].want;
-        CHECKF(count <= CAP && (want ? found >= 0 && !strcmp(plans[found].name, want) && gemv_plan_consistent(&g, &plans[found])
-                                     : found < 0),
-               "%lldx%lldx%lld %s: GEMV plan %s, wanted %s", (long long)g.m, (long long)g.n, (long long)g.k,
-               tess_dtype_name(cases[i].type), found >= 0 ? plans[found].name : "none", want ? want : "none");
+        const tess_plan *found[2] = {NULL, NULL};
+        int extra = 0, consistent = 1;
+        for (int j = 0; j < count && j < CAP; j++) {
+            if (strncmp(plans[j].name, "gemv_", 5) != 0)
+                continue;
+            const int family = strstr(plans[j].name, "_mma") != NULL;
+            extra += found[family] != NULL;
+            found[family] = &plans[j];
+            consistent &= gemv_plan_consistent(&g, &plans[j]);
+        }
+        /* want[] lists the float32 plan first where there is one */
+        const char *want_fma = cases[i].want[0] && !strstr(cases[i].want[0], "_mma") ? cases[i].want[0] : NULL;
+        const char *want_mma = cases[i].want[0] && strstr(cases[i].want[0], "_mma") ? cases[i].want[0] : cases[i].want[1];
+        const char *want[2] = {want_fma, want_mma};
+        for (int f = 0; f < 2; f++)
+            CHECKF(count <= CAP && !extra && consistent &&
+                       (want[f] ? found[f] && !strcmp(found[f]->name, want[f]) : !found[f]),
+                   "%lldx%lldx%lld %s: GEMV plan %s, wanted %s", (long long)g.m, (long long)g.n, (long long)g.k,
+                   tess_dtype_name(cases[i].type), found[f] ? found[f]->name : "none", want[f] ? want[f] : "none");
     }
 }
 

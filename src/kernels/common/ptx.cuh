@@ -220,3 +220,24 @@ TESS_DEVICE void stmatrix_x4_trans(uint32_t addr, uint32_t r0, uint32_t r1, uint
                  "r"(r1), "r"(r2), "r"(r3)
                  : "memory");
 }
+
+// ---- mma ("Warp-level matrix multiply-accumulate instructions: mma") ----------
+
+// D = A B + D for one warp, m16n8k16, 16-bit A (row) and B (col), float32
+// accumulators: a holds this lane's 8 elements of A (rows lane/4 and
+// lane/4 + 8), b its 4 of B (column lane/4), d its 4 of D (rows lane/4 and
+// lane/4 + 8, columns 2 (lane % 4) and the next). F16 selects f16 inputs,
+// else bf16.
+template <bool F16>
+TESS_DEVICE void mma_m16n8k16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+    if constexpr (F16)
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                     "{%8, %9}, {%0, %1, %2, %3};"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    else
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                     "{%8, %9}, {%0, %1, %2, %3};"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}

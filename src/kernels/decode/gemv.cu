@@ -48,6 +48,17 @@ TESS_DEVICE uint4 load_weights(const char *p) {
     return v;
 }
 
+// 16 bytes of a token row, read through L1 (volatile with a memory clobber,
+// as load_weights, and for the same reason: see load_token_group).
+TESS_DEVICE uint4 load_tokens16(const char *at) {
+    uint4 v;
+    asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(at)
+                 : "memory");
+    return v;
+}
+
 // The 8 elements held in `w` (4 words of bf16/f16 pairs, or 2 of e4m3
 // quadruples) as floats, in memory order.
 template <tess_dtype IN>
@@ -90,12 +101,10 @@ TESS_DEVICE void group_words(const uint4 &v, int g, uint32_t (&w)[gemv_input<IN>
 template <tess_dtype IN>
 TESS_DEVICE void load_token_group(const char *row, int c, int g, uint32_t (&w)[gemv_input<IN>::WORDS]) {
     const char *at = row + (int64_t)c * 16 + g * 4 * gemv_input<IN>::WORDS;
-    if constexpr (gemv_input<IN>::WORDS == 4)
-        asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
-                     : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
-                     : "l"(at)
-                     : "memory");
-    else
+    if constexpr (gemv_input<IN>::WORDS == 4) {
+        const uint4 v = load_tokens16(at);
+        w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
+    } else
         asm volatile("ld.global.nc.v2.u32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "l"(at) : "memory");
 }
 
@@ -200,6 +209,18 @@ TESS_DEVICE float outer_factor(const tess_scale_operand &s, int i) {
     return s.data ? s.data[tess_scale_offset(&s.layout, 0, i, 0)] : 1.0f;
 }
 
+// Stores D's element (token m, weight row n) from its finished float32 sum:
+// the outer factors (block factors were applied per K block), alpha, beta C.
+template <bool BLOCK>
+TESS_DEVICE void gemv_store(const tess_gemv_params &p, int m, int n, float sum) {
+    if (!BLOCK)
+        sum *= outer_factor(p.scale_a, m) * outer_factor(p.scale_b, n);
+    float v = p.alpha * sum;
+    if (p.beta != 0.0f)
+        v += p.beta * tess_load_as_f32(p.c_layout.dtype, p.c, tess_matrix_offset(&p.c_layout, 0, m, n));
+    tess_store_from_f32(p.d_layout.dtype, p.d, tess_matrix_offset(&p.d_layout, 0, m, n), v);
+}
+
 // CTAs per SM the registers must allow: 3 x 128 threads x at most 170
 // registers fit the SM's 65536 (the kernels take 66-160). Each CTA keeps
 // 8-16 KB of weights in flight (128 threads x 4 rows x 1-2 chunks of 16
@@ -265,20 +286,119 @@ __global__ void __launch_bounds__(TESS_GEMV_THREADS, TESS_GEMV_MIN_CTAS) gemv_ke
 #pragma unroll
     for (int w = 1; w < THREADS / 32; w++)
         sum += warp_sums[w][r][m];
-    if (!BLOCK)
-        sum *= outer_factor(p.scale_a, m) * outer_factor(p.scale_b, n);
-    float v = p.alpha * sum;
-    if (p.beta != 0.0f)
-        v += p.beta * tess_load_as_f32(p.c_layout.dtype, p.c, tess_matrix_offset(&p.c_layout, 0, m, n));
-    tess_store_from_f32(p.d_layout.dtype, p.d, tess_matrix_offset(&p.d_layout, 0, m, n), v);
+    gemv_store<BLOCK>(p, m, n, sum);
 }
 
-// One CTA per TESS_GEMV_ROWS weight rows, with programmatic stream
-// serialization (the kernel waits in grid_dependency_wait).
-template <tess_dtype IN, bool BLOCK, int MT>
-static tess_status launch_gemv(const tess_gemv_params *p, void *stream) {
+// ---- Tensor-core variant: 16-bit inputs, 8 or 16 tokens ----------------------
+//
+// At 8 or more tokens the float32 kernel above is bound by its FMAs (8 per
+// weight). Here one warp's mma.sync m16n8k16 does them: a CTA owns 16 weight
+// rows (the m16 side), the tokens are the n8 side (NT tiles of 8), and the
+// CTA's 4 warps take turns at K steps of 32 elements. Each lane loads 16
+// bytes of weight rows lane/4 and lane/4 + 8 and of token lane/4 at element
+// 8 (lane % 4) of the step, and feeds them to two mmas unchanged: a sum over
+// K does not care in which order K is visited, so the elements a lane holds
+// are given logical K positions that make its registers the fragments
+// mma.sync expects (PTX ISA, "Matrix Fragments for mma.m16n8k16"):
+// physical elements 8t + {0,1}, {2,3} are logical 2t + {0,1}, 2t + 8 + {0,1}
+// of the first mma, 8t + {4..7} the same of the second, for A (weights) and B
+// (tokens) alike, so that both see the same permutation of K.
+
+// This lane's byte offset in a row for K step s (32 elements of 2 bytes),
+// or 0 where its 8 elements lie past K (loaded from a valid address, then
+// replaced by zeros).
+TESS_DEVICE int64_t mma_chunk_offset(int s, int t, int k) {
+    return s * 32 + t * 8 < k ? (int64_t)s * 64 + t * 16 : 0;
+}
+
+template <tess_dtype IN, int NT>
+__global__ void __launch_bounds__(TESS_GEMV_THREADS) gemv_mma_kernel(const __grid_constant__ tess_gemv_params p) {
+    constexpr int WARPS = TESS_GEMV_THREADS / 32, DEPTH = TESS_GEMV_MMA_DEPTH, STRIDE = WARPS * DEPTH;
+    static_assert(TESS_GEMV_MMA_ROWS == 16, "one m16 tile of weight rows per CTA");
+    grid_dependency_wait();
+    grid_dependents_launch();
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    const int n0 = blockIdx.x * TESS_GEMV_MMA_ROWS;
+    // Rows past n and tokens past m repeat the last one: computed, never stored.
+    const char *w_lo = (const char *)p.b + (int64_t)min(n0 + g, p.n - 1) * p.ldb * 2;
+    const char *w_hi = (const char *)p.b + (int64_t)min(n0 + g + 8, p.n - 1) * p.ldb * 2;
+    const char *x[NT];
+#pragma unroll
+    for (int j = 0; j < NT; j++)
+        x[j] = (const char *)p.a + (int64_t)min(8 * j + g, p.m - 1) * p.lda * 2;
+    const int steps = (p.k + 31) / 32, last = steps - 1;
+    float acc[NT][4];
+#pragma unroll
+    for (int j = 0; j < NT; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            acc[j][e] = 0.0f;
+    // A ring of DEPTH steps in registers per lane: this warp's steps warp +
+    // WARPS i; slot d holds step base + WARPS d of the current round, and is
+    // refilled with the next round's as soon as it is used (steps past the
+    // last reload the last: an L1/L2 hit, unused).
+    uint4 lo[DEPTH], hi[DEPTH], xs[DEPTH][NT];
+#pragma unroll
+    for (int d = 0; d < DEPTH; d++) {
+        const int64_t at = mma_chunk_offset(min(warp + WARPS * d, last), t, p.k);
+        lo[d] = load_weights(w_lo + at), hi[d] = load_weights(w_hi + at);
+#pragma unroll
+        for (int j = 0; j < NT; j++)
+            xs[d][j] = load_tokens16(x[j] + at);
+    }
+    for (int base = warp; base < steps; base += STRIDE) {
+#pragma unroll
+        for (int d = 0; d < DEPTH; d++) {
+            const int s = base + WARPS * d;
+            if (s < steps) {
+                const bool inside = s * 32 + t * 8 < p.k;
+                const uint4 zero = make_uint4(0, 0, 0, 0), wl = inside ? lo[d] : zero, wh = inside ? hi[d] : zero;
+                const uint32_t a0[4] = {wl.x, wh.x, wl.y, wh.y}, a1[4] = {wl.z, wh.z, wl.w, wh.w};
+#pragma unroll
+                for (int j = 0; j < NT; j++) {
+                    const uint4 b = inside ? xs[d][j] : zero;
+                    mma_m16n8k16<IN == TESS_DTYPE_F16>(acc[j], a0, b.x, b.y);
+                    mma_m16n8k16<IN == TESS_DTYPE_F16>(acc[j], a1, b.z, b.w);
+                }
+            }
+            const int64_t at = mma_chunk_offset(min(s + STRIDE, last), t, p.k);
+            lo[d] = load_weights(w_lo + at), hi[d] = load_weights(w_hi + at);
+#pragma unroll
+            for (int j = 0; j < NT; j++)
+                xs[d][j] = load_tokens16(x[j] + at);
+        }
+    }
+
+    // The warps' sums, added in warp order by warp 0: the same bits on every run.
+    __shared__ float warp_sums[WARPS][NT][4][32];
+#pragma unroll
+    for (int j = 0; j < NT; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            warp_sums[warp][j][e][lane] = acc[j][e];
+    __syncthreads();
+    if (warp != 0)
+        return;
+#pragma unroll
+    for (int j = 0; j < NT; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            float sum = warp_sums[0][j][e][lane];
+#pragma unroll
+            for (int w = 1; w < WARPS; w++)
+                sum += warp_sums[w][j][e][lane];
+            // D fragment: rows g (e < 2) and g + 8, tokens 2t and 2t + 1.
+            const int n = n0 + g + (e >= 2 ? 8 : 0), m = 8 * j + 2 * t + (e & 1);
+            if (n < p.n && m < p.m)
+                gemv_store<false>(p, m, n, sum);
+        }
+}
+
+// One CTA per `rows` weight rows, with programmatic stream serialization
+// (the kernels wait in grid_dependency_wait).
+static tess_status launch_rows(void (*kernel)(tess_gemv_params), int rows, const tess_gemv_params *p, void *stream) {
     cudaLaunchConfig_t config = {};
-    config.gridDim = dim3((unsigned)((p->n + TESS_GEMV_ROWS - 1) / TESS_GEMV_ROWS));
+    config.gridDim = dim3((unsigned)((p->n + rows - 1) / rows));
     config.blockDim = dim3(TESS_GEMV_THREADS);
     config.stream = (cudaStream_t)stream;
     cudaLaunchAttribute serialization = {};
@@ -286,15 +406,26 @@ static tess_status launch_gemv(const tess_gemv_params *p, void *stream) {
     serialization.val.programmaticStreamSerializationAllowed = 1;
     config.attrs = &serialization;
     config.numAttrs = 1;
-    return tess_cuda_status(cudaLaunchKernelEx(&config, gemv_kernel<IN, BLOCK, MT>, *p),
-                            "launching the decode GEMV kernel");
+    return tess_cuda_status(cudaLaunchKernelEx(&config, kernel, *p), "launching the decode GEMV kernel");
 }
 
-#define TESS_GEMV_ENTRY(IN, BLOCK, MT) {IN, BLOCK, MT, launch_gemv<IN, BLOCK, MT>}
+template <tess_dtype IN, bool BLOCK, int MT>
+static tess_status launch_gemv(const tess_gemv_params *p, void *stream) {
+    return launch_rows(gemv_kernel<IN, BLOCK, MT>, TESS_GEMV_ROWS, p, stream);
+}
 
-// 16-bit inputs up to 8 tokens; e4m3 up to 4 (its 16 values per chunk and
-// their factors would need twice the registers at 8). Each type's kernels
-// by token count, smallest first: the planner takes the first that holds M.
+template <tess_dtype IN, int NT>
+static tess_status launch_gemv_mma(const tess_gemv_params *p, void *stream) {
+    return launch_rows(gemv_mma_kernel<IN, NT>, TESS_GEMV_MMA_ROWS, p, stream);
+}
+
+#define TESS_GEMV_ENTRY(IN, BLOCK, MT) {IN, BLOCK, MT, TESS_GEMV_ROWS, 0, launch_gemv<IN, BLOCK, MT>}
+#define TESS_GEMV_MMA_ENTRY(IN, NT) {IN, 0, 8 * (NT), TESS_GEMV_MMA_ROWS, 1, launch_gemv_mma<IN, NT>}
+
+// Float32 FMAs: 16-bit inputs up to 8 tokens; e4m3 up to 4 (its 16 values
+// per chunk and their factors would need twice the registers at 8). Tensor
+// cores: 16-bit inputs, 8 or 16 tokens. Each family's kernels of a type by
+// token count, smallest first: the planner offers the first that holds M.
 static const tess_gemv_kernel gemv_kernels[] = {
     TESS_GEMV_ENTRY(TESS_DTYPE_BF16, false, 1), TESS_GEMV_ENTRY(TESS_DTYPE_BF16, false, 2),
     TESS_GEMV_ENTRY(TESS_DTYPE_BF16, false, 4), TESS_GEMV_ENTRY(TESS_DTYPE_BF16, false, 8),
@@ -303,6 +434,8 @@ static const tess_gemv_kernel gemv_kernels[] = {
     TESS_GEMV_ENTRY(TESS_DTYPE_E4M3, false, 1), TESS_GEMV_ENTRY(TESS_DTYPE_E4M3, false, 2),
     TESS_GEMV_ENTRY(TESS_DTYPE_E4M3, false, 4), TESS_GEMV_ENTRY(TESS_DTYPE_E4M3, true, 1),
     TESS_GEMV_ENTRY(TESS_DTYPE_E4M3, true, 2),  TESS_GEMV_ENTRY(TESS_DTYPE_E4M3, true, 4),
+    TESS_GEMV_MMA_ENTRY(TESS_DTYPE_BF16, 1),    TESS_GEMV_MMA_ENTRY(TESS_DTYPE_BF16, 2),
+    TESS_GEMV_MMA_ENTRY(TESS_DTYPE_F16, 1),     TESS_GEMV_MMA_ENTRY(TESS_DTYPE_F16, 2),
 };
 
 extern "C" int tess_gemv_kernel_count(void) { return (int)(sizeof gemv_kernels / sizeof gemv_kernels[0]); }

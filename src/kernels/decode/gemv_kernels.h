@@ -15,6 +15,8 @@ typedef struct tess_gemv_kernel {
     tess_dtype input;  /* A's and B's type: bf16, f16 or e4m3 */
     int block_scaled;  /* 1: FP8 block factors on both operands, applied per 128-K block */
     int max_m;         /* tokens it computes at once (its accumulators: max_m per weight row) */
+    int rows;          /* weight rows a CTA computes: TESS_GEMV_ROWS or, tensor cores, TESS_GEMV_MMA_ROWS */
+    int tensor_cores;  /* 1: mma.sync (16-bit inputs), else float32 FMAs */
     tess_gemv_launch_fn launch;
 } tess_gemv_kernel;
 

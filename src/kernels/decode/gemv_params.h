@@ -11,9 +11,17 @@
 #include "tessera.h"
 
 /* Weight rows (columns of D) one CTA computes, and its threads: four warps
- * that split each row's K between them. */
+ * that split each row's K between them. The tensor-core kernels take 16
+ * rows a CTA (the m16 side of mma.sync), the others 4. */
 #define TESS_GEMV_ROWS 4
+#define TESS_GEMV_MMA_ROWS 16
 #define TESS_GEMV_THREADS 128
+/* K steps of 32 elements (64 bytes of each of a warp's 16 rows) a thread of
+ * the tensor-core kernels keeps in flight: 128 threads x 8 x 32 bytes =
+ * 32 KB a CTA, so that one CTA per SM (N = 2112: 132 CTAs) holds as much
+ * in flight as the copy rate needs over ~1.5 us of loaded latency (3 TB/s
+ * x 1.5 us / 132 SMs = 34 KB). */
+#define TESS_GEMV_MMA_DEPTH 8
 
 typedef struct tess_gemv_params {
     /* A: the m tokens, row-major (K contiguous), rows lda elements apart.
