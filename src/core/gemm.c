@@ -676,9 +676,33 @@ static int gemv_offered(const tess_gemm_desc *d, int i) {
 #define TESS_GEMV_FMA_EFFICIENCY_16BIT 0.34
 #define TESS_GEMV_FMA_EFFICIENCY_E4M3 0.2
 #define TESS_GEMV_LAUNCH_SAVING_S 2.0e-6
-#define TESS_GEMV_MMA_UNMEASURED 0.8
 /* float32 FMAs per SM per clock on sm_90: 128 lanes. */
 #define TESS_SM90_FMA_PER_CLOCK 128.0
+/* The weight stream time of tensor-core GEMV kernel k (16 rows a CTA, N / 16
+ * CTAs): no FMAs to speak of, so its time is its stream's. Each CTA draws
+ * up to TESS_GEMV_MMA_CTA_BYTES_PER_S (32 KB in flight; H100, 2026-11-23:
+ * 132 CTAs of 16x2112x7168 streamed 1.86 TB/s), and a grid wider than its
+ * resident CTAs (k->ctas_per_sm) streams its last partial wave at that
+ * wave's CTAs' rate (16x7168x2048: 448 CTAs on 396 places, 19.5 us against
+ * 16.6 for the 8-token kernel, 4 a SM). At 1 token it streams as fast as
+ * the float32 kernel (24.6 against 24.4 us at 1x4096x7168). Its launch
+ * saves 1 us less than the float32 kernel's: at short K it takes ~2 us more
+ * than its stream (4x7168x2048: 16.3 us, 8 tokens 16.6, for 10.3 us of
+ * stream and a ~4 us launch), which this stands for where it matters. */
+#define TESS_GEMV_MMA_CTA_BYTES_PER_S 14.4e9
+#define TESS_GEMV_MMA_LAUNCH_SAVING_S 1.0e-6
+static double gemv_mma_memory(const tess_gemv_kernel *k, int64_t grid, int64_t sms, double bytes, double rate) {
+    const int64_t resident = sms * k->ctas_per_sm;
+    const int64_t full_waves = grid / resident, tail = grid % resident;
+    const double full_rate = (double)resident * TESS_GEMV_MMA_CTA_BYTES_PER_S < rate
+                                 ? (double)resident * TESS_GEMV_MMA_CTA_BYTES_PER_S
+                                 : rate;
+    const double tail_rate =
+        (double)tail * TESS_GEMV_MMA_CTA_BYTES_PER_S < rate ? (double)tail * TESS_GEMV_MMA_CTA_BYTES_PER_S : rate;
+    const double per_cta = bytes / (double)grid;
+    return (double)(full_waves * resident) * per_cta / full_rate + (tail > 0 ? (double)tail * per_cta / tail_rate : 0.0);
+}
+
 static double gemv_estimate(const tess_device_info *info, const tess_gemv_kernel *k, const tess_gemm_desc *d) {
     const double hz = device_sm_hz(info), peak_bytes = device_memory_bytes_per_s(info);
     const double sms = info && info->sm_count > 0 ? info->sm_count : TESS_DEFAULT_SMS;
@@ -692,8 +716,10 @@ static double gemv_estimate(const tess_device_info *info, const tess_gemv_kernel
     if (grid * TESS_GEMV_CTA_BYTES_PER_S < rate)
         rate = grid * TESS_GEMV_CTA_BYTES_PER_S;
     const double memory = bytes / rate;
-    if (k->tensor_cores) /* NOT YET MEASURED: a cautious guess, its stream at 0.8 of the float32 kernel's rate */
-        return memory / TESS_GEMV_MMA_UNMEASURED - TESS_GEMV_LAUNCH_SAVING_S;
+    if (k->tensor_cores)
+        return gemv_mma_memory(k, (int64_t)grid, (int64_t)sms, bytes,
+                               peak_bytes * TESS_SUSTAINED_MEMORY * TESS_GEMV_STREAM_EFFICIENCY) -
+               TESS_GEMV_MMA_LAUNCH_SAVING_S;
     const double fma_efficiency =
         k->input == TESS_DTYPE_E4M3 ? TESS_GEMV_FMA_EFFICIENCY_E4M3 : TESS_GEMV_FMA_EFFICIENCY_16BIT;
     const double compute =

@@ -389,18 +389,24 @@ static void test_suite_choices(void) {
         {128, 8192, 8192, "sm90_bf16_tn_128x64x64_s8_c1x1", 0},      /* 307 TFLOP/s vs 253 for 128x128 stream-K */
         {1024, 7168, 2048, "sm90_bf16_tn_128x256x64_s4_c2x1", 0},    /* 556 vs 502 for 128x128 stream-K */
         {3000, 5000, 7000, "sm90_bf16_tn_128x256x64_s4_c4x1", 0},    /* misaligned rows: 651 vs 547 for c2, 389 for 128x128 */
-        /* Decode (H100, GPU time, 2026-11-23): up to 4 tokens the GEMV beats
-         * every sm90 plan (1x4096x7168 24.3 us against 27.3; 1x7168x2048
-         * 14.5 against 17.5; 4x2112x7168 14.9 against 19.8); at 8 it is
-         * bound by its FMAs (29.7 against 27.9). Past it, the weights
-         * transposed onto the 128-row side in 32 CTAs beat stream-K fill
-         * over 128 (2110 vs 1990 GB/s at M=1), and both beat tiles padding
-         * M to 128 rows (592-1019 GB/s). */
+        /* Decode (H100, GPU time, 2026-11-23): the float32 GEMV beats every
+         * sm90 plan up to 4 tokens where its many CTAs matter (1x4096x7168
+         * 24.4 us against 27.3; 4x2112x7168 15.2 against 19.8); from 4
+         * tokens at short K and from 8 the tensor-core GEMV wins
+         * (4x7168x2048 16.3 against 18.1; 8x4096x7168 25.3 against 29.8
+         * float32, 27.9 sm90; 16x4096x7168 27.1 against 28.8); at
+         * 16x7168x2048 its 448 CTAs take two waves and the sm90 plans tie
+         * (19.3-19.5). Past these, the weights transposed onto the 128-row
+         * side in 32 CTAs beat stream-K fill over 128 (2110 vs 1990 GB/s at
+         * M=1), and both beat tiles padding M to 128 rows (592-1019 GB/s). */
         {1, 4096, 7168, "gemv_bf16_tn_m1_r4", 0},
         {1, 7168, 2048, "gemv_bf16_tn_m1_r4", 0},
         {4, 2112, 7168, "gemv_bf16_tn_m4_r4", 0},
-        {8, 4096, 7168, "sm90_bf16_tn_128x16x64_s12_c1x1_swap", 0},
-        {16, 4096, 7168, "sm90_bf16_tn_128x16x64_s12_c1x1_swap", 0},
+        {4, 7168, 2048, "gemv_bf16_tn_m8_r16_mma", 0},
+        {8, 4096, 7168, "gemv_bf16_tn_m8_r16_mma", 0},
+        {8, 7168, 2048, "gemv_bf16_tn_m8_r16_mma", 0},
+        {16, 4096, 7168, "gemv_bf16_tn_m16_r16_mma", 0},
+        {16, 7168, 2048, NULL, 0},
         {64, 2112, 7168, NULL, 0},
         /* FP8 token tiles whose factors come by copy stream slower per CTA:
          * at M=16 stream-K fill over 128 CTAs wins (1434 vs 1105 GB/s at

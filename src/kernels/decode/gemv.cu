@@ -419,8 +419,11 @@ static tess_status launch_gemv_mma(const tess_gemv_params *p, void *stream) {
     return launch_rows(gemv_mma_kernel<IN, NT>, TESS_GEMV_MMA_ROWS, p, stream);
 }
 
-#define TESS_GEMV_ENTRY(IN, BLOCK, MT) {IN, BLOCK, MT, TESS_GEMV_ROWS, 0, launch_gemv<IN, BLOCK, MT>}
-#define TESS_GEMV_MMA_ENTRY(IN, NT) {IN, 0, 8 * (NT), TESS_GEMV_MMA_ROWS, 1, launch_gemv_mma<IN, NT>}
+// CTAs per SM: the float32 kernels' launch bounds guarantee 3; the
+// tensor-core ones take 124 registers at 8 tokens (4 CTAs of 128 threads in
+// 65536) and 168 at 16 (3), as ptxas reports for sm_90a (CUDA 13).
+#define TESS_GEMV_ENTRY(IN, BLOCK, MT) {IN, BLOCK, MT, TESS_GEMV_ROWS, 0, TESS_GEMV_MIN_CTAS, launch_gemv<IN, BLOCK, MT>}
+#define TESS_GEMV_MMA_ENTRY(IN, NT) {IN, 0, 8 * (NT), TESS_GEMV_MMA_ROWS, 1, (NT) == 1 ? 4 : 3, launch_gemv_mma<IN, NT>}
 
 // Float32 FMAs: 16-bit inputs up to 8 tokens; e4m3 up to 4 (its 16 values
 // per chunk and their factors would need twice the registers at 8). Tensor
