@@ -35,29 +35,26 @@ struct gemv_input {
     static constexpr int WORDS = 4 / GROUPS;
 };
 
-// One 16-byte chunk of the weights, which are read once: kept out of L1
-// (which holds the tokens, read by every warp of the SM), with L2 asked to
-// fetch the next 256 bytes of the row along with it. Volatile with a memory
-// clobber: never moved above griddepcontrol.wait, nor past the token loads.
-TESS_DEVICE uint4 load_weights(const char *p) {
+// 16 bytes of global memory, read-only for the kernel's life. STREAMED:
+// weights, read once: kept out of L1 (which holds the tokens, read by every
+// warp of the SM), with L2 asked to fetch the next 256 bytes of the row
+// along with them. Else tokens, read through L1. Volatile with a memory
+// clobber: never moved above griddepcontrol.wait, and kept in program order
+// with the other loads (an __ldg may move across them, and then the next
+// chunk's weight loads sink below the FMAs that wait for the tokens).
+template <bool STREAMED>
+TESS_DEVICE uint4 load16(const char *p) {
     uint4 v;
-    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "l"(p)
-                 : "memory");
+    if constexpr (STREAMED)
+        asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+    else
+        asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
     return v;
 }
-
-// 16 bytes of a token row, read through L1 (volatile with a memory clobber,
-// as load_weights, and for the same reason: see load_token_group).
-TESS_DEVICE uint4 load_tokens16(const char *at) {
-    uint4 v;
-    asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                 : "l"(at)
-                 : "memory");
-    return v;
-}
+TESS_DEVICE uint4 load_weights(const char *p) { return load16<true>(p); }
+TESS_DEVICE uint4 load_tokens16(const char *p) { return load16<false>(p); }
 
 // The 8 elements held in `w` (4 words of bf16/f16 pairs, or 2 of e4m3
 // quadruples) as floats, in memory order.
