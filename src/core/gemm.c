@@ -716,6 +716,9 @@ static double gemv_estimate(const tess_device_info *info, const tess_gemv_kernel
     if (grid * TESS_GEMV_CTA_BYTES_PER_S < rate)
         rate = grid * TESS_GEMV_CTA_BYTES_PER_S;
     const double memory = bytes / rate;
+    if (k->tensor_cores && k->input == TESS_DTYPE_E4M3) /* NOT YET MEASURED: a cautious guess, half the rate */
+        return 2.0 * gemv_mma_memory(k, (int64_t)grid, (int64_t)sms, bytes,
+                                     peak_bytes * TESS_SUSTAINED_MEMORY * TESS_GEMV_STREAM_EFFICIENCY);
     if (k->tensor_cores)
         return gemv_mma_memory(k, (int64_t)grid, (int64_t)sms, bytes,
                                peak_bytes * TESS_SUSTAINED_MEMORY * TESS_GEMV_STREAM_EFFICIENCY) -
@@ -734,9 +737,10 @@ static void describe_gemv(const tess_gemv_kernel *k, const tess_gemm_desc *d, in
     p->struct_size = sizeof *p;
     p->kernel = tess_gemm_sm90_kernel_count() + index;
     p->tile_m = k->max_m, p->tile_n = k->rows;
-    /* Elements a thread reads of a row per step: a 16-byte chunk, or a tensor-core K step of 32. */
-    p->tile_k = k->tensor_cores ? 32 : TESS_TMA_ALIGN / (int)tess_dtype_size(d->a.dtype);
-    p->stages = k->tensor_cores ? TESS_GEMV_MMA_DEPTH : 2; /* steps in flight per thread */
+    /* Elements a thread reads of a row per step: a 16-byte chunk, or a tensor-core K step of 64 bytes. */
+    p->tile_k = (k->tensor_cores ? 4 : 1) * TESS_TMA_ALIGN / (int)tess_dtype_size(d->a.dtype);
+    p->stages = k->tensor_cores ? TESS_GEMV_MMA_DEPTH_OF(k->input == TESS_DTYPE_E4M3, k->max_m / 8)
+                                : 2; /* steps in flight per thread */
     p->cluster_m = p->cluster_n = 1;
     p->grid = p->tiles = (int32_t)((d->n + k->rows - 1) / k->rows);
     snprintf(p->name, sizeof p->name, "gemv_%s_tn_m%d_r%d%s%s", tess_dtype_name(d->a.dtype), k->max_m, k->rows,

@@ -271,7 +271,7 @@ static int gemv_plan_consistent(const tess_gemm_desc *g, const tess_plan *p) {
 
 /* The decode GEMV plans are offered exactly where their kernels serve: float
  * FMAs up to 8 tokens of 16-bit TN operands and up to 4 of e4m3
- * (block-scaled or not), tensor cores up to 16 tokens of 16-bit ones; one
+ * (block-scaled or not), tensor cores up to 16 tokens of either; one
  * matrix; at most one plan per family. */
 static void test_gemv_plans(void) {
     struct {
@@ -288,9 +288,11 @@ static void test_gemv_plans(void) {
         {17, 4096, 7168, TESS_DTYPE_BF16, 0, 0, 1, {NULL, NULL}},
         {1, 4096, 7168, TESS_DTYPE_BF16, 0, 1, 1, {NULL, NULL}}, /* A column-major */
         {1, 4096, 7168, TESS_DTYPE_BF16, 0, 0, 2, {NULL, NULL}}, /* a batch */
-        {4, 4096, 7168, TESS_DTYPE_E4M3, 1, 0, 1, {"gemv_e4m3_tn_m4_r4_blk", NULL}},
-        {2, 4096, 7168, TESS_DTYPE_E4M3, 0, 0, 1, {"gemv_e4m3_tn_m2_r4", NULL}},
-        {5, 4096, 7168, TESS_DTYPE_E4M3, 1, 0, 1, {NULL, NULL}},
+        {4, 4096, 7168, TESS_DTYPE_E4M3, 1, 0, 1, {"gemv_e4m3_tn_m4_r4_blk", "gemv_e4m3_tn_m8_r16_blk_mma"}},
+        {2, 4096, 7168, TESS_DTYPE_E4M3, 0, 0, 1, {"gemv_e4m3_tn_m2_r4", "gemv_e4m3_tn_m8_r16_mma"}},
+        {5, 4096, 7168, TESS_DTYPE_E4M3, 1, 0, 1, {"gemv_e4m3_tn_m8_r16_blk_mma", NULL}},
+        {16, 1003, 1040, TESS_DTYPE_E4M3, 0, 0, 1, {"gemv_e4m3_tn_m16_r16_mma", NULL}},
+        {17, 4096, 7168, TESS_DTYPE_E4M3, 1, 0, 1, {NULL, NULL}},
         {1, 4096, 7168, TESS_DTYPE_E5M2, 0, 0, 1, {NULL, NULL}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
