@@ -291,7 +291,7 @@ __global__ void __launch_bounds__(TESS_GEMV_THREADS, TESS_GEMV_MIN_CTAS) gemv_ke
 // At 8 or more tokens the float32 kernel above is bound by its FMAs (8 per
 // weight). Here one warp's mma.sync does them: a CTA owns 16 weight rows
 // (the m16 side), the tokens are the n8 side (NT tiles of 8), and the CTA's
-// 4 warps take turns at K steps of 64 bytes a row (32 16-bit elements, 64
+// 4 (or 8) warps take turns at K steps of 64 bytes a row (32 16-bit elements, 64
 // e4m3). Each lane loads 16 bytes of weight rows lane/4 and lane/4 + 8 and
 // of token lane/4 at byte 16 (lane % 4) of the step, and feeds them to two
 // mmas unchanged: a sum over K does not care in which order K is visited,
@@ -377,9 +377,11 @@ TESS_DEVICE void gemv_mma_step(float (&acc)[NT][4], const uint4 &wl, const uint4
     }
 }
 
-template <tess_dtype IN, bool BLOCK, int NT>
-__global__ void __launch_bounds__(TESS_GEMV_THREADS) gemv_mma_kernel(const __grid_constant__ tess_gemv_params p) {
-    constexpr int WARPS = TESS_GEMV_THREADS / 32, DEPTH = TESS_GEMV_MMA_DEPTH_OF(IN == TESS_DTYPE_E4M3, NT);
+// WARPS: 4, or 8 for grids of at most one CTA per SM (N <= 16 x SMs), whose
+// CTAs then keep twice the bytes in flight.
+template <tess_dtype IN, bool BLOCK, int NT, int WARPS>
+__global__ void __launch_bounds__(32 * WARPS) gemv_mma_kernel(const __grid_constant__ tess_gemv_params p) {
+    constexpr int DEPTH = TESS_GEMV_MMA_DEPTH_OF(IN == TESS_DTYPE_E4M3, NT);
     constexpr int STRIDE = WARPS * DEPTH;
     constexpr int CHUNK = gemv_input<IN>::CHUNK, STEP_K = 4 * CHUNK; // elements per lane, per step
     static_assert(TESS_GEMV_MMA_ROWS == 16, "one m16 tile of weight rows per CTA");
@@ -467,10 +469,11 @@ __global__ void __launch_bounds__(TESS_GEMV_THREADS) gemv_mma_kernel(const __gri
 
 // One CTA per `rows` weight rows, with programmatic stream serialization
 // (the kernels wait in grid_dependency_wait).
-static tess_status launch_rows(void (*kernel)(tess_gemv_params), int rows, const tess_gemv_params *p, void *stream) {
+static tess_status launch_rows(void (*kernel)(tess_gemv_params), int rows, int threads, const tess_gemv_params *p,
+                               void *stream) {
     cudaLaunchConfig_t config = {};
     config.gridDim = dim3((unsigned)((p->n + rows - 1) / rows));
-    config.blockDim = dim3(TESS_GEMV_THREADS);
+    config.blockDim = dim3((unsigned)threads);
     config.stream = (cudaStream_t)stream;
     cudaLaunchAttribute serialization = {};
     serialization.id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -482,26 +485,32 @@ static tess_status launch_rows(void (*kernel)(tess_gemv_params), int rows, const
 
 template <tess_dtype IN, bool BLOCK, int MT>
 static tess_status launch_gemv(const tess_gemv_params *p, void *stream) {
-    return launch_rows(gemv_kernel<IN, BLOCK, MT>, TESS_GEMV_ROWS, p, stream);
+    return launch_rows(gemv_kernel<IN, BLOCK, MT>, TESS_GEMV_ROWS, TESS_GEMV_THREADS, p, stream);
 }
 
-template <tess_dtype IN, bool BLOCK, int NT>
+template <tess_dtype IN, bool BLOCK, int NT, int WARPS>
 static tess_status launch_gemv_mma(const tess_gemv_params *p, void *stream) {
-    return launch_rows(gemv_mma_kernel<IN, BLOCK, NT>, TESS_GEMV_MMA_ROWS, p, stream);
+    return launch_rows(gemv_mma_kernel<IN, BLOCK, NT, WARPS>, TESS_GEMV_MMA_ROWS, 32 * WARPS, p, stream);
 }
 
 // CTAs per SM: the float32 kernels' launch bounds guarantee 3; the
-// tensor-core ones take, as ptxas reports for sm_90a (CUDA 13), 124
-// registers for 8 16-bit tokens (4 CTAs of 128 threads in 65536), 168 for
-// 16 (3); e4m3 140 and 156 (3), block-scaled 220 and 239 (2).
-#define TESS_GEMV_ENTRY(IN, BLOCK, MT) {IN, BLOCK, MT, TESS_GEMV_ROWS, 0, TESS_GEMV_MIN_CTAS, launch_gemv<IN, BLOCK, MT>}
-#define TESS_GEMV_MMA_ENTRY(IN, BLOCK, NT, CTAS) \
-    {IN, BLOCK, 8 * (NT), TESS_GEMV_MMA_ROWS, 1, CTAS, launch_gemv_mma<IN, BLOCK, NT>}
+// tensor-core ones of 4 warps take, as ptxas reports for sm_90a (CUDA 13),
+// 124 registers for 8 16-bit tokens (4 CTAs of 128 threads in 65536), 168
+// for 16 (3); e4m3 140 and 156 (3), block-scaled 220 and 239 (2). Those of
+// 8 warps are planned one CTA per SM.
+#define TESS_GEMV_ENTRY(IN, BLOCK, MT) \
+    {IN, BLOCK, MT, TESS_GEMV_ROWS, 0, TESS_GEMV_THREADS / 32, TESS_GEMV_MIN_CTAS, launch_gemv<IN, BLOCK, MT>}
+#define TESS_GEMV_MMA_ENTRY(IN, BLOCK, NT, WARPS, CTAS) \
+    {IN, BLOCK, 8 * (NT), TESS_GEMV_MMA_ROWS, 1, WARPS, CTAS, launch_gemv_mma<IN, BLOCK, NT, WARPS>}
+#define TESS_GEMV_MMA_ENTRIES(IN, BLOCK, CTAS_8, CTAS_16)                                                           \
+    TESS_GEMV_MMA_ENTRY(IN, BLOCK, 1, 4, CTAS_8), TESS_GEMV_MMA_ENTRY(IN, BLOCK, 2, 4, CTAS_16),                \
+        TESS_GEMV_MMA_ENTRY(IN, BLOCK, 1, 8, 1), TESS_GEMV_MMA_ENTRY(IN, BLOCK, 2, 8, 1)
 
 // Float32 FMAs: 16-bit inputs up to 8 tokens; e4m3 up to 4 (its 16 values
 // per chunk and their factors would need twice the registers at 8). Tensor
-// cores: 8 or 16 tokens, 16-bit or e4m3 (block-scaled or not). Each family's kernels of a type by
-// token count, smallest first: the planner offers the first that holds M.
+// cores: 8 or 16 tokens, 16-bit or e4m3 (block-scaled or not), 4 or 8
+// warps. Each family's kernels of a type by token count, smallest first:
+// the planner offers the first that holds M.
 static const tess_gemv_kernel gemv_kernels[] = {
     TESS_GEMV_ENTRY(TESS_DTYPE_BF16, false, 1), TESS_GEMV_ENTRY(TESS_DTYPE_BF16, false, 2),
     TESS_GEMV_ENTRY(TESS_DTYPE_BF16, false, 4), TESS_GEMV_ENTRY(TESS_DTYPE_BF16, false, 8),
@@ -510,10 +519,10 @@ static const tess_gemv_kernel gemv_kernels[] = {
     TESS_GEMV_ENTRY(TESS_DTYPE_E4M3, false, 1), TESS_GEMV_ENTRY(TESS_DTYPE_E4M3, false, 2),
     TESS_GEMV_ENTRY(TESS_DTYPE_E4M3, false, 4), TESS_GEMV_ENTRY(TESS_DTYPE_E4M3, true, 1),
     TESS_GEMV_ENTRY(TESS_DTYPE_E4M3, true, 2),  TESS_GEMV_ENTRY(TESS_DTYPE_E4M3, true, 4),
-    TESS_GEMV_MMA_ENTRY(TESS_DTYPE_BF16, false, 1, 4), TESS_GEMV_MMA_ENTRY(TESS_DTYPE_BF16, false, 2, 3),
-    TESS_GEMV_MMA_ENTRY(TESS_DTYPE_F16, false, 1, 4),  TESS_GEMV_MMA_ENTRY(TESS_DTYPE_F16, false, 2, 3),
-    TESS_GEMV_MMA_ENTRY(TESS_DTYPE_E4M3, false, 1, 3), TESS_GEMV_MMA_ENTRY(TESS_DTYPE_E4M3, false, 2, 3),
-    TESS_GEMV_MMA_ENTRY(TESS_DTYPE_E4M3, true, 1, 2),  TESS_GEMV_MMA_ENTRY(TESS_DTYPE_E4M3, true, 2, 2),
+    TESS_GEMV_MMA_ENTRIES(TESS_DTYPE_BF16, false, 4, 3),
+    TESS_GEMV_MMA_ENTRIES(TESS_DTYPE_F16, false, 4, 3),
+    TESS_GEMV_MMA_ENTRIES(TESS_DTYPE_E4M3, false, 3, 3),
+    TESS_GEMV_MMA_ENTRIES(TESS_DTYPE_E4M3, true, 2, 2),
 };
 
 extern "C" int tess_gemv_kernel_count(void) { return (int)(sizeof gemv_kernels / sizeof gemv_kernels[0]); }
