@@ -71,7 +71,7 @@ def test_identity_and_atoms():
     assert tile == (64, 64) and str(tv) == "((4,8,4),(2,2,8)):((128,1,16),(64,8,512))"
     part = composition(make_identity_layout(tile), tv)
     assert part(37, 5) == (17, 11)  # thread 37, value 5 holds D[17][11] (PTX's figure)
-    assert "mma_16x8x16_f32" in mma_atoms() and len(mma_atoms()) == 129
+    assert "mma_16x8x16_f32" in mma_atoms() and "mma_16x8x32_f32" in mma_atoms() and len(mma_atoms()) == 130
 
 
 def test_pictures():

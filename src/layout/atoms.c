@@ -1,7 +1,7 @@
 /* Thread-value layouts of the MMA instructions tessera's kernels use:
  * (thread, value) -> column-major index of the element in the operand tile.
  * They restate the fragment layouts of the PTX ISA ("Matrix fragments for
- * wgmma.mma_async" and "for mma.m16n8k16") in CuTe's notation, as CuTe's
+ * wgmma.mma_async", "for mma.m16n8k16" and "for mma.m16n8k32") in CuTe's notation, as CuTe's
  * MMA traits do; tests/unit/test_layout_atoms.c checks them element by
  * element against the PTX formulas. */
 #include <stdio.h>
@@ -11,9 +11,10 @@
 #include "layout/value.h"
 
 /* wgmma N ranges over multiples of 8 up to 256: 32 widths, times {k16, k32}
- * times {f32, f16} accumulators; plus the one sm80 atom. */
+ * times {f32, f16} accumulators; plus the two mma.sync atoms (16-bit inputs,
+ * k16; 8-bit inputs, k32). */
 #define WGMMA_WIDTHS 32
-#define ATOM_COUNT (WGMMA_WIDTHS * 4 + 1)
+#define ATOM_COUNT (WGMMA_WIDTHS * 4 + 2)
 
 static char atom_names[ATOM_COUNT][32];
 static int atom_names_ready;
@@ -28,7 +29,8 @@ static void fill_names(void) {
         for (int a = 0; a < 2; a++)
             for (int w = 1; w <= WGMMA_WIDTHS; w++)
                 snprintf(atom_names[i++], sizeof atom_names[0], "wgmma_64x%dx%d_%s", 8 * w, ks[k], accs[a]);
-    snprintf(atom_names[i], sizeof atom_names[0], "mma_16x8x16_f32");
+    snprintf(atom_names[i++], sizeof atom_names[0], "mma_16x8x16_f32");
+    snprintf(atom_names[i], sizeof atom_names[0], "mma_16x8x32_f32");
     atom_names_ready = 1; /* a benign race: every thread writes the same bytes */
 }
 
@@ -48,6 +50,15 @@ static int atom_text(const char *name, tess_mma_operand op, char *text, size_t c
         const char *tv[3] = {"((4,8),(2,2,2)):((32,1),(16,8,128))", "((4,8),(2,2)):((16,1),(8,64))",
                              "((4,8),(2,2)):((32,1),(16,8))"};
         const int64_t r[3] = {16, 8, 16}, cl[3] = {16, 16, 8};
+        snprintf(text, cap, "%s", tv[op]);
+        *rows = r[op], *cols = cl[op];
+        return 1;
+    }
+    if (strcmp(name, "mma_16x8x32_f32") == 0) {
+        /* 8-bit inputs (e4m3, e5m2, s8): four to a register; A 16x32, B 8x32 (N x K), C 16x8. */
+        const char *tv[3] = {"((4,8),(4,2,2)):((64,1),(16,8,256))", "((4,8),(4,2)):((32,1),(8,128))",
+                             "((4,8),(2,2)):((32,1),(16,8))"};
+        const int64_t r[3] = {16, 8, 16}, cl[3] = {32, 32, 8};
         snprintf(text, cap, "%s", tv[op]);
         *rows = r[op], *cols = cl[op];
         return 1;
@@ -86,7 +97,7 @@ TESS_API tess_status tess_layout_mma_atom(const char *name, tess_mma_operand ope
     if (!atom_text(name, operand, text, sizeof text, rows, cols))
         return tess_fail(TESS_STATUS_INVALID_VALUE,
                          "unknown MMA atom '%s': use wgmma_64x{N}x16_f32 / _f16 or wgmma_64x{N}x32_f32 / _f16 "
-                         "(N = 8..256, a multiple of 8), or mma_16x8x16_f32",
+                         "(N = 8..256, a multiple of 8), mma_16x8x16_f32 or mma_16x8x32_f32",
                          name);
     return tess_layout_parse(text, tv_layout);
 }

@@ -86,6 +86,14 @@ static int64_t ptx_mma_b(int64_t t, int64_t v) { /* B (N x K): n + 8 k */
     int64_t g = t / 4, q = t % 4;
     return g + 8 * (q * 2 + (v % 2) + 8 * (v / 2));
 }
+static int64_t ptx_mma8_a(int64_t t, int64_t v) { /* mma.m16n8k32, 8-bit A: m + 16 k */
+    int64_t g = t / 4, q = t % 4;
+    return (g + 8 * ((v / 4) % 2)) + 16 * (q * 4 + (v % 4) + 16 * (v / 8));
+}
+static int64_t ptx_mma8_b(int64_t t, int64_t v) { /* 8-bit B (N x K): n + 8 k */
+    int64_t g = t / 4, q = t % 4;
+    return g + 8 * (q * 4 + (v % 4) + 16 * (v / 4));
+}
 static int64_t ptx_mma_c(int64_t t, int64_t v) { /* C: m + 16 n */
     int64_t g = t / 4, q = t % 4;
     return (g + 8 * (v / 2)) + 16 * (q * 2 + (v % 2));
@@ -167,9 +175,13 @@ static void test_atoms(void) {
     check_atom("mma_16x8x16_f32", TESS_MMA_A, 32, 8, ptx_mma_a);
     check_atom("mma_16x8x16_f32", TESS_MMA_B, 32, 4, ptx_mma_b);
     check_atom("mma_16x8x16_f32", TESS_MMA_C, 32, 4, ptx_mma_c);
-    CHECK(tess_layout_mma_atom_count() == 129);
+    check_atom("mma_16x8x32_f32", TESS_MMA_A, 32, 16, ptx_mma8_a);
+    check_atom("mma_16x8x32_f32", TESS_MMA_B, 32, 8, ptx_mma8_b);
+    check_atom("mma_16x8x32_f32", TESS_MMA_C, 32, 4, ptx_mma_c);
+    CHECK(tess_layout_mma_atom_count() == 130);
     CHECK(strcmp(tess_layout_mma_atom_name(0), "wgmma_64x8x16_f32") == 0);
-    CHECK(tess_layout_mma_atom_name(129) == NULL);
+    CHECK(strcmp(tess_layout_mma_atom_name(129), "mma_16x8x32_f32") == 0);
+    CHECK(tess_layout_mma_atom_name(130) == NULL);
     tess_layout *x = NULL;
     int64_t r, c;
     CHECK_STATUS(tess_layout_mma_atom("wgmma_64x60x16_f32", TESS_MMA_C, &x, &r, &c), TESS_STATUS_INVALID_VALUE);
