@@ -41,28 +41,34 @@ TESS_API const char *tess_layout_mma_atom_name(int i) {
     return i >= 0 && i < ATOM_COUNT ? atom_names[i] : NULL;
 }
 
+/* The mma.sync atoms: a warp of 32 = (4 threads in a group, 8 groups); A, B
+ * (N x K) and C. 16-bit inputs, k16: two to a register; 8-bit inputs (e4m3,
+ * e5m2, s8), k32: four to a register. */
+static const struct {
+    const char *name;
+    const char *tv[3];
+    int64_t rows[3], cols[3];
+} mma_sync_atoms[] = {
+    {"mma_16x8x16_f32",
+     {"((4,8),(2,2,2)):((32,1),(16,8,128))", "((4,8),(2,2)):((16,1),(8,64))", "((4,8),(2,2)):((32,1),(16,8))"},
+     {16, 8, 16},
+     {16, 16, 8}},
+    {"mma_16x8x32_f32",
+     {"((4,8),(4,2,2)):((64,1),(16,8,256))", "((4,8),(4,2)):((32,1),(8,128))", "((4,8),(2,2)):((32,1),(16,8))"},
+     {16, 8, 16},
+     {32, 32, 8}},
+};
+
 /* The TV layout text and tile of one operand; 0 if the name is not an atom. */
 static int atom_text(const char *name, tess_mma_operand op, char *text, size_t cap, int64_t *rows, int64_t *cols) {
     int n = 0, k = 0;
     char acc[8] = "";
-    if (strcmp(name, "mma_16x8x16_f32") == 0) {
-        /* Warp of 32 = (4 threads in a group, 8 groups); A 16x16, B 8x16 (N x K), C 16x8. */
-        const char *tv[3] = {"((4,8),(2,2,2)):((32,1),(16,8,128))", "((4,8),(2,2)):((16,1),(8,64))",
-                             "((4,8),(2,2)):((32,1),(16,8))"};
-        const int64_t r[3] = {16, 8, 16}, cl[3] = {16, 16, 8};
-        snprintf(text, cap, "%s", tv[op]);
-        *rows = r[op], *cols = cl[op];
-        return 1;
-    }
-    if (strcmp(name, "mma_16x8x32_f32") == 0) {
-        /* 8-bit inputs (e4m3, e5m2, s8): four to a register; A 16x32, B 8x32 (N x K), C 16x8. */
-        const char *tv[3] = {"((4,8),(4,2,2)):((64,1),(16,8,256))", "((4,8),(4,2)):((32,1),(8,128))",
-                             "((4,8),(2,2)):((32,1),(16,8))"};
-        const int64_t r[3] = {16, 8, 16}, cl[3] = {32, 32, 8};
-        snprintf(text, cap, "%s", tv[op]);
-        *rows = r[op], *cols = cl[op];
-        return 1;
-    }
+    for (size_t i = 0; i < sizeof mma_sync_atoms / sizeof mma_sync_atoms[0]; i++)
+        if (strcmp(name, mma_sync_atoms[i].name) == 0) {
+            snprintf(text, cap, "%s", mma_sync_atoms[i].tv[op]);
+            *rows = mma_sync_atoms[i].rows[op], *cols = mma_sync_atoms[i].cols[op];
+            return 1;
+        }
     char tail;
     if (sscanf(name, "wgmma_64x%dx%d_%3[a-z0-9]%c", &n, &k, acc, &tail) != 3 || n < 8 || n > 8 * WGMMA_WIDTHS || n % 8 != 0 ||
         (k != 16 && k != 32) || (strcmp(acc, "f32") != 0 && strcmp(acc, "f16") != 0))
