@@ -21,6 +21,7 @@
 
 #include "core/error.h"
 #include "core/matrix.h"
+#include "kernels/common/fragment.h"
 #include "kernels/common/ptx.cuh"
 #include "kernels/decode/gemv_kernels.h"
 #include "ref/convert.h"
@@ -308,9 +309,9 @@ __global__ void __launch_bounds__(TESS_GEMV_THREADS, TESS_GEMV_MIN_CTAS) gemv_ke
 // factors where block-scaled (a step never straddles a block): FP8 mma.sync
 // keeps fewer bits while accumulating (the promotion of the sm90 kernels).
 
-// This lane's byte offset in a row for K step s (64 bytes: CHUNK elements
-// per lane), or 0 where its 16 bytes lie past K (loaded from a valid
-// address, then replaced by zeros).
+// The byte offset in a row of chunk t (tess_gemv_load_chunk) of K step s
+// (64 bytes: CHUNK elements per lane), or 0 where its 16 bytes lie past K
+// (loaded from a valid address, then replaced by zeros).
 template <int CHUNK>
 TESS_DEVICE int64_t mma_chunk_offset(int s, int t, int k) {
     return (s * 4 + t) * CHUNK < k ? (int64_t)s * 64 + t * 16 : 0;
@@ -326,50 +327,61 @@ struct gemv_mma_factors {
 };
 
 template <int NT>
-TESS_DEVICE gemv_mma_factors<NT> gemv_mma_factors_at(const tess_gemv_params &p, int n0, int g, int t) {
+TESS_DEVICE gemv_mma_factors<NT> gemv_mma_factors_at(const tess_gemv_params &p, int n0, int lane) {
     gemv_mma_factors<NT> f;
 #pragma unroll
-    for (int h = 0; h < 2; h++)
-        f.w[h] = p.scale_b.data + tess_scale_offset(&p.scale_b.layout, 0, min(n0 + g + 8 * h, p.n - 1), 0);
+    for (int h = 0; h < 2; h++) // rows of accumulators 2h, 2h + 1; tokens of h, h + 2
+        f.w[h] = p.scale_b.data + tess_scale_offset(&p.scale_b.layout, 0, min(n0 + tess_gemv_c_row(lane, 2 * h), p.n - 1), 0);
 #pragma unroll
     for (int j = 0; j < NT; j++)
 #pragma unroll
         for (int h = 0; h < 2; h++)
-            f.x[j][h] = p.scale_a.data + tess_scale_offset(&p.scale_a.layout, 0, min(8 * j + 2 * t + h, p.m - 1), 0);
+            f.x[j][h] =
+                p.scale_a.data + tess_scale_offset(&p.scale_a.layout, 0, min(8 * j + tess_gemv_c_token(lane, h), p.m - 1), 0);
     f.w_stride = p.scale_b.layout.stride_k, f.x_stride = p.scale_a.layout.stride_k;
     return f;
 }
 
-// One K step (a: the lane's weight words, b: its tokens' words per n tile)
-// into the sums: 16-bit straight into them; e4m3 through fresh accumulators,
-// scaled by the factors of K block kb where block-scaled.
+// One K step (wl, wh: the lane's words of weight rows g and g + 8; b: its
+// words of each token tile) into the sums: 16-bit straight into them; e4m3
+// through fresh accumulators, scaled by the factors of K block kb where
+// block-scaled. Which word goes into which fragment register, and which
+// row and token each accumulator is, are fragment.h's (checked there against
+// the layout algebra's mma atoms).
 template <tess_dtype IN, bool BLOCK, int NT>
 TESS_DEVICE void gemv_mma_step(float (&acc)[NT][4], const uint4 &wl, const uint4 &wh, const uint4 (&b)[NT],
                                const gemv_mma_factors<NT> &f, int kb) {
-    const uint32_t a0[4] = {wl.x, wh.x, wl.y, wh.y}, a1[4] = {wl.z, wh.z, wl.w, wh.w};
-    if constexpr (IN != TESS_DTYPE_E4M3) {
+    const uint32_t lw[4] = {wl.x, wl.y, wl.z, wl.w}, hw[4] = {wh.x, wh.y, wh.z, wh.w};
+    uint32_t a[2][4]; // the two mmas' A registers
 #pragma unroll
-        for (int j = 0; j < NT; j++) {
-            mma_m16n8k16<IN == TESS_DTYPE_F16>(acc[j], a0, b[j].x, b[j].y);
-            mma_m16n8k16<IN == TESS_DTYPE_F16>(acc[j], a1, b[j].z, b[j].w);
-        }
-    } else {
-        float fw[2] = {1.0f, 1.0f};
-        if (BLOCK)
+    for (int mj = 0; mj < 2; mj++)
 #pragma unroll
-            for (int h = 0; h < 2; h++)
-                fw[h] = __ldg(f.w[h] + kb * f.w_stride);
+        for (int r = 0; r < 4; r++)
+            a[mj][r] = tess_gemv_a_upper(r) ? hw[tess_gemv_a_word(mj, r)] : lw[tess_gemv_a_word(mj, r)];
+    float fw[2] = {1.0f, 1.0f}; // e4m3 block factors of rows g and g + 8
+    if (IN == TESS_DTYPE_E4M3 && BLOCK)
 #pragma unroll
-        for (int j = 0; j < NT; j++) {
+        for (int h = 0; h < 2; h++)
+            fw[h] = __ldg(f.w[h] + kb * f.w_stride);
+#pragma unroll
+    for (int j = 0; j < NT; j++) {
+        const uint32_t bw[4] = {b[j].x, b[j].y, b[j].z, b[j].w};
+        if constexpr (IN != TESS_DTYPE_E4M3) {
+#pragma unroll
+            for (int mj = 0; mj < 2; mj++)
+                mma_m16n8k16<IN == TESS_DTYPE_F16>(acc[j], a[mj], bw[tess_gemv_b_word(mj, 0)],
+                                                   bw[tess_gemv_b_word(mj, 1)]);
+        } else {
             float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-            mma_m16n8k32_e4m3(part, a0, b[j].x, b[j].y);
-            mma_m16n8k32_e4m3(part, a1, b[j].z, b[j].w);
-            float fx[2] = {1.0f, 1.0f};
+#pragma unroll
+            for (int mj = 0; mj < 2; mj++)
+                mma_m16n8k32_e4m3(part, a[mj], bw[tess_gemv_b_word(mj, 0)], bw[tess_gemv_b_word(mj, 1)]);
+            float fx[2] = {1.0f, 1.0f}; // block factors of tokens 2t and 2t + 1
             if (BLOCK)
 #pragma unroll
                 for (int h = 0; h < 2; h++)
                     fx[h] = __ldg(f.x[j][h] + kb * f.x_stride);
-            // D fragment: element e is row g + 8 (e / 2), token 2t + (e % 2).
+            // Accumulator e's row is the lane's (e / 2)-th, its token the (e % 2)-th.
 #pragma unroll
             for (int e = 0; e < 4; e++)
                 acc[j][e] = fmaf(part[e], fx[e % 2] * fw[e / 2], acc[j][e]);
@@ -388,19 +400,19 @@ __global__ void __launch_bounds__(32 * WARPS) gemv_mma_kernel(const __grid_const
     static_assert(TESS_SCALE_BLOCK % STEP_K == 0, "a step never straddles a factor block");
     grid_dependency_wait();
     grid_dependents_launch();
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, t = tess_gemv_load_chunk(lane);
     const int n0 = blockIdx.x * TESS_GEMV_MMA_ROWS;
     constexpr int64_t ELEM = 16 / CHUNK; // bytes per element
     // Rows past n and tokens past m repeat the last one: computed, never stored.
-    const char *w_lo = (const char *)p.b + (int64_t)min(n0 + g, p.n - 1) * p.ldb * ELEM;
-    const char *w_hi = (const char *)p.b + (int64_t)min(n0 + g + 8, p.n - 1) * p.ldb * ELEM;
+    const char *w_lo = (const char *)p.b + (int64_t)min(n0 + tess_gemv_load_row(lane, 0), p.n - 1) * p.ldb * ELEM;
+    const char *w_hi = (const char *)p.b + (int64_t)min(n0 + tess_gemv_load_row(lane, 1), p.n - 1) * p.ldb * ELEM;
     const char *x[NT];
 #pragma unroll
     for (int j = 0; j < NT; j++)
-        x[j] = (const char *)p.a + (int64_t)min(8 * j + g, p.m - 1) * p.lda * ELEM;
+        x[j] = (const char *)p.a + (int64_t)min(8 * j + tess_gemv_load_row(lane, 0), p.m - 1) * p.lda * ELEM;
     gemv_mma_factors<NT> f;
     if (BLOCK)
-        f = gemv_mma_factors_at<NT>(p, n0, g, t);
+        f = gemv_mma_factors_at<NT>(p, n0, lane);
     const int steps = (p.k + STEP_K - 1) / STEP_K, last = steps - 1;
     float acc[NT][4];
 #pragma unroll
@@ -460,8 +472,7 @@ __global__ void __launch_bounds__(32 * WARPS) gemv_mma_kernel(const __grid_const
 #pragma unroll
             for (int w = 1; w < WARPS; w++)
                 sum += warp_sums[w][j][e][lane];
-            // D fragment: rows g (e < 2) and g + 8, tokens 2t and 2t + 1.
-            const int n = n0 + g + (e >= 2 ? 8 : 0), m = 8 * j + 2 * t + (e & 1);
+            const int n = n0 + tess_gemv_c_row(lane, e), m = 8 * j + tess_gemv_c_token(lane, e);
             if (n < p.n && m < p.m)
                 gemv_store<BLOCK>(p, m, n, sum);
         }
