@@ -636,15 +636,19 @@ static tess_gemm_desc transposed_problem(const tess_gemm_desc *d) {
  * along K, so both must be K-major (the 'TN' layout of decode: tokens
  * row-major, weights column-major) with K whole 16-byte chunks; one matrix
  * (batch 1); both 16-bit of one type, or e4m3 with block factors on both
- * operands or on neither; M at most the kernel's tokens. Of each family
+ * operands or on neither; K at most TESS_GEMV_MAX_K; M at most the kernel's tokens. Of each family
  * (float32 FMAs, tensor cores) only the narrowest kernel that holds M is
  * offered: the table lists each family's kernels of a type by token count,
  * smallest first. */
+/* The kernels count K in 32-bit ints, rounded up to whole steps of up to 64
+ * elements: K must stay that far below 2^31. */
+#define TESS_GEMV_MAX_K (INT32_MAX - 64)
 static int gemv_offered(const tess_gemm_desc *d, int i) {
     const tess_dtype t = d->a.dtype;
     const int block = tess_scale_is_block(d->a_scale.mode);
     if (d->batch != 1 || d->a.order != TESS_ORDER_ROW || d->b.order != TESS_ORDER_COL || d->b.dtype != t ||
-        d->k % (TESS_TMA_ALIGN / (int64_t)tess_dtype_size(t)) != 0 || block != tess_scale_is_block(d->b_scale.mode))
+        d->k % (TESS_TMA_ALIGN / (int64_t)tess_dtype_size(t)) != 0 || block != tess_scale_is_block(d->b_scale.mode) ||
+        d->k > TESS_GEMV_MAX_K)
         return 0;
     const tess_gemv_kernel *k = tess_gemv_kernel_at(i);
     if (!k || k->input != t || k->block_scaled != block || d->m > k->max_m)

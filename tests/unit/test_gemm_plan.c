@@ -287,6 +287,7 @@ static void test_gemv_plans(void) {
         {16, 1003, 520, TESS_DTYPE_F16, 0, 0, 1, {"gemv_f16_tn_m16_r16_mma", NULL}},
         {17, 4096, 7168, TESS_DTYPE_BF16, 0, 0, 1, {NULL, NULL}},
         {1, 4096, 7168, TESS_DTYPE_BF16, 0, 1, 1, {NULL, NULL}}, /* A column-major */
+        {1, 64, INT32_MAX - 7, TESS_DTYPE_BF16, 0, 0, 1, {NULL, NULL}}, /* K past the kernels' 32-bit step count */
         {1, 4096, 7168, TESS_DTYPE_BF16, 0, 0, 2, {NULL, NULL}}, /* a batch */
         {4, 4096, 7168, TESS_DTYPE_E4M3, 1, 0, 1, {"gemv_e4m3_tn_m4_r4_blk", NULL}},
         {2, 4096, 7168, TESS_DTYPE_E4M3, 0, 0, 1, {"gemv_e4m3_tn_m2_r4", NULL}},
