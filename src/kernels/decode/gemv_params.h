@@ -22,11 +22,6 @@
  * in flight as the copy rate needs over ~1.5 us of loaded latency (3 TB/s
  * x 1.5 us / 132 SMs = 34 KB). */
 #define TESS_GEMV_MMA_DEPTH 8
-/* e4m3 at 16 tokens keeps 6: its per-step factors and fresh accumulators
- * take the registers that 8 would need (ptxas spills at 8). */
-#define TESS_GEMV_MMA_DEPTH_E4M3_16 6
-#define TESS_GEMV_MMA_DEPTH_OF(e4m3, token_tiles) \
-    ((e4m3) && (token_tiles) == 2 ? TESS_GEMV_MMA_DEPTH_E4M3_16 : TESS_GEMV_MMA_DEPTH)
 
 typedef struct tess_gemv_params {
     /* A: the m tokens, row-major (K contiguous), rows lda elements apart.
