@@ -224,6 +224,18 @@ tl_node *tl_composition_tiler(tl_ctx *c, const tl_node *a, const tl_node *tiler)
 
 /* ---- complement (C++ detail::complement) ---- */
 
+/* The smallest integer in an integer tuple (its leaves). */
+static int64_t smallest_leaf(const tl_node *t) {
+    if (!tl_is_tuple(t))
+        return t->value;
+    int64_t m = INT64_MAX;
+    for (int i = 0; i < t->rank; i++) {
+        const int64_t x = smallest_leaf(t->child[i]);
+        m = x < m ? x : m;
+    }
+    return m;
+}
+
 tl_node *tl_complement(tl_ctx *c, const tl_node *layout, const tl_node *cotarget) {
     if (tl_has_basis(layout))
         return tl_fail(c, "complement: the layout must have integer strides");
@@ -234,6 +246,8 @@ tl_node *tl_complement(tl_ctx *c, const tl_node *layout, const tl_node *cotarget
         cotarget = tl_int(c, tl_cosize(c, f));
     if (!cotarget || tl_has_under(cotarget))
         return cotarget ? tl_fail(c, "complement: the cotarget must be an integer or a shape") : NULL;
+    if (smallest_leaf(cotarget) < 1) /* a shape's sizes: a 0 would divide by zero below */
+        return tl_fail(c, "complement: the cotarget's sizes must be >= 1 (found %lld)", (long long)smallest_leaf(cotarget));
     if (!tl_is_tuple(f) && f->stride.value == 0) /* nothing left after filtering: the whole cotarget */
         return tl_leaf(c, tl_product(c, cotarget), tl_int_stride(1));
     tl_list modes = {0};

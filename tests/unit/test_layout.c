@@ -241,6 +241,9 @@ static void test_pictures(void) {
 static void test_refusals(void) {
     refuse("composition((8,8):(8,1), 6:3)", "not admissible");
     refuse("complement((2,2):(1,1), 16)", "not injective");
+    refuse("complement(2,(0,6))", "sizes must be >= 1"); /* found by fuzz_layout_expr: was a division by zero */
+    refuse("complement(2, 0)", "sizes must be >= 1");
+    refuse("complement(2, -4)", "sizes must be >= 1");
     refuse("(4,8):(1,4", "cannot read");
     refuse("(4,8):(1,(4,2))", "congruent");
     refuse("(0,8):(1,4)", "must be >= 1");
