@@ -277,6 +277,8 @@ tl_node *tl_complement(tl_ctx *c, const tl_node *layout, const tl_node *cotarget
         out_s[i] = new_shape;
         out_d[i] = tl_int_stride(last_stride);
         last_stride = tl_mul(c, d[m], s[m]);
+        if (c->status != TESS_STATUS_SUCCESS) /* the product overflowed (reported): no 0 to divide by */
+            return NULL;
         memmove(s + m, s + m + 1, sizeof(int64_t) * (size_t)(r - i - 1 - m));
         memmove(d + m, d + m + 1, sizeof(int64_t) * (size_t)(r - i - 1 - m));
     }

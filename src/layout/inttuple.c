@@ -49,7 +49,10 @@ tl_node *tl_ceil_div_shape(tl_ctx *c, const tl_node *a, int64_t b) {
     int64_t rest = b;
     for (int i = 0; i < a->rank; i++) {
         tl_push(c, &l, tl_ceil_div_shape(c, a->child[i], rest));
-        rest = tl_ceil_div(rest, tl_product(c, a->child[i]));
+        const int64_t size = tl_product(c, a->child[i]);
+        if (c->status != TESS_STATUS_SUCCESS) /* the product overflowed (reported): no 0 to divide by */
+            return NULL;
+        rest = tl_ceil_div(rest, size);
     }
     return tl_list_tuple(c, &l);
 }

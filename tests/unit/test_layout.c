@@ -244,6 +244,8 @@ static void test_refusals(void) {
     refuse("complement(2,(0,6))", "sizes must be >= 1"); /* found by fuzz_layout_expr: was a division by zero */
     refuse("complement(2, 0)", "sizes must be >= 1");
     refuse("complement(2, -4)", "sizes must be >= 1");
+    refuse("complement(99:999010000000000009, 9)", "overflows"); /* fuzz_layout_expr: was a division by zero */
+    refuse("complement(2, ((1099511627776,1099511627776),2))", "overflows"); /* so was this */
     refuse("(4,8):(1,4", "cannot read");
     refuse("(4,8):(1,(4,2))", "congruent");
     refuse("(0,8):(1,4)", "must be >= 1");
