@@ -682,6 +682,15 @@ static int gemv_offered(const tess_gemm_desc *d, int i) {
 #define TESS_GEMV_LAUNCH_SAVING_S 2.0e-6
 /* float32 FMAs per SM per clock on sm_90: 128 lanes. */
 #define TESS_SM90_FMA_PER_CLOCK 128.0
+
+/* CTAs of decode GEMV kernel k on problem d: one per k->rows weight rows, no split of K. */
+static int64_t gemv_grid(const tess_gemv_kernel *k, const tess_gemm_desc *d) { return (d->n + k->rows - 1) / k->rows; }
+
+/* What `ctas` CTAs drawing `per_cta` bytes/s each stream together, at most `cap`. */
+static double capped_rate(int64_t ctas, double per_cta, double cap) {
+    return (double)ctas * per_cta < cap ? (double)ctas * per_cta : cap;
+}
+
 /* The weight stream time of tensor-core GEMV kernel k (16 rows a CTA, N / 16
  * CTAs): no FMAs to speak of, so its time is its stream's. Each CTA draws
  * up to TESS_GEMV_MMA_CTA_BYTES_PER_S (32 KB in flight; H100, 2026-11-23:
@@ -698,11 +707,8 @@ static int gemv_offered(const tess_gemm_desc *d, int i) {
 static double gemv_mma_memory(const tess_gemv_kernel *k, int64_t grid, int64_t sms, double bytes, double rate) {
     const int64_t resident = sms * k->ctas_per_sm;
     const int64_t full_waves = grid / resident, tail = grid % resident;
-    const double full_rate = (double)resident * TESS_GEMV_MMA_CTA_BYTES_PER_S < rate
-                                 ? (double)resident * TESS_GEMV_MMA_CTA_BYTES_PER_S
-                                 : rate;
-    const double tail_rate =
-        (double)tail * TESS_GEMV_MMA_CTA_BYTES_PER_S < rate ? (double)tail * TESS_GEMV_MMA_CTA_BYTES_PER_S : rate;
+    const double full_rate = capped_rate(resident, TESS_GEMV_MMA_CTA_BYTES_PER_S, rate);
+    const double tail_rate = capped_rate(tail, TESS_GEMV_MMA_CTA_BYTES_PER_S, rate);
     const double per_cta = bytes / (double)grid;
     return (double)(full_waves * resident) * per_cta / full_rate + (tail > 0 ? (double)tail * per_cta / tail_rate : 0.0);
 }
@@ -713,17 +719,12 @@ static double gemv_estimate(const tess_device_info *info, const tess_gemv_kernel
     const double bytes = (double)d->k * (double)(d->m + d->n) * tess_dtype_size(d->a.dtype) +
                          (double)d->m * d->n * tess_dtype_size(d->d.dtype) +
                          (d->beta != 0.0f ? (double)d->m * d->n * tess_dtype_size(d->c.dtype) : 0.0);
-    /* One CTA per 4 (16) weight rows, no split of K: a small grid draws what
-     * its CTAs' loads in flight allow. */
-    const double grid = (double)((d->n + k->rows - 1) / k->rows);
-    double rate = peak_bytes * TESS_SUSTAINED_MEMORY * TESS_GEMV_STREAM_EFFICIENCY;
-    if (grid * TESS_GEMV_CTA_BYTES_PER_S < rate)
-        rate = grid * TESS_GEMV_CTA_BYTES_PER_S;
-    const double memory = bytes / rate;
+    /* A small grid draws what its CTAs' loads in flight allow. */
+    const int64_t grid = gemv_grid(k, d);
+    const double stream_rate = peak_bytes * TESS_SUSTAINED_MEMORY * TESS_GEMV_STREAM_EFFICIENCY;
     if (k->tensor_cores)
-        return gemv_mma_memory(k, (int64_t)grid, (int64_t)sms, bytes,
-                               peak_bytes * TESS_SUSTAINED_MEMORY * TESS_GEMV_STREAM_EFFICIENCY) -
-               TESS_GEMV_MMA_LAUNCH_SAVING_S;
+        return gemv_mma_memory(k, grid, (int64_t)sms, bytes, stream_rate) - TESS_GEMV_MMA_LAUNCH_SAVING_S;
+    const double memory = bytes / capped_rate(grid, TESS_GEMV_CTA_BYTES_PER_S, stream_rate);
     const double fma_efficiency =
         k->input == TESS_DTYPE_E4M3 ? TESS_GEMV_FMA_EFFICIENCY_E4M3 : TESS_GEMV_FMA_EFFICIENCY_16BIT;
     const double compute =
@@ -738,11 +739,11 @@ static void describe_gemv(const tess_gemv_kernel *k, const tess_gemm_desc *d, in
     p->struct_size = sizeof *p;
     p->kernel = tess_gemm_sm90_kernel_count() + index;
     p->tile_m = k->max_m, p->tile_n = k->rows;
-    /* Elements a thread reads of a row per step: a 16-byte chunk, or a tensor-core K step of 32. */
-    p->tile_k = k->tensor_cores ? 32 : TESS_TMA_ALIGN / (int)tess_dtype_size(d->a.dtype);
+    /* Elements a thread reads of a row per step: a 16-byte chunk, or a tensor-core K step. */
+    p->tile_k = (k->tensor_cores ? TESS_GEMV_MMA_STEP_BYTES : TESS_TMA_ALIGN) / (int)tess_dtype_size(d->a.dtype);
     p->stages = k->tensor_cores ? TESS_GEMV_MMA_DEPTH : 2; /* steps in flight per thread */
     p->cluster_m = p->cluster_n = 1;
-    p->grid = p->tiles = (int32_t)((d->n + k->rows - 1) / k->rows);
+    p->grid = p->tiles = (int32_t)gemv_grid(k, d);
     snprintf(p->name, sizeof p->name, "gemv_%s_tn_m%d_r%d%s%s", tess_dtype_name(d->a.dtype), k->max_m, k->rows,
              k->block_scaled ? "_blk" : "", k->tensor_cores ? "_mma" : "");
 }

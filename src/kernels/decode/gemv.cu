@@ -1,8 +1,9 @@
-// Decode GEMV: D (m x n) = alpha * A B^T (+ beta C) for a few tokens (m <= 8),
-// A the tokens (m x K, K contiguous), B the weights (n rows of K contiguous
-// elements). At decode sizes the weights are read once and the arithmetic
-// is a few FMAs per weight, so this kernel has no tensor cores and no shared
-// memory ring (one barrier, for its final sum): each thread streams 16-byte chunks of its
+// Decode GEMV: D (m x n) = alpha * A B^T (+ beta C) for a few tokens (m <= 8
+// here, m <= 16 in the tensor-core variant further down), A the tokens (m x
+// K, K contiguous), B the weights (n rows of K contiguous elements). At
+// decode sizes the weights are read once and the arithmetic is a few FMAs
+// per weight, so this kernel has no tensor cores and no shared memory ring
+// (one barrier, for its final sum): each thread streams 16-byte chunks of its
 // CTA's weight rows straight into registers and multiplies them with the
 // tokens (read through L1, where every warp finds them), keeping a float32
 // sum per (row, token). What the sm90 GEMM pays before its first byte
@@ -301,11 +302,16 @@ __global__ void __launch_bounds__(TESS_GEMV_THREADS, TESS_GEMV_MIN_CTAS) gemv_ke
 // of the first mma, 8t + {4..7} the same of the second, for A (weights) and B
 // (tokens) alike, so that both see the same permutation of K.
 
-// This lane's byte offset in a row for K step s (32 elements of 2 bytes),
-// or 0 where its 8 elements lie past K (loaded from a valid address, then
-// replaced by zeros).
+// 16-bit elements of a K step, and of a lane's 16-byte chunk of it.
+#define TESS_GEMV_MMA_STEP_K (TESS_GEMV_MMA_STEP_BYTES / 2)
+#define TESS_GEMV_MMA_CHUNK_K (16 / 2)
+
+// This lane's byte offset in a row for K step s (lane chunk t = lane % 4),
+// or 0 where its chunk lies past K (loaded from a valid address, then
+// replaced by zeros; K is whole chunks, so a chunk is all inside or all past).
 TESS_DEVICE int64_t mma_chunk_offset(int s, int t, int k) {
-    return s * 32 + t * 8 < k ? (int64_t)s * 64 + t * 16 : 0;
+    return s * TESS_GEMV_MMA_STEP_K + t * TESS_GEMV_MMA_CHUNK_K < k ? (int64_t)s * TESS_GEMV_MMA_STEP_BYTES + t * 16
+                                                                     : 0;
 }
 
 template <tess_dtype IN, int NT>
@@ -316,14 +322,15 @@ __global__ void __launch_bounds__(TESS_GEMV_THREADS) gemv_mma_kernel(const __gri
     grid_dependents_launch();
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     const int n0 = blockIdx.x * TESS_GEMV_MMA_ROWS;
-    // Rows past n and tokens past m repeat the last one: computed, never stored.
+    // Rows past n and tokens past m repeat the last one: computed, never
+    // stored. Leading dimensions are in elements of 2 bytes.
     const char *w_lo = (const char *)p.b + (int64_t)min(n0 + g, p.n - 1) * p.ldb * 2;
     const char *w_hi = (const char *)p.b + (int64_t)min(n0 + g + 8, p.n - 1) * p.ldb * 2;
     const char *x[NT];
 #pragma unroll
     for (int j = 0; j < NT; j++)
         x[j] = (const char *)p.a + (int64_t)min(8 * j + g, p.m - 1) * p.lda * 2;
-    const int steps = (p.k + 31) / 32, last = steps - 1;
+    const int steps = (p.k + TESS_GEMV_MMA_STEP_K - 1) / TESS_GEMV_MMA_STEP_K, last = steps - 1;
     float acc[NT][4];
 #pragma unroll
     for (int j = 0; j < NT; j++)
@@ -348,7 +355,7 @@ __global__ void __launch_bounds__(TESS_GEMV_THREADS) gemv_mma_kernel(const __gri
         for (int d = 0; d < DEPTH; d++) {
             const int s = base + WARPS * d;
             if (s < steps) {
-                const bool inside = s * 32 + t * 8 < p.k;
+                const bool inside = s * TESS_GEMV_MMA_STEP_K + t * TESS_GEMV_MMA_CHUNK_K < p.k;
                 const uint4 zero = make_uint4(0, 0, 0, 0), wl = inside ? lo[d] : zero, wh = inside ? hi[d] : zero;
                 const uint32_t a0[4] = {wl.x, wh.x, wl.y, wh.y}, a1[4] = {wl.z, wh.z, wl.w, wh.w};
 #pragma unroll

@@ -16,6 +16,9 @@
 #define TESS_GEMV_ROWS 4
 #define TESS_GEMV_MMA_ROWS 16
 #define TESS_GEMV_THREADS 128
+/* The tensor-core kernels' K step: 64 bytes of each of a warp's 16 rows,
+ * 16 of them per lane (the 4 lanes of a row's quad); 32 16-bit elements. */
+#define TESS_GEMV_MMA_STEP_BYTES 64
 /* K steps of 32 elements (64 bytes of each of a warp's 16 rows) a thread of
  * the tensor-core kernels keeps in flight: 128 threads x 8 x 32 bytes =
  * 32 KB a CTA, so that one CTA per SM (N = 2112: 132 CTAs) holds as much
