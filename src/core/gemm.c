@@ -637,7 +637,7 @@ static tess_gemm_desc transposed_problem(const tess_gemm_desc *d) {
  * row-major, weights column-major) with K whole 16-byte chunks; one matrix
  * (batch 1); both 16-bit of one type, or e4m3 with block factors on both
  * operands or on neither; K at most TESS_GEMV_MAX_K; M at most the kernel's tokens. Of each family
- * (float32 FMAs, tensor cores) only the narrowest kernel that holds M is
+ * (float32 FMAs, tensor cores of 4 or 8 warps) only the narrowest kernel that holds M is
  * offered: the table lists each family's kernels of a type by token count,
  * smallest first. */
 /* The kernels count K in 32-bit ints, rounded up to whole steps of up to 64
@@ -655,7 +655,8 @@ static int gemv_offered(const tess_gemm_desc *d, int i) {
         return 0;
     for (int j = 0; j < i; j++) {
         const tess_gemv_kernel *o = tess_gemv_kernel_at(j);
-        if (o->tensor_cores == k->tensor_cores && o->input == t && o->block_scaled == block && d->m <= o->max_m)
+        if (o->tensor_cores == k->tensor_cores && o->warps == k->warps && o->input == t && o->block_scaled == block &&
+            d->m <= o->max_m)
             return 0;
     }
     return 1;
@@ -706,9 +707,12 @@ static double capped_rate(int64_t ctas, double per_cta, double cap) {
 #define TESS_GEMV_MMA_LAUNCH_SAVING_S 1.0e-6
 static double gemv_mma_memory(const tess_gemv_kernel *k, int64_t grid, int64_t sms, double bytes, double rate) {
     const int64_t resident = sms * k->ctas_per_sm;
+    /* 8 warps keep twice the bytes in flight; NOT YET MEASURED, so counted
+     * at the rate of 4 for now (a cautious guess) */
+    const double cta_rate = TESS_GEMV_MMA_CTA_BYTES_PER_S;
     const int64_t full_waves = grid / resident, tail = grid % resident;
-    const double full_rate = capped_rate(resident, TESS_GEMV_MMA_CTA_BYTES_PER_S, rate);
-    const double tail_rate = capped_rate(tail, TESS_GEMV_MMA_CTA_BYTES_PER_S, rate);
+    const double full_rate = capped_rate(resident, cta_rate, rate);
+    const double tail_rate = capped_rate(tail, cta_rate, rate);
     const double per_cta = bytes / (double)grid;
     return (double)(full_waves * resident) * per_cta / full_rate + (tail > 0 ? (double)tail * per_cta / tail_rate : 0.0);
 }
@@ -722,6 +726,8 @@ static double gemv_estimate(const tess_device_info *info, const tess_gemv_kernel
     /* A small grid draws what its CTAs' loads in flight allow. */
     const int64_t grid = gemv_grid(k, d);
     const double stream_rate = peak_bytes * TESS_SUSTAINED_MEMORY * TESS_GEMV_STREAM_EFFICIENCY;
+    if (k->tensor_cores && k->input == TESS_DTYPE_E4M3) /* NOT YET MEASURED: a cautious guess, half the rate */
+        return 2.0 * gemv_mma_memory(k, grid, (int64_t)sms, bytes, stream_rate);
     if (k->tensor_cores)
         return gemv_mma_memory(k, grid, (int64_t)sms, bytes, stream_rate) - TESS_GEMV_MMA_LAUNCH_SAVING_S;
     const double memory = bytes / capped_rate(grid, TESS_GEMV_CTA_BYTES_PER_S, stream_rate);
@@ -741,11 +747,12 @@ static void describe_gemv(const tess_gemv_kernel *k, const tess_gemm_desc *d, in
     p->tile_m = k->max_m, p->tile_n = k->rows;
     /* Elements a thread reads of a row per step: a 16-byte chunk, or a tensor-core K step. */
     p->tile_k = (k->tensor_cores ? TESS_GEMV_MMA_STEP_BYTES : TESS_TMA_ALIGN) / (int)tess_dtype_size(d->a.dtype);
-    p->stages = k->tensor_cores ? TESS_GEMV_MMA_DEPTH : 2; /* steps in flight per thread */
+    p->stages = k->tensor_cores ? TESS_GEMV_MMA_DEPTH_OF(k->input == TESS_DTYPE_E4M3, k->max_m / 8)
+                                : 2; /* steps in flight per thread */
     p->cluster_m = p->cluster_n = 1;
     p->grid = p->tiles = (int32_t)gemv_grid(k, d);
-    snprintf(p->name, sizeof p->name, "gemv_%s_tn_m%d_r%d%s%s", tess_dtype_name(d->a.dtype), k->max_m, k->rows,
-             k->block_scaled ? "_blk" : "", k->tensor_cores ? "_mma" : "");
+    snprintf(p->name, sizeof p->name, "gemv_%s_tn_m%d_r%d%s%s%s", tess_dtype_name(d->a.dtype), k->max_m, k->rows,
+             k->block_scaled ? "_blk" : "", k->tensor_cores ? "_mma" : "", k->warps == 8 ? "_w8" : "");
 }
 
 /* Runs the problem on decode GEMV kernel k (validated, k serving it). */

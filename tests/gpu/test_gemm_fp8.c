@@ -247,12 +247,13 @@ static void test_factors_by_tma(tess_handle h) {
  * stream-K over every tile when tiles are fewer than the SMs (run twice,
  * bit for bit). Factors in random layouts, and DeepSeek's packed ones. */
 static void test_small_m(tess_handle h) {
-    static const int64_t shapes[][3] = {{1, 1000, 2048}, {4, 2112, 1536}, {16, 777, 3000}, {33, 512, 1100}, {64, 1536, 1024}};
+    static const int64_t shapes[][3] = {{1, 1000, 2048}, {4, 2112, 1536}, {16, 777, 3000}, {33, 512, 1100}, {64, 1536, 1024},
+                                        {12, 1003, 1040}}; /* the tensor-core GEMV: two token tiles, ragged rows, a K tail */
     static const tess_dtype outs[3] = {TESS_DTYPE_BF16, TESS_DTYPE_F16, TESS_DTYPE_F32};
     int runs = 0, transposed = 0, stream_k = 0;
     for (int trial = 0; trial < RECIPES + 2; trial++) {
         const int recipe = trial < RECIPES ? trial : trial == RECIPES ? 3 : 4, packed = trial >= RECIPES;
-        const int64_t *shape = shapes[trial % 5];
+        const int64_t *shape = shapes[trial % 6];
         const int fast = recipe == 0 && trial % 2;
         fp8_case c;
         make_case(&c, shape[0], shape[1], shape[2], 1, TESS_DTYPE_E4M3, trial % 3 ? TESS_DTYPE_E4M3 : TESS_DTYPE_E5M2,

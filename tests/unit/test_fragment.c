@@ -4,7 +4,9 @@
  *    for every N from 8 to 256;
  *  - the epilogue's stmatrix addresses, by simulating stmatrix (plain and
  *    .trans) into the 128-byte-swizzled staging sub-tiles: every element lands
- *    exactly once, where the TMA store expects it.
+ *    exactly once, where the TMA store expects it;
+ *  - the tensor-core decode GEMV's feed of mma.sync from plain loads, against
+ *    the m16n8k16 and m16n8k32 atoms.
  * (The tile scheduler is tested in test_sched.c.) */
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +15,21 @@
 #include "kernels/common/fragment.h"
 #include "tessera/layout.h"
 
+/* Index of (t, v) in an atom operand's tile. */
+static int64_t atom_index(const tess_layout *tv, int t, int v) {
+    char crd[32];
+    snprintf(crd, sizeof crd, "(%d,%d)", t, v);
+    tess_layout *c = NULL;
+    tess_layout_parse(crd, &c);
+    int64_t idx = -1;
+    tess_layout_eval_coord(tv, c, &idx);
+    tess_layout_free(c);
+    return idx;
+}
+
 static void test_accumulator_vs_algebra(void) {
     for (int n = 8; n <= 256; n += 8) {
-        char name[64], crd[32];
+        char name[64];
         snprintf(name, sizeof name, "wgmma_64x%dx16_f32", n);
         tess_layout *tv = NULL;
         int64_t rows = 0, cols = 0;
@@ -25,12 +39,7 @@ static void test_accumulator_vs_algebra(void) {
         int wrong = 0;
         for (int t = 0; t < 128; t++)
             for (int v = 0; v < n / 2; v++) {
-                snprintf(crd, sizeof crd, "(%d,%d)", t, v);
-                tess_layout *c = NULL;
-                tess_layout_parse(crd, &c);
-                int64_t idx = -1;
-                tess_layout_eval_coord(tv, c, &idx);
-                tess_layout_free(c);
+                const int64_t idx = atom_index(tv, t, v);
                 int m, col;
                 tess_wgmma_acc_coord(t, v, &m, &col);
                 wrong += idx != m + rows * col;
@@ -76,8 +85,75 @@ static void test_epilogue_addresses(void) {
         }
 }
 
+/* The tensor-core decode GEMV's fragment feed (fragment.h), against the mma
+ * atoms of the layout algebra, for 16-bit inputs (m16n8k16, E = 2 elements
+ * to a 32-bit word) and 8-bit ones (m16n8k32, E = 4). Lane L's word w of a
+ * 64-byte step holds physical K elements 4 E chunk(L) + E w .. + E - 1. For
+ * each mma: every A value must come from the row the atom says, the atom's
+ * logical K must map to one physical K for all lanes and rows, B's values
+ * from the token row the atom says and through the same map; over both
+ * mmas the map must cover the step's 8 E x 2 elements once. The
+ * accumulators must be where the epilogue stores them, and each row (token)
+ * must depend on e / 2 (e % 2) only, as the kernel's factor lookup assumes. */
+static void test_gemv_vs_algebra(void) {
+    const char *atoms[2] = {"mma_16x8x16_f32", "mma_16x8x32_f32"};
+    for (int at = 0; at < 2; at++) {
+        const int E = 2 * (at + 1), K = 8 * E; /* elements per word, logical K of one mma */
+        tess_layout *a = NULL, *b = NULL, *c = NULL;
+        int64_t r, cl;
+        CHECK_STATUS(tess_layout_mma_atom(atoms[at], TESS_MMA_A, &a, &r, &cl), TESS_STATUS_SUCCESS);
+        CHECK_STATUS(tess_layout_mma_atom(atoms[at], TESS_MMA_B, &b, &r, &cl), TESS_STATUS_SUCCESS);
+        CHECK_STATUS(tess_layout_mma_atom(atoms[at], TESS_MMA_C, &c, &r, &cl), TESS_STATUS_SUCCESS);
+        if (!a || !b || !c)
+            continue;
+        int map[2][32], covered[64] = {0}, wrong_row = 0, wrong_map = 0, wrong_token = 0, wrong_c = 0;
+        for (int j = 0; j < 2; j++)
+            for (int k = 0; k < K; k++)
+                map[j][k] = -1;
+        for (int lane = 0; lane < 32; lane++)
+            for (int j = 0; j < 2; j++) {
+                for (int v = 0; v < 4 * E; v++) { /* A: 4 registers of E elements */
+                    const int reg = v / E, w = tess_gemv_a_word(j, reg);
+                    const int64_t idx = atom_index(a, lane, v); /* m + 16 k */
+                    const int phys = 4 * E * tess_gemv_load_chunk(lane) + E * w + v % E;
+                    wrong_row += idx % 16 != tess_gemv_load_row(lane, tess_gemv_a_upper(reg));
+                    int *slot = &map[j][idx / 16];
+                    wrong_map += *slot >= 0 && *slot != phys;
+                    *slot = phys;
+                }
+            }
+        for (int lane = 0; lane < 32; lane++)
+            for (int j = 0; j < 2; j++)
+                for (int v = 0; v < 2 * E; v++) { /* B: 2 registers of E elements */
+                    const int64_t idx = atom_index(b, lane, v); /* n + 8 k */
+                    const int phys = 4 * E * tess_gemv_load_chunk(lane) + E * tess_gemv_b_word(j, v / E) + v % E;
+                    wrong_token += idx % 8 != tess_gemv_load_row(lane, 0);
+                    wrong_map += map[j][idx / 8] != phys;
+                }
+        for (int j = 0; j < 2; j++)
+            for (int k = 0; k < K; k++)
+                if (map[j][k] >= 0 && map[j][k] < 2 * K)
+                    covered[map[j][k]]++;
+        int once = 0;
+        for (int k = 0; k < 2 * K; k++)
+            once += covered[k] == 1;
+        for (int lane = 0; lane < 32; lane++)
+            for (int e = 0; e < 4; e++) {
+                const int64_t idx = atom_index(c, lane, e); /* m + 16 n */
+                wrong_c += idx % 16 != tess_gemv_c_row(lane, e) || idx / 16 != tess_gemv_c_token(lane, e) ||
+                           tess_gemv_c_row(lane, e) != tess_gemv_c_row(lane, 2 * (e / 2)) ||
+                           tess_gemv_c_token(lane, e) != tess_gemv_c_token(lane, e % 2);
+            }
+        CHECKF(wrong_row == 0 && wrong_map == 0 && wrong_token == 0 && once == 2 * K && wrong_c == 0,
+               "%s: %d A rows, %d K positions, %d B tokens wrong; %d of %d step elements used once; %d accumulators",
+               atoms[at], wrong_row, wrong_map, wrong_token, once, 2 * K, wrong_c);
+        tess_layout_free(a), tess_layout_free(b), tess_layout_free(c);
+    }
+}
+
 int main(void) {
     test_accumulator_vs_algebra();
     test_epilogue_addresses();
+    test_gemv_vs_algebra();
     return check_finish("unit_fragment");
 }

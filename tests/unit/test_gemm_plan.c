@@ -262,17 +262,18 @@ static int gemv_plan_consistent(const tess_gemm_desc *g, const tess_plan *p) {
         return 0;
     const int block = tess_scale_is_block(g->a_scale.mode);
     const int narrowest = k->tensor_cores ? k->max_m == 8 || g->m > 8 : k->max_m == 1 || 2 * g->m > k->max_m;
-    const int rows = k->tensor_cores ? 16 : 4;
+    const int rows = k->tensor_cores ? 16 : 4, w8 = strstr(p->name, "_w8") != NULL;
     return g->batch == 1 && g->a.order == TESS_ORDER_ROW && g->b.order == TESS_ORDER_COL &&
            g->a.dtype == k->input && g->b.dtype == k->input && block == k->block_scaled &&
            block == tess_scale_is_block(g->b_scale.mode) && g->m <= k->max_m && narrowest && k->rows == rows &&
-           (k->tensor_cores == (strstr(p->name, "_mma") != NULL)) && p->grid == (g->n + rows - 1) / rows;
+           (k->tensor_cores == (strstr(p->name, "_mma") != NULL)) && (k->warps == (w8 ? 8 : 4)) &&
+           (!w8 || k->tensor_cores) && p->grid == (g->n + rows - 1) / rows;
 }
 
 /* The decode GEMV plans are offered exactly where their kernels serve: float
  * FMAs up to 8 tokens of 16-bit TN operands and up to 4 of e4m3
- * (block-scaled or not), tensor cores up to 16 tokens of 16-bit ones; one
- * matrix; at most one plan per family. */
+ * (block-scaled or not), tensor cores (4 or 8 warps) up to 16 tokens of
+ * either; one matrix; at most one plan per family. */
 static void test_gemv_plans(void) {
     struct {
         int64_t m, n, k;
@@ -289,9 +290,11 @@ static void test_gemv_plans(void) {
         {1, 4096, 7168, TESS_DTYPE_BF16, 0, 1, 1, {NULL, NULL}}, /* A column-major */
         {1, 64, INT32_MAX - 7, TESS_DTYPE_BF16, 0, 0, 1, {NULL, NULL}}, /* K past the kernels' 32-bit step count */
         {1, 4096, 7168, TESS_DTYPE_BF16, 0, 0, 2, {NULL, NULL}}, /* a batch */
-        {4, 4096, 7168, TESS_DTYPE_E4M3, 1, 0, 1, {"gemv_e4m3_tn_m4_r4_blk", NULL}},
-        {2, 4096, 7168, TESS_DTYPE_E4M3, 0, 0, 1, {"gemv_e4m3_tn_m2_r4", NULL}},
-        {5, 4096, 7168, TESS_DTYPE_E4M3, 1, 0, 1, {NULL, NULL}},
+        {4, 4096, 7168, TESS_DTYPE_E4M3, 1, 0, 1, {"gemv_e4m3_tn_m4_r4_blk", "gemv_e4m3_tn_m8_r16_blk_mma"}},
+        {2, 4096, 7168, TESS_DTYPE_E4M3, 0, 0, 1, {"gemv_e4m3_tn_m2_r4", "gemv_e4m3_tn_m8_r16_mma"}},
+        {5, 4096, 7168, TESS_DTYPE_E4M3, 1, 0, 1, {"gemv_e4m3_tn_m8_r16_blk_mma", NULL}},
+        {16, 1003, 1040, TESS_DTYPE_E4M3, 0, 0, 1, {"gemv_e4m3_tn_m16_r16_mma", NULL}},
+        {17, 4096, 7168, TESS_DTYPE_E4M3, 1, 0, 1, {NULL, NULL}},
         {1, 4096, 7168, TESS_DTYPE_E5M2, 0, 0, 1, {NULL, NULL}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -316,21 +319,25 @@ static void test_gemv_plans(void) {
         enum { CAP = 64 };
         tess_plan plans[CAP];
         const int count = tess_gemm_candidates(NULL, &g, TESS_GEMM_WORKSPACE_BYTES, plans, CAP);
-        const tess_plan *found[2] = {NULL, NULL};
+        const tess_plan *found[3] = {NULL, NULL, NULL}; /* float32, tensor cores of 4 warps, of 8 */
         int extra = 0, consistent = 1;
         for (int j = 0; j < count && j < CAP; j++) {
             if (strncmp(plans[j].name, "gemv_", 5) != 0)
                 continue;
-            const int family = strstr(plans[j].name, "_mma") != NULL;
+            const int family = strstr(plans[j].name, "_w8") ? 2 : strstr(plans[j].name, "_mma") != NULL;
             extra += found[family] != NULL;
             found[family] = &plans[j];
             consistent &= gemv_plan_consistent(&g, &plans[j]);
         }
-        /* want[] lists the float32 plan first where there is one */
+        /* want[] lists the float32 plan first where there is one; the
+         * 8-warp tensor-core plan goes with the 4-warp one */
         const char *want_fma = cases[i].want[0] && !strstr(cases[i].want[0], "_mma") ? cases[i].want[0] : NULL;
         const char *want_mma = cases[i].want[0] && strstr(cases[i].want[0], "_mma") ? cases[i].want[0] : cases[i].want[1];
-        const char *want[2] = {want_fma, want_mma};
-        for (int f = 0; f < 2; f++)
+        char want_w8[64] = "";
+        if (want_mma)
+            snprintf(want_w8, sizeof want_w8, "%s_w8", want_mma);
+        const char *want[3] = {want_fma, want_mma, want_mma ? want_w8 : NULL};
+        for (int f = 0; f < 3; f++)
             CHECKF(count <= CAP && !extra && consistent &&
                        (want[f] ? found[f] && !strcmp(found[f]->name, want[f]) : !found[f]),
                    "%lldx%lldx%lld %s: GEMV plan %s, wanted %s", (long long)g.m, (long long)g.n, (long long)g.k,

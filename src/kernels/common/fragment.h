@@ -49,4 +49,30 @@ TESS_HD int tess_epi_stmatrix_offset(int warp, int lane, int jj, int col_major) 
     return tess_epi_swizzled_offset(c / TESS_EPI_SUBTILE, c % TESS_EPI_SUBTILE, row0 / 8);
 }
 
+/* The tensor-core decode GEMV (kernels/decode/gemv.cu) feeds mma.sync
+ * m16n8k16 (16-bit) or m16n8k32 (8-bit) from plain 16-byte loads. Lane
+ * (g = lane / 4, t = lane % 4) loads four 32-bit words at byte 16 t of a
+ * 64-byte K step, from weight rows g and g + 8 and from token row g of each
+ * 8-token tile; each step feeds two mmas (j = 0, 1). A sum over K does not
+ * depend on the order K is visited, so the words go into the fragment
+ * registers as they are, provided weights and tokens see the same
+ * permutation of K: test_fragment.c checks that against the mma atoms of
+ * the layout algebra. */
+
+/* What lane `lane` loads: 16-byte chunk tess_gemv_load_chunk of the step,
+ * of weight rows tess_gemv_load_row(lane, 0) and (lane, 1), and of token
+ * row tess_gemv_load_row(lane, 0) of each 8-token tile. */
+TESS_HD int tess_gemv_load_chunk(int lane) { return lane % 4; }
+TESS_HD int tess_gemv_load_row(int lane, int upper) { return lane / 4 + 8 * upper; }
+/* The word of the lane's weight loads in A register r (0..3) of mma j, and
+ * whether it is row g + 8's load. */
+TESS_HD int tess_gemv_a_word(int j, int r) { return 2 * j + r / 2; }
+TESS_HD int tess_gemv_a_upper(int r) { return r % 2; }
+/* The word of the lane's token load in B register r (0, 1) of mma j. */
+TESS_HD int tess_gemv_b_word(int j, int r) { return 2 * j + r; }
+/* The weight row (within the CTA's 16) and token (within the 8-token tile)
+ * of the lane's accumulator e (0..3). */
+TESS_HD int tess_gemv_c_row(int lane, int e) { return lane / 4 + 8 * (e / 2); }
+TESS_HD int tess_gemv_c_token(int lane, int e) { return 2 * (lane % 4) + e % 2; }
+
 #endif

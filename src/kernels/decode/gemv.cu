@@ -22,6 +22,7 @@
 
 #include "core/error.h"
 #include "core/matrix.h"
+#include "kernels/common/fragment.h"
 #include "kernels/common/ptx.cuh"
 #include "kernels/decode/gemv_kernels.h"
 #include "ref/convert.h"
@@ -287,50 +288,133 @@ __global__ void __launch_bounds__(TESS_GEMV_THREADS, TESS_GEMV_MIN_CTAS) gemv_ke
     gemv_store<BLOCK>(p, m, n, sum);
 }
 
-// ---- Tensor-core variant: 16-bit inputs, 8 or 16 tokens ----------------------
+// ---- Tensor-core variant: 8 or 16 tokens, 16-bit or e4m3 inputs -------------
 //
 // At 8 or more tokens the float32 kernel above is bound by its FMAs (8 per
-// weight). Here one warp's mma.sync m16n8k16 does them: a CTA owns 16 weight
-// rows (the m16 side), the tokens are the n8 side (NT tiles of 8), and the
-// CTA's 4 warps take turns at K steps of 32 elements. Each lane loads 16
-// bytes of weight rows lane/4 and lane/4 + 8 and of token lane/4 at element
-// 8 (lane % 4) of the step, and feeds them to two mmas unchanged: a sum over
-// K does not care in which order K is visited, so the elements a lane holds
-// are given logical K positions that make its registers the fragments
-// mma.sync expects (PTX ISA, "Matrix Fragments for mma.m16n8k16"):
-// physical elements 8t + {0,1}, {2,3} are logical 2t + {0,1}, 2t + 8 + {0,1}
-// of the first mma, 8t + {4..7} the same of the second, for A (weights) and B
-// (tokens) alike, so that both see the same permutation of K.
+// weight). Here one warp's mma.sync does them: a CTA owns 16 weight rows
+// (the m16 side), the tokens are the n8 side (NT tiles of 8), and the CTA's
+// 4 (or 8) warps take turns at K steps of 64 bytes a row (32 16-bit elements, 64
+// e4m3). Each lane loads 16 bytes of weight rows lane/4 and lane/4 + 8 and
+// of token lane/4 at byte 16 (lane % 4) of the step, and feeds them to two
+// mmas unchanged: a sum over K does not care in which order K is visited,
+// so the elements a lane holds are given logical K positions that make its
+// registers the fragments mma.sync expects (PTX ISA, "Matrix Fragments for
+// mma.m16n8k16" and "mma.m16n8k32"). With E elements to a 32-bit word (2
+// or 4), a lane's word 0 holds logical elements E t .. E t + E - 1 of the
+// first mma and word 1 the same + 4 E; words 2 and 3 the same of the
+// second; for A (weights) and B (tokens) alike, so that both see the same
+// permutation of K.
+//
+// e4m3: each step's two mmas (64 products a sum) go to fresh accumulators
+// that are added to the float32 sums, scaled by the step's 128-K block
+// factors where block-scaled (a step never straddles a block): FP8 mma.sync
+// keeps fewer bits while accumulating (the promotion of the sm90 kernels).
 
-// 16-bit elements of a K step, and of a lane's 16-byte chunk of it.
-#define TESS_GEMV_MMA_STEP_K (TESS_GEMV_MMA_STEP_BYTES / 2)
-#define TESS_GEMV_MMA_CHUNK_K (16 / 2)
-
-// This lane's byte offset in a row for K step s (lane chunk t = lane % 4),
-// or 0 where its chunk lies past K (loaded from a valid address, then
-// replaced by zeros; K is whole chunks, so a chunk is all inside or all past).
+// The byte offset in a row of chunk t (tess_gemv_load_chunk) of K step s
+// (64 bytes: CHUNK elements per lane), or 0 where its 16 bytes lie past K
+// (loaded from a valid address, then replaced by zeros).
+template <int CHUNK>
 TESS_DEVICE int64_t mma_chunk_offset(int s, int t, int k) {
-    return s * TESS_GEMV_MMA_STEP_K + t * TESS_GEMV_MMA_CHUNK_K < k ? (int64_t)s * TESS_GEMV_MMA_STEP_BYTES + t * 16
-                                                                     : 0;
+    return (s * 4 + t) * CHUNK < k ? (int64_t)s * TESS_GEMV_MMA_STEP_BYTES + t * 16 : 0;
 }
 
-template <tess_dtype IN, int NT>
-__global__ void __launch_bounds__(TESS_GEMV_THREADS) gemv_mma_kernel(const __grid_constant__ tess_gemv_params p) {
-    constexpr int WARPS = TESS_GEMV_THREADS / 32, DEPTH = TESS_GEMV_MMA_DEPTH, STRIDE = WARPS * DEPTH;
+// The block factors a lane needs: of its weight rows (lane/4, lane/4 + 8)
+// and its tokens (8 j + 2 (lane % 4) and the next), for K block 0 (block kb
+// is kb * stride further); rows and tokens past the edges repeat the last.
+template <int NT>
+struct gemv_mma_factors {
+    const float *w[2], *x[NT][2];
+    int64_t w_stride, x_stride;
+};
+
+template <int NT>
+TESS_DEVICE gemv_mma_factors<NT> gemv_mma_factors_at(const tess_gemv_params &p, int n0, int lane) {
+    gemv_mma_factors<NT> f;
+#pragma unroll
+    for (int h = 0; h < 2; h++) // rows of accumulators 2h, 2h + 1; tokens of h, h + 2
+        f.w[h] = p.scale_b.data + tess_scale_offset(&p.scale_b.layout, 0, min(n0 + tess_gemv_c_row(lane, 2 * h), p.n - 1), 0);
+#pragma unroll
+    for (int j = 0; j < NT; j++)
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+            f.x[j][h] =
+                p.scale_a.data + tess_scale_offset(&p.scale_a.layout, 0, min(8 * j + tess_gemv_c_token(lane, h), p.m - 1), 0);
+    f.w_stride = p.scale_b.layout.stride_k, f.x_stride = p.scale_a.layout.stride_k;
+    return f;
+}
+
+// One K step (wl, wh: the lane's words of weight rows g and g + 8; b: its
+// words of each token tile) into the sums: 16-bit straight into them; e4m3
+// through fresh accumulators, scaled by the factors of K block kb where
+// block-scaled. Which word goes into which fragment register, and which
+// row and token each accumulator is, are fragment.h's (checked there against
+// the layout algebra's mma atoms).
+template <tess_dtype IN, bool BLOCK, int NT>
+TESS_DEVICE void gemv_mma_step(float (&acc)[NT][4], const uint4 &wl, const uint4 &wh, const uint4 (&b)[NT],
+                               const gemv_mma_factors<NT> &f, int kb) {
+    const uint32_t lw[4] = {wl.x, wl.y, wl.z, wl.w}, hw[4] = {wh.x, wh.y, wh.z, wh.w};
+    uint32_t a[2][4]; // the two mmas' A registers
+#pragma unroll
+    for (int mj = 0; mj < 2; mj++)
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+            a[mj][r] = tess_gemv_a_upper(r) ? hw[tess_gemv_a_word(mj, r)] : lw[tess_gemv_a_word(mj, r)];
+    float fw[2] = {1.0f, 1.0f}; // e4m3 block factors of rows g and g + 8
+    if (IN == TESS_DTYPE_E4M3 && BLOCK)
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+            fw[h] = __ldg(f.w[h] + kb * f.w_stride);
+#pragma unroll
+    for (int j = 0; j < NT; j++) {
+        const uint32_t bw[4] = {b[j].x, b[j].y, b[j].z, b[j].w};
+        if constexpr (IN != TESS_DTYPE_E4M3) {
+#pragma unroll
+            for (int mj = 0; mj < 2; mj++)
+                mma_m16n8k16<IN == TESS_DTYPE_F16>(acc[j], a[mj], bw[tess_gemv_b_word(mj, 0)],
+                                                   bw[tess_gemv_b_word(mj, 1)]);
+        } else {
+            float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+            for (int mj = 0; mj < 2; mj++)
+                mma_m16n8k32_e4m3(part, a[mj], bw[tess_gemv_b_word(mj, 0)], bw[tess_gemv_b_word(mj, 1)]);
+            float fx[2] = {1.0f, 1.0f}; // block factors of tokens 2t and 2t + 1
+            if (BLOCK)
+#pragma unroll
+                for (int h = 0; h < 2; h++)
+                    fx[h] = __ldg(f.x[j][h] + kb * f.x_stride);
+            // Accumulator e's row is the lane's (e / 2)-th, its token the (e % 2)-th.
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                acc[j][e] = fmaf(part[e], fx[e % 2] * fw[e / 2], acc[j][e]);
+        }
+    }
+}
+
+// WARPS: 4, or 8 for grids of at most one CTA per SM (N <= 16 x SMs), whose
+// CTAs then keep twice the bytes in flight.
+template <tess_dtype IN, bool BLOCK, int NT, int WARPS>
+__global__ void __launch_bounds__(32 * WARPS) gemv_mma_kernel(const __grid_constant__ tess_gemv_params p) {
+    constexpr int DEPTH = TESS_GEMV_MMA_DEPTH_OF(IN == TESS_DTYPE_E4M3, NT);
+    constexpr int STRIDE = WARPS * DEPTH;
+    constexpr int CHUNK = gemv_input<IN>::CHUNK, STEP_K = 4 * CHUNK; // elements per lane, per step
     static_assert(TESS_GEMV_MMA_ROWS == 16, "one m16 tile of weight rows per CTA");
+    static_assert(TESS_SCALE_BLOCK % STEP_K == 0, "a step never straddles a factor block");
     grid_dependency_wait();
     grid_dependents_launch();
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, t = tess_gemv_load_chunk(lane);
     const int n0 = blockIdx.x * TESS_GEMV_MMA_ROWS;
-    // Rows past n and tokens past m repeat the last one: computed, never
-    // stored. Leading dimensions are in elements of 2 bytes.
-    const char *w_lo = (const char *)p.b + (int64_t)min(n0 + g, p.n - 1) * p.ldb * 2;
-    const char *w_hi = (const char *)p.b + (int64_t)min(n0 + g + 8, p.n - 1) * p.ldb * 2;
+    constexpr int64_t ELEM = 16 / CHUNK; // bytes per element
+    // Rows past n and tokens past m repeat the last one: computed, never stored.
+    const char *w_lo = (const char *)p.b + (int64_t)min(n0 + tess_gemv_load_row(lane, 0), p.n - 1) * p.ldb * ELEM;
+    const char *w_hi = (const char *)p.b + (int64_t)min(n0 + tess_gemv_load_row(lane, 1), p.n - 1) * p.ldb * ELEM;
     const char *x[NT];
 #pragma unroll
     for (int j = 0; j < NT; j++)
-        x[j] = (const char *)p.a + (int64_t)min(8 * j + g, p.m - 1) * p.lda * 2;
-    const int steps = (p.k + TESS_GEMV_MMA_STEP_K - 1) / TESS_GEMV_MMA_STEP_K, last = steps - 1;
+        x[j] = (const char *)p.a + (int64_t)min(8 * j + tess_gemv_load_row(lane, 0), p.m - 1) * p.lda * ELEM;
+    gemv_mma_factors<NT> f;
+    if (BLOCK)
+        f = gemv_mma_factors_at<NT>(p, n0, lane);
+    const int steps = (p.k + STEP_K - 1) / STEP_K, last = steps - 1;
     float acc[NT][4];
 #pragma unroll
     for (int j = 0; j < NT; j++)
@@ -344,7 +428,7 @@ __global__ void __launch_bounds__(TESS_GEMV_THREADS) gemv_mma_kernel(const __gri
     uint4 lo[DEPTH], hi[DEPTH], xs[DEPTH][NT];
 #pragma unroll
     for (int d = 0; d < DEPTH; d++) {
-        const int64_t at = mma_chunk_offset(min(warp + WARPS * d, last), t, p.k);
+        const int64_t at = mma_chunk_offset<CHUNK>(min(warp + WARPS * d, last), t, p.k);
         lo[d] = load_weights(w_lo + at), hi[d] = load_weights(w_hi + at);
 #pragma unroll
         for (int j = 0; j < NT; j++)
@@ -355,17 +439,15 @@ __global__ void __launch_bounds__(TESS_GEMV_THREADS) gemv_mma_kernel(const __gri
         for (int d = 0; d < DEPTH; d++) {
             const int s = base + WARPS * d;
             if (s < steps) {
-                const bool inside = s * TESS_GEMV_MMA_STEP_K + t * TESS_GEMV_MMA_CHUNK_K < p.k;
+                const bool inside = (s * 4 + t) * CHUNK < p.k;
                 const uint4 zero = make_uint4(0, 0, 0, 0), wl = inside ? lo[d] : zero, wh = inside ? hi[d] : zero;
-                const uint32_t a0[4] = {wl.x, wh.x, wl.y, wh.y}, a1[4] = {wl.z, wh.z, wl.w, wh.w};
+                uint4 b[NT];
 #pragma unroll
-                for (int j = 0; j < NT; j++) {
-                    const uint4 b = inside ? xs[d][j] : zero;
-                    mma_m16n8k16<IN == TESS_DTYPE_F16>(acc[j], a0, b.x, b.y);
-                    mma_m16n8k16<IN == TESS_DTYPE_F16>(acc[j], a1, b.z, b.w);
-                }
+                for (int j = 0; j < NT; j++)
+                    b[j] = inside ? xs[d][j] : zero;
+                gemv_mma_step<IN, BLOCK, NT>(acc, wl, wh, b, f, s * STEP_K / TESS_SCALE_BLOCK);
             }
-            const int64_t at = mma_chunk_offset(min(s + STRIDE, last), t, p.k);
+            const int64_t at = mma_chunk_offset<CHUNK>(min(s + STRIDE, last), t, p.k);
             lo[d] = load_weights(w_lo + at), hi[d] = load_weights(w_hi + at);
 #pragma unroll
             for (int j = 0; j < NT; j++)
@@ -391,19 +473,19 @@ __global__ void __launch_bounds__(TESS_GEMV_THREADS) gemv_mma_kernel(const __gri
 #pragma unroll
             for (int w = 1; w < WARPS; w++)
                 sum += warp_sums[w][j][e][lane];
-            // D fragment: rows g (e < 2) and g + 8, tokens 2t and 2t + 1.
-            const int n = n0 + g + (e >= 2 ? 8 : 0), m = 8 * j + 2 * t + (e & 1);
+            const int n = n0 + tess_gemv_c_row(lane, e), m = 8 * j + tess_gemv_c_token(lane, e);
             if (n < p.n && m < p.m)
-                gemv_store<false>(p, m, n, sum);
+                gemv_store<BLOCK>(p, m, n, sum);
         }
 }
 
 // One CTA per `rows` weight rows, with programmatic stream serialization
 // (the kernels wait in grid_dependency_wait).
-static tess_status launch_rows(void (*kernel)(tess_gemv_params), int rows, const tess_gemv_params *p, void *stream) {
+static tess_status launch_rows(void (*kernel)(tess_gemv_params), int rows, int threads, const tess_gemv_params *p,
+                               void *stream) {
     cudaLaunchConfig_t config = {};
     config.gridDim = dim3((unsigned)((p->n + rows - 1) / rows));
-    config.blockDim = dim3(TESS_GEMV_THREADS);
+    config.blockDim = dim3((unsigned)threads);
     config.stream = (cudaStream_t)stream;
     cudaLaunchAttribute serialization = {};
     serialization.id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -415,24 +497,32 @@ static tess_status launch_rows(void (*kernel)(tess_gemv_params), int rows, const
 
 template <tess_dtype IN, bool BLOCK, int MT>
 static tess_status launch_gemv(const tess_gemv_params *p, void *stream) {
-    return launch_rows(gemv_kernel<IN, BLOCK, MT>, TESS_GEMV_ROWS, p, stream);
+    return launch_rows(gemv_kernel<IN, BLOCK, MT>, TESS_GEMV_ROWS, TESS_GEMV_THREADS, p, stream);
 }
 
-template <tess_dtype IN, int NT>
+template <tess_dtype IN, bool BLOCK, int NT, int WARPS>
 static tess_status launch_gemv_mma(const tess_gemv_params *p, void *stream) {
-    return launch_rows(gemv_mma_kernel<IN, NT>, TESS_GEMV_MMA_ROWS, p, stream);
+    return launch_rows(gemv_mma_kernel<IN, BLOCK, NT, WARPS>, TESS_GEMV_MMA_ROWS, 32 * WARPS, p, stream);
 }
 
 // CTAs per SM: the float32 kernels' launch bounds guarantee 3; the
-// tensor-core ones take 124 registers at 8 tokens (4 CTAs of 128 threads in
-// 65536) and 168 at 16 (3), as ptxas reports for sm_90a (CUDA 13).
-#define TESS_GEMV_ENTRY(IN, BLOCK, MT) {IN, BLOCK, MT, TESS_GEMV_ROWS, 0, TESS_GEMV_MIN_CTAS, launch_gemv<IN, BLOCK, MT>}
-#define TESS_GEMV_MMA_ENTRY(IN, NT) {IN, 0, 8 * (NT), TESS_GEMV_MMA_ROWS, 1, (NT) == 1 ? 4 : 3, launch_gemv_mma<IN, NT>}
+// tensor-core ones of 4 warps take, as ptxas reports for sm_90a (CUDA 13),
+// 124 registers for 8 16-bit tokens (4 CTAs of 128 threads in 65536), 168
+// for 16 (3); e4m3 140 and 156 (3), block-scaled 220 and 239 (2). Those of
+// 8 warps are planned one CTA per SM.
+#define TESS_GEMV_ENTRY(IN, BLOCK, MT) \
+    {IN, BLOCK, MT, TESS_GEMV_ROWS, 0, TESS_GEMV_THREADS / 32, TESS_GEMV_MIN_CTAS, launch_gemv<IN, BLOCK, MT>}
+#define TESS_GEMV_MMA_ENTRY(IN, BLOCK, NT, WARPS, CTAS) \
+    {IN, BLOCK, 8 * (NT), TESS_GEMV_MMA_ROWS, 1, WARPS, CTAS, launch_gemv_mma<IN, BLOCK, NT, WARPS>}
+#define TESS_GEMV_MMA_ENTRIES(IN, BLOCK, CTAS_8, CTAS_16)                                                           \
+    TESS_GEMV_MMA_ENTRY(IN, BLOCK, 1, 4, CTAS_8), TESS_GEMV_MMA_ENTRY(IN, BLOCK, 2, 4, CTAS_16),                \
+        TESS_GEMV_MMA_ENTRY(IN, BLOCK, 1, 8, 1), TESS_GEMV_MMA_ENTRY(IN, BLOCK, 2, 8, 1)
 
 // Float32 FMAs: 16-bit inputs up to 8 tokens; e4m3 up to 4 (its 16 values
 // per chunk and their factors would need twice the registers at 8). Tensor
-// cores: 16-bit inputs, 8 or 16 tokens. Each family's kernels of a type by
-// token count, smallest first: the planner offers the first that holds M.
+// cores: 8 or 16 tokens, 16-bit or e4m3 (block-scaled or not), 4 or 8
+// warps. Each family's kernels of a type by token count, smallest first:
+// the planner offers the first that holds M.
 static const tess_gemv_kernel gemv_kernels[] = {
     TESS_GEMV_ENTRY(TESS_DTYPE_BF16, false, 1), TESS_GEMV_ENTRY(TESS_DTYPE_BF16, false, 2),
     TESS_GEMV_ENTRY(TESS_DTYPE_BF16, false, 4), TESS_GEMV_ENTRY(TESS_DTYPE_BF16, false, 8),
@@ -441,8 +531,10 @@ static const tess_gemv_kernel gemv_kernels[] = {
     TESS_GEMV_ENTRY(TESS_DTYPE_E4M3, false, 1), TESS_GEMV_ENTRY(TESS_DTYPE_E4M3, false, 2),
     TESS_GEMV_ENTRY(TESS_DTYPE_E4M3, false, 4), TESS_GEMV_ENTRY(TESS_DTYPE_E4M3, true, 1),
     TESS_GEMV_ENTRY(TESS_DTYPE_E4M3, true, 2),  TESS_GEMV_ENTRY(TESS_DTYPE_E4M3, true, 4),
-    TESS_GEMV_MMA_ENTRY(TESS_DTYPE_BF16, 1),    TESS_GEMV_MMA_ENTRY(TESS_DTYPE_BF16, 2),
-    TESS_GEMV_MMA_ENTRY(TESS_DTYPE_F16, 1),     TESS_GEMV_MMA_ENTRY(TESS_DTYPE_F16, 2),
+    TESS_GEMV_MMA_ENTRIES(TESS_DTYPE_BF16, false, 4, 3),
+    TESS_GEMV_MMA_ENTRIES(TESS_DTYPE_F16, false, 4, 3),
+    TESS_GEMV_MMA_ENTRIES(TESS_DTYPE_E4M3, false, 3, 3),
+    TESS_GEMV_MMA_ENTRIES(TESS_DTYPE_E4M3, true, 2, 2),
 };
 
 extern "C" int tess_gemv_kernel_count(void) { return (int)(sizeof gemv_kernels / sizeof gemv_kernels[0]); }

@@ -17,6 +17,7 @@ typedef struct tess_gemv_kernel {
     int max_m;         /* tokens it computes at once (its accumulators: max_m per weight row) */
     int rows;          /* weight rows a CTA computes: TESS_GEMV_ROWS or, tensor cores, TESS_GEMV_MMA_ROWS */
     int tensor_cores;  /* 1: mma.sync (16-bit inputs), else float32 FMAs */
+    int warps;         /* a CTA's warps: 4, or 8 for the tensor-core kernels meant for grids of one CTA per SM */
     int ctas_per_sm;   /* CTAs resident per SM, as its registers allow (the planner's wave count) */
     tess_gemv_launch_fn launch;
 } tess_gemv_kernel;

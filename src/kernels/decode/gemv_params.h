@@ -17,7 +17,8 @@
 #define TESS_GEMV_MMA_ROWS 16
 #define TESS_GEMV_THREADS 128
 /* The tensor-core kernels' K step: 64 bytes of each of a warp's 16 rows,
- * 16 of them per lane (the 4 lanes of a row's quad); 32 16-bit elements. */
+ * 16 of them per lane (the 4 lanes of a row's quad); 32 16-bit elements or
+ * 64 e4m3. */
 #define TESS_GEMV_MMA_STEP_BYTES 64
 /* K steps of 32 elements (64 bytes of each of a warp's 16 rows) a thread of
  * the tensor-core kernels keeps in flight: 128 threads x 8 x 32 bytes =
@@ -25,6 +26,11 @@
  * in flight as the copy rate needs over ~1.5 us of loaded latency (3 TB/s
  * x 1.5 us / 132 SMs = 34 KB). */
 #define TESS_GEMV_MMA_DEPTH 8
+/* e4m3 at 16 tokens keeps 6: its per-step factors and fresh accumulators
+ * take the registers that 8 would need (ptxas spills at 8). */
+#define TESS_GEMV_MMA_DEPTH_E4M3_16 6
+#define TESS_GEMV_MMA_DEPTH_OF(e4m3, token_tiles) \
+    ((e4m3) && (token_tiles) == 2 ? TESS_GEMV_MMA_DEPTH_E4M3_16 : TESS_GEMV_MMA_DEPTH)
 
 typedef struct tess_gemv_params {
     /* A: the m tokens, row-major (K contiguous), rows lda elements apart.
