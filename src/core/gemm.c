@@ -693,7 +693,8 @@ static double capped_rate(int64_t ctas, double per_cta, double cap) {
 }
 
 /* The weight stream time of tensor-core GEMV kernel k (16 rows a CTA, N / 16
- * CTAs): no FMAs to speak of, so its time is its stream's. Each CTA draws
+ * CTAs): no FMAs to speak of, so a 16-bit one takes its stream time (e4m3
+ * adds gemv_mma_e4m3_work). Each CTA draws
  * up to TESS_GEMV_MMA_CTA_BYTES_PER_S (32 KB in flight; H100, 2026-11-23:
  * 132 CTAs of 16x2112x7168 streamed 1.86 TB/s), and a grid wider than its
  * resident CTAs (k->ctas_per_sm) streams its last partial wave at that
@@ -705,16 +706,37 @@ static double capped_rate(int64_t ctas, double per_cta, double cap) {
  * stream and a ~4 us launch), which this stands for where it matters. */
 #define TESS_GEMV_MMA_CTA_BYTES_PER_S 14.4e9
 #define TESS_GEMV_MMA_LAUNCH_SAVING_S 1.0e-6
+/* A CTA of 8 warps keeps twice the bytes in flight but is planned one to an
+ * SM (k->ctas_per_sm): where the grid fits one wave (16x2112x7168, 132
+ * CTAs; H100, 2026-11-24) it draws 1.06x the 4-warp CTA's rate in bf16 and
+ * 1.17x in block-scaled e4m3; where it does not (N=4096, 256 CTAs) its
+ * second wave makes it 8-25% slower, as the waves below count. */
+#define TESS_GEMV_MMA_W8_RATE_GAIN 1.1
 static double gemv_mma_memory(const tess_gemv_kernel *k, int64_t grid, int64_t sms, double bytes, double rate) {
     const int64_t resident = sms * k->ctas_per_sm;
-    /* 8 warps keep twice the bytes in flight; NOT YET MEASURED, so counted
-     * at the rate of 4 for now (a cautious guess) */
-    const double cta_rate = TESS_GEMV_MMA_CTA_BYTES_PER_S;
+    const double cta_rate = TESS_GEMV_MMA_CTA_BYTES_PER_S * (k->warps == 8 ? TESS_GEMV_MMA_W8_RATE_GAIN : 1.0);
     const int64_t full_waves = grid / resident, tail = grid % resident;
     const double full_rate = capped_rate(resident, cta_rate, rate);
     const double tail_rate = capped_rate(tail, cta_rate, rate);
     const double per_cta = bytes / (double)grid;
     return (double)(full_waves * resident) * per_cta / full_rate + (tail > 0 ? (double)tail * per_cta / tail_rate : 0.0);
+}
+
+/* What the e4m3 tensor-core GEMV adds to its stream: each weight is
+ * converted to f16 (mma.sync of e4m3 runs as f16 HMMA on sm_90) and, with
+ * block factors, each 128-K step's partial sums are scaled and promoted,
+ * once per 8-token tile. The time does not hide under the stream; fitted
+ * to H100 GPU times (2026-11-24, bench/gemv_mma_check.sh, 4096x7168):
+ * 1.7 us per token tile per tensor factors (4 and 8 tokens 11.0 and 11.2 us
+ * against a 10.3 us stream, 16 tokens 12.8), 5.3 us with block factors (4
+ * and 8 tokens 15.6 and 15.4; 16 tokens 16.7, less than twice): 66 and 21
+ * weights per SM per clock. */
+#define TESS_GEMV_MMA_E4M3_WEIGHTS_PER_CLOCK 66.0
+#define TESS_GEMV_MMA_E4M3_BLOCK_WEIGHTS_PER_CLOCK 21.0
+static double gemv_mma_e4m3_work(const tess_gemv_kernel *k, const tess_gemm_desc *d, double sms, double hz) {
+    const double per_clock =
+        k->block_scaled ? TESS_GEMV_MMA_E4M3_BLOCK_WEIGHTS_PER_CLOCK : TESS_GEMV_MMA_E4M3_WEIGHTS_PER_CLOCK;
+    return (double)(k->max_m / 8) * (double)d->n * (double)d->k / (sms * per_clock * hz);
 }
 
 static double gemv_estimate(const tess_device_info *info, const tess_gemv_kernel *k, const tess_gemm_desc *d) {
@@ -726,10 +748,9 @@ static double gemv_estimate(const tess_device_info *info, const tess_gemv_kernel
     /* A small grid draws what its CTAs' loads in flight allow. */
     const int64_t grid = gemv_grid(k, d);
     const double stream_rate = peak_bytes * TESS_SUSTAINED_MEMORY * TESS_GEMV_STREAM_EFFICIENCY;
-    if (k->tensor_cores && k->input == TESS_DTYPE_E4M3) /* NOT YET MEASURED: a cautious guess, half the rate */
-        return 2.0 * gemv_mma_memory(k, grid, (int64_t)sms, bytes, stream_rate);
     if (k->tensor_cores)
-        return gemv_mma_memory(k, grid, (int64_t)sms, bytes, stream_rate) - TESS_GEMV_MMA_LAUNCH_SAVING_S;
+        return gemv_mma_memory(k, grid, (int64_t)sms, bytes, stream_rate) - TESS_GEMV_MMA_LAUNCH_SAVING_S +
+               (k->input == TESS_DTYPE_E4M3 ? gemv_mma_e4m3_work(k, d, sms, hz) : 0.0);
     const double memory = bytes / capped_rate(grid, TESS_GEMV_CTA_BYTES_PER_S, stream_rate);
     const double fma_efficiency =
         k->input == TESS_DTYPE_E4M3 ? TESS_GEMV_FMA_EFFICIENCY_E4M3 : TESS_GEMV_FMA_EFFICIENCY_16BIT;

@@ -385,7 +385,7 @@ static void test_suite_choices(void) {
     static const struct {
         int64_t m, n, k;
         const char *want; /* NULL: not pinned */
-        int fp8;          /* e4m3 with DeepSeek-V3 block scales (fp8_problem), else bf16 */
+        int fp8;          /* e4m3: 1 with DeepSeek-V3 block scales (fp8_problem), 2 per-tensor; 0 bf16 */
     } shapes[] = {
         {8192, 8192, 8192, "sm90_bf16_tn_128x256x64_s4_c2x1_sk", 0}, /* tail of 34/66 shared: faster than whole waves */
         {4096, 4096, 4096, "sm90_bf16_tn_128x256x64_s4_c2x1", 0},    /* tail of 58/66: stream-K lost 9% */
@@ -414,6 +414,9 @@ static void test_suite_choices(void) {
         {8, 4096, 7168, "gemv_bf16_tn_m8_r16_mma", 0},
         {8, 7168, 2048, "gemv_bf16_tn_m8_r16_mma", 0},
         {16, 4096, 7168, "gemv_bf16_tn_m16_r16_mma", 0},
+        /* 132 CTAs, one wave: 8 warps a CTA draw more (H100, 2026-11-24:
+         * 19.6 us against 20.5 for 4 warps, 20.3 sm90) */
+        {16, 2112, 7168, "gemv_bf16_tn_m16_r16_mma_w8", 0},
         {16, 7168, 2048, NULL, 0},
         {64, 2112, 7168, NULL, 0},
         /* FP8 token tiles whose factors come by copy stream slower per CTA:
@@ -430,10 +433,20 @@ static void test_suite_choices(void) {
         {128, 2112, 7168, NULL, 1},
         {64, 24576, 1536, "sm90_e4m3e4m3_tn_128x192x128_s5_c1x1_blk", 1}, /* best of all plans, 1800 GB/s; 128x32 swap 1264 */
         {128, 7168, 16384, NULL, 1},
+        /* Per-tensor factors (H100, 2026-11-24): the float32 GEMV at 1
+         * token (16.0 us against 16.2 tensor cores); from 4 tokens the
+         * tensor-core GEMV (16.6, 16.8 and 18.4 us at 4, 8 and 16 tokens
+         * against 18.5-18.7 for the best sm90 plan, 19.3 float32 at 4). */
+        {1, 4096, 7168, "gemv_e4m3_tn_m1_r4", 2},
+        {4, 4096, 7168, "gemv_e4m3_tn_m8_r16_mma", 2},
+        {8, 4096, 7168, "gemv_e4m3_tn_m8_r16_mma", 2},
+        {16, 4096, 7168, "gemv_e4m3_tn_m16_r16_mma", 2},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         tess_gemm_desc g = shapes[i].fp8 ? fp8_problem(shapes[i].m, shapes[i].n, shapes[i].k)
                                          : problem(shapes[i].m, shapes[i].n, shapes[i].k);
+        if (shapes[i].fp8 == 2)
+            g.a_scale = g.b_scale = (tess_scale_desc){.mode = TESS_SCALE_TENSOR};
         tess_plan plan;
         int count = tess_gemm_candidates(NULL, &g, TESS_GEMM_WORKSPACE_BYTES, &plan, 1);
         printf("  %5lld x %5lld x %5lld: %s (grid %d, %d tiles)\n", (long long)g.m, (long long)g.n, (long long)g.k,
