@@ -160,19 +160,31 @@ static int64_t expected_rows(const tess_grouped_gemm_desc *d) {
  * L2-friendly bands; one-tile-row groups (decode) scan N fastest, reading
  * each group's few X rows once while its W streams. */
 static int preferred_order(const tess_gemm_kernel *k, const tess_grouped_gemm_desc *d) {
-    return expected_rows(d) >= (int64_t)TESS_GROUPED_BANDED_MIN_TILE_ROWS * k->tile_m ? TESS_GROUP_ORDER_BANDED
-                                                                                      : TESS_GROUP_ORDER_N_FASTEST;
+    const int64_t rows = (int64_t)k->tile_m * k->cluster_m; /* a work item's */
+    return expected_rows(d) >= TESS_GROUPED_BANDED_MIN_TILE_ROWS * rows ? TESS_GROUP_ORDER_BANDED
+                                                                         : TESS_GROUP_ORDER_N_FASTEST;
 }
 
+/* What a cluster of 2 gains where its rows are used: its CTAs stay in step
+ * and read each weight tile from L2 once for both (multicast). Without it,
+ * long runs of 128x256 tiles lose their L2 reuse (H100, 2026-11-24, bench/NOTES.md:
+ * 256 groups of 4096 tokens, 4096x7168 bf16, 274 TFLOP/s; dense
+ * 262144x4096x7168 402 TFLOP/s without clusters, 686 with). Counted
+ * small, as the gain shows only past a few waves of tiles. */
+#define TESS_GROUPED_CLUSTER_GAIN 1.05
+
 /* Estimated run time of kernel k (`ctas` resident) in units of tile work,
- * for the expected group sizes: waves of tiles over the tile's efficiency
- * (core/gemm.c's estimate for dense tiles). */
+ * for the expected group sizes: waves of work items (one per cluster, tile
+ * rows of cluster_m tiles, so a group's last row may be partly empty) over
+ * the tile's efficiency (core/gemm.c's estimate for dense tiles). */
 static double grouped_estimate(const tess_gemm_kernel *k, const tess_grouped_gemm_desc *d, int ctas) {
-    const int64_t e = expected_rows(d);
-    const int64_t items = d->groups * ((e + k->tile_m - 1) / k->tile_m) * ((d->n + k->tile_n - 1) / k->tile_n);
-    const double waves = (double)((items + ctas - 1) / ctas);
-    const double efficiency = k->tile_n >= 256 ? 1.0 : k->tile_n >= 192 ? 0.95 : 0.9;
-    return waves * k->tile_m * k->tile_n / efficiency;
+    const int64_t e = expected_rows(d), rows = (int64_t)k->tile_m * k->cluster_m;
+    const int64_t items = d->groups * ((e + rows - 1) / rows) * ((d->n + k->tile_n - 1) / k->tile_n);
+    const int units = ctas / k->cluster_m;
+    const double waves = (double)((items + units - 1) / units);
+    const double efficiency = (k->tile_n >= 256 ? 1.0 : k->tile_n >= 192 ? 0.95 : 0.9) *
+                              (k->cluster_m > 1 ? TESS_GROUPED_CLUSTER_GAIN : 1.0);
+    return waves * rows * k->tile_n / efficiency;
 }
 
 static const char *order_name(int order) {
@@ -188,20 +200,24 @@ static const char *order_name(int order) {
 static void grouped_describe(const tess_device_info *info, const tess_grouped_gemm_desc *d, int index, int order,
                              tess_plan *p) {
     const tess_gemm_kernel *k = tess_gemm_sm90_kernel(index);
-    const int64_t items = max_tile_rows(d, k->tile_m) * ((d->n + k->tile_n - 1) / k->tile_n);
-    const int ctas = tess_gemm_resident_ctas(index, info);
+    /* a work item: one tile per CTA of a cluster, in adjacent rows of one group */
+    const int64_t items = max_tile_rows(d, k->tile_m * k->cluster_m) * ((d->n + k->tile_n - 1) / k->tile_n);
+    const int units = tess_gemm_resident_ctas(index, info) / k->cluster_m;
     memset(p, 0, sizeof *p);
     p->struct_size = sizeof *p;
     p->kernel = index;
     p->tile_m = k->tile_m, p->tile_n = k->tile_n, p->tile_k = k->tile_k, p->stages = k->stages;
-    p->cluster_m = 1, p->cluster_n = 1;
-    p->tiles = (int32_t)items;
-    p->grid = (int32_t)(items < ctas ? items : ctas);
+    p->cluster_m = k->cluster_m, p->cluster_n = 1;
+    p->tiles = (int32_t)(items * k->cluster_m);
+    p->grid = (int32_t)((items < units ? items : units) * k->cluster_m);
     p->group_order = order;
     static const char *const accumulation[] = {"", "_pr", "_blk", "_blkc"};
-    snprintf(p->name, sizeof p->name, "sm90_%s_grouped_%dx%dx%d_s%d%s_%s",
+    char cluster[16] = "";
+    if (k->cluster_m > 1)
+        snprintf(cluster, sizeof cluster, "_c%dx1", k->cluster_m);
+    snprintf(p->name, sizeof p->name, "sm90_%s_grouped_%dx%dx%d_s%d%s%s_%s",
              k->input >= TESS_MMA_E4M3_E4M3 ? "e4m3e4m3" : tess_dtype_name(d->x.dtype), k->tile_m, k->tile_n,
-             k->tile_k, k->stages, accumulation[k->scaling], order_name(order));
+             k->tile_k, k->stages, cluster, accumulation[k->scaling], order_name(order));
 }
 
 /* The plans for a validated problem, best first (up to capacity); returns how many exist. */
@@ -302,7 +318,7 @@ TESS_API tess_status tess_grouped_gemm(tess_handle handle, const tess_grouped_ge
     p.group_layout = desc->layout;
     p.group_order = plan->group_order;
     p.group_rows = group_rows;
-    p.split.units = plan->grid;
+    p.split.units = plan->grid / k->cluster_m; /* clusters */
     p.split.k_blocks = (int)((desc->k + k->tile_k - 1) / k->tile_k);
     int previous = -1;
     if ((s = tess_handle_enter(handle, &previous)))

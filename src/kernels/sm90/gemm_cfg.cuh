@@ -49,9 +49,10 @@ template <int BM_, int BN_, int STAGES_, int CLUSTER_, int IN_, int SCALING_, in
           int GROUPED_ = 0>
 struct gemm_cfg {
     // 1: a grouped GEMM (kernels/sm90/grouped.cuh), which keeps its group
-    // table in shared memory and stores only its groups' rows.
+    // table in shared memory and stores only its groups' rows. Its clusters
+    // take vertically adjacent tiles of one group (sharing that group's B);
+    // a tile past the group's rows computes and stores nothing useful.
     static constexpr bool GROUPED = GROUPED_;
-    static_assert(!GROUPED || CLUSTER_ == 1, "grouped tiles of one cluster may lie in different groups");
     static constexpr int IN = IN_, SCALING = SCALING_;
     static constexpr int ELEM_BYTES = IN <= TESS_MMA_F16 ? 2 : 1;
     static constexpr int BM = BM_, BN = BN_, BK = TESS_SM90_BK_BYTES / ELEM_BYTES, STAGES = STAGES_;

@@ -31,7 +31,7 @@
 template <class Cfg>
 TESS_DEVICE tile_coord cta_tile(const tess_gemm_params &p, const group_table &groups, int item, int rank, int &hint) {
     if (Cfg::GROUPED)
-        return group_tile<Cfg>(p, groups, item, hint);
+        return group_tile<Cfg>(p, groups, item, rank, hint);
     const int m_groups = (p.m_tiles + Cfg::CLUSTER - 1) / Cfg::CLUSTER;
     int b, mg, nt;
     tess_tile_coord(item, m_groups, p.n_tiles, p.group_m, &b, &mg, &nt);
@@ -220,8 +220,9 @@ static int max_clusters(void) {
      max_clusters<gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR>>}
 // A dense GEMM's entry.
 #define TESS_GEMM_ENTRY(BM, BN, ST, CL, IN, SC, AMN, BMN) TESS_GEMM_ENTRY_G(BM, BN, ST, CL, IN, SC, AMN, BMN, 0)
-// A grouped GEMM's entry (clusters of 1, K-major operands).
-#define TESS_GROUPED_ENTRY(BM, BN, ST, IN, SC) TESS_GEMM_ENTRY_G(BM, BN, ST, 1, IN, SC, 0, 0, 1)
+// A grouped GEMM's entry (K-major operands; clusters of CL CTAs along M).
+#define TESS_GROUPED_ENTRY_C(BM, BN, ST, CL, IN, SC) TESS_GEMM_ENTRY_G(BM, BN, ST, CL, IN, SC, 0, 0, 1)
+#define TESS_GROUPED_ENTRY(BM, BN, ST, IN, SC) TESS_GROUPED_ENTRY_C(BM, BN, ST, 1, IN, SC)
 // Both 16-bit input types and all four operand majors of one tile
 // configuration (TESS_GEMM_KERNELS_PER_TILE entries).
 #define TESS_GEMM_TILE(BM, BN, ST, CL)                                                                             \

@@ -37,7 +37,9 @@ TESS_DEVICE group_table group_table_at(int *base) {
 
 // Builds the table with every thread of the CTA (an exclusive scan of the
 // groups' tile rows: per thread, then per warp by shuffles, then over the
-// warps) and returns the number of work items, tile rows x n tiles.
+// warps) and returns the number of work items, tile rows x n tiles. With
+// clusters, a tile row is Cfg::CLUSTER tiles tall (one per CTA of the
+// cluster), so that a cluster's tiles never span two groups.
 template <class Cfg>
 TESS_DEVICE int group_table_build(const tess_gemm_params &p, const group_table &tab) {
     const int t = threadIdx.x, lane = t % 32, warp = t / 32;
@@ -48,7 +50,7 @@ TESS_DEVICE int group_table_build(const tess_gemm_params &p, const group_table &
         tiles[i] = 0;
         if (g < p.groups) {
             int first;
-            tiles[i] = (group_row_range(p, g, &first) + Cfg::BM - 1) / Cfg::BM;
+            tiles[i] = (group_row_range(p, g, &first) + Cfg::BM * Cfg::CLUSTER - 1) / (Cfg::BM * Cfg::CLUSTER);
             tab.row_start[g] = first;
         }
         sum += tiles[i];
@@ -88,15 +90,16 @@ TESS_DEVICE int group_table_build(const tess_gemm_params &p, const group_table &
     return tab.tile_start[p.groups] * p.n_tiles;
 }
 
-// The tile of work item `item` (hint: the group of this walker's previous item).
+// The tile of work item `item` for the CTA of cluster rank `rank` (hint: the
+// group of this walker's previous item).
 template <class Cfg>
-TESS_DEVICE tile_coord group_tile(const tess_gemm_params &p, const group_table &tab, int item, int &hint) {
+TESS_DEVICE tile_coord group_tile(const tess_gemm_params &p, const group_table &tab, int item, int rank, int &hint) {
     int g, mt, nt;
     tess_group_tile(p.group_order, tab.tile_start, p.groups, p.n_tiles, p.group_m, item, &hint, &g, &mt, &nt);
     tile_coord c;
     c.b = g;
     c.ad = p.group_layout == TESS_GROUP_MASKED ? g : 0;
-    c.m0 = tab.row_start[g] + mt * Cfg::BM;
+    c.m0 = tab.row_start[g] + (mt * Cfg::CLUSTER + rank) * Cfg::BM;
     c.m_end = 0; // known only where stores need it (group_tile_end)
     c.n0 = nt * Cfg::BN;
     return c;
