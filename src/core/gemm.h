@@ -21,6 +21,12 @@ tess_status tess_gemm_validate(const tess_device_info *info, const tess_gemm_des
 int tess_gemm_candidates(const tess_device_info *info, const tess_gemm_desc *desc, size_t workspace_limit,
                          tess_plan *plans, int capacity);
 
+/* The plans of a grouped problem (already validated) on `info`'s device
+ * (NULL: 132 SMs), best first; returns how many there are (up to capacity
+ * are written). core/grouped.c; the CPU tests check its choices. */
+int tess_grouped_candidates(const tess_device_info *info, const tess_grouped_gemm_desc *desc, tess_plan *plans,
+                            int capacity);
+
 /* Helpers the grouped GEMM (core/grouped.c) shares with the dense one. */
 
 /* Ranks a candidate plan of cost c among the n seen so far, of which the

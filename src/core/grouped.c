@@ -175,8 +175,9 @@ static int preferred_order(const tess_gemm_kernel *k, const tess_grouped_gemm_de
 
 /* Estimated run time of kernel k (`ctas` resident) in units of tile work,
  * for the expected group sizes: waves of work items (one per cluster, tile
- * rows of cluster_m tiles, so a group's last row may be partly empty) over
- * the tile's efficiency (core/gemm.c's estimate for dense tiles). */
+ * rows of cluster_m tiles, so a group's last row may be partly empty), each
+ * wave one tile's time, over the tile's efficiency (core/gemm.c's estimate
+ * for dense tiles). */
 static double grouped_estimate(const tess_gemm_kernel *k, const tess_grouped_gemm_desc *d, int ctas) {
     const int64_t e = expected_rows(d), rows = (int64_t)k->tile_m * k->cluster_m;
     const int64_t items = d->groups * ((e + rows - 1) / rows) * ((d->n + k->tile_n - 1) / k->tile_n);
@@ -184,7 +185,7 @@ static double grouped_estimate(const tess_gemm_kernel *k, const tess_grouped_gem
     const double waves = (double)((items + units - 1) / units);
     const double efficiency = (k->tile_n >= 256 ? 1.0 : k->tile_n >= 192 ? 0.95 : 0.9) *
                               (k->cluster_m > 1 ? TESS_GROUPED_CLUSTER_GAIN : 1.0);
-    return waves * rows * k->tile_n / efficiency;
+    return waves * k->tile_m * k->tile_n / efficiency;
 }
 
 static const char *order_name(int order) {
@@ -220,9 +221,8 @@ static void grouped_describe(const tess_device_info *info, const tess_grouped_ge
              k->tile_k, k->stages, cluster, accumulation[k->scaling], order_name(order));
 }
 
-/* The plans for a validated problem, best first (up to capacity); returns how many exist. */
-static int grouped_candidates(const tess_device_info *info, const tess_grouped_gemm_desc *d, tess_plan *plans,
-                              int capacity) {
+int tess_grouped_candidates(const tess_device_info *info, const tess_grouped_gemm_desc *d, tess_plan *plans,
+                            int capacity) {
     enum { MAX_CANDIDATES = 3 * TESS_GEMM_MAX_KERNELS }; /* each kernel in three orders */
     double cost[MAX_CANDIDATES];
     const tess_gemm_desc view = dense_view(d);
@@ -271,7 +271,7 @@ TESS_API tess_status tess_grouped_gemm_plans(tess_handle handle, const tess_grou
     if (!count || (capacity > 0 && !plans) || capacity < 0)
         return tess_fail(TESS_STATUS_INVALID_VALUE,
                          "tess_grouped_gemm_plans: count must not be NULL, nor plans when capacity > 0");
-    *count = grouped_candidates(&handle->info, desc, plans, capacity);
+    *count = tess_grouped_candidates(&handle->info, desc, plans, capacity);
     return *count ? TESS_STATUS_SUCCESS : no_grouped_kernel("tess_grouped_gemm_plans");
 }
 
@@ -292,7 +292,7 @@ TESS_API tess_status tess_grouped_gemm(tess_handle handle, const tess_grouped_ge
         return s;
     tess_plan chosen;
     if (!plan) {
-        if (grouped_candidates(&handle->info, desc, &chosen, 1) == 0)
+        if (tess_grouped_candidates(&handle->info, desc, &chosen, 1) == 0)
             return no_grouped_kernel("tess_grouped_gemm");
         plan = &chosen;
     }
