@@ -3,7 +3,7 @@
  *    clusters and at most the resident CTAs, its tiles are whole work items
  *    of cluster_m tiles, and its name says its cluster;
  *  - the heuristic's choices for the moe suite's shapes are the plans
- *    measured fastest there (H100). */
+ *    measured fastest there (H100), bf16 and e4m3. */
 #include <stdio.h>
 #include <string.h>
 
@@ -53,21 +53,28 @@ static void test_suite_choices(void) {
     static const struct {
         int64_t n, k, groups, tokens;
         const char *want; /* the chosen plan's name starts with this */
+        tess_dtype in;    /* bf16, or e4m3 with one factor per group */
     } shapes[] = {
         /* Clusters of 2 from two tile rows per group (H100, 2026-11-24, bf16):
          * 256 x 4096 tokens 665 TFLOP/s (band) against 275 without clusters;
          * 8 x 4096 782 (nfast) against 580; 256 x 256 648 against 339. */
-        {4096, 7168, 256, 4096, "sm90_bf16_grouped_128x256x64_s4_c2x1_band"},
-        {4096, 7168, 8, 4096, "sm90_bf16_grouped_128x256x64_s4_c2x1_"},
-        {4096, 7168, 256, 256, "sm90_bf16_grouped_128x256x64_s4_c2x1_nfast"},
+        {4096, 7168, 256, 4096, "sm90_bf16_grouped_128x256x64_s4_c2x1_band", TESS_DTYPE_BF16},
+        {4096, 7168, 8, 4096, "sm90_bf16_grouped_128x256x64_s4_c2x1_", TESS_DTYPE_BF16},
+        {4096, 7168, 256, 256, "sm90_bf16_grouped_128x256x64_s4_c2x1_nfast", TESS_DTYPE_BF16},
         /* One tile row a group or less: a cluster's second tile would be
          * empty, so one CTA a tile (decode: 98% of the copy rate). */
-        {4096, 7168, 256, 16, "sm90_bf16_grouped_128x256x64_s4_nfast"},
-        {4096, 7168, 256, 128, "sm90_bf16_grouped_128x256x64_s4_nfast"},
+        {4096, 7168, 256, 16, "sm90_bf16_grouped_128x256x64_s4_nfast", TESS_DTYPE_BF16},
+        {4096, 7168, 256, 128, "sm90_bf16_grouped_128x256x64_s4_nfast", TESS_DTYPE_BF16},
+        /* FP8 (H100, 2026-11-24, moe suite, block factors): 128x192 tiles in
+         * clusters of 2 for large groups (G=256 x 4096 900 TFLOP/s against
+         * 773 without; G=8 x 4096 1065), without for decode. */
+        {4096, 7168, 8, 4096, "sm90_e4m3e4m3_grouped_128x192x128_s4_c2x1_pr_band", TESS_DTYPE_E4M3},
+        {4096, 7168, 256, 4096, "sm90_e4m3e4m3_grouped_128x192x128_s4_c2x1_pr_band", TESS_DTYPE_E4M3},
+        {4096, 7168, 256, 16, "sm90_e4m3e4m3_grouped_128x192x128_s4_pr_nfast", TESS_DTYPE_E4M3},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         tess_grouped_gemm_desc d =
-            grouped_problem(TESS_DTYPE_BF16, shapes[i].n, shapes[i].k, shapes[i].groups, shapes[i].tokens);
+            grouped_problem(shapes[i].in, shapes[i].n, shapes[i].k, shapes[i].groups, shapes[i].tokens);
         tess_plan plan;
         const int count = tess_grouped_candidates(NULL, &d, &plan, 1);
         printf("  %lldx%lld G=%lld x %lld tokens: %s (grid %d)\n", (long long)d.n, (long long)d.k,
