@@ -173,6 +173,36 @@ static void test_k_order(tess_rng *r) {
     }
 }
 
+/* Tiles of clustered grouped work: over a group's tile rows and the ranks of
+ * a cluster, every row of the group lies in exactly one tile, and only the
+ * last tile row may hold tiles past the group's rows (fewer than a cluster). */
+static void test_group_cluster_rows(tess_rng *r) {
+    for (int trial = 0; trial < 3000; trial++) {
+        const int cluster = 1 << (int)tess_rng_range(r, 0, 2), tile_m = 64 * (int)tess_rng_range(r, 1, 2);
+        const int rows = trial % 5 == 0 ? 0 : (int)tess_rng_range(r, 1, trial % 3 ? 600 : 20000);
+        const int tile_rows = tess_group_tile_rows(rows, tile_m, cluster);
+        char *seen = calloc((size_t)rows + 1, 1);
+        int empty = 0, early_empty = 0, twice = 0;
+        for (int mt = 0; mt < tile_rows; mt++)
+            for (int rank = 0; rank < cluster; rank++) {
+                const int first = tess_group_tile_first_row(mt, tile_m, cluster, rank);
+                if (first >= rows) {
+                    empty++;
+                    early_empty += mt != tile_rows - 1;
+                }
+                for (int row = first; row < first + tile_m && row < rows; row++)
+                    twice += seen[row]++ != 0;
+            }
+        int missed = 0;
+        for (int row = 0; row < rows; row++)
+            missed += seen[row] == 0;
+        CHECKF(missed == 0 && twice == 0 && early_empty == 0 && empty < (rows ? cluster : 1),
+               "%d rows, tiles of %d, clusters of %d: %d rows missed, %d twice, %d empty tiles (%d early)", rows,
+               tile_m, cluster, missed, twice, empty, early_empty);
+        free(seen);
+    }
+}
+
 /* Grouped orders: with random group sizes (some groups empty), every unit
  * of a persistent grid walking its items (u, u + units, ...) with its own
  * scan hint sees each (group, tile row, n tile) exactly once, tile rows
@@ -231,5 +261,6 @@ int main(void) {
     test_work_split(&r);
     test_k_order(&r);
     test_group_orders(&r);
+    test_group_cluster_rows(&r);
     return check_finish("unit_sched");
 }

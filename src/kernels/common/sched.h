@@ -214,6 +214,20 @@ TESS_HD int tess_work_contributors_end(const tess_work_split *s, const tess_work
  *    the units running together share a few row tiles of X and column tiles
  *    of one expert's W in L2. */
 
+/* Tile rows of a group of `rows` rows for clusters of `cluster` CTAs along
+ * M: a tile row is `cluster` tiles of tile_m rows (one per CTA), so that a
+ * cluster's tiles never span two groups; its last may be partly empty. */
+TESS_HD int tess_group_tile_rows(int rows, int tile_m, int cluster) {
+    return (rows + tile_m * cluster - 1) / (tile_m * cluster);
+}
+
+/* The first row, counted from its group's first, of the tile that the CTA
+ * of cluster rank `rank` computes in tile row mt: at or past the group's
+ * rows (a tile with nothing to store) only in a partly empty last tile row. */
+TESS_HD int tess_group_tile_first_row(int mt, int tile_m, int cluster, int rank) {
+    return (mt * cluster + rank) * tile_m;
+}
+
 /* The group g holding tile row `row` (tile_start[g] <= row < tile_start[g + 1]),
  * by binary search; empty groups (no tile rows) are never the answer. */
 TESS_HD int tess_group_of_row_search(const int *tile_start, int groups, int row) {

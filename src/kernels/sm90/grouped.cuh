@@ -50,7 +50,7 @@ TESS_DEVICE int group_table_build(const tess_gemm_params &p, const group_table &
         tiles[i] = 0;
         if (g < p.groups) {
             int first;
-            tiles[i] = (group_row_range(p, g, &first) + Cfg::BM * Cfg::CLUSTER - 1) / (Cfg::BM * Cfg::CLUSTER);
+            tiles[i] = tess_group_tile_rows(group_row_range(p, g, &first), Cfg::BM, Cfg::CLUSTER);
             tab.row_start[g] = first;
         }
         sum += tiles[i];
@@ -99,7 +99,7 @@ TESS_DEVICE tile_coord group_tile(const tess_gemm_params &p, const group_table &
     tile_coord c;
     c.b = g;
     c.ad = p.group_layout == TESS_GROUP_MASKED ? g : 0;
-    c.m0 = tab.row_start[g] + (mt * Cfg::CLUSTER + rank) * Cfg::BM;
+    c.m0 = tab.row_start[g] + tess_group_tile_first_row(mt, Cfg::BM, Cfg::CLUSTER, rank);
     c.m_end = 0; // known only where stores need it (group_tile_end)
     c.n0 = nt * Cfg::BN;
     return c;
