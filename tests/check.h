@@ -58,6 +58,15 @@ static inline uint64_t check_seed(void) {
     return seed;
 }
 
+/* The random trials a test runs: `usual`, or fewer where $TESS_TRIALS says so
+ * (a positive number; e.g. under compute-sanitizer, which runs kernels 10-100x
+ * slower). Never more than `usual`: the test's fixed cases stay as they are. */
+static inline int check_trials(int usual) {
+    const char *env = getenv("TESS_TRIALS");
+    const long n = env ? strtol(env, NULL, 10) : 0;
+    return n > 0 && n < usual ? (int)n : usual;
+}
+
 /* Prints "<name>: N checks, F failed" and returns the process exit code. */
 static inline int check_finish(const char *name) {
     printf("%s: %d checks, %d failed\n", name, check_total, check_failed);

@@ -277,7 +277,7 @@ int main(void) {
     GPU_TEST_MAIN_START(h, workspace);
     case_stats st = {0, 0, 0, 0};
     tess_gemm_desc g;
-    for (int trial = 0; trial < 120; trial++) {
+    for (int trial = 0, trials = check_trials(120); trial < trials; trial++) {
         random_problem(&g, 700);
         int in_place = g.beta != 0.0f && tess_rng_range(&rng, 0, 3) == 0;
         if (in_place)

@@ -183,7 +183,7 @@ static void test_random(tess_handle h) {
     static const tess_dtype outs[3] = {TESS_DTYPE_BF16, TESS_DTYPE_F16, TESS_DTYPE_F32};
     int runs = 0, failures = 0;
     double worst[2] = {0, 0};
-    for (int trial = 0; trial < 140; trial++) {
+    for (int trial = 0, trials = check_trials(140); trial < trials; trial++) {
         fp8_case c;
         const int recipe = trial % RECIPES, fast = !tess_scale_is_block(recipes[recipe][0]) && tess_rng_range(&rng, 0, 2) == 0;
         const int64_t k = tess_rng_range(&rng, 0, 3) ? pick_dim(1500) : 16 * tess_rng_range(&rng, 1, 120);

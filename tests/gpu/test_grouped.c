@@ -241,7 +241,7 @@ static void test_random(tess_handle h) {
     static const tess_dtype ins[3] = {TESS_DTYPE_BF16, TESS_DTYPE_F16, TESS_DTYPE_E4M3};
     static const tess_dtype outs[3] = {TESS_DTYPE_BF16, TESS_DTYPE_F16, TESS_DTYPE_F32};
     int runs = 0, failures = 0;
-    for (int trial = 0; trial < 120; trial++) {
+    for (int trial = 0, trials = check_trials(120); trial < trials; trial++) {
         grouped_case c;
         const tess_dtype in = ins[trial % 3];
         /* 16-bit inputs take per-tensor and per-row factors; FP8 every recipe */
