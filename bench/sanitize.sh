@@ -3,9 +3,10 @@
 # memcheck, racecheck and synccheck on gpu_grouped, memcheck on gpu_gemm and
 # gpu_gemm_fp8, each with fewer random trials (TESS_TRIALS, default 12: the
 # sanitizer runs kernels 10-100x slower) and a time limit (SAN_SECONDS per
-# run, default 240), logs in OUT. Prints one line per run: the test's own
-# verdict and the sanitizer's error summary. Builds BUILD first if it holds
-# no build.
+# run, default 100, so that the five fit one 600-second device call), logs
+# in OUT. Prints one line per run: the test's own verdict and the
+# sanitizer's summary; exits 1 if any run failed or timed out. Builds BUILD
+# first if it holds no build.
 #   bash bench/sanitize.sh OUT [BUILD]
 set -uo pipefail
 out=${1:?usage: sanitize.sh OUT [BUILD]}
@@ -18,9 +19,14 @@ if [ ! -x "$build/bin/tessera" ]; then
         > "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
 fi
 export TESS_TRIALS=${TESS_TRIALS:-12}
+failed=0
 for run in gpu_grouped:memcheck gpu_grouped:racecheck gpu_grouped:synccheck gpu_gemm:memcheck gpu_gemm_fp8:memcheck; do
     test=${run%%:*} tool=${run##*:}
     log="$out/$test.$tool.log"
-    timeout "${SAN_SECONDS:-240}" "$san" --tool "$tool" --error-exitcode 99 "$build/tests/$test" > "$log" 2>&1
-    echo "$test $tool rc=$? | $(grep -E '^[a-z_0-9]+: [0-9]+ checks' "$log" | tail -1) | $(grep -m1 'ERROR SUMMARY' "$log")"
+    timeout -k 10 "${SAN_SECONDS:-100}" "$san" --tool "$tool" --error-exitcode 99 "$build/tests/$test" > "$log" 2>&1
+    rc=$?
+    [ "$rc" -eq 0 ] || failed=1
+    echo "$test $tool rc=$rc | $(grep -E '^[a-z_0-9]+: [0-9]+ checks' "$log" | tail -1) |" \
+        "$(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log")"
 done
+exit "$failed"

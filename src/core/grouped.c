@@ -55,6 +55,11 @@ static int64_t max_tile_rows(const tess_grouped_gemm_desc *d, int tile_m) {
     return d->layout == TESS_GROUP_MASKED ? per_batch * d->groups : per_batch + d->groups;
 }
 
+/* The kernels count rows in 32-bit ints, up to a tile past a group's last
+ * row: with clusters of 2, the first row of a cluster's second tile lies up
+ * to 127 rows past it and that tile's rows 127 more, so M stays 256 below 2^31. */
+#define TESS_GROUPED_MAX_M ((int64_t)INT32_MAX - 256)
+
 /* Every rule of tess_grouped_gemm, for a device described by `info` (NULL: skip the device checks). */
 static tess_status grouped_validate(const tess_device_info *info, const tess_grouped_gemm_desc *desc, const void *x,
                                     const float *xs, const void *w, const float *ws, const int32_t *rows,
@@ -77,8 +82,11 @@ static tess_status grouped_validate(const tess_device_info *info, const tess_gro
     if (m < 1 || n < 1 || k < 1)
         return tess_fail(TESS_STATUS_INVALID_VALUE,
                          "tess_grouped_gemm: M=%" PRId64 " N=%" PRId64 " K=%" PRId64 ": all must be >= 1", m, n, k);
-    if (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX)
-        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_grouped_gemm: M, N and K must each be below 2^31");
+    if (m > TESS_GROUPED_MAX_M || n > INT32_MAX || k > INT32_MAX)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "tess_grouped_gemm: M=%" PRId64 " N=%" PRId64 " K=%" PRId64 ": M must be at most 2^31 - 257 "
+                         "and N and K below 2^31",
+                         m, n, k);
     if (desc->expected_m < 0)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_grouped_gemm: expected_m=%" PRId64 " must be >= 0 (0: unknown)",
                          desc->expected_m);

@@ -276,7 +276,8 @@ static void test_every_plan(tess_handle h) {
         tess_plan plans[MAX_PLANS];
         int count = 0;
         CHECK_STATUS(tess_grouped_gemm_plans(h, &c.g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
-        CHECKF(count >= 6, "%d plans for %s", count, tess_dtype_name(ins[i / 2])); /* 2 tiles x 3 orders */
+        /* 3 kernels (128x256 or 128x192 in clusters of 1 and 2, 128x128) x 3 orders */
+        CHECKF(count >= 9, "%d plans for %s", count, tess_dtype_name(ins[i / 2]));
         for (int p = 0; p < count && p < MAX_PLANS; p++) {
             char plan[64];
             const double rel = run_case(h, &c, p, plan);
@@ -286,8 +287,9 @@ static void test_every_plan(tess_handle h) {
     }
 }
 
-/* Group sizes that break the rules on the device are clamped: the run
- * neither faults nor writes outside Y (the guard after it stays poisoned). */
+/* Group sizes that break the rules on the device are clamped: no plan (the
+ * clustered ones included, whose two CTAs must walk the same items) faults,
+ * hangs or writes outside Y (the guard after it stays poisoned). */
 static void test_bad_sizes(tess_handle h) {
     for (int masked = 0; masked <= 1; masked++) {
         grouped_case c;
@@ -296,18 +298,24 @@ static void test_bad_sizes(tess_handle h) {
         const int32_t bad_masked[6] = {-1, 1 << 30, 5, 0, 2, -100};
         int32_t *drows = gpu_upload(masked ? bad_masked : bad_offs, sizeof bad_offs);
         void *dx = gpu_upload(c.x, c.x_bytes), *dw = gpu_upload(c.w, c.w_bytes);
-        unsigned char *dy = gpu_poisoned(c.y_bytes);
-        tess_status s = tess_grouped_gemm(h, &c.g, NULL, dx, NULL, dw, NULL, drows, dy);
-        cudaError_t err = cudaDeviceSynchronize();
-        CHECKF(s == TESS_STATUS_SUCCESS && err == cudaSuccess, "bad sizes (%s): %s, %s", masked ? "masked" : "offs",
-               tess_status_name(s), cudaGetErrorString(err));
-        unsigned char *got = malloc(c.y_bytes + GPU_GUARD_BYTES);
-        cudaMemcpy(got, dy, c.y_bytes + GPU_GUARD_BYTES, cudaMemcpyDeviceToHost);
-        const int64_t touched = gpu_guard_touched(got, c.y_bytes);
-        CHECKF(touched == 0, "bad sizes (%s): %lld bytes written after Y", masked ? "masked" : "offs",
-               (long long)touched);
-        free(got);
-        cudaFree(drows), cudaFree(dx), cudaFree(dw), cudaFree(dy);
+        tess_plan plans[MAX_PLANS];
+        int count = 0;
+        CHECK_STATUS(tess_grouped_gemm_plans(h, &c.g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
+        for (int p = 0; p < count && p < MAX_PLANS; p++) {
+            unsigned char *dy = gpu_poisoned(c.y_bytes);
+            tess_status s = tess_grouped_gemm(h, &c.g, &plans[p], dx, NULL, dw, NULL, drows, dy);
+            cudaError_t err = cudaDeviceSynchronize();
+            CHECKF(s == TESS_STATUS_SUCCESS && err == cudaSuccess, "bad sizes (%s), %s: %s, %s",
+                   masked ? "masked" : "offs", plans[p].name, tess_status_name(s), cudaGetErrorString(err));
+            unsigned char *got = malloc(c.y_bytes + GPU_GUARD_BYTES);
+            cudaMemcpy(got, dy, c.y_bytes + GPU_GUARD_BYTES, cudaMemcpyDeviceToHost);
+            const int64_t touched = gpu_guard_touched(got, c.y_bytes);
+            CHECKF(touched == 0, "bad sizes (%s), %s: %lld bytes written after Y", masked ? "masked" : "offs",
+                   plans[p].name, (long long)touched);
+            free(got);
+            cudaFree(dy);
+        }
+        cudaFree(drows), cudaFree(dx), cudaFree(dw);
         free_case(&c);
     }
 }
@@ -333,6 +341,10 @@ static void test_refusals(tess_handle h) {
     d = c.g;
     d.x.dtype = d.w.dtype = TESS_DTYPE_E5M2;
     CHECK_STATUS(tess_grouped_gemm(h, &d, NULL, p, NULL, p, NULL, rows, (void *)p), TESS_STATUS_NOT_SUPPORTED);
+    d = c.g;
+    d.m = (int64_t)INT32_MAX - 255; /* rows past a group's end must stay below 2^31 in the kernels */
+    CHECK_STATUS(tess_grouped_gemm(h, &d, NULL, p, NULL, p, NULL, rows, (void *)p), TESS_STATUS_INVALID_VALUE);
+    CHECKF(strstr(tess_last_error(), "2^31 - 257") != NULL, "M past the grouped bound: %s", tess_last_error());
     d = c.g;
     d.layout = (tess_group_layout)7;
     CHECK_STATUS(tess_grouped_gemm(h, &d, NULL, p, NULL, p, NULL, rows, (void *)p), TESS_STATUS_INVALID_VALUE);
