@@ -21,3 +21,15 @@ def gpu_count():
             return 1
     except tessera.NoDeviceError:
         return 0
+
+
+needs_gpu = pytest.mark.skipif(gpu_count() == 0, reason="no CUDA device")
+
+
+@pytest.fixture(scope="module")
+def torch():
+    """torch with a CUDA device, or the test is skipped."""
+    t = pytest.importorskip("torch")
+    if gpu_count() == 0 or not t.cuda.is_available():
+        pytest.skip("no CUDA device")
+    return t

@@ -2,7 +2,7 @@
 import pytest
 
 import tessera
-from conftest import gpu_count
+from conftest import needs_gpu
 
 np = pytest.importorskip("numpy")
 
@@ -27,17 +27,6 @@ def test_plan_struct_matches_header():
     desc = tessera._lib.GemmDescStruct()
     assert tessera._lib.lib().tess_gemm_desc_init(ctypes.byref(desc)) == 0
     assert desc.struct_size == ctypes.sizeof(tessera._lib.GemmDescStruct)
-
-
-needs_gpu = pytest.mark.skipif(gpu_count() == 0, reason="no CUDA device")
-
-
-@pytest.fixture(scope="module")
-def torch():
-    t = pytest.importorskip("torch")
-    if gpu_count() == 0 or not t.cuda.is_available():
-        pytest.skip("no CUDA device")
-    return t
 
 
 def _close(torch, got, want, bound):

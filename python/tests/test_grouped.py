@@ -10,7 +10,7 @@ import pytest
 
 import tessera
 from tessera import grouped
-from conftest import REPO, gpu_count
+from conftest import REPO, needs_gpu
 
 # ---- any machine -----------------------------------------------------------
 
@@ -142,16 +142,6 @@ def test_ambiguous_and_wrong_scale_shapes():
 
 
 # ---- on a GPU ----------------------------------------------------------------
-
-needs_gpu = pytest.mark.skipif(gpu_count() == 0, reason="no CUDA device")
-
-
-@pytest.fixture(scope="module")
-def torch():
-    t = pytest.importorskip("torch")
-    if gpu_count() == 0 or not t.cuda.is_available():
-        pytest.skip("no CUDA device")
-    return t
 
 
 def _close(torch, got, want, bound, what=""):
