@@ -16,10 +16,7 @@ cd "$here"
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,clocks.max.sm,memory.total --format=csv,noheader | tee "$out/device.txt"
 git log -1 --format='commit %h %s' 2>/dev/null | tee -a "$out/device.txt"
-if [ ! -x "$build/bin/tessera" ]; then
-    { cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake --build "$build" -j "$(nproc)"; } \
-        > "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
-fi
+bash bench/ensure_build.sh "$out" "$build" || exit 1
 summary=()
 for t in "$build"/tests/${TESTS:-gpu_*}; do
     [ -x "$t" ] || continue

@@ -10,10 +10,7 @@ out=${1:?usage: gemv_mma_check.sh OUT [BUILD]}
 build=${2:-build}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name --format=csv,noheader | tee "$out/device.txt"
-if [ ! -x "$build/bin/tessera" ]; then
-    { cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake --build "$build" -j "$(nproc)"; } \
-        > "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
-fi
+bash bench/ensure_build.sh "$out" "$build" || exit 1
 for t in gpu_gemm gpu_gemm_fp8; do
     timeout 300 stdbuf -oL "$build/tests/$t" > "$out/$t.log" 2>&1
     echo "$t rc=$? $(tail -1 "$out/$t.log")"

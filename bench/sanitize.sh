@@ -14,10 +14,7 @@ build=${2:-build}
 mkdir -p "$out"
 san=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 [ -x "$san" ] || { echo "no compute-sanitizer on this machine"; exit 1; }
-if [ ! -x "$build/bin/tessera" ]; then
-    { cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake --build "$build" -j "$(nproc)"; } \
-        > "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
-fi
+bash bench/ensure_build.sh "$out" "$build" || exit 1
 export TESS_TRIALS=${TESS_TRIALS:-12}
 failed=0
 for run in gpu_grouped:memcheck gpu_grouped:racecheck gpu_grouped:synccheck gpu_gemm:memcheck gpu_gemm_fp8:memcheck; do

@@ -724,8 +724,8 @@ static double gemv_mma_memory(const tess_gemv_kernel *k, int64_t grid, int64_t s
 
 /* What the e4m3 tensor-core GEMV adds to its stream: each weight is
  * converted to f16 (mma.sync of e4m3 runs as f16 HMMA on sm_90) and, with
- * block factors, each 128-K step's partial sums are scaled and promoted,
- * once per 8-token tile. The time does not hide under the stream; fitted
+ * block factors, each 64-K step's partial sums are scaled by their 128-K
+ * block's factors and promoted, once per 8-token tile. The time does not hide under the stream; fitted
  * to H100 GPU times (2026-11-24, bench/gemv_mma_check.sh, 4096x7168):
  * 1.7 us per token tile per tensor factors (4 and 8 tokens 11.0 and 11.2 us
  * against a 10.3 us stream, 16 tokens 12.8), 5.3 us with block factors (4

@@ -164,13 +164,15 @@ static int64_t expected_rows(const tess_grouped_gemm_desc *d) {
     return e > 0 ? e : 1;
 }
 
+/* Rows of one work item of kernel k: a tile per CTA of its cluster, stacked along M. */
+static int64_t work_item_rows(const tess_gemm_kernel *k) { return (int64_t)k->tile_m * k->cluster_m; }
+
 /* The planner's order for kernel k: groups of several tile rows walk in
  * L2-friendly bands; one-tile-row groups (decode) scan N fastest, reading
  * each group's few X rows once while its W streams. */
 static int preferred_order(const tess_gemm_kernel *k, const tess_grouped_gemm_desc *d) {
-    const int64_t rows = (int64_t)k->tile_m * k->cluster_m; /* a work item's */
-    return expected_rows(d) >= TESS_GROUPED_BANDED_MIN_TILE_ROWS * rows ? TESS_GROUP_ORDER_BANDED
-                                                                         : TESS_GROUP_ORDER_N_FASTEST;
+    return expected_rows(d) >= TESS_GROUPED_BANDED_MIN_TILE_ROWS * work_item_rows(k) ? TESS_GROUP_ORDER_BANDED
+                                                                                      : TESS_GROUP_ORDER_N_FASTEST;
 }
 
 /* What a cluster of 2 gains where its rows are used: its CTAs stay in step
@@ -187,7 +189,7 @@ static int preferred_order(const tess_gemm_kernel *k, const tess_grouped_gemm_de
  * wave one tile's time, over the tile's efficiency (core/gemm.c's estimate
  * for dense tiles). */
 static double grouped_estimate(const tess_gemm_kernel *k, const tess_grouped_gemm_desc *d, int ctas) {
-    const int64_t e = expected_rows(d), rows = (int64_t)k->tile_m * k->cluster_m;
+    const int64_t e = expected_rows(d), rows = work_item_rows(k);
     const int64_t items = d->groups * ((e + rows - 1) / rows) * ((d->n + k->tile_n - 1) / k->tile_n);
     const int units = ctas / k->cluster_m;
     const double waves = (double)((items + units - 1) / units);
@@ -209,8 +211,7 @@ static const char *order_name(int order) {
 static void grouped_describe(const tess_device_info *info, const tess_grouped_gemm_desc *d, int index, int order,
                              tess_plan *p) {
     const tess_gemm_kernel *k = tess_gemm_sm90_kernel(index);
-    /* a work item: one tile per CTA of a cluster, in adjacent rows of one group */
-    const int64_t items = max_tile_rows(d, k->tile_m * k->cluster_m) * ((d->n + k->tile_n - 1) / k->tile_n);
+    const int64_t items = max_tile_rows(d, (int)work_item_rows(k)) * ((d->n + k->tile_n - 1) / k->tile_n);
     const int units = tess_gemm_resident_ctas(index, info) / k->cluster_m;
     memset(p, 0, sizeof *p);
     p->struct_size = sizeof *p;

@@ -310,12 +310,16 @@ __global__ void __launch_bounds__(TESS_GEMV_THREADS, TESS_GEMV_MIN_CTAS) gemv_ke
 // factors where block-scaled (a step never straddles a block): FP8 mma.sync
 // keeps fewer bits while accumulating (the promotion of the sm90 kernels).
 
+// 16-byte chunks in a K step of a row: one per lane of the row's quad.
+#define TESS_GEMV_MMA_CHUNKS (TESS_GEMV_MMA_STEP_BYTES / 16)
+
 // The byte offset in a row of chunk t (tess_gemv_load_chunk) of K step s
-// (64 bytes: CHUNK elements per lane), or 0 where its 16 bytes lie past K
-// (loaded from a valid address, then replaced by zeros).
+// (CHUNK elements a chunk), or 0 where its 16 bytes lie past K (loaded from
+// a valid address, then replaced by zeros; K is whole chunks, so a chunk is
+// all in or all out).
 template <int CHUNK>
 TESS_DEVICE int64_t mma_chunk_offset(int s, int t, int k) {
-    return (s * 4 + t) * CHUNK < k ? (int64_t)s * TESS_GEMV_MMA_STEP_BYTES + t * 16 : 0;
+    return (s * TESS_GEMV_MMA_CHUNKS + t) * CHUNK < k ? (int64_t)s * TESS_GEMV_MMA_STEP_BYTES + t * 16 : 0;
 }
 
 // The block factors a lane needs: of its weight rows (lane/4, lane/4 + 8)
@@ -396,7 +400,7 @@ template <tess_dtype IN, bool BLOCK, int NT, int WARPS>
 __global__ void __launch_bounds__(32 * WARPS) gemv_mma_kernel(const __grid_constant__ tess_gemv_params p) {
     constexpr int DEPTH = TESS_GEMV_MMA_DEPTH_OF(IN == TESS_DTYPE_E4M3, NT);
     constexpr int STRIDE = WARPS * DEPTH;
-    constexpr int CHUNK = gemv_input<IN>::CHUNK, STEP_K = 4 * CHUNK; // elements per lane, per step
+    constexpr int CHUNK = gemv_input<IN>::CHUNK, STEP_K = TESS_GEMV_MMA_CHUNKS * CHUNK; // elements per lane, per step
     static_assert(TESS_GEMV_MMA_ROWS == 16, "one m16 tile of weight rows per CTA");
     static_assert(TESS_SCALE_BLOCK % STEP_K == 0, "a step never straddles a factor block");
     grid_dependency_wait();
@@ -439,7 +443,7 @@ __global__ void __launch_bounds__(32 * WARPS) gemv_mma_kernel(const __grid_const
         for (int d = 0; d < DEPTH; d++) {
             const int s = base + WARPS * d;
             if (s < steps) {
-                const bool inside = (s * 4 + t) * CHUNK < p.k;
+                const bool inside = (s * TESS_GEMV_MMA_CHUNKS + t) * CHUNK < p.k; // as mma_chunk_offset's
                 const uint4 zero = make_uint4(0, 0, 0, 0), wl = inside ? lo[d] : zero, wh = inside ? hi[d] : zero;
                 uint4 b[NT];
 #pragma unroll

@@ -221,8 +221,7 @@ static int max_clusters(void) {
 // A dense GEMM's entry.
 #define TESS_GEMM_ENTRY(BM, BN, ST, CL, IN, SC, AMN, BMN) TESS_GEMM_ENTRY_G(BM, BN, ST, CL, IN, SC, AMN, BMN, 0)
 // A grouped GEMM's entry (K-major operands; clusters of CL CTAs along M).
-#define TESS_GROUPED_ENTRY_C(BM, BN, ST, CL, IN, SC) TESS_GEMM_ENTRY_G(BM, BN, ST, CL, IN, SC, 0, 0, 1)
-#define TESS_GROUPED_ENTRY(BM, BN, ST, IN, SC) TESS_GROUPED_ENTRY_C(BM, BN, ST, 1, IN, SC)
+#define TESS_GROUPED_ENTRY(BM, BN, ST, CL, IN, SC) TESS_GEMM_ENTRY_G(BM, BN, ST, CL, IN, SC, 0, 0, 1)
 // Both 16-bit input types and all four operand majors of one tile
 // configuration (TESS_GEMM_KERNELS_PER_TILE entries).
 #define TESS_GEMM_TILE(BM, BN, ST, CL)                                                                             \
