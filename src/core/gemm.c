@@ -404,7 +404,11 @@ static int rows_misaligned(const tess_gemm_desc *d) {
  * work), each tile's work over how efficiently the tile feeds the tensor cores.
  * - Tile width, measured with 128-byte aligned rows (4096^3 and 8192^3 bf16,
  *   H100/H200, 2026-11-21): 128x128 reaches ~0.9 of 128x256 (narrower wgmmas
- *   re-read A more), 128x64 ~0.6; 2-CTA clusters sharing B ~1.02x.
+ *   re-read A more), 128x64 ~0.6; 2-CTA clusters sharing B ~1.02x. FP8
+ *   tiles 256 wide that promote (in two 128-wide halves) lead the 192-wide
+ *   ones by as much or more (H200, 2026-11-24, best plans: block-scaled
+ *   8192^3 1222 vs 1055 TFLOP/s, 4096x4096x7168 1187 vs 1103,
+ *   4096x24576x1536 1038 vs 1011; per-tensor 8192^3 1257 vs 1226).
  * - With misaligned rows the kernels are bound by L2 reads, so efficiency
  *   follows the tile's intensity, flops per byte read from L2:
  *   BM * BN / (BM + BN / cluster), relative to 128x256 in clusters of 2

@@ -2,7 +2,8 @@
  *  - tess_gemm_scaled on random TN problems: every (e4m3, e5m2) pair, every
  *    accepted scale recipe pair in random layouts (outer index or K blocks
  *    contiguous, padded strides, batches), bf16/f16/f32 D in either order,
- *    beta with C, ragged M, N, K, every plan, fast accumulation; against the
+ *    beta with C, ragged M, N, K, every plan (of one problem per recipe,
+ *    too), fast accumulation; against the
  *    GPU reference (float32 accumulation of the dequantized inputs), with D
  *    poisoned and a guard after it; stream-K plans run twice, bit for bit;
  *  - decode shapes (M up to 64) in every recipe with every plan, transposed
@@ -241,6 +242,40 @@ static void test_factors_by_tma(tess_handle h) {
     printf("fp8 packed-factor (TMA) cases: %d runs\n", runs);
 }
 
+/* Every plan of a ragged problem in each recipe, fast accumulation too:
+ * each large-problem kernel (every tile width, cluster and scaling kind,
+ * the 256-wide tiles that promote in two halves among them) runs on
+ * partial tiles, several K blocks with a tail, random type pairs and D
+ * types; stream-K plans run twice, bit for bit. */
+static void test_every_plan(tess_handle h) {
+    static const tess_dtype fp8[2] = {TESS_DTYPE_E4M3, TESS_DTYPE_E5M2};
+    static const tess_dtype outs[3] = {TESS_DTYPE_BF16, TESS_DTYPE_F16, TESS_DTYPE_F32};
+    int runs = 0, halves = 0;
+    for (int trial = 0; trial <= RECIPES; trial++) {
+        const int recipe = trial < RECIPES ? trial : 0, fast = trial == RECIPES;
+        fp8_case c;
+        make_case(&c, tess_rng_range(&rng, 130, 700), tess_rng_range(&rng, 260, 700), tess_rng_range(&rng, 300, 1500),
+                  1 + trial % 2, fp8[trial % 2], fp8[(trial / 2) % 2], recipe, outs[trial % 3], trial % 3 != 1,
+                  trial % 4 == 3 ? 0.5f : 0.0f, fast);
+        tess_plan plans[MAX_PLANS];
+        int count = 0;
+        CHECK_STATUS(tess_gemm_plans(h, &c.g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
+        for (int plan = 0; plan < count; plan++) {
+            char name[64];
+            const double rel = run_case(h, &c, plan, 0, name);
+            const double bound = test_dtype_rounding(c.g.d.dtype).unit + (fast ? FAST_ALLOWANCE : PROMOTED_ALLOWANCE);
+            CHECKF(rel >= 0 && rel <= bound, "%lldx%lldx%lld batch %lld scales %d x %d%s, plan %s: rel error %.3g (bound %.3g)",
+                   (long long)c.g.m, (long long)c.g.n, (long long)c.g.k, (long long)c.g.batch, (int)c.g.a_scale.mode,
+                   (int)c.g.b_scale.mode, fast ? " fast" : "", name, rel, bound);
+            runs++;
+            halves += plans[plan].tile_n == 256 && !fast;
+        }
+        test_problem_free(&c.t);
+    }
+    printf("fp8 every-plan cases: %d runs (%d of 256-wide promoted tiles)\n", runs, halves);
+    CHECKF(halves > 0, "no plan ran a 256-wide promoted tile (%d runs)", runs);
+}
+
 /* Decode shapes (M of 1 to 64 tokens) in every recipe, each with every
  * plan: transposed ones (the weights on the kernels' 128-row side, so B's
  * 128x128 factors become per-row blocks of the kernel's A), token tiles,
@@ -396,6 +431,7 @@ int main(void) {
     test_transpose(h);
     test_random(h);
     test_factors_by_tma(h);
+    test_every_plan(h);
     test_small_m(h);
     test_depth(h);
     tess_destroy(h);

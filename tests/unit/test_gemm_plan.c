@@ -433,6 +433,17 @@ static void test_suite_choices(void) {
         {128, 2112, 7168, NULL, 1},
         {64, 24576, 1536, "sm90_e4m3e4m3_tn_128x192x128_s5_c1x1_blk", 1}, /* best of all plans, 1800 GB/s; 128x32 swap 1264 */
         {128, 7168, 16384, NULL, 1},
+        /* Large FP8 problems (H200, 2026-11-24, every plan timed): 256-wide
+         * tiles that promote in two 128-wide halves beat the 192-wide ones
+         * (block-scaled 8192^3 1222 vs 1055 TFLOP/s, stream-K sharing its
+         * last half wave; 4096x4096x7168 1187 vs 1103; 4096x7168x2048 1014
+         * vs 950; 4096x24576x1536 1038 vs 1011; per-tensor 8192^3 1257 vs 1226). */
+        {8192, 8192, 8192, "sm90_e4m3e4m3_tn_128x256x128_s4_c2x1_blk_sk", 1},
+        {4096, 4096, 7168, "sm90_e4m3e4m3_tn_128x256x128_s4_c2x1_blk", 1},
+        {4096, 7168, 2048, "sm90_e4m3e4m3_tn_128x256x128_s4_c2x1_blk", 1},
+        {4096, 24576, 1536, "sm90_e4m3e4m3_tn_128x256x128_s4_c2x1_blk", 1},
+        {4096, 7168, 16384, NULL, 1},
+        {8192, 8192, 8192, "sm90_e4m3e4m3_tn_128x256x128_s4_c2x1_pr_sk", 2},
         /* Per-tensor factors (H100, 2026-11-24): the float32 GEMV at 1
          * token (16.0 us against 16.2 tensor cores); from 4 tokens the
          * tensor-core GEMV (16.6, 16.8 and 18.4 us at 4, 8 and 16 tokens

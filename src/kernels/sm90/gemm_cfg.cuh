@@ -68,6 +68,16 @@ struct gemm_cfg {
     // consumer warpgroup instead).
     static constexpr bool PIPELINES_PROMOTION = PROMOTES && BN <= 128;
     static constexpr bool TAKES_MMA_TURNS = PROMOTES && !PIPELINES_PROMOTION;
+    // A promoted 256-wide tile cannot hold two 128-register accumulators
+    // (the tile's and a K block's), so each K block's wgmmas run as two
+    // 128-wide halves into one 64-register partial sum, each half promoted
+    // into its 128 columns of the tile's accumulator while the other
+    // consumer warpgroup's half runs: 128 + 64 registers, and each half
+    // lies in one 128-column block of 128x128 B factors.
+    static constexpr bool PROMOTES_IN_HALVES = PROMOTES && BN == 256;
+    // Columns of one wgmma batch (and of the partial sum a promoting
+    // consumer keeps: MMA_N / 2 floats per thread).
+    static constexpr int MMA_N = PROMOTES_IN_HALVES ? BN / 2 : BN;
     // Threads of the producer warpgroup that run the producer loop: one
     // issues the TMA loads; block-scaled kernels use a whole warp, whose
     // lanes also copy the stage's scale factors.
@@ -95,7 +105,10 @@ struct gemm_cfg {
     static constexpr int A_MN = A_MN_, B_MN = B_MN_;
     static_assert(ELEM_BYTES == 2 || (A_MN == 0 && B_MN == 0 && BN <= 256), "FP8 operands are K-major");
     static_assert(ELEM_BYTES == 1 || SCALING == TESS_SCALING_PLAIN, "16-bit inputs need no promotion");
-    static_assert(!PROMOTES || BN <= 192, "two BN / 2 accumulators must fit in the consumer's registers");
+    static_assert(!PROMOTES || BN <= 192 || PROMOTES_IN_HALVES,
+                  "the tile's and a K block's accumulators must fit in the consumer's registers");
+    static_assert(!PROMOTES_IN_HALVES || SCALING != TESS_SCALING_BLOCK_ROWS_COLS,
+                  "256-wide promotion in halves: per-tensor, per-row/column or 128x128 B factors");
     static_assert(CLUSTER == 1 || CLUSTER == 2 || CLUSTER == 4, "clusters of 1, 2 or 4 CTAs along M");
     static_assert(BN / CLUSTER % (B_MN ? 64 : 8) == 0,
                   "each CTA multicasts whole 64-column chunks of an N-major B, or whole 8-row swizzle atoms");
@@ -124,10 +137,10 @@ struct gemm_cfg {
     // B factors per stage of a block-scaled kernel: one per column (1x128
     // B), or one per 128-column block the tile touches (128x128 B: one for
     // BN dividing 128; two for BN = 192, whose tiles straddle at most one
-    // block edge, at a multiple of 64).
+    // block edge, at a multiple of 64, and for BN = 256, two whole blocks).
     static constexpr int B_FACTORS = SCALING == TESS_SCALING_BLOCK_ROWS_COLS ? BN : TESS_SCALE_BLOCK % BN == 0 ? 1 : 2;
-    static_assert(SCALING != TESS_SCALING_BLOCK_ROWS || TESS_SCALE_BLOCK % BN == 0 || BN == 192,
-                  "128x128 B factors: tiles inside one 128-column block, or 192 wide");
+    static_assert(SCALING != TESS_SCALING_BLOCK_ROWS || TESS_SCALE_BLOCK % BN == 0 || BN == 192 || BN == 256,
+                  "128x128 B factors: tiles inside one 128-column block, or 192 or 256 wide");
     // Floats from one B factor to the next in a stage: per-column factors
     // lie side by side; 128x128 B's come in TMA boxes of
     // TESS_TMA_FACTOR_BOX_K K blocks, one box per 128-column block.

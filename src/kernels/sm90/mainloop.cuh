@@ -163,19 +163,21 @@ TESS_DEVICE void fence_accumulators(float (&acc)[N]) {
 
 // Issues one ring stage's wgmmas (K_STEPS of them) for consumer warpgroup
 // wg into acc, and commits them as one group; `accumulate` false overwrites
-// acc with the first product.
-template <class Cfg>
-TESS_DEVICE void mma_stage(float (&acc)[Cfg::BN / 2], char *smem_a, char *smem_b, int stage, int wg,
-                           bool accumulate) {
+// acc with the first product. N columns of the tile from column n0 (a
+// 256-wide promoted tile's half: Cfg::PROMOTES_IN_HALVES), or all of them.
+template <class Cfg, int N = Cfg::BN>
+TESS_DEVICE void mma_stage(float (&acc)[N / 2], char *smem_a, char *smem_b, int stage, int wg, bool accumulate,
+                           int n0 = 0) {
+    static_assert(N == Cfg::BN || !Cfg::B_MN, "part of a tile's columns: K-major B, whose rows are 128 bytes apart");
     // This warpgroup's 64 rows: the second 64 rows of a K-major A stage, or the second 64-row chunk.
     const uint32_t a = smem_u32(smem_a + stage * Cfg::A_STAGE_BYTES) + wg * Cfg::MN_CHUNK_BYTES;
-    const uint32_t bt = smem_u32(smem_b + stage * Cfg::B_STAGE_BYTES);
+    const uint32_t bt = smem_u32(smem_b + stage * Cfg::B_STAGE_BYTES) + n0 * TESS_SM90_BK_BYTES;
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < Cfg::K_STEPS; kk++) {
         uint64_t da = smem_desc_sw128(a + kk * Cfg::A_KSTEP_BYTES, Cfg::A_LBO, TESS_SW128_ATOM_BYTES);
         uint64_t db = smem_desc_sw128(bt + kk * Cfg::B_KSTEP_BYTES, Cfg::B_LBO, TESS_SW128_ATOM_BYTES);
-        wgmma_ss<Cfg::BN, Cfg::IN, Cfg::A_MN, Cfg::B_MN>(acc, da, db, accumulate || kk != 0);
+        wgmma_ss<N, Cfg::IN, Cfg::A_MN, Cfg::B_MN>(acc, da, db, accumulate || kk != 0);
     }
     wgmma_commit();
 }
@@ -264,16 +266,20 @@ TESS_DEVICE row_factors stage_row_factors(const float *f, int wg, int row, int k
 // factors s, the second B factor from column SECOND_FROM on, and for
 // per-column B the columns' own factors from the stage (f). Without block
 // scales the factors are all 1: fmaf(p, 1, a) is p + a, rounded once.
-template <class Cfg, int SECOND_FROM>
-TESS_DEVICE void promote_scaled(float (&acc)[Cfg::BN / 2], const float (&part)[Cfg::BN / 2], const row_factors &s,
+// The partial sums are the tile's columns from FIRST / 2 on (a 256-wide
+// promoted tile's second half: FIRST = 64), or all of them.
+template <class Cfg, int SECOND_FROM, int W = Cfg::BN / 2, int FIRST = 0>
+TESS_DEVICE void promote_scaled(float (&acc)[Cfg::BN / 2], const float (&part)[W], const row_factors &s,
                                 const float *f, int col) {
+    static_assert(FIRST + W <= Cfg::BN / 2 && FIRST % 4 == 0, "whole 8-column groups of the tile");
 #pragma unroll
-    for (int v = 0; v < Cfg::BN / 2; v++) { // value v: row + 8 ((v / 2) % 2), column col + 8 (v / 4) + v % 2
+    for (int i = 0; i < W; i++) {
+        const int v = FIRST + i; // value v: row + 8 ((v / 2) % 2), column col + 8 (v / 4) + v % 2
         const bool second_row = (v / 2) % 2, second_block = 8 * (v / 4) >= SECOND_FROM;
         float x = second_row ? (second_block ? s.r11 : s.r10) : (second_block ? s.r01 : s.r00);
         if (Cfg::SCALING == TESS_SCALING_BLOCK_ROWS_COLS)
             x *= f[Cfg::A_FACTOR_SPAN + col + 8 * (v / 4) + v % 2];
-        acc[v] = fmaf(part[v], x, acc[v]);
+        acc[v] = fmaf(part[i], x, acc[v]);
     }
 }
 
@@ -351,6 +357,55 @@ TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], char *sme
         if (!FACTORS_EARLY)
             s = stage_row_factors<Cfg>(f, wg, row, kb);
         promote_stage<Cfg>(acc, part, s, f, empty, c.stage, col, starts_mid_block, releases);
+        pipe_advance(c, Cfg::STAGES);
+    }
+}
+
+// One half of a 256-wide promoted tile's K block (columns 128 h ..
+// 128 h + 127): waits for its turn, issues the half's wgmmas into `part`,
+// passes the turn, waits for them, releases the stage after the second half
+// (where the factors are already in registers), and promotes the half with
+// its B factor (128x128 B: the tile's h-th 128-column block).
+template <class Cfg, int H>
+TESS_DEVICE void promote_half(float (&acc)[Cfg::BN / 2], float (&part)[Cfg::MMA_N / 2], char *smem_a, char *smem_b,
+                              uint64_t *empty, int stage, const row_factors &s, const float *f, int wg, int col,
+                              bool releases) {
+    mma_turn_wait(wg);
+    fence_accumulators(part);
+    mma_stage<Cfg, Cfg::MMA_N>(part, smem_a, smem_b, stage, wg, false, H * Cfg::MMA_N);
+    mma_turn_pass(wg);
+    wgmma_wait<0>();
+    fence_accumulators(part);
+    if (H == 1)
+        release_stage<Cfg>(empty, stage, releases);
+    promote_scaled<Cfg, Cfg::MMA_N, Cfg::MMA_N / 2, H * Cfg::MMA_N / 2>(acc, part, s, f, col);
+}
+
+// The promoted mainloop of 256-wide tiles (Cfg::PROMOTES_IN_HALVES): each K
+// block's two 128-wide halves go through one 64-register partial sum, each
+// promoted while the other consumer warpgroup's half runs (the two take
+// turns issuing, as consumer_mma_tile_promoted's do). The factors of a
+// block are read before its wgmmas, which hide their latency.
+template <class Cfg>
+TESS_DEVICE void consumer_mma_tile_promoted_halves(float (&acc)[Cfg::BN / 2], char *smem_a, char *smem_b,
+                                                   const char *smem_scales, uint64_t *full, uint64_t *empty,
+                                                   pipe_cursor &c, const tess_work_split &split, int k_begin,
+                                                   int k_end, int a_shift, int wg, int t, bool releases) {
+    static_assert(Cfg::PROMOTES_IN_HALVES && Cfg::TAKES_MMA_TURNS, "256-wide promoted tiles, taking turns");
+    float part[Cfg::MMA_N / 2];
+#pragma unroll
+    for (int i = 0; i < Cfg::BN / 2; i++)
+        acc[i] = 0.0f;
+    int row, col; // this thread's first accumulator row (the other is row + 8) and column pair
+    tess_wgmma_acc_coord(t, 0, &row, &col);
+    row += a_shift; // from here on: where the row's factor lies in a stage's A factors
+    for (int v = k_begin; v < k_end; v++) {
+        const int kb = tess_k_block(&split, v); // the K block (its B factors' slot in the stage)
+        pipe_consumer_wait(full, c);
+        const float *f = stage_factors<Cfg>(smem_scales, c.stage);
+        const row_factors s = stage_row_factors<Cfg>(f, wg, row, kb);
+        promote_half<Cfg, 0>(acc, part, smem_a, smem_b, empty, c.stage, s, f, wg, col, releases);
+        promote_half<Cfg, 1>(acc, part, smem_a, smem_b, empty, c.stage, s, f, wg, col, releases);
         pipe_advance(c, Cfg::STAGES);
     }
 }
@@ -436,10 +491,13 @@ TESS_DEVICE void consumer_mma(float (&acc)[Cfg::BN / 2], char *smem_a, char *sme
                               uint64_t *full, uint64_t *empty, pipe_cursor &c, const tess_work_split &split,
                               int k_begin, int k_end, int n0, int a_shift, int wg, int t) {
     const bool releases = t % (128 / Cfg::RELEASERS) == 0;
-    if (Cfg::PIPELINES_PROMOTION)
+    if constexpr (Cfg::PIPELINES_PROMOTION)
         consumer_mma_tile_promoted_pipelined<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, c, split, k_begin,
                                                   k_end, a_shift, wg, t, releases);
-    else if (Cfg::PROMOTES)
+    else if constexpr (Cfg::PROMOTES_IN_HALVES)
+        consumer_mma_tile_promoted_halves<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, c, split, k_begin,
+                                               k_end, a_shift, wg, t, releases);
+    else if constexpr (Cfg::PROMOTES)
         consumer_mma_tile_promoted<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, c, split, k_begin, k_end, n0,
                                         a_shift, wg, t, releases);
     else
