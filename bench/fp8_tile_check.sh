@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The FP8 tiles of the large-problem plans, side by side: gpu_gemm_fp8 first
-# (every plan of the packed-factor shapes, random cases), then every plan of
-# a few FP8 suite problems (block-scaled 1x128 x 128x128, per-tensor, fast
-# accumulation), printing the five fastest plans and cuBLASLt per problem.
-# Builds BUILD first if it holds no build.
+# The FP8 tiles of the large-problem plans, side by side: gpu_gemm_fp8 and
+# gpu_grouped first, then every plan of a few FP8 suite problems
+# (block-scaled 1x128 x 128x128, per-tensor, fast accumulation), printing
+# the five fastest plans and cuBLASLt per problem, then the grouped FP8
+# kernels' tiles on a few moe cases (bench/grouped.py --order, one tile
+# after the other). Builds BUILD first if it holds no build.
 #   bash bench/fp8_tile_check.sh OUT [BUILD]
 set -uo pipefail
 out=${1:?usage: fp8_tile_check.sh OUT [BUILD]}
@@ -11,9 +12,11 @@ build=${2:-build}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit --format=csv,noheader | tee "$out/device.txt"
 bash bench/ensure_build.sh "$out" "$build" || exit 1
-timeout "${TEST_SECONDS:-240}" stdbuf -oL "$build/tests/gpu_gemm_fp8" > "$out/gpu_gemm_fp8.log" 2>&1
-echo "gpu_gemm_fp8 rc=$? $(tail -1 "$out/gpu_gemm_fp8.log")"
-grep -m6 -A1 "check failed" "$out/gpu_gemm_fp8.log" | cut -c1-220
+for t in ${TESTS:-gpu_gemm_fp8 gpu_grouped}; do
+    timeout "${TEST_SECONDS:-240}" stdbuf -oL "$build/tests/$t" > "$out/$t.log" 2>&1
+    echo "$t rc=$? $(tail -1 "$out/$t.log")"
+    grep -m6 -A1 "check failed" "$out/$t.log" | cut -c1-220
+done
 f8="--A=e4m3:row --B=e4m3:col --D=bf16:row"
 run() { # problem flags...: the five fastest plans and cuBLASLt
     "$build/bin/tessera" bench gemm "$@" --plan=all --rounds="${ROUNDS:-2}" --profiling-iterations=30 > "$out/p.txt" 2>&1
@@ -32,3 +35,12 @@ done
 run --m=8192 --n=8192 --k=8192 $f8 --scale-a=tensor --scale-b=tensor
 run --m=4096 --n=7168 --k=16384 $f8 --scale-a=tensor --scale-b=tensor
 run --m=8192 --n=8192 --k=8192 $f8 --scale-a=tensor --scale-b=tensor --fast-accum
+IFS=';' read -ra cases <<< "${GROUPED_CASES:-4096 7168 8 4096 uniform;4096 7168 64 4096 uniform;4096 7168 32 256 uniform}"
+for case in "${cases[@]}"; do
+    for tile in ${GROUPED_TILES:-128x256x128_s4_c2x1 128x192x128_s4_c2x1}; do
+        PYTHONPATH=python TESSERA_LIBRARY=$build/lib/libtessera.so python3 bench/grouped.py --dtype fp8 \
+            --filter "$case" --order "$tile" --reps 20 --rounds 2 > "$out/g.txt" 2>&1
+        { echo "== $case, tile $tile"; cat "$out/g.txt"; } >> "$out/grouped.txt"
+        grep -E " fp8 .*sm90|FAIL" "$out/g.txt"
+    done
+done

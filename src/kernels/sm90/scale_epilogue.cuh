@@ -24,6 +24,8 @@ TESS_DEVICE float outer_factor(const tess_scale_operand &s, int b, int mn, int e
 template <class Cfg>
 TESS_DEVICE void apply_outer_scales(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], int t,
                                     const tile_coord &tile, int m0) {
+    if (Cfg::BLOCK_SCALED) // block factors pair only with block factors (tess_gemm_check_scales): all applied
+        return;
     const int b = tile.b, n0 = tile.n0, ba = a_factor_batch(p, tile);
     const bool rows = p.scale_a.data && !tess_scale_is_block(p.scale_a.layout.mode);
     const bool cols = p.scale_b.data && !tess_scale_is_block(p.scale_b.layout.mode);
