@@ -567,8 +567,7 @@ static void describe(const tess_gemm_kernel *k, const tess_gemm_desc *d, const t
     p->workspace_bytes = x->workspace;
     p->transposed = transposed;
     /* FP8 names carry both types and the accumulation: _fa fast (tensor
-     * cores only), _pr promoted, _blk block-scaled, _blkc with per-column B
-     * factors; _rs: A from registers. */
+     * cores only), _pr promoted, _blk block-scaled, _blkc with per-column B factors. */
     static const char *const accumulation[] = {"", "_pr", "_blk", "_blkc"};
     const int fp8 = k->input >= TESS_MMA_E4M3_E4M3;
     char types[16];
@@ -576,10 +575,10 @@ static void describe(const tess_gemm_kernel *k, const tess_gemm_desc *d, const t
         snprintf(types, sizeof types, "%s%s", tess_dtype_name(d->a.dtype), tess_dtype_name(d->b.dtype));
     else
         snprintf(types, sizeof types, "%s", tess_dtype_name(d->a.dtype));
-    snprintf(p->name, sizeof p->name, "sm90_%s_%c%c_%dx%dx%d_s%d_c%dx1%s%s%s%s%s", types,
+    snprintf(p->name, sizeof p->name, "sm90_%s_%c%c_%dx%dx%d_s%d_c%dx1%s%s%s%s", types,
              d->a.order == TESS_ORDER_ROW ? 't' : 'n', d->b.order == TESS_ORDER_COL ? 'n' : 't', k->tile_m,
              k->tile_n, k->tile_k, k->stages, k->cluster_m, fp8 && k->scaling == TESS_SCALING_PLAIN ? "_fa" : "",
-             accumulation[k->scaling], k->a_regs ? "_rs" : "", p->stream_k ? "_sk" : "", transposed ? "_swap" : "");
+             accumulation[k->scaling], p->stream_k ? "_sk" : "", transposed ? "_swap" : "");
 }
 
 /* How kernel `kernel` would run `desc`: the grid, the work split and the

@@ -6,9 +6,7 @@
  *    .trans) into the 128-byte-swizzled staging sub-tiles: every element lands
  *    exactly once, where the TMA store expects it;
  *  - the tensor-core decode GEMV's feed of mma.sync from plain loads, against
- *    the m16n8k16 and m16n8k32 atoms;
- *  - wgmma's FP8 A fragments loaded by ldmatrix from a swizzled A stage,
- *    against the k32 A atom.
+ *    the m16n8k16 and m16n8k32 atoms.
  * (The tile scheduler is tested in test_sched.c.) */
 #include <stdlib.h>
 #include <string.h>
@@ -153,46 +151,9 @@ static void test_gemv_vs_algebra(void) {
     }
 }
 
-/* wgmma's FP8 A fragment from ldmatrix (tess_wgmma_a_ldmatrix_offset):
- * simulates ldmatrix.x4 over a 64 x 128-byte A stage stored with the
- * 128-byte swizzle (chunk ^ row % 8) and checks that byte b of register i
- * of warpgroup thread t, for each K step kk, is the element the layout
- * algebra's k32 A atom puts at (t, 4 i + b), K shifted by 32 kk; and that
- * the loads of a K step read each of its 64 x 32 bytes once. */
-static void test_a_fragment_vs_algebra(void) {
-    tess_layout *tv = NULL;
-    int64_t rows = 0, cols = 0;
-    CHECK_STATUS(tess_layout_mma_atom("wgmma_64x128x32_f32", TESS_MMA_A, &tv, &rows, &cols), TESS_STATUS_SUCCESS);
-    if (!tv)
-        return;
-    CHECK(rows == 64 && cols == 32);
-    int wrong = 0, twice = 0;
-    for (int kk = 0; kk < 4; kk++) {
-        int read[64 * 128] = {0};
-        for (int t = 0; t < 128; t++) {
-            const int warp = t / 32, lane = t % 32;
-            for (int i = 0; i < 4; i++) {
-                /* ldmatrix: register i of `lane` holds row lane / 4 of matrix i, whose
-                 * address lane 8 i + lane / 4 gave, bytes 4 (lane % 4) .. + 3. */
-                const int addr = tess_wgmma_a_ldmatrix_offset(warp, 8 * i + lane / 4, kk) + 4 * (lane % 4);
-                for (int b = 0; b < 4; b++) {
-                    const int at = addr + b, row = at / 128, k = (((at % 128) / 16) ^ (row % 8)) * 16 + at % 16;
-                    const int64_t idx = atom_index(tv, t, 4 * i + b);
-                    wrong += row != idx % 64 || k != 32 * kk + idx / 64;
-                    twice += read[at]++ > 0;
-                }
-            }
-        }
-    }
-    CHECKF(wrong == 0 && twice == 0, "A fragments by ldmatrix: %d bytes where the atom does not put them, %d read twice",
-           wrong, twice);
-    tess_layout_free(tv);
-}
-
 int main(void) {
     test_accumulator_vs_algebra();
     test_epilogue_addresses();
     test_gemv_vs_algebra();
-    test_a_fragment_vs_algebra();
     return check_finish("unit_fragment");
 }

@@ -76,11 +76,15 @@ static void test_suite_choices(void) {
          * empty, so one CTA a tile (decode: 98% of the copy rate). */
         {4096, 7168, 256, 16, "sm90_bf16_grouped_128x256x64_s4_nfast", TESS_DTYPE_BF16},
         {4096, 7168, 256, 128, "sm90_bf16_grouped_128x256x64_s4_nfast", TESS_DTYPE_BF16},
-        /* FP8 (H100, 2026-11-24, moe suite, block factors): 128x192 tiles in
-         * clusters of 2 for large groups (G=256 x 4096 900 TFLOP/s against
-         * 773 without; G=8 x 4096 1065), without for decode. */
-        {4096, 7168, 8, 4096, "sm90_e4m3e4m3_grouped_128x192x128_s4_c2x1_pr_band", TESS_DTYPE_E4M3},
-        {4096, 7168, 256, 4096, "sm90_e4m3e4m3_grouped_128x192x128_s4_c2x1_pr_band", TESS_DTYPE_E4M3},
+        /* FP8: tiles in clusters of 2 for large groups (H100, 2026-11-24,
+         * moe suite, block factors, 128x192: G=256 x 4096 900 TFLOP/s
+         * against 773 without), 256 wide since they promote in halves
+         * (H200, 2026-11-24, against 128x192 c2: G=8 x 4096 block 1165 vs
+         * 1091, per group 1317 vs 1275; G=64 x 4096 block 1033 vs 918; G=32
+         * x 256 block 1157 vs 1069), without clusters for decode. */
+        {4096, 7168, 8, 4096, "sm90_e4m3e4m3_grouped_128x256x128_s4_c2x1_pr_band", TESS_DTYPE_E4M3},
+        {4096, 7168, 256, 4096, "sm90_e4m3e4m3_grouped_128x256x128_s4_c2x1_pr_band", TESS_DTYPE_E4M3},
+        {4096, 7168, 32, 256, "sm90_e4m3e4m3_grouped_128x256x128_s4_c2x1_pr_", TESS_DTYPE_E4M3},
         {4096, 7168, 256, 16, "sm90_e4m3e4m3_grouped_128x192x128_s4_pr_nfast", TESS_DTYPE_E4M3},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {

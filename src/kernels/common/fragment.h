@@ -49,21 +49,6 @@ TESS_HD int tess_epi_stmatrix_offset(int warp, int lane, int jj, int col_major) 
     return tess_epi_swizzled_offset(c / TESS_EPI_SUBTILE, c % TESS_EPI_SUBTILE, row0 / 8);
 }
 
-/* wgmma with A from registers (FP8, k32): each warp of the consumer
- * warpgroup loads its 16 rows of a K-major, 128-byte-swizzled A stage (64
- * rows of 128 bytes, the layout TMA writes) with one ldmatrix.x4 per
- * 32-byte K step kk. Lane `lane` of warp `warp` addresses row 16 warp +
- * 8 (i % 2) + lane % 8, bytes 32 kk + 16 (i / 2) + 0..15 of matrix i =
- * lane / 8; ldmatrix (b16) then hands register i of lane l the 4 bytes at
- * 4 (l % 4) of that matrix's row l / 4: row 16 warp + l / 4 + 8 (i % 2), K
- * 32 kk + 16 (i / 2) + 4 (l % 4) + 0..3, which is wgmma's k32 A fragment
- * (test_fragment.c checks it against the layout algebra's atom). The byte
- * offset in the 64-row stage: */
-TESS_HD int tess_wgmma_a_ldmatrix_offset(int warp, int lane, int kk) {
-    int i = lane / 8, row = 16 * warp + 8 * (i % 2) + lane % 8, chunk = 2 * kk + i / 2;
-    return row * 128 + ((chunk ^ (row % 8)) * 16);
-}
-
 /* The tensor-core decode GEMV (kernels/decode/gemv.cu) feeds mma.sync
  * m16n8k16 (16-bit) or m16n8k32 (8-bit) from plain 16-byte loads. Lane
  * (g = lane / 4, t = lane % 4) loads four 32-bit words at byte 16 t of a

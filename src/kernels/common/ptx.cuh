@@ -204,17 +204,7 @@ TESS_DEVICE void wgmma_wait() {
 // Makes the accumulator registers' values visible to (and from) the async wgmma unit.
 TESS_DEVICE void wgmma_fence_operand(float &r) { asm volatile("" : "+f"(r)::"memory"); }
 
-// ---- ldmatrix, stmatrix ("Warp-level matrix load/store instructions") ----------
-
-// ldmatrix.x4 (b16): four 8 x 8 matrices of 16-bit pairs from shared memory;
-// lanes 8 i .. 8 i + 7 give the row addresses of matrix i, and register i of
-// lane l receives 4 bytes of matrix i: row l / 4, bytes 4 (l % 4) .. + 3.
-TESS_DEVICE void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr)
-                 : "memory");
-}
+// ---- stmatrix ("Warp-level matrix store instruction: stmatrix") ----------------
 
 // Four 8x8 b16 matrices: lanes 8i..8i+7 give the row addresses of matrix i;
 // register ri holds this lane's two elements of matrix i.

@@ -46,7 +46,7 @@
 #define TESS_EPI_ROUND_COLS 128
 
 template <int BM_, int BN_, int STAGES_, int CLUSTER_, int IN_, int SCALING_, int A_MN_, int B_MN_,
-          int GROUPED_ = 0, int A_REGS_ = 0>
+          int GROUPED_ = 0>
 struct gemm_cfg {
     // 1: a grouped GEMM (kernels/sm90/grouped.cuh), which keeps its group
     // table in shared memory and stores only its groups' rows. Its clusters
@@ -78,20 +78,12 @@ struct gemm_cfg {
     // Columns of one wgmma batch (and of the partial sum a promoting
     // consumer keeps: MMA_N / 2 floats per thread).
     static constexpr int MMA_N = PROMOTES_IN_HALVES ? BN / 2 : BN;
-    // 1: the halves' wgmmas take A from registers, loaded once per K block
-    // with ldmatrix (kernels/common/fragment.h), so that A is read from
-    // shared memory once for both halves rather than once for each.
-    static constexpr bool A_REGS = A_REGS_;
-    static_assert(!A_REGS || PROMOTES_IN_HALVES, "A from registers: the halves of 256-wide promoted FP8 tiles");
     // Threads of the producer warpgroup that run the producer loop: one
     // issues the TMA loads; block-scaled kernels use a whole warp, whose
     // lanes also copy the stage's scale factors.
     static constexpr int PRODUCER_THREADS = BLOCK_SCALED ? 32 : 1;
-    // (Consumers holding A's fragments too take the larger share: their
-    // block-scaled producers' copies fit 56 registers without spills.)
-    static constexpr bool SCALED_BUDGET = BLOCK_SCALED && !A_REGS;
-    static constexpr int PRODUCER_REGS = SCALED_BUDGET ? TESS_SM90_SCALED_PRODUCER_REGS : TESS_SM90_PRODUCER_REGS;
-    static constexpr int CONSUMER_REGS = SCALED_BUDGET ? TESS_SM90_SCALED_CONSUMER_REGS : TESS_SM90_CONSUMER_REGS;
+    static constexpr int PRODUCER_REGS = BLOCK_SCALED ? TESS_SM90_SCALED_PRODUCER_REGS : TESS_SM90_PRODUCER_REGS;
+    static constexpr int CONSUMER_REGS = BLOCK_SCALED ? TESS_SM90_SCALED_CONSUMER_REGS : TESS_SM90_CONSUMER_REGS;
     static_assert(128 * PRODUCER_REGS + 128 * TESS_SM90_CONSUMERS * CONSUMER_REGS <=
                       TESS_SM90_THREADS * TESS_SM90_LAUNCH_REGS,
                   "setmaxnreg.inc would wait forever for registers the CTA does not hold");

@@ -213,12 +213,11 @@ static int max_clusters(void) {
 }
 
 // One table entry for configuration (BM, BN, STAGES, CLUSTER, input pair,
-// scaling kind, A major, B major, grouped, A from registers).
-#define TESS_GEMM_ENTRY_X(BM, BN, ST, CL, IN, SC, AMN, BMN, GR, AR)                                               \
-    {BM, BN, gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR, AR>::BK, ST, CL, IN, SC, AMN, BMN, GR, AR,           \
-     launch_gemm<gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR, AR>>,                                             \
-     max_clusters<gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR, AR>>}
-#define TESS_GEMM_ENTRY_G(BM, BN, ST, CL, IN, SC, AMN, BMN, GR) TESS_GEMM_ENTRY_X(BM, BN, ST, CL, IN, SC, AMN, BMN, GR, 0)
+// scaling kind, A major, B major, grouped).
+#define TESS_GEMM_ENTRY_G(BM, BN, ST, CL, IN, SC, AMN, BMN, GR)                                                   \
+    {BM, BN, gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR>::BK, ST, CL, IN, SC, AMN, BMN, GR,                   \
+     launch_gemm<gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR>>,                                                 \
+     max_clusters<gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR>>}
 // A dense GEMM's entry.
 #define TESS_GEMM_ENTRY(BM, BN, ST, CL, IN, SC, AMN, BMN) TESS_GEMM_ENTRY_G(BM, BN, ST, CL, IN, SC, AMN, BMN, 0)
 // A grouped GEMM's entry (K-major operands; clusters of CL CTAs along M).
@@ -244,12 +243,6 @@ static int max_clusters(void) {
     TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_E4M3_E4M3, TESS_SCALING_PROMOTE, 0, 0),                               \
         TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_E4M3_E4M3, TESS_SCALING_BLOCK_ROWS, 0, 0),                        \
         TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_E4M3_E4M3, TESS_SCALING_BLOCK_ROWS_COLS, 0, 0)
-// The same, with A from registers (gemm_cfg's A_REGS: 256-wide promoted tiles).
-#define TESS_GEMM_FP8_TILE_RS(BM, BN, ST, CL, SC)                                                                 \
-    TESS_GEMM_ENTRY_X(BM, BN, ST, CL, TESS_MMA_E4M3_E4M3, SC, 0, 0, 0, 1),                                        \
-        TESS_GEMM_ENTRY_X(BM, BN, ST, CL, TESS_MMA_E4M3_E5M2, SC, 0, 0, 0, 1),                                    \
-        TESS_GEMM_ENTRY_X(BM, BN, ST, CL, TESS_MMA_E5M2_E4M3, SC, 0, 0, 0, 1),                                    \
-        TESS_GEMM_ENTRY_X(BM, BN, ST, CL, TESS_MMA_E5M2_E5M2, SC, 0, 0, 0, 1)
 // The FP8 kernels of one tile configuration and scaling kind: the four
 // (A, B) type pairs, K-major operands (TESS_GEMM_KERNELS_PER_TILE / 2 entries).
 #define TESS_GEMM_FP8_TILE(BM, BN, ST, CL, SC)                                                                    \

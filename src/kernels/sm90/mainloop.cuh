@@ -361,47 +361,18 @@ TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], char *sme
     }
 }
 
-// Loads consumer warpgroup wg's 64 rows of ring stage `stage` of A as the
-// k32 A fragments of the stage's K_STEPS wgmmas (kernels/common/fragment.h).
-template <class Cfg>
-TESS_DEVICE void load_a_fragments(uint32_t (&a)[Cfg::K_STEPS][4], const char *smem_a, int stage, int wg, int t) {
-    const uint32_t base = smem_u32(smem_a + stage * Cfg::A_STAGE_BYTES) + wg * Cfg::MN_CHUNK_BYTES;
-#pragma unroll
-    for (int kk = 0; kk < Cfg::K_STEPS; kk++)
-        ldmatrix_x4(a[kk], base + tess_wgmma_a_ldmatrix_offset(t / 32, t % 32, kk));
-}
-
-// mma_stage's form with A from registers: N columns of the stage's B from
-// column n0, one group of K_STEPS wgmmas.
-template <class Cfg, int N>
-TESS_DEVICE void mma_stage_rs(float (&acc)[N / 2], const uint32_t (&a)[Cfg::K_STEPS][4], char *smem_b, int stage,
-                              int n0) {
-    static_assert(!Cfg::B_MN, "K-major B");
-    const uint32_t bt = smem_u32(smem_b + stage * Cfg::B_STAGE_BYTES) + n0 * TESS_SM90_BK_BYTES;
-    wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < Cfg::K_STEPS; kk++)
-        wgmma_rs<N, Cfg::IN>(acc, a[kk], smem_desc_sw128(bt + kk * TESS_WGMMA_K_BYTES, 16, TESS_SW128_ATOM_BYTES),
-                             kk != 0);
-    wgmma_commit();
-}
-
 // One half of a 256-wide promoted tile's K block (columns 128 h ..
 // 128 h + 127): waits for its turn, issues the half's wgmmas into `part`,
 // passes the turn, waits for them, releases the stage after the second half
 // (where the factors are already in registers), and promotes the half with
 // its B factor (128x128 B: the tile's h-th 128-column block).
-// (A_REGS: A's fragments `a`, loaded from the stage once for both halves.)
 template <class Cfg, int H>
-TESS_DEVICE void promote_half(float (&acc)[Cfg::BN / 2], float (&part)[Cfg::MMA_N / 2],
-                              const uint32_t (&a)[Cfg::K_STEPS][4], char *smem_a, char *smem_b, uint64_t *empty,
-                              int stage, const row_factors &s, const float *f, int wg, int col, bool releases) {
+TESS_DEVICE void promote_half(float (&acc)[Cfg::BN / 2], float (&part)[Cfg::MMA_N / 2], char *smem_a, char *smem_b,
+                              uint64_t *empty, int stage, const row_factors &s, const float *f, int wg, int col,
+                              bool releases) {
     mma_turn_wait(wg);
     fence_accumulators(part);
-    if constexpr (Cfg::A_REGS)
-        mma_stage_rs<Cfg, Cfg::MMA_N>(part, a, smem_b, stage, H * Cfg::MMA_N);
-    else
-        mma_stage<Cfg, Cfg::MMA_N>(part, smem_a, smem_b, stage, wg, false, H * Cfg::MMA_N);
+    mma_stage<Cfg, Cfg::MMA_N>(part, smem_a, smem_b, stage, wg, false, H * Cfg::MMA_N);
     mma_turn_pass(wg);
     wgmma_wait<0>();
     fence_accumulators(part);
@@ -433,11 +404,8 @@ TESS_DEVICE void consumer_mma_tile_promoted_halves(float (&acc)[Cfg::BN / 2], ch
         pipe_consumer_wait(full, c);
         const float *f = stage_factors<Cfg>(smem_scales, c.stage);
         const row_factors s = stage_row_factors<Cfg>(f, wg, row, kb);
-        uint32_t a[Cfg::K_STEPS][4];
-        if constexpr (Cfg::A_REGS)
-            load_a_fragments<Cfg>(a, smem_a, c.stage, wg, t);
-        promote_half<Cfg, 0>(acc, part, a, smem_a, smem_b, empty, c.stage, s, f, wg, col, releases);
-        promote_half<Cfg, 1>(acc, part, a, smem_a, smem_b, empty, c.stage, s, f, wg, col, releases);
+        promote_half<Cfg, 0>(acc, part, smem_a, smem_b, empty, c.stage, s, f, wg, col, releases);
+        promote_half<Cfg, 1>(acc, part, smem_a, smem_b, empty, c.stage, s, f, wg, col, releases);
         pipe_advance(c, Cfg::STAGES);
     }
 }
