@@ -95,7 +95,11 @@ struct gemm_cfg {
     // Releases of a stage per consumer warpgroup: one, or, where consumers
     // read scale factors from the stage with ordinary loads, one per warp
     // (each warp vouches for its own reads).
-    static constexpr int RELEASERS = BLOCK_SCALED ? 4 : 1;
+    // 256-wide tiles promoted in halves release a stage after the second
+    // half's turn barrier, a bar.sync of the warpgroup's 128 threads that
+    // follows every warp's factor reads (and orders them before the
+    // release): one release per warpgroup does.
+    static constexpr int RELEASERS = BLOCK_SCALED && !PROMOTES_IN_HALVES ? 4 : 1;
     // Arrivals an empty barrier waits for: every consumer of every CTA in the
     // cluster (each CTA's producer writes B into all of them).
     static constexpr int EMPTY_ARRIVALS = TESS_SM90_CONSUMERS * CLUSTER_ * RELEASERS;
