@@ -6,6 +6,9 @@
 # kernels' tiles on a few moe cases (bench/grouped.py --order, one tile
 # after the other). Builds BUILD first if it holds no build.
 #   bash bench/fp8_tile_check.sh OUT [BUILD]
+# TESTS (default gpu_gemm_fp8 gpu_grouped), GROUPED_CASES (';'-separated moe
+# lines; empty: none) and GROUPED_TILES choose what runs; the logs end up in
+# OUT/logs.tgz (the device tool returns at most 8 files).
 set -uo pipefail
 out=${1:?usage: fp8_tile_check.sh OUT [BUILD]}
 build=${2:-build}
@@ -29,13 +32,13 @@ run() { # problem flags...: the five fastest plans and cuBLASLt
 }
 blk="--scale-a=block1x128 --scale-b=block128x128"
 for mnk in "--m=8192 --n=8192 --k=8192" "--m=4096 --n=7168 --k=16384" "--m=4096 --n=7168 --k=2048" \
-           "--m=4096 --n=4096 --k=7168" "--m=4096 --n=24576 --k=1536"; do
+           "--m=4096 --n=4096 --k=7168" "--m=4096 --n=24576 --k=1536" "--m=4096 --n=32768 --k=512"; do
     run $mnk $f8 $blk
 done
 run --m=8192 --n=8192 --k=8192 $f8 --scale-a=tensor --scale-b=tensor
 run --m=4096 --n=7168 --k=16384 $f8 --scale-a=tensor --scale-b=tensor
 run --m=8192 --n=8192 --k=8192 $f8 --scale-a=tensor --scale-b=tensor --fast-accum
-IFS=';' read -ra cases <<< "${GROUPED_CASES:-4096 7168 8 4096 uniform;4096 7168 64 4096 uniform;4096 7168 32 256 uniform}"
+IFS=';' read -ra cases <<< "${GROUPED_CASES-4096 7168 8 4096 uniform;4096 7168 64 4096 uniform;4096 7168 32 256 uniform}"
 for case in "${cases[@]}"; do
     for tile in ${GROUPED_TILES:-128x256x128_s4_c2x1 128x192x128_s4_c2x1}; do
         PYTHONPATH=python TESSERA_LIBRARY=$build/lib/libtessera.so python3 bench/grouped.py --dtype fp8 \
@@ -44,3 +47,4 @@ for case in "${cases[@]}"; do
         grep -E " fp8 .*sm90|FAIL" "$out/g.txt"
     done
 done
+(cd "$out" && tar czf logs.tgz --exclude=logs.tgz . && find . -type f ! -name logs.tgz -delete)

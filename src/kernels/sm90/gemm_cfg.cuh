@@ -186,10 +186,16 @@ struct gemm_cfg {
     static constexpr int RING_BYTES =
         STAGES * (A_STAGE_BYTES + B_STAGE_BYTES + SCALE_STAGE_BYTES) + BARRIER_BYTES + GROUP_TABLE_BYTES +
         TESS_SW128_ATOM_BYTES;
-    // Epilogue rounds of 128 columns where BN allows and the ring leaves
-    // room (two sub-tiles per warpgroup), else of one 64-column sub-tile.
+    // Epilogue rounds: the whole tile at once where the ring leaves room (no
+    // round then waits for the previous round's stores to read the staging
+    // buffer; the next tile's epilogue waits, a mainloop later), else 128
+    // columns where BN allows (two sub-tiles per warpgroup), else one
+    // 64-column sub-tile.
+    static constexpr int EPI_FULL_BYTES = TESS_SM90_CONSUMERS * (BN / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;
     static constexpr int EPI_WIDE_BYTES = TESS_SM90_CONSUMERS * (TESS_EPI_ROUND_COLS / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;
-    static constexpr int EPI_COLS = BN % TESS_EPI_ROUND_COLS == 0 && RING_BYTES + EPI_WIDE_BYTES <= TESS_SM90_SMEM_LIMIT
+    static constexpr int EPI_COLS = BN % TESS_EPI_SUBTILE == 0 && RING_BYTES + EPI_FULL_BYTES <= TESS_SM90_SMEM_LIMIT
+                                        ? BN
+                                    : BN % TESS_EPI_ROUND_COLS == 0 && RING_BYTES + EPI_WIDE_BYTES <= TESS_SM90_SMEM_LIMIT
                                         ? TESS_EPI_ROUND_COLS
                                         : TESS_EPI_SUBTILE;
     static constexpr int EPI_WG_BYTES = NARROW ? 0 : (EPI_COLS / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;

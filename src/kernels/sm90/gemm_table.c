@@ -23,6 +23,8 @@ extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x128_c1_rows_cols[TESS_GEMM_
 extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x256_c2_plain[TESS_GEMM_FP8_PAIRS];
 extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x256_c2_promote[TESS_GEMM_FP8_PAIRS];
 extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x256_c2_rows[TESS_GEMM_FP8_PAIRS];
+extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x256_c2_promote_s3[TESS_GEMM_FP8_PAIRS];
+extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x256_c2_rows_s3[TESS_GEMM_FP8_PAIRS];
 extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x192_c2_promote[TESS_GEMM_FP8_PAIRS];
 extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x192_c1_promote[TESS_GEMM_FP8_PAIRS];
 extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x192_c2_rows[TESS_GEMM_FP8_PAIRS];
@@ -61,6 +63,7 @@ static const table_part parts[] = {
     FP8_PAIRS(tess_gemm_sm90_fp8_128x128_c2_rows_cols), FP8_PAIRS(tess_gemm_sm90_fp8_128x128_c1_rows_cols),
     FP8_PAIRS(tess_gemm_sm90_fp8_128x256_c2_plain), FP8_PAIRS(tess_gemm_sm90_fp8_128x256_c1_plain),
     FP8_PAIRS(tess_gemm_sm90_fp8_128x256_c2_promote), FP8_PAIRS(tess_gemm_sm90_fp8_128x256_c2_rows),
+    FP8_PAIRS(tess_gemm_sm90_fp8_128x256_c2_promote_s3), FP8_PAIRS(tess_gemm_sm90_fp8_128x256_c2_rows_s3),
     TOKEN_TILE(tess_gemm_sm90_128x32_c1), TOKEN_TILE(tess_gemm_sm90_128x16_c1),
     FP8_TOKEN_TILE(tess_gemm_sm90_fp8_128x64_c1_tokens), FP8_TOKEN_TILE(tess_gemm_sm90_fp8_128x32_c1_tokens),
     FP8_TOKEN_TILE(tess_gemm_sm90_fp8_128x16_c1_tokens),
@@ -70,7 +73,7 @@ static const table_part parts[] = {
     GROUPED(tess_grouped_sm90_fp8_128x128)};
 
 #define PART_COUNT ((int)(sizeof parts / sizeof parts[0]))
-_Static_assert(6 * TESS_GEMM_KERNELS_PER_TILE + 16 * TESS_GEMM_FP8_PAIRS + 7 * TESS_GROUPED_KERNELS_PER_TILE +
+_Static_assert(6 * TESS_GEMM_KERNELS_PER_TILE + 18 * TESS_GEMM_FP8_PAIRS + 7 * TESS_GROUPED_KERNELS_PER_TILE +
                        2 * TESS_GEMM_TOKEN_KERNELS_PER_TILE + 3 * TESS_GEMM_FP8_TOKEN_KERNELS <=
                    TESS_GEMM_MAX_KERNELS,
                "raise TESS_GEMM_MAX_KERNELS");
