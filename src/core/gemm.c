@@ -399,6 +399,13 @@ static int rows_misaligned(const tess_gemm_desc *d) {
            (d->b.ld * (int64_t)tess_dtype_size(d->b.dtype)) % 128 != 0;
 }
 
+/* What one epilogue round's wait for the previous round's stores costs, in
+ * K blocks of the tile's mainloop. Fitted to 128x256 block-scaled FP8 in 4
+ * rounds (3 waits) against 1 round (H200, 2026-11-24, bench/NOTES.md):
+ * 4096x32768x512 (4 K blocks a tile) 722 vs 862 TFLOP/s, 4096x7168x2048 (16)
+ * 1041 vs 1091, both 0.26 of a K block a wait. */
+#define TESS_EPI_ROUND_WAIT_BLOCKS 0.26
+
 /* Estimated tensor-core time of a kernel on the problem, in units of tile
  * work: waves of persistent tiles (tiles a cluster pads past M count as
  * work), each tile's work over how efficiently the tile feeds the tensor cores.
@@ -420,6 +427,10 @@ static int rows_misaligned(const tess_gemm_desc *d) {
  * average units / sk_items + 1 of them. */
 static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, const tess_gemm_launch *x) {
     double waves;
+    /* Each epilogue round after a tile's first waits for the previous
+     * round's stores to read the staging buffer, while the tensor cores
+     * idle (the consumers run the epilogue). */
+    const double epilogue = 1.0 + (k->epi_rounds - 1) * TESS_EPI_ROUND_WAIT_BLOCKS / x->split.k_blocks;
     if (x->split.sk_items == 0) {
         waves = (double)((x->split.dp_items + x->split.units - 1) / x->split.units);
     } else {
@@ -448,7 +459,7 @@ static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, cons
         efficiency *= 0.85;
     if (rows_misaligned(d))
         efficiency = (double)k->tile_m * k->tile_n / (k->tile_m + (double)k->tile_n / k->cluster_m) / 128.0;
-    return waves * k->tile_m * k->tile_n / efficiency;
+    return waves * epilogue * k->tile_m * k->tile_n / efficiency;
 }
 
 /* Sustained fractions of the device's peaks (H100, 2026-11-21): the SM clock
@@ -484,6 +495,14 @@ static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, cons
  * us), so the cause is likely the block-scaled mainloop, not the copies
  * (bench/NOTES.md). */
 #define TESS_LOADED_MEMORY_LATENCY_S 2.3e-6
+/* The same for re-reads that hit L2 (a later group of tiles reading the
+ * rows again). Taking the memory's latency for those too ranked 3-stage
+ * rings far behind 4-stage ones on 4096x32768x512 FP8 (B re-read by 32 tile
+ * rows: 0.112 against 0.074 ms of streaming), where they ran fastest (H200,
+ * 2026-11-24: 0.159 against 0.190 ms). */
+#define TESS_LOADED_L2_LATENCY_S 1.0e-6
+/* L2 bytes where no device is asked: an H100's 50 MB. */
+#define TESS_DEFAULT_L2_BYTES 50e6
 #define TESS_SM_STREAM_BYTES_PER_S 95e9
 #define TESS_PROMOTED_STREAM_SHARE 0.85
 #define TESS_COPIED_FACTORS_STREAM_SHARE 0.55
@@ -538,13 +557,28 @@ static double estimate(const tess_device_info *info, const tess_gemm_kernel *k, 
         per_cta *= k->scaling >= TESS_SCALING_BLOCK_ROWS && !factor_layouts_by_tma(k, d) ? TESS_COPIED_FACTORS_STREAM_SHARE
                                                                                        : TESS_PROMOTED_STREAM_SHARE;
     /* The CTAs' streams carry the larger operand once per tile of the other
-     * (tiles side by side re-read it, from L2 at best; a cluster's CTAs
-     * share a multicast B); memory delivers each byte once. The slower of
-     * the two bounds the time. */
-    const double streamed = (double)d->batch * (streams_a ? a_bytes : b_bytes / k->cluster_m) * (double)other_tiles;
+     * (a cluster's CTAs share a multicast B). Tiles that run side by side
+     * read it at the same time, each at the memory's latency: the tile rows
+     * of one group of the tile order (sched.h) where B is streamed, the
+     * columns a wave covers of a group where A is. Later tiles re-read it
+     * from L2 where it fits there (half of it: the other operand's tiles
+     * pass through too), whose shorter latency lets the same bytes in
+     * flight draw more (capped as above). Memory delivers each byte once.
+     * The slower of the two bounds the time. */
+    const double pass = (double)d->batch * (streams_a ? a_bytes : b_bytes / k->cluster_m);
+    const double l2_bytes = info && info->l2_bytes ? (double)info->l2_bytes : TESS_DEFAULT_L2_BYTES;
+    int64_t side_by_side = streams_a ? x->grid / k->cluster_m / TESS_GROUP_M : (int64_t)TESS_GROUP_M * k->cluster_m;
+    if (side_by_side < 1)
+        side_by_side = 1;
+    const int64_t from_memory = pass > l2_bytes / 2 || other_tiles < side_by_side ? other_tiles : side_by_side;
+    double per_cta_l2 = per_cta * TESS_LOADED_MEMORY_LATENCY_S / TESS_LOADED_L2_LATENCY_S;
+    if (per_cta_l2 > TESS_SM_STREAM_BYTES_PER_S)
+        per_cta_l2 = TESS_SM_STREAM_BYTES_PER_S;
+    const double streaming =
+        (pass * (double)from_memory / per_cta + pass * (double)(other_tiles - from_memory) / per_cta_l2) / x->grid;
     double memory = bytes / (peak_bytes * TESS_SUSTAINED_MEMORY);
-    if (streamed / (x->grid * per_cta) > memory)
-        memory = streamed / (x->grid * per_cta);
+    if (streaming > memory)
+        memory = streaming;
     if (tess_split_interleaved(&x->split)) /* fill mode */
         memory /= TESS_FILL_STREAM_EFFICIENCY;
     return compute > memory ? compute + TESS_OVERLAP_LOSS * memory : memory + TESS_OVERLAP_LOSS * compute;

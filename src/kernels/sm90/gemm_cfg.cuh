@@ -198,6 +198,7 @@ struct gemm_cfg {
                                     : BN % TESS_EPI_ROUND_COLS == 0 && RING_BYTES + EPI_WIDE_BYTES <= TESS_SM90_SMEM_LIMIT
                                         ? TESS_EPI_ROUND_COLS
                                         : TESS_EPI_SUBTILE;
+    static constexpr int EPI_ROUNDS = NARROW ? 1 : BN / EPI_COLS;
     static constexpr int EPI_WG_BYTES = NARROW ? 0 : (EPI_COLS / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;
     static constexpr int EPI_BYTES = TESS_SM90_CONSUMERS * EPI_WG_BYTES;
     static constexpr int SMEM_BYTES = RING_BYTES + EPI_BYTES;

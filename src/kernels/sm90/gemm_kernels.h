@@ -22,6 +22,7 @@ typedef struct tess_gemm_kernel {
     int a_mn_major;       /* 1: A is M-contiguous (column-major) */
     int b_mn_major;       /* 1: B is N-contiguous (row-major) */
     int grouped;          /* 1: a grouped GEMM (tess_grouped_gemm), 0: dense */
+    int epi_rounds;       /* rounds in which the epilogue stages a 16-bit D tile through shared memory */
     tess_gemm_launch_fn launch;
     tess_gemm_occupancy_fn max_clusters;
 } tess_gemm_kernel;

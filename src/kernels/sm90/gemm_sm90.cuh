@@ -216,6 +216,7 @@ static int max_clusters(void) {
 // scaling kind, A major, B major, grouped).
 #define TESS_GEMM_ENTRY_G(BM, BN, ST, CL, IN, SC, AMN, BMN, GR)                                                   \
     {BM, BN, gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR>::BK, ST, CL, IN, SC, AMN, BMN, GR,                   \
+     gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR>::EPI_ROUNDS,                                                  \
      launch_gemm<gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR>>,                                                 \
      max_clusters<gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR>>}
 // A dense GEMM's entry.
