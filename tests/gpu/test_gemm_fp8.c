@@ -212,6 +212,24 @@ static void test_random(tess_handle h) {
            worst[0], worst[1]);
 }
 
+/* Runs case c with every plan, each checked against D's rounding plus
+ * `allowance`; fills plans and *count for the caller's tallies and returns
+ * the runs. `what` names the case in failure messages. */
+static int check_every_plan(tess_handle h, fp8_case *c, double allowance, const char *what, tess_plan *plans,
+                            int *count) {
+    *count = 0;
+    CHECK_STATUS(tess_gemm_plans(h, &c->g, plans, MAX_PLANS, count), TESS_STATUS_SUCCESS);
+    for (int plan = 0; plan < *count && plan < MAX_PLANS; plan++) {
+        char name[64];
+        const double rel = run_case(h, c, plan, 0, name);
+        const double bound = test_dtype_rounding(c->g.d.dtype).unit + allowance;
+        CHECKF(rel >= 0 && rel <= bound, "%lldx%lldx%lld batch %lld scales %d x %d %s, plan %s: rel error %.3g (bound %.3g)",
+               (long long)c->g.m, (long long)c->g.n, (long long)c->g.k, (long long)c->g.batch, (int)c->g.a_scale.mode,
+               (int)c->g.b_scale.mode, what, name, rel, bound);
+    }
+    return *count < MAX_PLANS ? *count : MAX_PLANS;
+}
+
 /* The block recipes in the packed layouts (DeepGEMM's, cuBLASLt's), whose
  * factors the kernels load by TMA with the tiles: every plan, ragged N and
  * K (K blocks not a multiple of the 4 per TMA box of 128x128 factors), rows
@@ -226,17 +244,8 @@ static void test_factors_by_tma(tess_handle h) {
         make_case(&c, m, n, k, batch, TESS_DTYPE_E4M3, TESS_DTYPE_E4M3, recipe, TESS_DTYPE_BF16, 1, 0.0f, 0);
         make_scales(&c, recipe, 1);
         tess_plan plans[MAX_PLANS];
-        int count = 0;
-        CHECK_STATUS(tess_gemm_plans(h, &c.g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
-        for (int plan = 0; plan < count; plan++) {
-            char name[64];
-            const double rel = run_case(h, &c, plan, 0, name);
-            const double bound = test_dtype_rounding(c.g.d.dtype).unit + PROMOTED_ALLOWANCE;
-            CHECKF(rel >= 0 && rel <= bound, "%lldx%lldx%lld batch %lld, scales %d x %d packed, plan %s: rel error %.3g",
-                   (long long)m, (long long)n, (long long)k, (long long)batch, (int)c.g.a_scale.mode,
-                   (int)c.g.b_scale.mode, name, rel);
-            runs++;
-        }
+        int count;
+        runs += check_every_plan(h, &c, PROMOTED_ALLOWANCE, "packed", plans, &count);
         test_problem_free(&c.t);
     }
     printf("fp8 packed-factor (TMA) cases: %d runs\n", runs);
@@ -258,18 +267,10 @@ static void test_every_plan(tess_handle h) {
                   1 + trial % 2, fp8[trial % 2], fp8[(trial / 2) % 2], recipe, outs[trial % 3], trial % 3 != 1,
                   trial % 4 == 3 ? 0.5f : 0.0f, fast);
         tess_plan plans[MAX_PLANS];
-        int count = 0;
-        CHECK_STATUS(tess_gemm_plans(h, &c.g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
-        for (int plan = 0; plan < count; plan++) {
-            char name[64];
-            const double rel = run_case(h, &c, plan, 0, name);
-            const double bound = test_dtype_rounding(c.g.d.dtype).unit + (fast ? FAST_ALLOWANCE : PROMOTED_ALLOWANCE);
-            CHECKF(rel >= 0 && rel <= bound, "%lldx%lldx%lld batch %lld scales %d x %d%s, plan %s: rel error %.3g (bound %.3g)",
-                   (long long)c.g.m, (long long)c.g.n, (long long)c.g.k, (long long)c.g.batch, (int)c.g.a_scale.mode,
-                   (int)c.g.b_scale.mode, fast ? " fast" : "", name, rel, bound);
-            runs++;
+        int count;
+        runs += check_every_plan(h, &c, fast ? FAST_ALLOWANCE : PROMOTED_ALLOWANCE, fast ? "fast" : "", plans, &count);
+        for (int plan = 0; plan < count; plan++)
             halves += plans[plan].tile_n == 256 && !fast;
-        }
         test_problem_free(&c.t);
     }
     printf("fp8 every-plan cases: %d runs (%d of 256-wide promoted tiles)\n", runs, halves);
@@ -296,18 +297,11 @@ static void test_small_m(tess_handle h) {
         if (packed)
             make_scales(&c, recipe, 1);
         tess_plan plans[MAX_PLANS];
-        int count = 0;
-        CHECK_STATUS(tess_gemm_plans(h, &c.g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
-        for (int plan = 0; plan < count && plan < MAX_PLANS; plan++) {
-            char name[64];
-            const double rel = run_case(h, &c, plan, 0, name);
-            const double bound = test_dtype_rounding(c.g.d.dtype).unit +
-                                 (fast ? FAST_ALLOWANCE : PROMOTED_ALLOWANCE) * small_output_scale(&c.g);
-            CHECKF(rel >= 0 && rel <= bound, "%lldx%lldx%lld scales %d x %d%s, plan %s: rel error %.3g (bound %.3g)",
-                   (long long)c.g.m, (long long)c.g.n, (long long)c.g.k, (int)c.g.a_scale.mode,
-                   (int)c.g.b_scale.mode, packed ? " packed" : "", name, rel, bound);
-            runs++, transposed += plans[plan].transposed, stream_k += plans[plan].stream_k;
-        }
+        int count;
+        runs += check_every_plan(h, &c, (fast ? FAST_ALLOWANCE : PROMOTED_ALLOWANCE) * small_output_scale(&c.g),
+                                 packed ? "packed" : "", plans, &count);
+        for (int plan = 0; plan < count && plan < MAX_PLANS; plan++)
+            transposed += plans[plan].transposed, stream_k += plans[plan].stream_k;
         test_problem_free(&c.t);
     }
     printf("fp8 small-M cases: %d runs (%d transposed, %d stream-K)\n", runs, transposed, stream_k);

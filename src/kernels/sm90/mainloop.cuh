@@ -311,6 +311,19 @@ TESS_DEVICE const float *stage_factors(const char *smem_scales, int stage) {
     return (const float *)(smem_scales + stage * Cfg::SCALE_STAGE_BYTES);
 }
 
+// Starts a promoting consumer's tile: zeroes its accumulators and gives
+// thread t's first accumulator row (the other is row + 8) shifted by
+// a_shift, i.e. where the row's factor lies in a stage's A factors, and its
+// first column pair.
+template <class Cfg>
+TESS_DEVICE void promotion_begin(float (&acc)[Cfg::BN / 2], int t, int a_shift, int &row, int &col) {
+#pragma unroll
+    for (int i = 0; i < Cfg::BN / 2; i++)
+        acc[i] = 0.0f;
+    tess_wgmma_acc_coord(t, 0, &row, &col);
+    row += a_shift;
+}
+
 // The promoted mainloop (FP8), DeepSeek-V3's two-level accumulation: each
 // K block's wgmmas accumulate into a fresh `part`, which is then added into
 // the float32 `acc`, times the block's factors when block-scaled. The tensor
@@ -332,12 +345,8 @@ TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], char *sme
     // accumulators of 96 leave room for two factors, not four).
     constexpr bool FACTORS_EARLY = Cfg::BN <= 128 || Cfg::SCALING != TESS_SCALING_BLOCK_ROWS;
     float part[Cfg::BN / 2];
-#pragma unroll
-    for (int i = 0; i < Cfg::BN / 2; i++)
-        acc[i] = 0.0f;
-    int row, col; // this thread's first accumulator row (the other is row + 8) and column pair
-    tess_wgmma_acc_coord(t, 0, &row, &col);
-    row += a_shift; // from here on: where the row's factor lies in a stage's A factors
+    int row, col;
+    promotion_begin<Cfg>(acc, t, a_shift, row, col);
     // Whether a 192-wide tile starts halfway into a 128-column block of B
     // factors (n0 is a multiple of 192, so at column 0 or 64 of one).
     const bool starts_mid_block = Cfg::B_FACTORS == 2 && n0 % TESS_SCALE_BLOCK != 0;
@@ -393,12 +402,8 @@ TESS_DEVICE void consumer_mma_tile_promoted_halves(float (&acc)[Cfg::BN / 2], ch
                                                    int k_end, int a_shift, int wg, int t, bool releases) {
     static_assert(Cfg::PROMOTES_IN_HALVES && Cfg::TAKES_MMA_TURNS, "256-wide promoted tiles, taking turns");
     float part[Cfg::MMA_N / 2];
-#pragma unroll
-    for (int i = 0; i < Cfg::BN / 2; i++)
-        acc[i] = 0.0f;
-    int row, col; // this thread's first accumulator row (the other is row + 8) and column pair
-    tess_wgmma_acc_coord(t, 0, &row, &col);
-    row += a_shift; // from here on: where the row's factor lies in a stage's A factors
+    int row, col;
+    promotion_begin<Cfg>(acc, t, a_shift, row, col);
     for (int v = k_begin; v < k_end; v++) {
         const int kb = tess_k_block(&split, v); // the K block (its B factors' slot in the stage)
         pipe_consumer_wait(full, c);
@@ -451,12 +456,8 @@ TESS_DEVICE void consumer_mma_tile_promoted_pipelined(float (&acc)[Cfg::BN / 2],
                                                       int k_end, int a_shift, int wg, int t, bool releases) {
     static_assert(!Cfg::PIPELINES_PROMOTION || Cfg::B_FACTORS != 2, "tiles inside one 128-column block of B factors");
     float part0[Cfg::BN / 2], part1[Cfg::BN / 2];
-#pragma unroll
-    for (int i = 0; i < Cfg::BN / 2; i++)
-        acc[i] = 0.0f;
-    int row, col; // this thread's first accumulator row (the other is row + 8) and column pair
-    tess_wgmma_acc_coord(t, 0, &row, &col);
-    row += a_shift; // from here on: where the row's factor lies in a stage's A factors
+    int row, col;
+    promotion_begin<Cfg>(acc, t, a_shift, row, col);
     if (k_begin >= k_end)
         return;
     pipe_consumer_wait(full, c);
