@@ -13,6 +13,7 @@ set -uo pipefail
 out=${1:?usage: fp8_tile_check.sh OUT [BUILD]}
 build=${2:-build}
 mkdir -p "$out"
+. bench/plan_table.sh
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit --format=csv,noheader | tee "$out/device.txt"
 bash bench/ensure_build.sh "$out" "$build" || exit 1
 for t in ${TESTS:-gpu_gemm_fp8 gpu_grouped}; do
@@ -25,10 +26,7 @@ run() { # problem flags...: the five fastest plans and cuBLASLt
     "$build/bin/tessera" bench gemm "$@" --plan=all --rounds="${ROUNDS:-2}" --profiling-iterations=30 > "$out/p.txt" 2>&1
     { echo "== $*"; cat "$out/p.txt"; } >> "$out/plans.txt"
     echo "== $*"
-    grep -E " (cublas|tessera) " "$out/p.txt" | sed -E 's/  +/ /g' |
-        awk '{n = ""; for (i = 1; i <= NF; i++) { if ($i == "ms") t = $(i - 1); if ($i == "TFLOP/s") f = $(i - 1);
-              if ($i ~ /^x[0-9.]/) x = $i; if ($i ~ /^(sm90|gemv|cublasLt)/) n = $i }; print $1, t, f, x, n}' |
-        sort -k2n | awk '{c++; if (c <= 5 || $5 ~ /cublas/) print}'
+    plan_table "$out/p.txt" 5 cublas
 }
 blk="--scale-a=block1x128 --scale-b=block128x128"
 for mnk in "--m=8192 --n=8192 --k=8192" "--m=4096 --n=7168 --k=16384" "--m=4096 --n=7168 --k=2048" \

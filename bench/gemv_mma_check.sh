@@ -9,6 +9,7 @@ set -uo pipefail
 out=${1:?usage: gemv_mma_check.sh OUT [BUILD]}
 build=${2:-build}
 mkdir -p "$out"
+. bench/plan_table.sh
 nvidia-smi --query-gpu=name --format=csv,noheader | tee "$out/device.txt"
 bash bench/ensure_build.sh "$out" "$build" || exit 1
 for t in gpu_gemm gpu_gemm_fp8; do
@@ -21,10 +22,7 @@ f8="--A=e4m3:row --B=e4m3:col --D=bf16:row"
 run() { # problem flags...: the three fastest plans and every GEMV
     "$build/bin/tessera" bench gemm "$@" --plan=all --rounds=2 --profiling-iterations=30 > "$out/p.txt" 2>&1
     cat "$out/p.txt" >> "$out/plans.txt"
-    grep -E " (cublas|tessera) " "$out/p.txt" | sed -E 's/  +/ /g' |
-        awk '{for (i = 1; i <= NF; i++) if ($i == "ms") t = $(i - 1); n = "";
-              for (i = 1; i <= NF; i++) if ($i ~ /^(sm90|gemv|cublasLt)/) n = $i; print $1, $4, t, n}' |
-        sort -k3n | awk '{c++; if (c <= 3 || $4 ~ /gemv|cublas/) print}'
+    plan_table "$out/p.txt" 3 'gemv|cublas'
 }
 for m in 1 4 8 16; do
     for nk in "--n=4096 --k=7168" "--n=2112 --k=7168" "--n=7168 --k=2048"; do

@@ -13,6 +13,8 @@
 
 #include "kernels/common/pipeline.cuh"
 
+// Two stages, so every stage is refilled while the consumer may still be
+// near it; 64 fills, 32 refills of each.
 #define STAGES 2
 #define FILLS 64
 
@@ -48,7 +50,7 @@ __global__ void ring(const float *src, float *out) {
 int main() {
     float host[FILLS * 32], *src, *out, got[32];
     for (int i = 0; i < FILLS * 32; i++)
-        host[i] = (float)(i % 97);
+        host[i] = (float)(i % 97); // small integers: the float sums are exact, so any wrong read shows
     cudaMalloc(&src, sizeof host);
     cudaMalloc(&out, sizeof got);
     cudaMemcpy(src, host, sizeof host, cudaMemcpyHostToDevice);

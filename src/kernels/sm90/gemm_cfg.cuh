@@ -78,6 +78,7 @@ struct gemm_cfg {
     // Columns of one wgmma batch (and of the partial sum a promoting
     // consumer keeps: MMA_N / 2 floats per thread).
     static constexpr int MMA_N = PROMOTES_IN_HALVES ? BN / 2 : BN;
+    static_assert(!PROMOTES_IN_HALVES || MMA_N == TESS_SCALE_BLOCK, "each half is one 128-column block of B factors");
     // Threads of the producer warpgroup that run the producer loop: one
     // issues the TMA loads; block-scaled kernels use a whole warp, whose
     // lanes also copy the stage's scale factors.

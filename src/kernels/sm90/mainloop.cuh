@@ -385,9 +385,10 @@ TESS_DEVICE void promote_half(float (&acc)[Cfg::BN / 2], float (&part)[Cfg::MMA_
     mma_turn_pass(wg);
     wgmma_wait<0>();
     fence_accumulators(part);
-    if (H == 1)
+    if constexpr (H == 1)
         release_stage<Cfg>(empty, stage, releases);
-    promote_scaled<Cfg, Cfg::MMA_N, Cfg::MMA_N / 2, H * Cfg::MMA_N / 2>(acc, part, s, f, col);
+    // The second B factor applies from the 128-column block edge, which is where the second half starts.
+    promote_scaled<Cfg, TESS_SCALE_BLOCK, Cfg::MMA_N / 2, H * Cfg::MMA_N / 2>(acc, part, s, f, col);
 }
 
 // The promoted mainloop of 256-wide tiles (Cfg::PROMOTES_IN_HALVES): each K
