@@ -236,7 +236,9 @@ static int factors_by_tma(const float *data, int64_t stride, int64_t batch_strid
 static int factor_layouts_by_tma(const tess_gemm_kernel *k, const tess_gemm_desc *d) {
     const int per_column = k->scaling == TESS_SCALING_BLOCK_ROWS_COLS;
     const tess_scale_desc *a = &d->a_scale, *b = &d->b_scale;
-    return k->scaling >= TESS_SCALING_BLOCK_ROWS && a->mode == TESS_SCALE_BLOCK_1x128 && a->stride_mn == 1 &&
+    /* (Grouped token tiles: a TMA box of B's factors would start at a
+     * group's first token, which need not be 16-byte aligned.) */
+    return k->grouped != TESS_GROUPED_TOKENS && k->scaling >= TESS_SCALING_BLOCK_ROWS && a->mode == TESS_SCALE_BLOCK_1x128 && a->stride_mn == 1 &&
            b->mode == (per_column ? TESS_SCALE_BLOCK_1x128 : TESS_SCALE_BLOCK_128x128) &&
            (per_column ? b->stride_mn : b->stride_k) == 1;
 }
@@ -261,7 +263,7 @@ static tess_status scale_maps(tess_gemm_params *p, const tess_gemm_kernel *k, co
                        factors_by_tma(b->data, per_column ? b->layout.stride_k : b->layout.stride_mn, b_batch);
     if (!p->scales_by_tma)
         return TESS_STATUS_SUCCESS;
-    const int a_box = k->tile_m + (k->grouped ? TESS_GROUPED_FACTOR_BOX_EXTRA : 0); /* gemm_cfg.cuh A_FACTOR_BOX */
+    const int a_box = k->tile_m + (k->grouped == TESS_GROUPED_ROWS ? TESS_GROUPED_FACTOR_BOX_EXTRA : 0); /* gemm_cfg.cuh A_FACTOR_BOX */
     tess_status s = tess_tensor_map_factors(&p->tma_scale_a, a->data, desc->m, kb, a->layout.stride_k, desc->batch,
                                             a_batch, a_box, 1);
     if (s != TESS_STATUS_SUCCESS)
@@ -523,6 +525,18 @@ static double device_memory_bytes_per_s(const tess_device_info *info) {
                                            : TESS_DEFAULT_MEMORY_BYTES_PER_S;
 }
 
+double tess_sm_compute_seconds(const tess_device_info *info, int fp8, double flops) {
+    return flops / (TESS_SM90_FLOPS_PER_CLOCK * (fp8 ? 2 : 1) * device_sm_hz(info) * TESS_SUSTAINED_CLOCK);
+}
+
+double tess_memory_seconds(const tess_device_info *info, double bytes) {
+    return bytes / (device_memory_bytes_per_s(info) * TESS_SUSTAINED_MEMORY);
+}
+
+double tess_overlapped_seconds(double compute, double memory) {
+    return compute > memory ? compute + TESS_OVERLAP_LOSS * memory : memory + TESS_OVERLAP_LOSS * compute;
+}
+
 /* Estimated run time of a kernel on the problem, in seconds: the longer of
  * its tensor-core time (tile_work at the sustained clock) and the time to
  * stream A, B and D from memory once, at the rate the grid can draw (the
@@ -581,11 +595,11 @@ static double estimate(const tess_device_info *info, const tess_gemm_kernel *k, 
         memory = streaming;
     if (tess_split_interleaved(&x->split)) /* fill mode */
         memory /= TESS_FILL_STREAM_EFFICIENCY;
-    return compute > memory ? compute + TESS_OVERLAP_LOSS * memory : memory + TESS_OVERLAP_LOSS * compute;
+    return tess_overlapped_seconds(compute, memory);
 }
 
 /* Fills plan p for kernel `index` running problem `run`: the user's
- * problem d, or for a transposed plan transposed_problem(d). The name
+ * problem d, or for a transposed plan tess_gemm_transposed_problem(d). The name
  * speaks of d's types and layouts, and of the kernel's tile. */
 static void describe(const tess_gemm_kernel *k, const tess_gemm_desc *d, const tess_gemm_desc *run, int index,
                      const tess_gemm_launch *x, tess_plan *p) {
@@ -651,12 +665,12 @@ static tess_matrix_desc transposed_matrix(const tess_matrix_desc *x) {
     return t;
 }
 
-/* The problem a transposed plan's kernel runs: D^T = B^T A^T (+ beta C^T),
+/* The problem a transposed plan's kernel runs (and a grouped token tile's): D^T = B^T A^T (+ beta C^T),
  * with the operands' roles, their factors and M and N swapped (per-row
  * factors of A become per-column factors of the new B, and so on). For
  * small M this puts B's N columns (the weights) on the kernels' 128-row
  * side and the M tokens in a narrow N tile, so no wgmma row is padding. */
-static tess_gemm_desc transposed_problem(const tess_gemm_desc *d) {
+tess_gemm_desc tess_gemm_transposed_problem(const tess_gemm_desc *d) {
     tess_gemm_desc t = *d;
     t.m = d->n, t.n = d->m;
     t.a = transposed_matrix(&d->b), t.b = transposed_matrix(&d->a);
@@ -841,7 +855,7 @@ int tess_gemm_candidates(const tess_device_info *info, const tess_gemm_desc *des
     enum { MAX_CANDIDATES = 4 * TESS_GEMM_MAX_KERNELS }; /* data-parallel and stream-K, each maybe transposed */
     double cost[MAX_CANDIDATES];
     int n = 0;
-    const tess_gemm_desc swapped = transposed_problem(desc);
+    const tess_gemm_desc swapped = tess_gemm_transposed_problem(desc);
     for (int transposed = 0; transposed <= (desc->m <= TESS_TRANSPOSED_MAX_M); transposed++) {
         const tess_gemm_desc *run = transposed ? &swapped : desc;
         for (int i = 0; i < tess_gemm_sm90_kernel_count(); i++) {
@@ -989,7 +1003,7 @@ TESS_API tess_status tess_gemm_scaled(tess_handle handle, const tess_gemm_desc *
     }
     const tess_gemm_kernel *k = tess_gemm_sm90_kernel(plan->kernel);
     /* A transposed plan's kernel runs D^T = B^T A^T: B is its A, A its B. */
-    const tess_gemm_desc swapped = transposed_problem(desc);
+    const tess_gemm_desc swapped = tess_gemm_transposed_problem(desc);
     const int transposed = plan->transposed != 0;
     const tess_gemm_desc *run = transposed ? &swapped : desc;
     if (!kernel_fits(k, run) || (transposed && desc->m > TESS_TRANSPOSED_MAX_M))

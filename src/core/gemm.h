@@ -48,6 +48,17 @@ tess_status tess_gemm_params_init(tess_gemm_params *p, const tess_gemm_kernel *k
                                   const void *a, const float *a_scale, const void *b, const float *b_scale,
                                   const void *c, void *d);
 
+/* D^T = B^T A^T: the problem with A and B (and their factors), M and N, swapped. */
+tess_gemm_desc tess_gemm_transposed_problem(const tess_gemm_desc *d);
+/* Seconds one SM's tensor cores on `info`'s device (NULL: an H100's) take
+ * for `flops` at their sustained rate (16-bit, or FP8 when fp8). */
+double tess_sm_compute_seconds(const tess_device_info *info, int fp8, double flops);
+/* Seconds to move `bytes` through memory at the sustained copy rate. */
+double tess_memory_seconds(const tess_device_info *info, double bytes);
+/* The time of compute and memory work that overlap: the longer, plus the
+ * part of the shorter that does not hide under it. */
+double tess_overlapped_seconds(double compute, double memory);
+
 #ifdef __cplusplus
 }
 #endif

@@ -47,9 +47,16 @@ static tess_gemm_desc dense_view(const tess_grouped_gemm_desc *g) {
     return d;
 }
 
-/* Tile rows a grouped problem can have at most, for tiles of `tile_m` rows:
- * a contiguous X's, plus one partial tile per group; a masked layout's
- * groups' batches each whole. */
+/* The problem kernel k runs: the dense view, or for a token-tile kernel
+ * its transpose (W is the kernel's A, X's rows its B's columns). */
+static tess_gemm_desc kernel_view(const tess_gemm_kernel *k, const tess_grouped_gemm_desc *g) {
+    const tess_gemm_desc d = dense_view(g);
+    return k->grouped == TESS_GROUPED_TOKENS ? tess_gemm_transposed_problem(&d) : d;
+}
+
+/* Tile rows a grouped problem can have at most, for tiles of `tile_m` rows
+ * (tokens): a contiguous X's, plus one partial tile per group; a masked
+ * layout's groups' batches each whole. */
 static int64_t max_tile_rows(const tess_grouped_gemm_desc *d, int tile_m) {
     const int64_t per_batch = (d->m + tile_m - 1) / tile_m;
     return d->layout == TESS_GROUP_MASKED ? per_batch * d->groups : per_batch + d->groups;
@@ -164,8 +171,22 @@ static int64_t expected_rows(const tess_grouped_gemm_desc *d) {
     return e > 0 ? e : 1;
 }
 
-/* Rows of one work item of kernel k: a tile per CTA of its cluster, stacked along M. */
-static int64_t work_item_rows(const tess_gemm_kernel *k) { return (int64_t)k->tile_m * k->cluster_m; }
+/* Tokens of one work item of kernel k: a tile per CTA of its cluster,
+ * stacked along M, or a token tile's width. */
+static int64_t work_item_rows(const tess_gemm_kernel *k) {
+    return k->grouped == TESS_GROUPED_TOKENS ? k->tile_n : (int64_t)k->tile_m * k->cluster_m;
+}
+
+/* Tiles of kernel k across the weight's N columns. */
+static int64_t cross_tiles(const tess_gemm_kernel *k, const tess_grouped_gemm_desc *d) {
+    const int64_t tile = k->grouped == TESS_GROUPED_TOKENS ? k->tile_m : k->tile_n;
+    return (d->n + tile - 1) / tile;
+}
+
+/* Work items kernel k may walk at most (ints in the kernels). */
+static int64_t max_items(const tess_gemm_kernel *k, const tess_grouped_gemm_desc *d) {
+    return max_tile_rows(d, (int)work_item_rows(k)) * cross_tiles(k, d);
+}
 
 /* The planner's order for kernel k: groups of several tile rows walk in
  * L2-friendly bands; one-tile-row groups (decode) scan N fastest, reading
@@ -183,19 +204,35 @@ static int preferred_order(const tess_gemm_kernel *k, const tess_grouped_gemm_de
  * small, as the gain shows only past a few waves of tiles. */
 #define TESS_GROUPED_CLUSTER_GAIN 1.05
 
-/* Estimated run time of kernel k (`ctas` resident) in units of tile work,
- * for the expected group sizes: waves of work items (one per cluster, tile
- * rows of cluster_m tiles, so a group's last row may be partly empty), each
- * wave one tile's time, over the tile's efficiency (core/gemm.c's estimate
- * for dense tiles). */
-static double grouped_estimate(const tess_gemm_kernel *k, const tess_grouped_gemm_desc *d, int ctas) {
+/* How well a tile feeds the tensor cores, relative to 128x256 (core/gemm.c's
+ * estimate for dense tiles). Token tiles are memory-bound, where their rate
+ * only breaks ties (fewer padded tokens win); taken lower as they narrow, as
+ * each wgmma reads the whole 64-row A for fewer columns (not measured). */
+static double tile_efficiency(const tess_gemm_kernel *k) {
+    const double width = k->tile_n >= 256 ? 1.0 : k->tile_n >= 192 ? 0.95 : k->tile_n >= 128 ? 0.9
+                         : k->tile_n >= 64  ? 0.6 : k->tile_n >= 32 ? 0.45 : 0.3;
+    return width * (k->cluster_m > 1 ? TESS_GROUPED_CLUSTER_GAIN : 1.0);
+}
+
+/* Estimated run time of kernel k (`ctas` resident) in seconds, for the
+ * expected group sizes: its tensor-core time (waves of work items, one per
+ * cluster, each tile row cluster_m tiles or a token tile, so a group's last
+ * may be partly empty; each wave one tile's work over its efficiency)
+ * overlapped with streaming the weights of the groups that have tokens, X
+ * and Y once (re-reads by a group's tile rows come from L2). */
+static double grouped_estimate(const tess_device_info *info, const tess_gemm_kernel *k,
+                               const tess_grouped_gemm_desc *d, int ctas) {
     const int64_t e = expected_rows(d), rows = work_item_rows(k);
-    const int64_t items = d->groups * ((e + rows - 1) / rows) * ((d->n + k->tile_n - 1) / k->tile_n);
+    const int64_t items = d->groups * ((e + rows - 1) / rows) * cross_tiles(k, d);
     const int units = ctas / k->cluster_m;
     const double waves = (double)((items + units - 1) / units);
-    const double efficiency = (k->tile_n >= 256 ? 1.0 : k->tile_n >= 192 ? 0.95 : 0.9) *
-                              (k->cluster_m > 1 ? TESS_GROUPED_CLUSTER_GAIN : 1.0);
-    return waves * k->tile_m * k->tile_n / efficiency;
+    const int64_t k_padded = (d->k + k->tile_k - 1) / k->tile_k * k->tile_k;
+    const double tile_flops = (double)k->tile_m * k->tile_n * 2.0 * (double)k_padded / tile_efficiency(k);
+    const double compute = waves * tess_sm_compute_seconds(info, k->input >= TESS_MMA_E4M3_E4M3, tile_flops);
+    const double tokens = (double)e * d->groups;
+    const double bytes = (double)d->groups * d->n * d->k * tess_dtype_size(d->w.dtype) +
+                         tokens * ((double)d->k * tess_dtype_size(d->x.dtype) + (double)d->n * tess_dtype_size(d->y.dtype));
+    return tess_overlapped_seconds(compute, tess_memory_seconds(info, bytes));
 }
 
 static const char *order_name(int order) {
@@ -211,7 +248,7 @@ static const char *order_name(int order) {
 static void grouped_describe(const tess_device_info *info, const tess_grouped_gemm_desc *d, int index, int order,
                              tess_plan *p) {
     const tess_gemm_kernel *k = tess_gemm_sm90_kernel(index);
-    const int64_t items = max_tile_rows(d, (int)work_item_rows(k)) * ((d->n + k->tile_n - 1) / k->tile_n);
+    const int64_t items = max_items(k, d);
     const int units = tess_gemm_resident_ctas(index, info) / k->cluster_m;
     memset(p, 0, sizeof *p);
     p->struct_size = sizeof *p;
@@ -225,22 +262,26 @@ static void grouped_describe(const tess_device_info *info, const tess_grouped_ge
     char cluster[16] = "";
     if (k->cluster_m > 1)
         snprintf(cluster, sizeof cluster, "_c%dx1", k->cluster_m);
-    snprintf(p->name, sizeof p->name, "sm90_%s_grouped_%dx%dx%d_s%d%s%s_%s",
+    /* _swap: a token-tile kernel (weights by tokens, run transposed) */
+    snprintf(p->name, sizeof p->name, "sm90_%s_grouped_%dx%dx%d_s%d%s%s%s_%s",
              k->input >= TESS_MMA_E4M3_E4M3 ? "e4m3e4m3" : tess_dtype_name(d->x.dtype), k->tile_m, k->tile_n,
-             k->tile_k, k->stages, cluster, accumulation[k->scaling], order_name(order));
+             k->tile_k, k->stages, cluster, accumulation[k->scaling], k->grouped == TESS_GROUPED_TOKENS ? "_swap" : "",
+             order_name(order));
 }
 
 int tess_grouped_candidates(const tess_device_info *info, const tess_grouped_gemm_desc *d, tess_plan *plans,
                             int capacity) {
     enum { MAX_CANDIDATES = 3 * TESS_GEMM_MAX_KERNELS }; /* each kernel in three orders */
     double cost[MAX_CANDIDATES];
-    const tess_gemm_desc view = dense_view(d);
     int n = 0;
     for (int i = 0; i < tess_gemm_sm90_kernel_count(); i++) {
         const tess_gemm_kernel *k = tess_gemm_sm90_kernel(i);
-        if (!k->grouped || !tess_gemm_kernel_serves(k, &view))
+        if (!k->grouped)
             continue;
-        const double base = grouped_estimate(k, d, tess_gemm_resident_ctas(i, info));
+        const tess_gemm_desc view = kernel_view(k, d);
+        if (!tess_gemm_kernel_serves(k, &view) || max_items(k, d) > INT32_MAX)
+            continue;
+        const double base = grouped_estimate(info, k, d, tess_gemm_resident_ctas(i, info));
         const int preferred = preferred_order(k, d);
         for (int order = TESS_GROUP_ORDER_N_FASTEST; order <= TESS_GROUP_ORDER_BANDED && n < MAX_CANDIDATES; order++) {
             /* the other orders rank just behind the preferred one (for autotuning) */
@@ -305,7 +346,6 @@ TESS_API tess_status tess_grouped_gemm(tess_handle handle, const tess_grouped_ge
             return no_grouped_kernel("tess_grouped_gemm");
         plan = &chosen;
     }
-    const tess_gemm_desc view = dense_view(desc);
     const tess_gemm_kernel *k =
         plan->struct_size >= sizeof(tess_plan) && plan->kernel >= 0 && plan->kernel < tess_gemm_sm90_kernel_count()
             ? tess_gemm_sm90_kernel(plan->kernel)
@@ -314,14 +354,17 @@ TESS_API tess_status tess_grouped_gemm(tess_handle handle, const tess_grouped_ge
         plan->group_order > TESS_GROUP_ORDER_BANDED)
         return tess_fail(TESS_STATUS_INVALID_VALUE,
                          "tess_grouped_gemm: the plan was not made by tess_grouped_gemm_plan(s)");
+    const tess_gemm_desc view = kernel_view(k, desc);
     tess_plan expected;
     grouped_describe(&handle->info, desc, plan->kernel, plan->group_order, &expected);
-    if (!tess_gemm_kernel_serves(k, &view) || plan->grid != expected.grid)
+    if (!tess_gemm_kernel_serves(k, &view) || max_items(k, desc) > INT32_MAX || plan->grid != expected.grid)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_grouped_gemm: plan %s was made for another problem or device",
                          plan->name);
 
     tess_gemm_params p;
-    if ((s = tess_gemm_params_init(&p, k, &view, x, x_scale, w, w_scale, NULL, y)))
+    const int tokens_as_b = k->grouped == TESS_GROUPED_TOKENS; /* the kernel's A is W */
+    if ((s = tess_gemm_params_init(&p, k, &view, tokens_as_b ? w : x, tokens_as_b ? w_scale : x_scale,
+                                   tokens_as_b ? x : w, tokens_as_b ? x_scale : w_scale, NULL, y)))
         return s;
     p.groups = (int)desc->groups;
     p.group_layout = desc->layout;

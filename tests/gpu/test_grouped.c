@@ -266,23 +266,37 @@ static void test_random(tess_handle h) {
     printf("grouped random cases: %d run, %d failed\n", runs, failures);
 }
 
-/* Every plan (kernel x tile order) of a few problems, bf16 and FP8 block-scaled. */
+/* Every plan (kernel x tile order, 128-row tiles and token tiles run
+ * transposed) of a few problems: bf16 without factors and with per-row
+ * ones, FP8 block-scaled and per-tensor, and many groups of a few tokens
+ * (decode), contiguous and masked, bf16 and f32 Y. */
 static void test_every_plan(tess_handle h) {
-    static const tess_dtype ins[2] = {TESS_DTYPE_BF16, TESS_DTYPE_E4M3};
-    for (int i = 0; i < 4; i++) {
+    static const struct {
+        int64_t groups, n;
+        tess_dtype in;
+        int recipe;
+        tess_dtype out;
+    } cases[] = {{1, 384, TESS_DTYPE_BF16, 0, TESS_DTYPE_BF16},   {8, 448, TESS_DTYPE_BF16, 0, TESS_DTYPE_BF16},
+                 {15, 512, TESS_DTYPE_E4M3, 3, TESS_DTYPE_BF16},  {22, 576, TESS_DTYPE_E4M3, 3, TESS_DTYPE_BF16},
+                 {12, 320, TESS_DTYPE_E4M3, 1, TESS_DTYPE_F32},   {9, 200, TESS_DTYPE_BF16, 2, TESS_DTYPE_F32},
+                 {100, 256, TESS_DTYPE_E4M3, 3, TESS_DTYPE_BF16}, {130, 384, TESS_DTYPE_BF16, 0, TESS_DTYPE_BF16}};
+    for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
         grouped_case c;
-        make_case(&c, (tess_group_layout)(i % 2), 1 + 7 * i, 384 + 64 * i, 640, ins[i / 2], i / 2 ? 3 : 0,
-                  TESS_DTYPE_BF16, 1);
+        make_case(&c, (tess_group_layout)(i % 2), cases[i].groups, cases[i].n, 640, cases[i].in, cases[i].recipe,
+                  cases[i].out, 1);
         tess_plan plans[MAX_PLANS];
-        int count = 0;
+        int count = 0, token_plans = 0;
         CHECK_STATUS(tess_grouped_gemm_plans(h, &c.g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
-        /* 3 kernels (128x256 or 128x192 in clusters of 1 and 2, 128x128) x 3 orders */
-        CHECKF(count >= 9, "%d plans for %s", count, tess_dtype_name(ins[i / 2]));
+        /* 3 kernels (128x256 or 128x192 in clusters of 1 and 2, 128x128) and
+         * 3 token tiles (16, 32, 64 tokens), each in 3 orders */
+        CHECKF(count >= 18, "%d plans for case %d", count, i);
         for (int p = 0; p < count && p < MAX_PLANS; p++) {
             char plan[64];
             const double rel = run_case(h, &c, p, plan);
+            token_plans += strstr(plan, "_swap") != NULL;
             CHECKF(rel >= 0 && rel <= allowance(&c), "every plan, case %d, %s: rel error %.3g", i, plan, rel);
         }
+        CHECKF(token_plans >= 9, "case %d: %d token-tile plans", i, token_plans);
         free_case(&c);
     }
 }

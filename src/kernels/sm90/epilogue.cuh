@@ -135,16 +135,17 @@ TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::B
 }
 
 // D of any type stored straight from registers, element by element inside
-// the matrix: f32 D, and 16-bit D that TMA cannot store exactly.
+// rows [.., m_end) and columns [.., n_end) (the matrix, or a group's part
+// of it): f32 D, 16-bit D that TMA cannot store exactly, and token tiles.
 template <class Cfg, bool WITH_C>
 TESS_DEVICE void epilogue_store_direct(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], int t, int b, int m0,
-                                       int m_end, int n0) {
+                                       int m_end, int n0, int n_end) {
 #pragma unroll
     for (int v = 0; v < Cfg::BN / 2; v++) {
         int m, n;
         tess_wgmma_acc_coord(t, v, &m, &n);
         m += m0, n += n0;
-        if (m < m_end && n < p.n)
+        if (m < m_end && n < n_end)
             epi_store_element(p, b, m, n, epi_value<WITH_C>(p, acc[v], b, m, n));
     }
 }
@@ -156,13 +157,13 @@ template <class Cfg>
 TESS_DEVICE void epilogue(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], char *staging, int wg, int t,
                           const tile_coord &tile, int m0, bool &pending) {
     const bool with_c = p.beta != 0.0f;
-    const int b = tile.ad, m_end = tile.m_end, n0 = tile.n0;
-    if (Cfg::NARROW || p.d_direct) {
+    const int b = tile.d_batch, m_end = tile.m_end, n0 = tile.n0, n_end = tile.n_end;
+    if (Cfg::STORES_FROM_REGISTERS || p.d_direct) {
         if (with_c)
-            epilogue_store_direct<Cfg, true>(p, acc, t, b, m0, m_end, n0);
+            epilogue_store_direct<Cfg, true>(p, acc, t, b, m0, m_end, n0, n_end);
         else
-            epilogue_store_direct<Cfg, false>(p, acc, t, b, m0, m_end, n0);
-    } else if constexpr (!Cfg::NARROW) {
+            epilogue_store_direct<Cfg, false>(p, acc, t, b, m0, m_end, n0, n_end);
+    } else if constexpr (!Cfg::STORES_FROM_REGISTERS) {
         if (with_c)
             epilogue_store16<Cfg, true>(p, acc, staging, wg, t, b, m0, m_end, n0, pending);
         else

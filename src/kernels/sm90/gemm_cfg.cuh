@@ -46,13 +46,21 @@
 #define TESS_EPI_ROUND_COLS 128
 
 template <int BM_, int BN_, int STAGES_, int CLUSTER_, int IN_, int SCALING_, int A_MN_, int B_MN_,
-          int GROUPED_ = 0>
+          int GROUPED_ = TESS_GROUPED_NONE>
 struct gemm_cfg {
-    // 1: a grouped GEMM (kernels/sm90/grouped.cuh), which keeps its group
-    // table in shared memory and stores only its groups' rows. Its clusters
-    // take vertically adjacent tiles of one group (sharing that group's B);
-    // a tile past the group's rows computes and stores nothing useful.
-    static constexpr bool GROUPED = GROUPED_;
+    // A grouped GEMM (kernels/sm90/grouped.cuh, GROUPED_ = TESS_GROUPED_ROWS
+    // or TESS_GROUPED_TOKENS) keeps its group table in shared memory and
+    // stores only its groups' rows. Groups split M (the tokens are A's
+    // rows; clusters take vertically adjacent tiles of one group, sharing
+    // that group's B; a tile past the group's rows stores nothing), or, in a
+    // token-tile kernel (transposed MMA for small groups: the weights are A,
+    // the tokens B), they split N, so a narrow tile of tokens is all a group
+    // of a few tokens pays for.
+    static constexpr bool GROUPED = GROUPED_ != TESS_GROUPED_NONE;
+    static constexpr bool GROUPED_ALONG_N = GROUPED_ == TESS_GROUPED_TOKENS;
+    static constexpr bool GROUPED_ALONG_M = GROUPED && !GROUPED_ALONG_N;
+    // The tile's extent along the grouped dimension (a group's tile rows are this many rows).
+    static constexpr int GROUP_TILE = GROUPED_ALONG_N ? BN_ : BM_;
     static constexpr int IN = IN_, SCALING = SCALING_;
     static constexpr int ELEM_BYTES = IN <= TESS_MMA_F16 ? 2 : 1;
     static constexpr int BM = BM_, BN = BN_, BK = TESS_SM90_BK_BYTES / ELEM_BYTES, STAGES = STAGES_;
@@ -123,8 +131,13 @@ struct gemm_cfg {
     // the weights fill the 128-row wgmma M side and a few tokens are N). Their
     // few outputs are stored from registers; B (the tokens) is K-major.
     static constexpr bool NARROW = BN < TESS_EPI_SUBTILE;
-    static_assert(!NARROW || (CLUSTER_ == 1 && B_MN_ == 0 && !GROUPED_),
-                  "narrow tiles: clusters of 1, K-major B, dense");
+    static_assert(!NARROW || (CLUSTER_ == 1 && B_MN_ == 0 && !GROUPED_ALONG_M),
+                  "narrow tiles: clusters of 1, K-major B, dense or grouped along N");
+    static_assert(!GROUPED_ALONG_N || (CLUSTER_ == 1 && BN <= 64), "token tiles of a grouped GEMM: clusters of 1, BN <= 64");
+    // Output stored from registers, element by element: narrow tiles, and
+    // a grouped GEMM's token tiles, whose groups end at any column (a TMA
+    // store would write into the next group's tokens).
+    static constexpr bool STORES_FROM_REGISTERS = NARROW || GROUPED_ALONG_N;
     static_assert((BN % 64 == 0 || BN == 16 || BN == 32) && BN <= 256,
                   "BN is a multiple of the 64-column epilogue sub-tile, or a narrow token tile");
     static_assert(BN == 16 || BN == 32 || BN == 64 || BN == 128 || BN == 256 || (BN == 192 && ELEM_BYTES == 1),
@@ -166,10 +179,11 @@ struct gemm_cfg {
     // be, so the box starts up to 3 rows early (a_factor_shift) and holds
     // TESS_GROUPED_FACTOR_BOX_EXTRA more, in an area padded so that B's
     // factors start 128 bytes further.
-    static constexpr int A_FACTOR_BOX = BM + (GROUPED ? TESS_GROUPED_FACTOR_BOX_EXTRA : 0);
-    static constexpr int A_FACTOR_SPAN = BM + (GROUPED ? 32 : 0);
+    // (Token-tile kernels' A rows, the weights', start at whole tiles.)
+    static constexpr int A_FACTOR_BOX = BM + (GROUPED_ALONG_M ? TESS_GROUPED_FACTOR_BOX_EXTRA : 0);
+    static constexpr int A_FACTOR_SPAN = BM + (GROUPED_ALONG_M ? 32 : 0);
     static constexpr __host__ __device__ int a_factor_shift(int m0) {
-        return GROUPED ? m0 % TESS_GROUPED_FACTOR_BOX_EXTRA : 0;
+        return GROUPED_ALONG_M ? m0 % TESS_GROUPED_FACTOR_BOX_EXTRA : 0;
     }
     // Rounded up to TESS_TMA_SMEM_ALIGN: TMA writes each stage's factors
     // (the A box at the stage's start, B's at A_FACTOR_SPAN floats), and a
@@ -199,8 +213,9 @@ struct gemm_cfg {
                                     : BN % TESS_EPI_ROUND_COLS == 0 && RING_BYTES + EPI_WIDE_BYTES <= TESS_SM90_SMEM_LIMIT
                                         ? TESS_EPI_ROUND_COLS
                                         : TESS_EPI_SUBTILE;
-    static constexpr int EPI_ROUNDS = NARROW ? 1 : BN / EPI_COLS;
-    static constexpr int EPI_WG_BYTES = NARROW ? 0 : (EPI_COLS / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;
+    static constexpr int EPI_ROUNDS = STORES_FROM_REGISTERS ? 1 : BN / EPI_COLS;
+    static constexpr int EPI_WG_BYTES =
+        STORES_FROM_REGISTERS ? 0 : (EPI_COLS / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;
     static constexpr int EPI_BYTES = TESS_SM90_CONSUMERS * EPI_WG_BYTES;
     static constexpr int SMEM_BYTES = RING_BYTES + EPI_BYTES;
     static_assert(SMEM_BYTES <= TESS_SM90_SMEM_LIMIT, "over the 227 KiB a Hopper CTA may use");
@@ -224,16 +239,23 @@ TESS_DEVICE bool factors_by_tma(const tess_gemm_params &p) {
     return Cfg::BLOCK_SCALED && p.scales_by_tma;
 }
 
-// One output tile as the mainloop and epilogue see it: the batch of B and of
-// its factors (the group, for a grouped GEMM), the batch of A, D and A's
-// factors (0 for a contiguous grouped layout), the tile's first row, the end
-// of the rows it may store (M, or its group's last row + 1), and its first column.
+// One output tile as the mainloop and epilogue see it: the batch of
+// per-tensor factors (a dense GEMM's batch, or the group), the batches of
+// A, B and D (and of their other factors: A's with A, B's with B), the
+// tile's first row and the end of the rows it may store (M, or its group's
+// last row + 1), and its first column and the end of the columns it may
+// store (N, or in a token-tile kernel its group's last token + 1).
 struct tile_coord {
-    int b, ad, m0, m_end, n0;
+    int group, a_batch, b_batch, d_batch, m0, m_end, n0, n_end;
 };
 
 // The batch of A's factors for a tile: per-tensor factors are one per group
-// in a grouped GEMM (batch b), others follow A's rows (batch ad).
+// in a grouped GEMM, others follow A's rows.
 TESS_DEVICE int a_factor_batch(const tess_gemm_params &p, const tile_coord &t) {
-    return p.scale_a.layout.mode == TESS_SCALE_TENSOR ? t.b : t.ad;
+    return p.scale_a.layout.mode == TESS_SCALE_TENSOR ? t.group : t.a_batch;
+}
+
+// The same for B's factors.
+TESS_DEVICE int b_factor_batch(const tess_gemm_params &p, const tile_coord &t) {
+    return p.scale_b.layout.mode == TESS_SCALE_TENSOR ? t.group : t.b_batch;
 }

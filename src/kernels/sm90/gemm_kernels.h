@@ -21,7 +21,7 @@ typedef struct tess_gemm_kernel {
     int scaling;          /* accumulation and block scaling: enum tess_scaling */
     int a_mn_major;       /* 1: A is M-contiguous (column-major) */
     int b_mn_major;       /* 1: B is N-contiguous (row-major) */
-    int grouped;          /* 1: a grouped GEMM (tess_grouped_gemm), 0: dense */
+    int grouped;          /* enum tess_grouped_kind: 0 dense, else a grouped GEMM (tess_grouped_gemm) */
     int epi_rounds;       /* rounds in which the epilogue stages a 16-bit D tile through shared memory */
     tess_gemm_launch_fn launch;
     tess_gemm_occupancy_fn max_clusters;
@@ -37,8 +37,11 @@ typedef struct tess_gemm_kernel {
 /* Kernels per FP8 tile configuration and scaling kind: the 4 (A, B) type pairs. */
 #define TESS_GEMM_FP8_PAIRS 4
 /* Kernels per grouped 16-bit tile configuration (bf16, f16) and per grouped
- * FP8 one (e4m3 x e4m3: the promoted per-tensor kind and the block-scaled one). */
+ * FP8 one (e4m3 x e4m3: the promoted per-tensor kind and the block-scaled
+ * one); the same for the grouped token tiles (a grouped GEMM run transposed). */
 #define TESS_GROUPED_KERNELS_PER_TILE 2
+/* Grouped token-tile kernels per family (16-bit; FP8): 3 token widths (16, 32, 64) x 2. */
+#define TESS_GROUPED_TOKEN_KERNELS 6
 /* At most this many kernels in a build (the planner sizes its caches by it). */
 #define TESS_GEMM_MAX_KERNELS 192
 

@@ -50,6 +50,12 @@ enum tess_scaling {
     TESS_SCALING_BLOCK_ROWS_COLS
 };
 
+/* What a kernel's `grouped` says (its GROUPED_ template parameter): a dense
+ * GEMM, a grouped one whose groups split M (X's rows are A's: the tokens
+ * fill 128-row tiles), or a grouped one run transposed, whose groups split
+ * N (the token-tile kernels: W is A, X's rows are B's, a few tokens a tile). */
+enum tess_grouped_kind { TESS_GROUPED_NONE, TESS_GROUPED_ROWS, TESS_GROUPED_TOKENS };
+
 /* Rows a grouped kernel's TMA box of 1x128 A factors holds beyond the
  * tile's (gemm_cfg.cuh A_FACTOR_BOX): the box starts at the 16-byte aligned
  * row at or before the tile's first. */

@@ -35,7 +35,7 @@ TESS_DEVICE tile_coord cta_tile(const tess_gemm_params &p, const group_table &gr
     const int m_groups = (p.m_tiles + Cfg::CLUSTER - 1) / Cfg::CLUSTER;
     int b, mg, nt;
     tess_tile_coord(item, m_groups, p.n_tiles, p.group_m, &b, &mg, &nt);
-    tile_coord c = {b, b, (mg * Cfg::CLUSTER + rank) * Cfg::BM, p.m, nt * Cfg::BN};
+    tile_coord c = {b, b, b, b, (mg * Cfg::CLUSTER + rank) * Cfg::BM, p.m, nt * Cfg::BN, p.n};
     return c;
 }
 
@@ -121,7 +121,7 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
         for (tess_work_cursor w = tess_work_first(&split, cluster); w.item >= 0; tess_work_next(&split, &w)) {
             tile_coord tile = cta_tile<Cfg>(p, groups, w.item, rank, hint);
             if (Cfg::GROUPED) // read before the mainloop, which hides the latency
-                group_tile_end(p, tile);
+                group_tile_end<Cfg>(p, tile);
             const int a_shift = factors_by_tma<Cfg>(p) ? Cfg::a_factor_shift(tile.m0) : 0;
             consumer_mma<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, cursor, split, w.k_begin, w.k_end, tile.n0,
                               a_shift, cw, t);
@@ -222,7 +222,11 @@ static int max_clusters(void) {
 // A dense GEMM's entry.
 #define TESS_GEMM_ENTRY(BM, BN, ST, CL, IN, SC, AMN, BMN) TESS_GEMM_ENTRY_G(BM, BN, ST, CL, IN, SC, AMN, BMN, 0)
 // A grouped GEMM's entry (K-major operands; clusters of CL CTAs along M).
-#define TESS_GROUPED_ENTRY(BM, BN, ST, CL, IN, SC) TESS_GEMM_ENTRY_G(BM, BN, ST, CL, IN, SC, 0, 0, 1)
+#define TESS_GROUPED_ENTRY(BM, BN, ST, CL, IN, SC) TESS_GEMM_ENTRY_G(BM, BN, ST, CL, IN, SC, 0, 0, TESS_GROUPED_ROWS)
+// A grouped GEMM's token-tile entry (run transposed: BM weight rows by BN
+// tokens of one group; K-major operands, clusters of 1).
+#define TESS_GROUPED_TOKEN_ENTRY(BM, BN, ST, IN, SC) \
+    TESS_GEMM_ENTRY_G(BM, BN, ST, 1, IN, SC, 0, 0, TESS_GROUPED_TOKENS)
 // Both 16-bit input types and all four operand majors of one tile
 // configuration (TESS_GEMM_KERNELS_PER_TILE entries).
 #define TESS_GEMM_TILE(BM, BN, ST, CL)                                                                             \

@@ -39,6 +39,8 @@ extern const tess_gemm_kernel tess_grouped_sm90_fp8_128x192[TESS_GROUPED_KERNELS
 extern const tess_gemm_kernel tess_grouped_sm90_fp8_128x256_c2[TESS_GROUPED_KERNELS_PER_TILE];
 extern const tess_gemm_kernel tess_grouped_sm90_fp8_128x192_c2[TESS_GROUPED_KERNELS_PER_TILE];
 extern const tess_gemm_kernel tess_grouped_sm90_fp8_128x128[TESS_GROUPED_KERNELS_PER_TILE];
+extern const tess_gemm_kernel tess_grouped_sm90_tokens[TESS_GROUPED_TOKEN_KERNELS];
+extern const tess_gemm_kernel tess_grouped_sm90_fp8_tokens[TESS_GROUPED_TOKEN_KERNELS];
 
 typedef struct table_part {
     const tess_gemm_kernel *kernels;
@@ -50,6 +52,7 @@ typedef struct table_part {
 #define GROUPED(t) {t, TESS_GROUPED_KERNELS_PER_TILE}
 #define TOKEN_TILE(t) {t, TESS_GEMM_TOKEN_KERNELS_PER_TILE}
 #define FP8_TOKEN_TILE(t) {t, TESS_GEMM_FP8_TOKEN_KERNELS}
+#define GROUPED_TOKENS(t) {t, TESS_GROUPED_TOKEN_KERNELS}
 
 static const table_part parts[] = {
     FP8_PAIRS(tess_gemm_sm90_fp8_128x192_c2_promote), FP8_PAIRS(tess_gemm_sm90_fp8_128x192_c1_promote),
@@ -70,11 +73,13 @@ static const table_part parts[] = {
     GROUPED(tess_grouped_sm90_128x256_c2), GROUPED(tess_grouped_sm90_128x256), GROUPED(tess_grouped_sm90_128x128),
     GROUPED(tess_grouped_sm90_fp8_128x256_c2), GROUPED(tess_grouped_sm90_fp8_128x192_c2),
     GROUPED(tess_grouped_sm90_fp8_128x192),
-    GROUPED(tess_grouped_sm90_fp8_128x128)};
+    GROUPED(tess_grouped_sm90_fp8_128x128), GROUPED_TOKENS(tess_grouped_sm90_tokens),
+    GROUPED_TOKENS(tess_grouped_sm90_fp8_tokens)};
 
 #define PART_COUNT ((int)(sizeof parts / sizeof parts[0]))
 _Static_assert(6 * TESS_GEMM_KERNELS_PER_TILE + 18 * TESS_GEMM_FP8_PAIRS + 7 * TESS_GROUPED_KERNELS_PER_TILE +
-                       2 * TESS_GEMM_TOKEN_KERNELS_PER_TILE + 3 * TESS_GEMM_FP8_TOKEN_KERNELS <=
+                       2 * TESS_GEMM_TOKEN_KERNELS_PER_TILE + 3 * TESS_GEMM_FP8_TOKEN_KERNELS +
+                       2 * TESS_GROUPED_TOKEN_KERNELS <=
                    TESS_GEMM_MAX_KERNELS,
                "raise TESS_GEMM_MAX_KERNELS");
 

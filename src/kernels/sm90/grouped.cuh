@@ -8,16 +8,32 @@
 #include "kernels/sm90/gemm_cfg.cuh"
 #include "kernels/sm90/gemm_params.h"
 
-// Rows [*first, *first + returned) of A and D belong to group g: clamped into
-// [0, m], so that bad sizes on the device never move a tile outside the matrices.
+// The extent of the grouped dimension: M, or N in a token-tile kernel
+// (where the tokens, X's rows, are the columns of the transposed problem).
+template <class Cfg>
+TESS_DEVICE int grouped_extent(const tess_gemm_params &p) {
+    return Cfg::GROUPED_ALONG_N ? p.n : p.m;
+}
+
+// The tiles of a grouped GEMM across its groups (the other dimension's).
+template <class Cfg>
+TESS_DEVICE int grouped_cross_tiles(const tess_gemm_params &p) {
+    return Cfg::GROUPED_ALONG_N ? p.m_tiles : p.n_tiles;
+}
+
+// Tokens [*first, *first + returned) (rows of X and Y) belong to group g:
+// clamped into [0, extent], so that bad sizes on the device never move a
+// tile outside the matrices.
+template <class Cfg>
 TESS_DEVICE int group_row_range(const tess_gemm_params &p, int g, int *first) {
+    const int extent = grouped_extent<Cfg>(p);
     if (p.group_layout == TESS_GROUP_MASKED) {
         *first = 0;
-        return min(max(__ldg(p.group_rows + g), 0), p.m);
+        return min(max(__ldg(p.group_rows + g), 0), extent);
     }
-    const int start = g ? min(max(__ldg(p.group_rows + g - 1), 0), p.m) : 0;
+    const int start = g ? min(max(__ldg(p.group_rows + g - 1), 0), extent) : 0;
     *first = start;
-    return min(max(__ldg(p.group_rows + g), start), p.m) - start;
+    return min(max(__ldg(p.group_rows + g), start), extent) - start;
 }
 
 // The table in shared memory: tile_start[g] (tile rows before group g;
@@ -50,7 +66,7 @@ TESS_DEVICE int group_table_build(const tess_gemm_params &p, const group_table &
         tiles[i] = 0;
         if (g < p.groups) {
             int first;
-            tiles[i] = tess_group_tile_rows(group_row_range(p, g, &first), Cfg::BM, Cfg::CLUSTER);
+            tiles[i] = tess_group_tile_rows(group_row_range<Cfg>(p, g, &first), Cfg::GROUP_TILE, Cfg::CLUSTER);
             tab.row_start[g] = first;
         }
         sum += tiles[i];
@@ -87,27 +103,41 @@ TESS_DEVICE int group_table_build(const tess_gemm_params &p, const group_table &
         before += tiles[i];
     }
     __syncthreads();
-    return tab.tile_start[p.groups] * p.n_tiles;
+    return tab.tile_start[p.groups] * grouped_cross_tiles<Cfg>(p);
 }
 
 // The tile of work item `item` for the CTA of cluster rank `rank` (hint: the
-// group of this walker's previous item).
+// group of this walker's previous item). Groups split M: group g's tokens
+// are A's and D's rows (of batch g where masked), its weight B's batch g.
+// In a token-tile kernel they split N: the weight is A's batch g, the
+// tokens B's and D's columns.
 template <class Cfg>
 TESS_DEVICE tile_coord group_tile(const tess_gemm_params &p, const group_table &tab, int item, int rank, int &hint) {
-    int g, mt, nt;
-    tess_group_tile(p.group_order, tab.tile_start, p.groups, p.n_tiles, p.group_m, item, &hint, &g, &mt, &nt);
+    int g, mt, ct;
+    tess_group_tile(p.group_order, tab.tile_start, p.groups, grouped_cross_tiles<Cfg>(p), p.group_m, item, &hint, &g,
+                    &mt, &ct);
+    const int tokens_batch = p.group_layout == TESS_GROUP_MASKED ? g : 0;
+    const int first_token = tab.row_start[g] + tess_group_tile_first_row(mt, Cfg::GROUP_TILE, Cfg::CLUSTER, rank);
     tile_coord c;
-    c.b = g;
-    c.ad = p.group_layout == TESS_GROUP_MASKED ? g : 0;
-    c.m0 = tab.row_start[g] + tess_group_tile_first_row(mt, Cfg::BM, Cfg::CLUSTER, rank);
-    c.m_end = 0; // known only where stores need it (group_tile_end)
-    c.n0 = nt * Cfg::BN;
+    c.group = g;
+    c.d_batch = tokens_batch;
+    if (Cfg::GROUPED_ALONG_N) {
+        c.a_batch = g, c.b_batch = tokens_batch;
+        c.m0 = ct * Cfg::BM, c.m_end = p.m;
+        c.n0 = first_token, c.n_end = 0; // known only where stores need it (group_tile_end)
+    } else {
+        c.a_batch = tokens_batch, c.b_batch = g;
+        c.m0 = first_token, c.m_end = 0; // as n_end above
+        c.n0 = ct * Cfg::BN, c.n_end = p.n;
+    }
     return c;
 }
 
-// Sets a tile's m_end: its group's last row + 1 (read from the group sizes).
+// Sets where a tile's stores end along the grouped dimension: its group's
+// last token + 1 (read from the group sizes).
+template <class Cfg>
 TESS_DEVICE void group_tile_end(const tess_gemm_params &p, tile_coord &c) {
     int first;
-    const int rows = group_row_range(p, c.b, &first);
-    c.m_end = first + rows;
+    const int rows = group_row_range<Cfg>(p, c.group, &first);
+    (Cfg::GROUPED_ALONG_N ? c.n_end : c.m_end) = first + rows;
 }

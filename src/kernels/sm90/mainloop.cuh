@@ -47,7 +47,7 @@ template <class Cfg>
 TESS_DEVICE void scale_sources_init(scale_sources<Cfg> &s, const tess_gemm_params &p, const tile_coord &tile,
                                     int lane) {
     const int ba = p.scale_a.layout.batch_stride ? a_factor_batch(p, tile) : 0;
-    const int bb = p.scale_b.layout.batch_stride ? tile.b : 0;
+    const int bb = p.scale_b.layout.batch_stride ? b_factor_batch(p, tile) : 0;
     const int m0 = tile.m0, n0 = tile.n0;
 #pragma unroll
     for (int i = 0; i < scale_sources<Cfg>::ROWS; i++) {
@@ -93,7 +93,7 @@ template <class Cfg>
 TESS_DEVICE void load_block_scales_tma(const tess_gemm_params &p, float *dst, uint64_t *bar, const tile_coord &tile,
                                        int kb) {
     const int ba = p.scale_a.layout.batch_stride ? a_factor_batch(p, tile) : 0;
-    const int bb = p.scale_b.layout.batch_stride ? tile.b : 0;
+    const int bb = p.scale_b.layout.batch_stride ? b_factor_batch(p, tile) : 0;
     tma_load_3d(dst, &p.tma_scale_a, bar, tile.m0 - Cfg::a_factor_shift(tile.m0), kb, ba);
     if (Cfg::SCALING == TESS_SCALING_BLOCK_ROWS_COLS)
         tma_load_3d(dst + Cfg::A_FACTOR_SPAN, &p.tma_scale_b, bar, tile.n0, kb, bb);
@@ -110,7 +110,7 @@ template <class Cfg>
 TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, char *smem_b, char *smem_scales,
                                     uint64_t *full, uint64_t *empty, pipe_cursor &c, const tile_coord &tile,
                                     int k_begin, int k_end, int rank, int lane) {
-    const int ba = p.a_batch_shared ? 0 : tile.ad, bb = p.b_batch_shared ? 0 : tile.b;
+    const int ba = p.a_batch_shared ? 0 : tile.a_batch, bb = p.b_batch_shared ? 0 : tile.b_batch;
     const int m0 = tile.m0, n0 = tile.n0;
     constexpr int B_SHARE_ROWS = Cfg::BN / Cfg::CLUSTER;
     const bool by_tma = factors_by_tma<Cfg>(p);

@@ -26,7 +26,7 @@ TESS_DEVICE void apply_outer_scales(const tess_gemm_params &p, float (&acc)[Cfg:
                                     const tile_coord &tile, int m0) {
     if (Cfg::BLOCK_SCALED) // block factors pair only with block factors (tess_gemm_check_scales): all applied
         return;
-    const int b = tile.b, n0 = tile.n0, ba = a_factor_batch(p, tile);
+    const int n0 = tile.n0, ba = a_factor_batch(p, tile), bb = b_factor_batch(p, tile);
     const bool rows = p.scale_a.data && !tess_scale_is_block(p.scale_a.layout.mode);
     const bool cols = p.scale_b.data && !tess_scale_is_block(p.scale_b.layout.mode);
     if (!rows && !cols)
@@ -35,7 +35,7 @@ TESS_DEVICE void apply_outer_scales(const tess_gemm_params &p, float (&acc)[Cfg:
     tess_wgmma_acc_coord(t, 0, &row, &col);
     float r0 = outer_factor(p.scale_a, ba, m0 + row, p.m), r1 = outer_factor(p.scale_a, ba, m0 + row + 8, p.m);
     if (!cols || p.scale_b.layout.mode == TESS_SCALE_TENSOR) {
-        const float c = outer_factor(p.scale_b, b, 0, p.n);
+        const float c = outer_factor(p.scale_b, bb, 0, p.n);
         r0 *= c, r1 *= c;
 #pragma unroll
         for (int v = 0; v < Cfg::BN / 2; v++) // value v: row + 8 ((v / 2) % 2)
@@ -44,7 +44,7 @@ TESS_DEVICE void apply_outer_scales(const tess_gemm_params &p, float (&acc)[Cfg:
     }
     // Column 0's factor; column n is n * stride_mn further (per-column B).
     const float *factors =
-        p.scale_b.data + tess_scale_offset(&p.scale_b.layout, p.scale_b.layout.batch_stride ? b : 0, 0, 0);
+        p.scale_b.data + tess_scale_offset(&p.scale_b.layout, p.scale_b.layout.batch_stride ? bb : 0, 0, 0);
     const int64_t stride = p.scale_b.layout.stride_mn;
 #pragma unroll
     for (int j = 0; j < Cfg::BN / 8; j++) { // the thread's 2 columns in each 8-column group
