@@ -533,6 +533,18 @@ double tess_memory_seconds(const tess_device_info *info, double bytes) {
     return bytes / (device_memory_bytes_per_s(info) * TESS_SUSTAINED_MEMORY);
 }
 
+/* What the SMs draw from L2 together, in bytes per SM per clock at the
+ * peak SM clock: fitted to grouped kernels whose tiles re-read weights
+ * from L2 (H200, 2026-11-25, 4096x7168, G=256 x 16 tokens, 128-row tiles:
+ * bf16 22.5 GB of tile loads in 3.64 ms, 6.2 TB/s; FP8 12.9 GB in 2.01
+ * ms, 6.4 TB/s; 132 SMs at 1.98 GHz), well below L2's nominal rate. */
+#define TESS_L2_BYTES_PER_SM_CLOCK 24.0
+
+double tess_l2_read_seconds(const tess_device_info *info, double bytes) {
+    const int sms = info && info->sm_count > 0 ? info->sm_count : TESS_DEFAULT_SMS;
+    return bytes / (TESS_L2_BYTES_PER_SM_CLOCK * sms * device_sm_hz(info));
+}
+
 double tess_overlapped_seconds(double compute, double memory) {
     return compute > memory ? compute + TESS_OVERLAP_LOSS * memory : memory + TESS_OVERLAP_LOSS * compute;
 }

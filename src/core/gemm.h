@@ -55,6 +55,8 @@ tess_gemm_desc tess_gemm_transposed_problem(const tess_gemm_desc *d);
 double tess_sm_compute_seconds(const tess_device_info *info, int fp8, double flops);
 /* Seconds to move `bytes` through memory at the sustained copy rate. */
 double tess_memory_seconds(const tess_device_info *info, double bytes);
+/* Seconds for the SMs to read `bytes` from L2 (tile loads that hit). */
+double tess_l2_read_seconds(const tess_device_info *info, double bytes);
 /* The time of compute and memory work that overlap: the longer, plus the
  * part of the shorter that does not hide under it. */
 double tess_overlapped_seconds(double compute, double memory);

@@ -4,6 +4,7 @@
  * makes its tensor maps and factor maps), plus the group sizes the kernel
  * reads on the device (kernels/sm90/grouped.cuh). */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -190,8 +191,16 @@ static int64_t max_items(const tess_gemm_kernel *k, const tess_grouped_gemm_desc
 
 /* The planner's order for kernel k: groups of several tile rows walk in
  * L2-friendly bands; one-tile-row groups (decode) scan N fastest, reading
- * each group's few X rows once while its W streams. */
+ * each group's few X rows once while its W streams. Token tiles walk each
+ * group in one band (tess_grouped_gemm sets group_m to hold a group's token
+ * tiles): all of a weight tile's token tiles run side by side, so a large
+ * group streams its weights once while its tokens stay in L2, where N
+ * fastest would stream them once per token tile (measured on an H200,
+ * 2026-11-25: skewed G=256 x 16 tokens bf16 4096x7168, 4.32 ms N fastest
+ * against 2.85 for 128x256 tiles; one-tile groups walk alike in both). */
 static int preferred_order(const tess_gemm_kernel *k, const tess_grouped_gemm_desc *d) {
+    if (k->grouped == TESS_GROUPED_TOKENS)
+        return TESS_GROUP_ORDER_BANDED;
     return expected_rows(d) >= TESS_GROUPED_BANDED_MIN_TILE_ROWS * work_item_rows(k) ? TESS_GROUP_ORDER_BANDED
                                                                                       : TESS_GROUP_ORDER_N_FASTEST;
 }
@@ -214,25 +223,48 @@ static double tile_efficiency(const tess_gemm_kernel *k) {
     return width * (k->cluster_m > 1 ? TESS_GROUPED_CLUSTER_GAIN : 1.0);
 }
 
+/* Tile rows (of `rows` tokens) a group of about e tokens takes. For 128-row
+ * tiles, as if every group had e (the policy the suite pins were measured
+ * on). Token tiles are where uneven routings cost most: a large group takes
+ * many narrow tiles, each re-reading the weight tile from L2. There a
+ * group's last tile row is taken as half full on average (e / rows + 1/2,
+ * at least one): measured on an H200 (2026-11-25, 4096x7168, G=256, 16
+ * tokens a group on average, bf16), 16-wide token tiles 4.04 ms, 32-wide
+ * 3.32, 64-wide 3.07 with skewed groups; 3.49, 3.51 and 3.56 with 16 tokens
+ * in every group. */
+static double expected_tile_rows(const tess_gemm_kernel *k, int64_t e, int64_t rows) {
+    if (k->grouped != TESS_GROUPED_TOKENS)
+        return (double)((e + rows - 1) / rows);
+    const double t = (double)e / (double)rows + 0.5;
+    return t > 1.0 ? t : 1.0;
+}
+
 /* Estimated run time of kernel k (`ctas` resident) in seconds, for the
  * expected group sizes: its tensor-core time (waves of work items, one per
- * cluster, each tile row cluster_m tiles or a token tile, so a group's last
- * may be partly empty; each wave one tile's work over its efficiency)
- * overlapped with streaming the weights of the groups that have tokens, X
- * and Y once (re-reads by a group's tile rows come from L2). */
+ * cluster, each tile row cluster_m tiles or a token tile; each wave one
+ * tile's work over its efficiency) overlapped with its traffic: the
+ * weights of every group, X and Y once from memory, and each work item's
+ * tiles of W and X from L2 into the SMs (a weight tile once per tile row
+ * of its group; a cluster's CTAs share theirs by multicast), whichever
+ * takes longer. */
 static double grouped_estimate(const tess_device_info *info, const tess_gemm_kernel *k,
                                const tess_grouped_gemm_desc *d, int ctas) {
     const int64_t e = expected_rows(d), rows = work_item_rows(k);
-    const int64_t items = d->groups * ((e + rows - 1) / rows) * cross_tiles(k, d);
+    const double items = d->groups * expected_tile_rows(k, e, rows) * (double)cross_tiles(k, d);
     const int units = ctas / k->cluster_m;
-    const double waves = (double)((items + units - 1) / units);
+    const double waves = ceil(items / units);
     const int64_t k_padded = (d->k + k->tile_k - 1) / k->tile_k * k->tile_k;
     const double tile_flops = (double)k->tile_m * k->tile_n * 2.0 * (double)k_padded / tile_efficiency(k);
     const double compute = waves * tess_sm_compute_seconds(info, k->input >= TESS_MMA_E4M3_E4M3, tile_flops);
     const double tokens = (double)e * d->groups;
-    const double bytes = (double)d->groups * d->n * d->k * tess_dtype_size(d->w.dtype) +
-                         tokens * ((double)d->k * tess_dtype_size(d->x.dtype) + (double)d->n * tess_dtype_size(d->y.dtype));
-    return tess_overlapped_seconds(compute, tess_memory_seconds(info, bytes));
+    const double wb = (double)tess_dtype_size(d->w.dtype), xb = (double)tess_dtype_size(d->x.dtype);
+    const double bytes = (double)d->groups * d->n * d->k * wb + tokens * ((double)d->k * xb + (double)d->n * tess_dtype_size(d->y.dtype));
+    const int tokens_as_b = k->grouped == TESS_GROUPED_TOKENS;
+    const double w_rows = tokens_as_b ? k->tile_m : k->tile_n; /* per work item: a cluster shares its W tile */
+    const double x_rows = tokens_as_b ? k->tile_n : k->tile_m * k->cluster_m;
+    const double l2_bytes = items * (double)d->k * (w_rows * wb + x_rows * xb);
+    const double memory = tess_memory_seconds(info, bytes), l2 = tess_l2_read_seconds(info, l2_bytes);
+    return tess_overlapped_seconds(compute, memory > l2 ? memory : l2);
 }
 
 static const char *order_name(int order) {
@@ -367,6 +399,8 @@ TESS_API tess_status tess_grouped_gemm(tess_handle handle, const tess_grouped_ge
                                    tokens_as_b ? x : w, tokens_as_b ? x_scale : w_scale, NULL, y)))
         return s;
     p.groups = (int)desc->groups;
+    if (tokens_as_b && plan->group_order == TESS_GROUP_ORDER_BANDED) /* one band per group (preferred_order) */
+        p.group_m = (int)max_tile_rows(desc, k->tile_n); /* times the weight tiles: at most max_items */
     p.group_layout = desc->layout;
     p.group_order = plan->group_order;
     p.group_rows = group_rows;
