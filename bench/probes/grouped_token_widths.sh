@@ -1,3 +1,10 @@
+#!/usr/bin/env bash
+# Probe (issue 6): the grouped token tiles' widths on small-group moe cases.
+# Builds into build/ unless it holds one, then runs bench/grouped.py with
+# the plan forced to the 32- and 64-wide token tiles (16-wide is what
+# bench/grouped_tokens_check.sh measured first), bf16 and FP8, on four
+# cases; CSVs packed into $OUT/widths.tgz, one line per tessera row printed.
+#   OUT=/tmp/out bash bench/probes/grouped_token_widths.sh
 set -u
 export PYTHONPATH=python TESSERA_LIBRARY=build/lib/libtessera.so
 bash bench/ensure_build.sh $OUT build || exit 1
