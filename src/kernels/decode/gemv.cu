@@ -347,15 +347,38 @@ TESS_DEVICE gemv_mma_factors<NT> gemv_mma_factors_at(const tess_gemv_params &p, 
     return f;
 }
 
+// The block factors of one K step, as a lane uses them: of its weight rows
+// g and g + 8, and of its two tokens in each token tile (1 where not
+// block-scaled: the compiler drops them).
+template <int NT>
+struct gemv_mma_step_factors {
+    float w[2], x[NT][2];
+};
+
+// Loads the factors of K block kb (BLOCK), or ones. Issued a step before
+// they are used, so that their latency hides under that step's mmas.
+template <bool BLOCK, int NT>
+TESS_DEVICE gemv_mma_step_factors<NT> gemv_mma_load_factors(const gemv_mma_factors<NT> &f, int kb) {
+    gemv_mma_step_factors<NT> v;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        v.w[h] = BLOCK ? __ldg(f.w[h] + kb * f.w_stride) : 1.0f;
+#pragma unroll
+        for (int j = 0; j < NT; j++)
+            v.x[j][h] = BLOCK ? __ldg(f.x[j][h] + kb * f.x_stride) : 1.0f;
+    }
+    return v;
+}
+
 // One K step (wl, wh: the lane's words of weight rows g and g + 8; b: its
 // words of each token tile) into the sums: 16-bit straight into them; e4m3
-// through fresh accumulators, scaled by the factors of K block kb where
+// through fresh accumulators, scaled by the step's block factors `sf` where
 // block-scaled. Which word goes into which fragment register, and which
 // row and token each accumulator is, are fragment.h's (checked there against
 // the layout algebra's mma atoms).
 template <tess_dtype IN, bool BLOCK, int NT>
 TESS_DEVICE void gemv_mma_step(float (&acc)[NT][4], const uint4 &wl, const uint4 &wh, const uint4 (&b)[NT],
-                               const gemv_mma_factors<NT> &f, int kb) {
+                               const gemv_mma_step_factors<NT> &sf) {
     const uint32_t lw[4] = {wl.x, wl.y, wl.z, wl.w}, hw[4] = {wh.x, wh.y, wh.z, wh.w};
     uint32_t a[2][4]; // the two mmas' A registers
 #pragma unroll
@@ -363,11 +386,6 @@ TESS_DEVICE void gemv_mma_step(float (&acc)[NT][4], const uint4 &wl, const uint4
 #pragma unroll
         for (int r = 0; r < 4; r++)
             a[mj][r] = tess_gemv_a_upper(r) ? hw[tess_gemv_a_word(mj, r)] : lw[tess_gemv_a_word(mj, r)];
-    float fw[2] = {1.0f, 1.0f}; // e4m3 block factors of rows g and g + 8
-    if (IN == TESS_DTYPE_E4M3 && BLOCK)
-#pragma unroll
-        for (int h = 0; h < 2; h++)
-            fw[h] = __ldg(f.w[h] + kb * f.w_stride);
 #pragma unroll
     for (int j = 0; j < NT; j++) {
         const uint32_t bw[4] = {b[j].x, b[j].y, b[j].z, b[j].w};
@@ -381,15 +399,10 @@ TESS_DEVICE void gemv_mma_step(float (&acc)[NT][4], const uint4 &wl, const uint4
 #pragma unroll
             for (int mj = 0; mj < 2; mj++)
                 mma_m16n8k32_e4m3(part, a[mj], bw[tess_gemv_b_word(mj, 0)], bw[tess_gemv_b_word(mj, 1)]);
-            float fx[2] = {1.0f, 1.0f}; // block factors of tokens 2t and 2t + 1
-            if (BLOCK)
-#pragma unroll
-                for (int h = 0; h < 2; h++)
-                    fx[h] = __ldg(f.x[j][h] + kb * f.x_stride);
             // Accumulator e's row is the lane's (e / 2)-th, its token the (e % 2)-th.
 #pragma unroll
             for (int e = 0; e < 4; e++)
-                acc[j][e] = fmaf(part[e], fx[e % 2] * fw[e / 2], acc[j][e]);
+                acc[j][e] = fmaf(part[e], sf.x[j][e % 2] * sf.w[e / 2], acc[j][e]);
         }
     }
 }
@@ -438,10 +451,15 @@ __global__ void __launch_bounds__(32 * WARPS) gemv_mma_kernel(const __grid_const
         for (int j = 0; j < NT; j++)
             xs[d][j] = load_tokens16(x[j] + at);
     }
+    // The factors of the step at hand, loaded one step ahead (block-scaled e4m3).
+    constexpr bool FACTORS = IN == TESS_DTYPE_E4M3 && BLOCK;
+    gemv_mma_step_factors<NT> sf = gemv_mma_load_factors<FACTORS, NT>(f, min(warp, last) * STEP_K / TESS_SCALE_BLOCK);
     for (int base = warp; base < steps; base += STRIDE) {
 #pragma unroll
         for (int d = 0; d < DEPTH; d++) {
             const int s = base + WARPS * d;
+            const gemv_mma_step_factors<NT> now = sf;
+            sf = gemv_mma_load_factors<FACTORS, NT>(f, min(s + WARPS, last) * STEP_K / TESS_SCALE_BLOCK);
             if (s < steps) {
                 const bool inside = (s * TESS_GEMV_MMA_CHUNKS + t) * CHUNK < p.k; // as mma_chunk_offset's
                 const uint4 zero = make_uint4(0, 0, 0, 0), wl = inside ? lo[d] : zero, wh = inside ? hi[d] : zero;
@@ -449,7 +467,7 @@ __global__ void __launch_bounds__(32 * WARPS) gemv_mma_kernel(const __grid_const
 #pragma unroll
                 for (int j = 0; j < NT; j++)
                     b[j] = inside ? xs[d][j] : zero;
-                gemv_mma_step<IN, BLOCK, NT>(acc, wl, wh, b, f, s * STEP_K / TESS_SCALE_BLOCK);
+                gemv_mma_step<IN, BLOCK, NT>(acc, wl, wh, b, now);
             }
             const int64_t at = mma_chunk_offset<CHUNK>(min(s + STRIDE, last), t, p.k);
             lo[d] = load_weights(w_lo + at), hi[d] = load_weights(w_hi + at);
