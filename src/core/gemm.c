@@ -263,7 +263,8 @@ static tess_status scale_maps(tess_gemm_params *p, const tess_gemm_kernel *k, co
                        factors_by_tma(b->data, per_column ? b->layout.stride_k : b->layout.stride_mn, b_batch);
     if (!p->scales_by_tma)
         return TESS_STATUS_SUCCESS;
-    const int a_box = k->tile_m + (k->grouped == TESS_GROUPED_ROWS ? TESS_GROUPED_FACTOR_BOX_EXTRA : 0); /* gemm_cfg.cuh A_FACTOR_BOX */
+    /* gemm_cfg.cuh A_FACTOR_BOX */
+    const int a_box = k->tile_m + (k->grouped == TESS_GROUPED_ROWS ? TESS_GROUPED_FACTOR_BOX_EXTRA : 0);
     tess_status s = tess_tensor_map_factors(&p->tma_scale_a, a->data, desc->m, kb, a->layout.stride_k, desc->batch,
                                             a_batch, a_box, 1);
     if (s != TESS_STATUS_SUCCESS)

@@ -258,7 +258,8 @@ static double grouped_estimate(const tess_device_info *info, const tess_gemm_ker
     const double compute = waves * tess_sm_compute_seconds(info, k->input >= TESS_MMA_E4M3_E4M3, tile_flops);
     const double tokens = (double)e * d->groups;
     const double wb = (double)tess_dtype_size(d->w.dtype), xb = (double)tess_dtype_size(d->x.dtype);
-    const double bytes = (double)d->groups * d->n * d->k * wb + tokens * ((double)d->k * xb + (double)d->n * tess_dtype_size(d->y.dtype));
+    const double yb = (double)tess_dtype_size(d->y.dtype);
+    const double bytes = (double)d->groups * d->n * d->k * wb + tokens * ((double)d->k * xb + (double)d->n * yb);
     const int tokens_as_b = k->grouped == TESS_GROUPED_TOKENS;
     const double w_rows = tokens_as_b ? k->tile_m : k->tile_n; /* per work item: a cluster shares its W tile */
     const double x_rows = tokens_as_b ? k->tile_n : k->tile_m * k->cluster_m;

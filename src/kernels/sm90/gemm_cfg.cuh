@@ -133,7 +133,8 @@ struct gemm_cfg {
     static constexpr bool NARROW = BN < TESS_EPI_SUBTILE;
     static_assert(!NARROW || (CLUSTER_ == 1 && B_MN_ == 0 && !GROUPED_ALONG_M),
                   "narrow tiles: clusters of 1, K-major B, dense or grouped along N");
-    static_assert(!GROUPED_ALONG_N || (CLUSTER_ == 1 && BN <= 64), "token tiles of a grouped GEMM: clusters of 1, BN <= 64");
+    static_assert(!GROUPED_ALONG_N || (CLUSTER_ == 1 && BN <= 64),
+                  "token tiles of a grouped GEMM: clusters of 1, BN <= 64");
     // Output stored from registers, element by element: narrow tiles, and
     // a grouped GEMM's token tiles, whose groups end at any column (a TMA
     // store would write into the next group's tokens).
