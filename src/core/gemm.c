@@ -238,7 +238,8 @@ static int factor_layouts_by_tma(const tess_gemm_kernel *k, const tess_gemm_desc
     const tess_scale_desc *a = &d->a_scale, *b = &d->b_scale;
     /* (Grouped token tiles: a TMA box of B's factors would start at a
      * group's first token, which need not be 16-byte aligned.) */
-    return k->grouped != TESS_GROUPED_TOKENS && k->scaling >= TESS_SCALING_BLOCK_ROWS && a->mode == TESS_SCALE_BLOCK_1x128 && a->stride_mn == 1 &&
+    return k->grouped != TESS_GROUPED_TOKENS && k->scaling >= TESS_SCALING_BLOCK_ROWS &&
+           a->mode == TESS_SCALE_BLOCK_1x128 && a->stride_mn == 1 &&
            b->mode == (per_column ? TESS_SCALE_BLOCK_1x128 : TESS_SCALE_BLOCK_128x128) &&
            (per_column ? b->stride_mn : b->stride_k) == 1;
 }
@@ -428,6 +429,10 @@ static int rows_misaligned(const tess_gemm_desc *d) {
  * Stream-K turns the waves into the exact share of items per unit, plus the
  * fixups: each unit writes one partial sum, and the finishing units read on
  * average units / sk_items + 1 of them. */
+double tess_tile_width_efficiency(int tile_n) {
+    return tile_n >= 256 ? 1.0 : tile_n >= 192 ? 0.95 : tile_n >= 128 ? 0.9 : 0.6;
+}
+
 static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, const tess_gemm_launch *x) {
     double waves;
     /* Each epilogue round after a tile's first waits for the previous
@@ -444,7 +449,7 @@ static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, cons
     /* Token tiles (16, 32 wide) are taken at 64-wide's rate: they only run
      * memory-bound problems (small M transposed), where their compute time
      * is not known, but hidden under the weight stream. */
-    double efficiency = k->tile_n >= 256 ? 1.0 : k->tile_n >= 192 ? 0.95 : k->tile_n >= 128 ? 0.9 : 0.6;
+    double efficiency = tess_tile_width_efficiency(k->tile_n);
     /* Clusters of 2 halve B's L2 reads, but tie the two CTAs' rings together.
      * Block-scaled FP8 loses by it (H200, 2026-11-22, c1 against c2: 4096^3
      * 1011 vs 947 TFLOP/s, 4096x7168x2048 933 vs 887), except 192-wide tiles
@@ -559,11 +564,9 @@ double tess_overlapped_seconds(double compute, double memory) {
  * TESS_OVERLAP_LOSS of the shorter. */
 static double estimate(const tess_device_info *info, const tess_gemm_kernel *k, const tess_gemm_desc *d,
                        const tess_gemm_launch *x) {
-    const double hz = device_sm_hz(info), peak_bytes = device_memory_bytes_per_s(info);
     const int64_t k_padded = (d->k + k->tile_k - 1) / k->tile_k * k->tile_k;
-    const double flops_per_s = TESS_SM90_FLOPS_PER_CLOCK * (k->input >= TESS_MMA_E4M3_E4M3 ? 2 : 1) * hz *
-                               TESS_SUSTAINED_CLOCK;
-    const double compute = tile_work(k, d, x) * 2.0 * (double)k_padded / flops_per_s;
+    const double compute =
+        tess_sm_compute_seconds(info, k->input >= TESS_MMA_E4M3_E4M3, tile_work(k, d, x) * 2.0 * (double)k_padded);
     const double a_bytes = (double)d->m * d->k * tess_dtype_size(d->a.dtype);
     const double b_bytes = (double)d->n * d->k * tess_dtype_size(d->b.dtype);
     const double bytes = (double)d->batch * (a_bytes + b_bytes + (double)d->m * d->n * tess_dtype_size(d->d.dtype));
@@ -603,7 +606,7 @@ static double estimate(const tess_device_info *info, const tess_gemm_kernel *k, 
         per_cta_l2 = TESS_SM_STREAM_BYTES_PER_S;
     const double streaming =
         (pass * (double)from_memory / per_cta + pass * (double)(other_tiles - from_memory) / per_cta_l2) / x->grid;
-    double memory = bytes / (peak_bytes * TESS_SUSTAINED_MEMORY);
+    double memory = tess_memory_seconds(info, bytes);
     if (streaming > memory)
         memory = streaming;
     if (tess_split_interleaved(&x->split)) /* fill mode */

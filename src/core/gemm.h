@@ -50,6 +50,9 @@ tess_status tess_gemm_params_init(tess_gemm_params *p, const tess_gemm_kernel *k
 
 /* D^T = B^T A^T: the problem with A and B (and their factors), M and N, swapped. */
 tess_gemm_desc tess_gemm_transposed_problem(const tess_gemm_desc *d);
+/* How well a tile of tile_n columns feeds the tensor cores, relative to
+ * 128x256 (measured for 64 columns and more; core/gemm.c's tile_work). */
+double tess_tile_width_efficiency(int tile_n);
 /* Seconds one SM's tensor cores on `info`'s device (NULL: an H100's) take
  * for `flops` at their sustained rate (16-bit, or FP8 when fp8). */
 double tess_sm_compute_seconds(const tess_device_info *info, int fp8, double flops);

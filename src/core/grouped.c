@@ -48,11 +48,14 @@ static tess_gemm_desc dense_view(const tess_grouped_gemm_desc *g) {
     return d;
 }
 
+/* Whether kernel k is a token tile (a grouped GEMM run transposed). */
+static int is_token_tile(const tess_gemm_kernel *k) { return k->grouped == TESS_GROUPED_TOKENS; }
+
 /* The problem kernel k runs: the dense view, or for a token-tile kernel
  * its transpose (W is the kernel's A, X's rows its B's columns). */
 static tess_gemm_desc kernel_view(const tess_gemm_kernel *k, const tess_grouped_gemm_desc *g) {
     const tess_gemm_desc d = dense_view(g);
-    return k->grouped == TESS_GROUPED_TOKENS ? tess_gemm_transposed_problem(&d) : d;
+    return is_token_tile(k) ? tess_gemm_transposed_problem(&d) : d;
 }
 
 /* Tile rows a grouped problem can have at most, for tiles of `tile_m` rows
@@ -175,12 +178,12 @@ static int64_t expected_rows(const tess_grouped_gemm_desc *d) {
 /* Tokens of one work item of kernel k: a tile per CTA of its cluster,
  * stacked along M, or a token tile's width. */
 static int64_t work_item_rows(const tess_gemm_kernel *k) {
-    return k->grouped == TESS_GROUPED_TOKENS ? k->tile_n : (int64_t)k->tile_m * k->cluster_m;
+    return is_token_tile(k) ? k->tile_n : (int64_t)k->tile_m * k->cluster_m;
 }
 
 /* Tiles of kernel k across the weight's N columns. */
 static int64_t cross_tiles(const tess_gemm_kernel *k, const tess_grouped_gemm_desc *d) {
-    const int64_t tile = k->grouped == TESS_GROUPED_TOKENS ? k->tile_m : k->tile_n;
+    const int64_t tile = is_token_tile(k) ? k->tile_m : k->tile_n;
     return (d->n + tile - 1) / tile;
 }
 
@@ -199,7 +202,7 @@ static int64_t max_items(const tess_gemm_kernel *k, const tess_grouped_gemm_desc
  * 2026-11-25: skewed G=256 x 16 tokens bf16 4096x7168, 4.32 ms N fastest
  * against 2.85 for 128x256 tiles; one-tile groups walk alike in both). */
 static int preferred_order(const tess_gemm_kernel *k, const tess_grouped_gemm_desc *d) {
-    if (k->grouped == TESS_GROUPED_TOKENS)
+    if (is_token_tile(k))
         return TESS_GROUP_ORDER_BANDED;
     return expected_rows(d) >= TESS_GROUPED_BANDED_MIN_TILE_ROWS * work_item_rows(k) ? TESS_GROUP_ORDER_BANDED
                                                                                       : TESS_GROUP_ORDER_N_FASTEST;
@@ -214,12 +217,12 @@ static int preferred_order(const tess_gemm_kernel *k, const tess_grouped_gemm_de
 #define TESS_GROUPED_CLUSTER_GAIN 1.05
 
 /* How well a tile feeds the tensor cores, relative to 128x256 (core/gemm.c's
- * estimate for dense tiles). Token tiles are memory-bound, where their rate
- * only breaks ties (fewer padded tokens win); taken lower as they narrow, as
- * each wgmma reads the whole 64-row A for fewer columns (not measured). */
+ * estimate for dense tiles). Token tiles narrower than 64 are memory-bound,
+ * where their rate only breaks ties (fewer padded tokens win); taken lower
+ * as they narrow, as each wgmma reads the whole 64-row A for fewer columns
+ * (not measured). */
 static double tile_efficiency(const tess_gemm_kernel *k) {
-    const double width = k->tile_n >= 256 ? 1.0 : k->tile_n >= 192 ? 0.95 : k->tile_n >= 128 ? 0.9
-                         : k->tile_n >= 64  ? 0.6 : k->tile_n >= 32 ? 0.45 : 0.3;
+    const double width = k->tile_n >= 64 ? tess_tile_width_efficiency(k->tile_n) : k->tile_n >= 32 ? 0.45 : 0.3;
     return width * (k->cluster_m > 1 ? TESS_GROUPED_CLUSTER_GAIN : 1.0);
 }
 
@@ -233,7 +236,7 @@ static double tile_efficiency(const tess_gemm_kernel *k) {
  * 3.32, 64-wide 3.07 with skewed groups; 3.49, 3.51 and 3.56 with 16 tokens
  * in every group. */
 static double expected_tile_rows(const tess_gemm_kernel *k, int64_t e, int64_t rows) {
-    if (k->grouped != TESS_GROUPED_TOKENS)
+    if (!is_token_tile(k))
         return (double)((e + rows - 1) / rows);
     const double t = (double)e / (double)rows + 0.5;
     return t > 1.0 ? t : 1.0;
@@ -260,9 +263,8 @@ static double grouped_estimate(const tess_device_info *info, const tess_gemm_ker
     const double wb = (double)tess_dtype_size(d->w.dtype), xb = (double)tess_dtype_size(d->x.dtype);
     const double yb = (double)tess_dtype_size(d->y.dtype);
     const double bytes = (double)d->groups * d->n * d->k * wb + tokens * ((double)d->k * xb + (double)d->n * yb);
-    const int tokens_as_b = k->grouped == TESS_GROUPED_TOKENS;
-    const double w_rows = tokens_as_b ? k->tile_m : k->tile_n; /* per work item: a cluster shares its W tile */
-    const double x_rows = tokens_as_b ? k->tile_n : k->tile_m * k->cluster_m;
+    const double w_rows = is_token_tile(k) ? k->tile_m : k->tile_n; /* per work item: a cluster shares its W tile */
+    const double x_rows = is_token_tile(k) ? k->tile_n : k->tile_m * k->cluster_m;
     const double l2_bytes = items * (double)d->k * (w_rows * wb + x_rows * xb);
     const double memory = tess_memory_seconds(info, bytes), l2 = tess_l2_read_seconds(info, l2_bytes);
     return tess_overlapped_seconds(compute, memory > l2 ? memory : l2);
@@ -298,7 +300,7 @@ static void grouped_describe(const tess_device_info *info, const tess_grouped_ge
     /* _swap: a token-tile kernel (weights by tokens, run transposed) */
     snprintf(p->name, sizeof p->name, "sm90_%s_grouped_%dx%dx%d_s%d%s%s%s_%s",
              k->input >= TESS_MMA_E4M3_E4M3 ? "e4m3e4m3" : tess_dtype_name(d->x.dtype), k->tile_m, k->tile_n,
-             k->tile_k, k->stages, cluster, accumulation[k->scaling], k->grouped == TESS_GROUPED_TOKENS ? "_swap" : "",
+             k->tile_k, k->stages, cluster, accumulation[k->scaling], is_token_tile(k) ? "_swap" : "",
              order_name(order));
 }
 
@@ -395,7 +397,7 @@ TESS_API tess_status tess_grouped_gemm(tess_handle handle, const tess_grouped_ge
                          plan->name);
 
     tess_gemm_params p;
-    const int tokens_as_b = k->grouped == TESS_GROUPED_TOKENS; /* the kernel's A is W */
+    const int tokens_as_b = is_token_tile(k); /* the kernel's A is W */
     if ((s = tess_gemm_params_init(&p, k, &view, tokens_as_b ? w : x, tokens_as_b ? w_scale : x_scale,
                                    tokens_as_b ? x : w, tokens_as_b ? x_scale : w_scale, NULL, y)))
         return s;

@@ -250,13 +250,18 @@ struct tile_coord {
     int group, a_batch, b_batch, d_batch, m0, m_end, n0, n_end;
 };
 
-// The batch of A's factors for a tile: per-tensor factors are one per group
-// in a grouped GEMM, others follow A's rows.
-TESS_DEVICE int a_factor_batch(const tess_gemm_params &p, const tile_coord &t) {
-    return p.scale_a.layout.mode == TESS_SCALE_TENSOR ? t.group : t.a_batch;
+// The batch of an operand's factors a tile reads: per-tensor factors are
+// one per group in a grouped GEMM, others follow the operand's batch; 0
+// where the factors have no batch stride (one set shared by every batch).
+TESS_DEVICE int factor_batch(const tess_scale_operand &s, int group, int batch) {
+    return !s.layout.batch_stride ? 0 : s.layout.mode == TESS_SCALE_TENSOR ? group : batch;
 }
 
-// The same for B's factors.
+// The batch of A's factors a tile reads, and of B's.
+TESS_DEVICE int a_factor_batch(const tess_gemm_params &p, const tile_coord &t) {
+    return factor_batch(p.scale_a, t.group, t.a_batch);
+}
+
 TESS_DEVICE int b_factor_batch(const tess_gemm_params &p, const tile_coord &t) {
-    return p.scale_b.layout.mode == TESS_SCALE_TENSOR ? t.group : t.b_batch;
+    return factor_batch(p.scale_b, t.group, t.b_batch);
 }

@@ -46,8 +46,7 @@ struct scale_sources {
 template <class Cfg>
 TESS_DEVICE void scale_sources_init(scale_sources<Cfg> &s, const tess_gemm_params &p, const tile_coord &tile,
                                     int lane) {
-    const int ba = p.scale_a.layout.batch_stride ? a_factor_batch(p, tile) : 0;
-    const int bb = p.scale_b.layout.batch_stride ? b_factor_batch(p, tile) : 0;
+    const int ba = a_factor_batch(p, tile), bb = b_factor_batch(p, tile);
     const int m0 = tile.m0, n0 = tile.n0;
 #pragma unroll
     for (int i = 0; i < scale_sources<Cfg>::ROWS; i++) {
@@ -92,8 +91,7 @@ TESS_DEVICE void load_block_scales(const tess_gemm_params &p, const scale_source
 template <class Cfg>
 TESS_DEVICE void load_block_scales_tma(const tess_gemm_params &p, float *dst, uint64_t *bar, const tile_coord &tile,
                                        int kb) {
-    const int ba = p.scale_a.layout.batch_stride ? a_factor_batch(p, tile) : 0;
-    const int bb = p.scale_b.layout.batch_stride ? b_factor_batch(p, tile) : 0;
+    const int ba = a_factor_batch(p, tile), bb = b_factor_batch(p, tile);
     tma_load_3d(dst, &p.tma_scale_a, bar, tile.m0 - Cfg::a_factor_shift(tile.m0), kb, ba);
     if (Cfg::SCALING == TESS_SCALING_BLOCK_ROWS_COLS)
         tma_load_3d(dst + Cfg::A_FACTOR_SPAN, &p.tma_scale_b, bar, tile.n0, kb, bb);

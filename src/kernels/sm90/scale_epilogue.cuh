@@ -9,12 +9,13 @@
 
 // Factor of row (of A) or column (of B) `mn` for an operand whose factors do
 // not vary along K; 1 where there are none or they are block factors. Rows
-// past the matrix read the last one (their results are never stored).
+// past the matrix read the last one (their results are never stored). b:
+// the batch of the factors (factor_batch).
 TESS_DEVICE float outer_factor(const tess_scale_operand &s, int b, int mn, int extent) {
     if (!s.data || tess_scale_is_block(s.layout.mode))
         return 1.0f;
     const int at = mn < extent ? mn : extent - 1;
-    return __ldg(s.data + tess_scale_offset(&s.layout, s.layout.batch_stride ? b : 0, at, 0));
+    return __ldg(s.data + tess_scale_offset(&s.layout, b, at, 0));
 }
 
 // Multiplies a warpgroup's 64 x BN accumulators of tile `tile` (its rows
@@ -44,7 +45,7 @@ TESS_DEVICE void apply_outer_scales(const tess_gemm_params &p, float (&acc)[Cfg:
     }
     // Column 0's factor; column n is n * stride_mn further (per-column B).
     const float *factors =
-        p.scale_b.data + tess_scale_offset(&p.scale_b.layout, p.scale_b.layout.batch_stride ? bb : 0, 0, 0);
+        p.scale_b.data + tess_scale_offset(&p.scale_b.layout, bb, 0, 0);
     const int64_t stride = p.scale_b.layout.stride_mn;
 #pragma unroll
     for (int j = 0; j < Cfg::BN / 8; j++) { // the thread's 2 columns in each 8-column group
