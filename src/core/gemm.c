@@ -563,7 +563,7 @@ double tess_overlapped_seconds(double compute, double memory) {
  * fill-mode stream-K at TESS_FILL_STREAM_EFFICIENCY of it), plus
  * TESS_OVERLAP_LOSS of the shorter. */
 static double estimate(const tess_device_info *info, const tess_gemm_kernel *k, const tess_gemm_desc *d,
-                       const tess_gemm_launch *x) {
+                       const tess_gemm_launch *x, int transposed) {
     const int64_t k_padded = (d->k + k->tile_k - 1) / k->tile_k * k->tile_k;
     const double compute =
         tess_sm_compute_seconds(info, k->input >= TESS_MMA_E4M3_E4M3, tile_work(k, d, x) * 2.0 * (double)k_padded);
@@ -611,6 +611,16 @@ static double estimate(const tess_device_info *info, const tess_gemm_kernel *k, 
         memory = streaming;
     if (tess_split_interleaved(&x->split)) /* fill mode */
         memory /= TESS_FILL_STREAM_EFFICIENCY;
+    /* A transposed plan whose token tile is narrower than M streams the
+     * weights once per token tile: charged as that many whole streams (an
+     * overestimate that ranks such plans behind one tile holding every
+     * token). Measured (H200, 2026-11-25, GPU time, bf16): 64x4096x7168
+     * 25.1 us on one 64-token tile, 30.6 on two of 32, 32.5 on four of 16;
+     * 64x2112x7168 18.4, 22.5 and 28.1. The weights passing through L2 once
+     * per token tile did not show in the memory term, which ranked two
+     * 32-token tiles first. */
+    if (transposed && streams_a)
+        memory *= (double)other_tiles;
     return tess_overlapped_seconds(compute, memory);
 }
 
@@ -882,7 +892,7 @@ int tess_gemm_candidates(const tess_device_info *info, const tess_gemm_desc *des
                 tess_gemm_launch x;
                 if (!gemm_launch(info, run, i, stream_k, &x) || x.workspace > workspace_limit)
                     continue;
-                const int at = tess_plan_rank_slot(plans, cost, n, capacity, estimate(info, k, run, &x));
+                const int at = tess_plan_rank_slot(plans, cost, n, capacity, estimate(info, k, run, &x, transposed));
                 if (at >= 0)
                     describe(k, desc, run, i, &x, &plans[at]);
                 n++;
