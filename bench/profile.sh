@@ -31,5 +31,10 @@ if grep -q ERR_NVGPUCTRPERM "$out/profile.log"; then
     echo "profile.sh: ncu may not read the GPU's performance counters here (ERR_NVGPUCTRPERM)"
     exit 1
 fi
-tail -150 "$out/profile.log"
+tail -20 "$out/profile.log"
+# The report's sections as text, and its per-instruction SASS counters
+# (stall samples by reason) as CSV beside it.
+"$ncu" --import "$out/profile.ncu-rep" --page details > "$out/details.txt" 2>&1
+"$ncu" --import "$out/profile.ncu-rep" --page source --csv --print-source sass > "$out/source_sass.csv" 2>&1
+cat "$out/details.txt"
 exit $rc
