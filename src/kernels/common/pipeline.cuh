@@ -23,6 +23,3 @@ TESS_DEVICE void pipe_producer_acquire(uint64_t *empty, const pipe_cursor &c) { 
 
 // Consumer: waits until the slot's bytes have arrived.
 TESS_DEVICE void pipe_consumer_wait(uint64_t *full, const pipe_cursor &c) { mbar_wait(&full[c.stage], c.phase); }
-
-// Consumer: whether the slot's bytes have arrived, without waiting.
-TESS_DEVICE bool pipe_consumer_test(uint64_t *full, const pipe_cursor &c) { return mbar_test(&full[c.stage], c.phase); }

@@ -58,20 +58,6 @@ TESS_DEVICE void mbar_wait(uint64_t *bar, uint32_t parity) {
         : "memory");
 }
 
-// Whether the barrier's phase of the given parity has completed, without
-// waiting (mbarrier.test_wait: non-blocking, unlike try_wait's bounded wait).
-TESS_DEVICE bool mbar_test(uint64_t *bar, uint32_t parity) {
-    uint32_t done;
-    asm volatile(
-        "{\n .reg .pred p;\n"
-        " mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-        " selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(smem_u32(bar)), "r"(parity)
-        : "memory");
-    return done != 0;
-}
-
 // ---- cp.async ("Data Movement and Conversion Instructions: cp.async") ---------
 
 // Copies 4 bytes from global to shared memory asynchronously; with valid

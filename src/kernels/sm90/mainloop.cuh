@@ -368,22 +368,19 @@ TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], char *sme
     }
 }
 
-// Issues one half of a 256-wide promoted tile's K block (columns 128 h ..
-// 128 h + 127) into `part` in this warpgroup's turn, and passes the turn.
+// One half of a 256-wide promoted tile's K block (columns 128 h ..
+// 128 h + 127): waits for its turn, issues the half's wgmmas into `part`,
+// passes the turn, waits for them, releases the stage after the second half
+// (where the factors are already in registers), and promotes the half with
+// its B factor (128x128 B: the tile's h-th 128-column block).
 template <class Cfg, int H>
-TESS_DEVICE void issue_half(float (&part)[Cfg::MMA_N / 2], char *smem_a, char *smem_b, int stage, int wg) {
+TESS_DEVICE void promote_half(float (&acc)[Cfg::BN / 2], float (&part)[Cfg::MMA_N / 2], char *smem_a, char *smem_b,
+                              uint64_t *empty, int stage, const row_factors &s, const float *f, int wg, int col,
+                              bool releases) {
     mma_turn_wait(wg);
     fence_accumulators(part);
     mma_stage<Cfg, Cfg::MMA_N>(part, smem_a, smem_b, stage, wg, false, H * Cfg::MMA_N);
     mma_turn_pass(wg);
-}
-
-// Waits for a half's wgmmas, releases the stage after the second half
-// (where the factors are already in registers), and promotes the half with
-// its B factor (128x128 B: the tile's h-th 128-column block).
-template <class Cfg, int H>
-TESS_DEVICE void finish_half(float (&acc)[Cfg::BN / 2], float (&part)[Cfg::MMA_N / 2], uint64_t *empty, int stage,
-                             const row_factors &s, const float *f, int col, bool releases) {
     wgmma_wait<0>();
     fence_accumulators(part);
     if constexpr (H == 1)
@@ -395,12 +392,8 @@ TESS_DEVICE void finish_half(float (&acc)[Cfg::BN / 2], float (&part)[Cfg::MMA_N
 // The promoted mainloop of 256-wide tiles (Cfg::PROMOTES_IN_HALVES): each K
 // block's two 128-wide halves go through one 64-register partial sum, each
 // promoted while the other consumer warpgroup's half runs (the two take
-// turns issuing, as consumer_mma_tile_promoted's do). With block factors,
-// while a block's second half runs, the next block's factors are read if
-// its stage has landed (a test, not a wait: a starved ring would otherwise
-// hold the promotion back), so that the next block's wgmmas follow the
-// promotion at once; otherwise they are read after the wait at the top of
-// the block. (Per-tensor factors are constants: nothing to read ahead.)
+// turns issuing, as consumer_mma_tile_promoted's do). The factors of a
+// block are read before its wgmmas, which hide their latency.
 template <class Cfg>
 TESS_DEVICE void consumer_mma_tile_promoted_halves(float (&acc)[Cfg::BN / 2], char *smem_a, char *smem_b,
                                                    const char *smem_scales, uint64_t *full, uint64_t *empty,
@@ -410,27 +403,14 @@ TESS_DEVICE void consumer_mma_tile_promoted_halves(float (&acc)[Cfg::BN / 2], ch
     float part[Cfg::MMA_N / 2];
     int row, col;
     promotion_begin<Cfg>(acc, t, a_shift, row, col);
-    row_factors s;
-    bool have_factors = false; // s holds block v's factors, its stage seen full
     for (int v = k_begin; v < k_end; v++) {
+        const int kb = tess_k_block(&split, v); // the K block (its B factors' slot in the stage)
+        pipe_consumer_wait(full, c);
         const float *f = stage_factors<Cfg>(smem_scales, c.stage);
-        if (!have_factors) {
-            pipe_consumer_wait(full, c);
-            s = stage_row_factors<Cfg>(f, wg, row, tess_k_block(&split, v));
-        }
-        issue_half<Cfg, 0>(part, smem_a, smem_b, c.stage, wg);
-        finish_half<Cfg, 0>(acc, part, empty, c.stage, s, f, col, releases);
-        issue_half<Cfg, 1>(part, smem_a, smem_b, c.stage, wg);
-        pipe_cursor next = c;
-        pipe_advance(next, Cfg::STAGES);
-        row_factors s_next = s;
-        have_factors = Cfg::BLOCK_SCALED && v + 1 < k_end && pipe_consumer_test(full, next);
-        if (have_factors)
-            s_next = stage_row_factors<Cfg>(stage_factors<Cfg>(smem_scales, next.stage), wg, row,
-                                            tess_k_block(&split, v + 1));
-        finish_half<Cfg, 1>(acc, part, empty, c.stage, s, f, col, releases);
-        s = s_next;
-        c = next;
+        const row_factors s = stage_row_factors<Cfg>(f, wg, row, kb);
+        promote_half<Cfg, 0>(acc, part, smem_a, smem_b, empty, c.stage, s, f, wg, col, releases);
+        promote_half<Cfg, 1>(acc, part, smem_a, smem_b, empty, c.stage, s, f, wg, col, releases);
+        pipe_advance(c, Cfg::STAGES);
     }
 }
 
