@@ -7,7 +7,10 @@
 # copy of the file before the change, e.g. `git show
 # 0ed8fe3:src/kernels/sm90/mainloop.cuh`, carried as an untracked file: the
 # device's git history may be stale), restore the file, and time the same
-# forced plans with both binaries, alternating, 3 rounds.
+# forced plans with both binaries, alternating, 3 rounds. The tried
+# change is d9ee59c (backed out by dcc1609): to repeat, `git revert dcc1609`
+# and `git show dcc1609:src/kernels/sm90/mainloop.cuh > mainloop_a.cuh`.
+# Result (H200, 2026-11-25): B 1-3% slower (bench/NOTES.md).
 #   OUT=... A_MAINLOOP=mainloop_a.cuh bash this
 set -u
 bash bench/ensure_build.sh $OUT build || exit 1
