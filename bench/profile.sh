@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Nsight Compute on one tessera GEMM plan: warp stall reasons, scheduler
 # issue rates, memory throughput and the source-level hot spots of the
-# gemm_sm90 kernel, for a problem given as `tessera bench gemm` flags.
+# gemm_sm90 kernel (or the kernel whose name matches $KERNEL, e.g. gemv),
+# for a problem given as `tessera bench gemm` flags.
 #   bash bench/profile.sh OUT BUILD [bench gemm flags...]
 #   e.g. bash bench/profile.sh "$OUT" build --m=1 --n=4096 --k=7168 \
 #        --A=e4m3:row --B=e4m3:col --scale-a=block1x128 --scale-b=block128x128 --plan=s12_c1x1_blkc_swap
@@ -20,7 +21,7 @@ ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 # the first timed one): tessera only, a single round. ncu serializes the
 # launch it profiles, so the timing's stream hold (hold.h) waits out its
 # ~1 s limit first and the tool reports a timed-out hold: expected here.
-"$ncu" --clock-control none --kernel-name regex:gemm_sm90 --launch-skip 3 --launch-count 1 \
+"$ncu" --clock-control none --kernel-name "regex:${KERNEL:-gemm_sm90}" --launch-skip 3 --launch-count 1 \
     --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
     --section MemoryWorkloadAnalysis --section LaunchStats --section SourceCounters \
     --export "$out/profile" --force-overwrite \

@@ -116,12 +116,12 @@ static void check_split(const tess_work_split *s) {
 static void test_work_split(tess_rng *r) {
     /* The suite's shapes as the planner splits them (128 x 256 tiles, 66 clusters). */
     const tess_work_split fixed[] = {
-        {66, 110, 132, 108, 0}, /* 3000x5000x7000: 240 items, 3 - 1 whole waves, then 108 stream-K */
-        {66, 128, 924, 100, 0}, /* 8192^3 */
-        {66, 32, 0, 64, 0},     /* 2048^3: fewer items than units */
-        {66, 1024, 0, 1, 0},    /* one item over every unit (split K) */
-        {1, 5, 0, 3, 0},        /* one unit: nothing is cut */
-        {4, 8, 12, 0, 0},       /* data-parallel only */
+        {66, 110, 132, 108}, /* 3000x5000x7000: 240 items, 3 - 1 whole waves, then 108 stream-K */
+        {66, 128, 924, 100}, /* 8192^3 */
+        {66, 32, 0, 64},     /* 2048^3: fewer items than units */
+        {66, 1024, 0, 1},    /* one item over every unit (split K) */
+        {1, 5, 0, 3},        /* one unit: nothing is cut */
+        {4, 8, 12, 0},       /* data-parallel only */
     };
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         check_split(&fixed[i]);
@@ -131,45 +131,31 @@ static void test_work_split(tess_rng *r) {
         s.k_blocks = (int)tess_rng_range(r, 1, 200);
         s.dp_items = s.units * (int)tess_rng_range(r, 0, 4);
         s.sk_items = (int)tess_rng_range(r, 0, 3 * s.units);
-        s.k_interleave = (int)tess_rng_range(r, 0, 6); /* the K order does not change who computes which iteration */
         if ((int64_t)s.sk_items * s.k_blocks < s.units) /* the planner gives every unit an iteration */
             s.sk_items = (s.units + s.k_blocks - 1) / s.k_blocks;
         check_split(&s);
     }
 }
 
-/* Interleaved K (fill-mode stream-K): tess_k_block is a permutation of an
- * item's K blocks; unit j of the S units sharing an item takes exactly the
- * K blocks j, j + S, ..., so units side by side read neighbouring blocks;
- * the producer's division-free walk visits the same blocks from any start;
- * and interleaved fill splits keep every property of check_split. */
-static void test_k_order(tess_rng *r) {
+/* Fill-mode stream-K (fewer items than units, as launch_split makes it:
+ * S units an item, each with 4 or more K blocks): every unit's range lies
+ * inside one item, unit j of an item holds the j-th of S contiguous,
+ * near-equal shares of its K blocks, and the split keeps every property of
+ * check_split. */
+static void test_fill_split(tess_rng *r) {
     for (int trial = 0; trial < 3000; trial++) {
-        const int items = (int)tess_rng_range(r, 1, 4);
-        tess_work_split s = {0, (int)tess_rng_range(r, 1, 300), 0, items, (int)tess_rng_range(r, 0, 12)};
-        const int k = s.k_blocks, S = s.k_interleave;
-        s.units = (S > 1 ? S : 1) * items;
-        int *seen = calloc((size_t)k, sizeof(int)), bad = 0, strided = 0, walk_bad = 0;
-        for (int v = 0; v < k; v++) {
-            const int kb = tess_k_block(&s, v);
-            if (kb < 0 || kb >= k || seen[kb]++)
-                bad++;
+        const int items = (int)tess_rng_range(r, 1, 40), S = (int)tess_rng_range(r, 2, 12);
+        const int k = (int)tess_rng_range(r, 4 * S, 300);
+        const tess_work_split s = {S * items, k, 0, items};
+        int bad = 0;
+        for (int u = 0; u < s.units; u++) {
+            const int64_t begin = tess_sk_unit_begin(&s, u), end = tess_sk_unit_begin(&s, u + 1);
+            const int64_t item = u / S, share = end - begin;
+            bad += begin < item * k || end > (item + 1) * k || share < k / S || share > k / S + 1;
         }
-        if (S > 1 && k >= 4 * S) /* the planner's fill splits: every unit 4 or more K blocks */
-            for (int u = 0; u < s.units; u++)
-                for (int64_t v = tess_sk_unit_begin(&s, u); v < tess_sk_unit_begin(&s, u + 1); v++)
-                    strided += tess_k_block(&s, (int)(v % k)) % S != u % S || v / k != u / S;
-        const int start = (int)tess_rng_range(r, 0, k - 1);
-        tess_k_walk w = tess_k_walk_at(&s, start);
-        for (int v = start; v < k; v++, tess_k_walk_next(&s, &w))
-            walk_bad += w.kb != tess_k_block(&s, v);
-        if (S > 1 && k >= 4 * S)
-            check_split(&s);
-        CHECKF(bad == 0 && strided == 0 && walk_bad == 0,
-               "k_blocks %d interleave %d: %d blocks repeated or out of range, %d off their unit's stride, %d walk "
-               "steps differ",
-               k, S, bad, strided, walk_bad);
-        free(seen);
+        CHECKF(tess_split_fills(&s) && bad == 0, "fill split items %d k_blocks %d units %d: %d units off their share",
+               items, k, s.units, bad);
+        check_split(&s);
     }
 }
 
@@ -259,7 +245,7 @@ int main(void) {
     tess_rng_seed(&r, check_seed());
     test_scheduler(&r);
     test_work_split(&r);
-    test_k_order(&r);
+    test_fill_split(&r);
     test_group_orders(&r);
     test_group_cluster_rows(&r);
     return check_finish("unit_sched");

@@ -13,14 +13,13 @@
  * (item, K block) iterations are cut into `units` contiguous, equal ranges,
  * so a tail that would fill only part of a wave is spread over every unit.
  * An item cut between units is finished by the unit holding its K block 0,
- * which adds the partial sums the later units left in workspace.
- *
- * Interleaved K: when every item is shared by k_interleave units, an item's
- * iterations walk its K blocks in an interleaved order (tess_k_block), so
- * that the units sharing an item, running side by side, read neighbouring
- * K blocks of the same rows at the same time: one DRAM page serves them
- * all, where contiguous K quarters would keep four times as many pages
- * open. */
+ * which adds the partial sums the later units left in workspace. With
+ * fewer items than units (fill mode: dp_items 0, units a multiple of
+ * sk_items) each item's K blocks fall into units / sk_items equal,
+ * contiguous ranges. (An interleaved K order, unit j of an item taking K
+ * blocks j, j + S, ..., so that the units of an item read neighbouring K
+ * blocks of the same rows at the same time, ran 1-4% slower on an H200,
+ * bench/NOTES.md.) */
 #ifndef TESS_KERNELS_SCHED_H
 #define TESS_KERNELS_SCHED_H
 
@@ -47,71 +46,7 @@ typedef struct tess_work_split {
     int k_blocks;      /* K blocks per item */
     int dp_items;      /* items taken whole, round robin: a multiple of units */
     int sk_items;      /* the last items, shared as stream-K iterations */
-    int k_interleave;  /* > 1: the units sharing each item, whose K blocks are interleaved (tess_k_block) */
 } tess_work_split;
-
-/* The grid in which tess_k_block lays an item's K blocks for k_interleave =
- * S > 1: K block r S + c at row r, column c; `rows` rows, the last possibly
- * short, so the first full_columns columns hold `rows` K blocks and the
- * others rows - 1. */
-typedef struct tess_k_grid {
-    int rows, full_columns;
-} tess_k_grid;
-
-TESS_HD tess_k_grid tess_k_grid_of(const tess_work_split *s) {
-    const int S = s->k_interleave, rows = (s->k_blocks + S - 1) / S;
-    const tess_k_grid g = {rows, s->k_blocks - (rows - 1) * S};
-    return g;
-}
-
-/* K blocks in column c of the grid. */
-TESS_HD int tess_k_column_length(tess_k_grid g, int c) {
-    return c < g.full_columns ? g.rows : g.rows - 1;
-}
-
-/* Iterations before column c's: where its run of iterations starts. */
-TESS_HD int tess_k_column_start(tess_k_grid g, int c) {
-    return c * (g.rows - 1) + (c < g.full_columns ? c : g.full_columns);
-}
-
-/* The K block of iteration v (0 <= v < k_blocks) of a stream-K item. With
- * k_interleave = S > 1, iterations walk tess_k_grid column by column: the S
- * units of an item (their ranges start at the columns: tess_sk_unit_begin)
- * take K blocks c, c + S, c + 2S, ... A permutation of the K blocks, so the
- * sum is the same set of products in a fixed order. */
-TESS_HD int tess_k_block(const tess_work_split *s, int v) {
-    if (s->k_interleave <= 1)
-        return v;
-    const tess_k_grid g = tess_k_grid_of(s);
-    const int full = g.full_columns * g.rows; /* iterations in the full columns */
-    const int c = v < full ? v / g.rows : g.full_columns + (v - full) / (g.rows - 1);
-    return (v - tess_k_column_start(g, c)) * s->k_interleave + c;
-}
-
-/* K blocks of successive iterations in tess_k_block's order, stepped
- * without divisions (for the producer warp, which has few registers):
- * the current K block and the iterations left in its column. */
-typedef struct tess_k_walk {
-    int kb, left;
-} tess_k_walk;
-
-TESS_HD tess_k_walk tess_k_walk_at(const tess_work_split *s, int v) {
-    tess_k_walk w = {tess_k_block(s, v), 1 << 30}; /* contiguous order: one endless column */
-    const int S = s->k_interleave;
-    if (S > 1)
-        w.left = tess_k_column_length(tess_k_grid_of(s), w.kb % S) - w.kb / S;
-    return w;
-}
-
-TESS_HD void tess_k_walk_next(const tess_work_split *s, tess_k_walk *w) {
-    if (--w->left > 0) {
-        w->kb += s->k_interleave > 1 ? s->k_interleave : 1;
-        return;
-    }
-    /* A column's end (only with S > 1): the next column starts at its first K block. */
-    w->kb = w->kb % s->k_interleave + 1;
-    w->left = tess_k_column_length(tess_k_grid_of(s), w->kb);
-}
 
 /* A unit's position in its list: the current segment, and what is left. */
 typedef struct tess_work_cursor {
@@ -120,21 +55,16 @@ typedef struct tess_work_cursor {
     int64_t sk_at, sk_end;    /* this unit's stream-K iterations still to walk */
 } tess_work_cursor;
 
-/* Whether a split is fill mode with interleaved K: no whole items, each of
- * the sk_items shared by exactly k_interleave (> 1) units. */
-TESS_HD int tess_split_interleaved(const tess_work_split *s) {
-    return s->k_interleave > 1 && s->dp_items == 0 && s->units == s->sk_items * s->k_interleave;
+/* Whether a split is fill mode: fewer items than units, every item's K
+ * blocks shared by units / sk_items of them (a tail split always has whole
+ * items too). */
+TESS_HD int tess_split_fills(const tess_work_split *s) {
+    return s->dp_items == 0 && s->sk_items > 0;
 }
 
 /* First stream-K iteration of unit u (units + 1 ends the last one): equal
- * shares, the remainder spread one by one; in interleaved fill mode, unit
- * j of each item's k_interleave starts at column j of tess_k_block's grid,
- * so that it takes exactly the K blocks j, j + S, ... */
+ * shares, the remainder spread one by one. */
 TESS_HD int64_t tess_sk_unit_begin(const tess_work_split *s, int u) {
-    if (tess_split_interleaved(s)) {
-        const int S = s->k_interleave;
-        return (int64_t)(u / S) * s->k_blocks + tess_k_column_start(tess_k_grid_of(s), u % S);
-    }
     return (int64_t)s->sk_items * s->k_blocks * u / s->units;
 }
 

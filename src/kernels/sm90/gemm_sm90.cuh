@@ -123,7 +123,7 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
             if (Cfg::GROUPED) // read before the mainloop, which hides the latency
                 group_tile_end<Cfg>(p, tile);
             const int a_shift = factors_by_tma<Cfg>(p) ? Cfg::a_factor_shift(tile.m0) : 0;
-            consumer_mma<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, cursor, split, w.k_begin, w.k_end, tile.n0,
+            consumer_mma<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, cursor, w.k_begin, w.k_end, tile.n0,
                               a_shift, cw, t);
             if (tess_work_is_partial(&split, &w)) {
                 int *flag;

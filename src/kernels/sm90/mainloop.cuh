@@ -99,11 +99,10 @@ TESS_DEVICE void load_block_scales_tma(const tess_gemm_params &p, float *dst, ui
         tma_load_3d(dst + Cfg::A_FACTOR_SPAN, &p.tma_scale_b, bar, kb - Cfg::b_factor_slot(kb), tile.n0 / TESS_SCALE_BLOCK, bb);
 }
 
-// Loads the K blocks of iterations [k_begin, k_end) of tile `tile` (in
-// interleaved stream-K, not the same numbers: tess_k_block) into the ring:
-// this CTA's A, and its share (`rank` of CLUSTER) of the cluster's B tile. The
-// stage's full barrier expects all of A and B: its own loads plus the B
-// shares the other CTAs multicast into it. Run by Cfg::PRODUCER_THREADS lanes.
+// Loads K blocks [k_begin, k_end) of tile `tile` into the ring: this CTA's
+// A, and its share (`rank` of CLUSTER) of the cluster's B tile. The stage's
+// full barrier expects all of A and B: its own loads plus the B shares the
+// other CTAs multicast into it. Run by Cfg::PRODUCER_THREADS lanes.
 template <class Cfg>
 TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, char *smem_b, char *smem_scales,
                                     uint64_t *full, uint64_t *empty, pipe_cursor &c, const tile_coord &tile,
@@ -115,9 +114,7 @@ TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, cha
     scale_sources<Cfg> sources;
     if (Cfg::BLOCK_SCALED && !by_tma)
         scale_sources_init<Cfg>(sources, p, tile, lane);
-    tess_k_walk walk = tess_k_walk_at(&p.split, k_begin);
-    for (int v = k_begin; v < k_end; v++, tess_k_walk_next(&p.split, &walk)) {
-        const int kb = walk.kb;
+    for (int kb = k_begin; kb < k_end; kb++) {
         pipe_producer_acquire(empty, c);
         uint64_t *bar = &full[c.stage];
         float *factors = (float *)(smem_scales + c.stage * Cfg::SCALE_STAGE_BYTES);
@@ -336,7 +333,7 @@ TESS_DEVICE void promotion_begin(float (&acc)[Cfg::BN / 2], int t, int a_shift, 
 template <class Cfg>
 TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], char *smem_a, char *smem_b,
                                             const char *smem_scales, uint64_t *full, uint64_t *empty, pipe_cursor &c,
-                                            const tess_work_split &split, int k_begin, int k_end, int n0, int a_shift,
+                                            int k_begin, int k_end, int n0, int a_shift,
                                             int wg, int t, bool releases) {
     // The row factors are read before the wgmmas, which hide their latency,
     // where registers allow: not for 128x128 B with BN = 192 (two
@@ -348,8 +345,7 @@ TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], char *sme
     // Whether a 192-wide tile starts halfway into a 128-column block of B
     // factors (n0 is a multiple of 192, so at column 0 or 64 of one).
     const bool starts_mid_block = Cfg::B_FACTORS == 2 && n0 % TESS_SCALE_BLOCK != 0;
-    for (int v = k_begin; v < k_end; v++) {
-        const int kb = tess_k_block(&split, v); // the K block (its B factor's slot in the stage)
+    for (int kb = k_begin; kb < k_end; kb++) {
         pipe_consumer_wait(full, c);
         const float *f = stage_factors<Cfg>(smem_scales, c.stage);
         row_factors s;
@@ -397,14 +393,13 @@ TESS_DEVICE void promote_half(float (&acc)[Cfg::BN / 2], float (&part)[Cfg::MMA_
 template <class Cfg>
 TESS_DEVICE void consumer_mma_tile_promoted_halves(float (&acc)[Cfg::BN / 2], char *smem_a, char *smem_b,
                                                    const char *smem_scales, uint64_t *full, uint64_t *empty,
-                                                   pipe_cursor &c, const tess_work_split &split, int k_begin,
+                                                   pipe_cursor &c, int k_begin,
                                                    int k_end, int a_shift, int wg, int t, bool releases) {
     static_assert(Cfg::PROMOTES_IN_HALVES && Cfg::TAKES_MMA_TURNS, "256-wide promoted tiles, taking turns");
     float part[Cfg::MMA_N / 2];
     int row, col;
     promotion_begin<Cfg>(acc, t, a_shift, row, col);
-    for (int v = k_begin; v < k_end; v++) {
-        const int kb = tess_k_block(&split, v); // the K block (its B factors' slot in the stage)
+    for (int kb = k_begin; kb < k_end; kb++) {
         pipe_consumer_wait(full, c);
         const float *f = stage_factors<Cfg>(smem_scales, c.stage);
         const row_factors s = stage_row_factors<Cfg>(f, wg, row, kb);
@@ -451,7 +446,7 @@ TESS_DEVICE void promote_pipelined_step(float (&acc)[Cfg::BN / 2], float (&next)
 template <class Cfg>
 TESS_DEVICE void consumer_mma_tile_promoted_pipelined(float (&acc)[Cfg::BN / 2], char *smem_a, char *smem_b,
                                                       const char *smem_scales, uint64_t *full, uint64_t *empty,
-                                                      pipe_cursor &c, const tess_work_split &split, int k_begin,
+                                                      pipe_cursor &c, int k_begin,
                                                       int k_end, int a_shift, int wg, int t, bool releases) {
     static_assert(!Cfg::PIPELINES_PROMOTION || Cfg::B_FACTORS != 2, "tiles inside one 128-column block of B factors");
     float part0[Cfg::BN / 2], part1[Cfg::BN / 2];
@@ -466,39 +461,39 @@ TESS_DEVICE void consumer_mma_tile_promoted_pipelined(float (&acc)[Cfg::BN / 2],
     pipe_advance(c, Cfg::STAGES);
     for (int kb = k_begin + 1;; kb += 2) {
         if (kb >= k_end) {
-            promote_finished<Cfg, 0>(acc, part0, smem_scales, empty, previous, tess_k_block(&split, kb - 1), wg, row,
+            promote_finished<Cfg, 0>(acc, part0, smem_scales, empty, previous, kb - 1, wg, row,
                                      col, releases);
             return;
         }
         promote_pipelined_step<Cfg>(acc, part1, part0, smem_a, smem_b, smem_scales, full, empty, c, previous,
-                                    tess_k_block(&split, kb - 1), wg, row, col, releases);
+                                    kb - 1, wg, row, col, releases);
         if (kb + 1 >= k_end) {
-            promote_finished<Cfg, 0>(acc, part1, smem_scales, empty, previous, tess_k_block(&split, kb), wg, row, col,
+            promote_finished<Cfg, 0>(acc, part1, smem_scales, empty, previous, kb, wg, row, col,
                                      releases);
             return;
         }
         promote_pipelined_step<Cfg>(acc, part0, part1, smem_a, smem_b, smem_scales, full, empty, c, previous,
-                                    tess_k_block(&split, kb), wg, row, col, releases);
+                                    kb, wg, row, col, releases);
     }
 }
 
-// A consumer warpgroup's iterations [k_begin, k_end) of a tile (their K
-// blocks by tess_k_block of `split`), in the kernel's accumulation mode.
+// A consumer warpgroup's K blocks [k_begin, k_end) of a tile, in the
+// kernel's accumulation mode.
 // a_shift: where the tile's first row's factor lies in a stage's A factors.
 // The releasing threads: the first of the warpgroup, or of each warp (Cfg::RELEASERS).
 template <class Cfg>
 TESS_DEVICE void consumer_mma(float (&acc)[Cfg::BN / 2], char *smem_a, char *smem_b, const char *smem_scales,
-                              uint64_t *full, uint64_t *empty, pipe_cursor &c, const tess_work_split &split,
-                              int k_begin, int k_end, int n0, int a_shift, int wg, int t) {
+                              uint64_t *full, uint64_t *empty, pipe_cursor &c, int k_begin, int k_end, int n0,
+                              int a_shift, int wg, int t) {
     const bool releases = t % (128 / Cfg::RELEASERS) == 0;
     if constexpr (Cfg::PIPELINES_PROMOTION)
-        consumer_mma_tile_promoted_pipelined<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, c, split, k_begin,
+        consumer_mma_tile_promoted_pipelined<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, c, k_begin,
                                                   k_end, a_shift, wg, t, releases);
     else if constexpr (Cfg::PROMOTES_IN_HALVES)
-        consumer_mma_tile_promoted_halves<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, c, split, k_begin,
+        consumer_mma_tile_promoted_halves<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, c, k_begin,
                                                k_end, a_shift, wg, t, releases);
     else if constexpr (Cfg::PROMOTES)
-        consumer_mma_tile_promoted<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, c, split, k_begin, k_end, n0,
+        consumer_mma_tile_promoted<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, c, k_begin, k_end, n0,
                                         a_shift, wg, t, releases);
     else
         consumer_mma_tile<Cfg>(acc, smem_a, smem_b, full, empty, c, k_begin, k_end, wg, releases);
