@@ -518,9 +518,6 @@ static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, cons
  * 0.67 (128). It includes the fixups. (Measured with an interleaved K
  * order, which ran 1-4% slower than contiguous shares on an H200.) */
 #define TESS_FILL_STREAM_EFFICIENCY 0.7
-/* Fill mode's extra stream cost per padded row of the other operand's
- * tile per streamed row (estimate, below). */
-#define TESS_PADDED_ROWS_STREAM_COST 0.3
 
 /* The device's peak SM clock (Hz) and memory rate (bytes/s; DDR, two
  * transfers a clock), or an H100 SXM's where no device is asked. */
@@ -554,24 +551,6 @@ double tess_l2_read_seconds(const tess_device_info *info, double bytes) {
 
 double tess_overlapped_seconds(double compute, double memory) {
     return compute > memory ? compute + TESS_OVERLAP_LOSS * memory : memory + TESS_OVERLAP_LOSS * compute;
-}
-
-/* What a fill-mode item's fixup adds after the stream, which it cannot
- * overlap (every unit streams its share at once, then the finishing units
- * add their contributors' partial sums): a round trip to L2 per batch of
- * partial sums read together (stream_k.cuh: 64 values a thread a batch),
- * and the partial sums' bytes, read by one CTA at its stream rate.
- * Measured (H200, 2026-11-25, 128x4096x7168, four units a 128x128 tile
- * against two a 128x64 one): bf16 28.3 against 24.9 us, FP8 block-scaled
- * 19.9 against 18.7, per-tensor 20.4 against 17.9, where the streams are
- * estimated alike; this term gives 5.1 and 1.3 us. */
-static double fill_fixup_seconds(const tess_gemm_kernel *k, const tess_work_split *s) {
-    const int contributors = s->units / s->sk_items - 1;
-    const int per_thread = k->tile_m * k->tile_n / (2 * 128); /* a consumer warpgroup's values a thread */
-    const int batch = per_thread >= 64 ? 1 : 64 / per_thread;
-    const double slot_bytes = (double)k->tile_m * k->tile_n * sizeof(float);
-    const int rounds = (contributors + batch - 1) / batch;
-    return rounds * TESS_LOADED_L2_LATENCY_S + contributors * slot_bytes / TESS_SM_STREAM_BYTES_PER_S;
 }
 
 /* Estimated run time of a kernel on the problem, in seconds: the longer of
@@ -625,23 +604,11 @@ static double estimate(const tess_device_info *info, const tess_gemm_kernel *k, 
         per_cta_l2 = TESS_SM_STREAM_BYTES_PER_S;
     const double streaming =
         (pass * (double)from_memory / per_cta + pass * (double)(other_tiles - from_memory) / per_cta_l2) / x->grid;
-    /* Fill mode's efficiency applies to the memory's rate, not to a
-     * stream already bound by the CTAs' bytes in flight. */
-    const int fills = tess_split_fills(&x->split);
-    double memory = tess_memory_seconds(info, bytes) / (fills ? TESS_FILL_STREAM_EFFICIENCY : 1.0);
+    double memory = tess_memory_seconds(info, bytes);
     if (streaming > memory)
         memory = streaming;
-    /* In fill mode, rows of the other operand's tile past its matrix
-     * (zero-filled by TMA) slow the stream beyond their share of it
-     * (above), in proportion to them: measured (H200, 2026-11-25, GPU time,
-     * N=4096, K=7168, stream-K) 128x64 tiles at M = 64, 96, 128: bf16
-     * 35.4, 29.1, 24.9 us; FP8 block-scaled 23.0, 19.5, 18.7; per-tensor
-     * 23.3, 20.3, 17.9; 128x128 tiles (half as many padded rows per
-     * streamed row) 1.0-1.05x. Not seen in one wave of whole tiles
-     * (64x24576x1536 FP8: 128x192 tiles padding M=64 to 128 rows 18.4 us,
-     * the best plan, cuBLASLt 18.5). */
-    if (fills)
-        memory *= 1.0 + TESS_PADDED_ROWS_STREAM_COST * padded / rows;
+    if (tess_split_fills(&x->split))
+        memory /= TESS_FILL_STREAM_EFFICIENCY;
     /* A transposed plan whose token tile is narrower than M streams the
      * weights once per token tile: charged as that many whole streams (an
      * overestimate that ranks such plans behind one tile holding every
@@ -652,7 +619,7 @@ static double estimate(const tess_device_info *info, const tess_gemm_kernel *k, 
      * 32-token tiles first. */
     if (transposed && streams_a)
         memory *= (double)other_tiles;
-    return tess_overlapped_seconds(compute, memory) + (fills ? fill_fixup_seconds(k, &x->split) : 0.0);
+    return tess_overlapped_seconds(compute, memory);
 }
 
 /* Fills plan p for kernel `index` running problem `run`: the user's
