@@ -558,8 +558,9 @@ double tess_overlapped_seconds(double compute, double memory) {
  * stream A, B and D from memory once, at the rate the grid can draw (the
  * sustained copy rate, or each CTA's latency-bound stream of the larger
  * operand, re-read once per tile of the other, where that is slower;
- * fill-mode stream-K at TESS_FILL_STREAM_EFFICIENCY of it), plus
- * TESS_OVERLAP_LOSS of the shorter. */
+ * fill-mode stream-K at TESS_FILL_STREAM_EFFICIENCY of it; a transposed
+ * plan's weights once per token tile), plus TESS_OVERLAP_LOSS of the
+ * shorter. */
 static double estimate(const tess_device_info *info, const tess_gemm_kernel *k, const tess_gemm_desc *d,
                        const tess_gemm_launch *x, int transposed) {
     const int64_t k_padded = (d->k + k->tile_k - 1) / k->tile_k * k->tile_k;

@@ -403,7 +403,7 @@ TESS_API tess_status tess_grouped_gemm(tess_handle handle, const tess_grouped_ge
         return s;
     p.groups = (int)desc->groups;
     if (tokens_as_b && plan->group_order == TESS_GROUP_ORDER_BANDED) /* one band per group (preferred_order) */
-        p.group_m = (int)max_tile_rows(desc, k->tile_n); /* times the weight tiles: at most max_items */
+        p.group_m = (int)max_tile_rows(desc, (int)work_item_rows(k)); /* times the weight tiles: max_items */
     p.group_layout = desc->layout;
     p.group_order = plan->group_order;
     p.group_rows = group_rows;

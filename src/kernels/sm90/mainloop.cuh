@@ -333,8 +333,8 @@ TESS_DEVICE void promotion_begin(float (&acc)[Cfg::BN / 2], int t, int a_shift, 
 template <class Cfg>
 TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], char *smem_a, char *smem_b,
                                             const char *smem_scales, uint64_t *full, uint64_t *empty, pipe_cursor &c,
-                                            int k_begin, int k_end, int n0, int a_shift,
-                                            int wg, int t, bool releases) {
+                                            int k_begin, int k_end, int n0, int a_shift, int wg, int t,
+                                            bool releases) {
     // The row factors are read before the wgmmas, which hide their latency,
     // where registers allow: not for 128x128 B with BN = 192 (two
     // accumulators of 96 leave room for two factors, not four).
@@ -393,8 +393,8 @@ TESS_DEVICE void promote_half(float (&acc)[Cfg::BN / 2], float (&part)[Cfg::MMA_
 template <class Cfg>
 TESS_DEVICE void consumer_mma_tile_promoted_halves(float (&acc)[Cfg::BN / 2], char *smem_a, char *smem_b,
                                                    const char *smem_scales, uint64_t *full, uint64_t *empty,
-                                                   pipe_cursor &c, int k_begin,
-                                                   int k_end, int a_shift, int wg, int t, bool releases) {
+                                                   pipe_cursor &c, int k_begin, int k_end, int a_shift, int wg,
+                                                   int t, bool releases) {
     static_assert(Cfg::PROMOTES_IN_HALVES && Cfg::TAKES_MMA_TURNS, "256-wide promoted tiles, taking turns");
     float part[Cfg::MMA_N / 2];
     int row, col;
@@ -446,8 +446,8 @@ TESS_DEVICE void promote_pipelined_step(float (&acc)[Cfg::BN / 2], float (&next)
 template <class Cfg>
 TESS_DEVICE void consumer_mma_tile_promoted_pipelined(float (&acc)[Cfg::BN / 2], char *smem_a, char *smem_b,
                                                       const char *smem_scales, uint64_t *full, uint64_t *empty,
-                                                      pipe_cursor &c, int k_begin,
-                                                      int k_end, int a_shift, int wg, int t, bool releases) {
+                                                      pipe_cursor &c, int k_begin, int k_end, int a_shift, int wg,
+                                                      int t, bool releases) {
     static_assert(!Cfg::PIPELINES_PROMOTION || Cfg::B_FACTORS != 2, "tiles inside one 128-column block of B factors");
     float part0[Cfg::BN / 2], part1[Cfg::BN / 2];
     int row, col;
@@ -461,19 +461,17 @@ TESS_DEVICE void consumer_mma_tile_promoted_pipelined(float (&acc)[Cfg::BN / 2],
     pipe_advance(c, Cfg::STAGES);
     for (int kb = k_begin + 1;; kb += 2) {
         if (kb >= k_end) {
-            promote_finished<Cfg, 0>(acc, part0, smem_scales, empty, previous, kb - 1, wg, row,
-                                     col, releases);
+            promote_finished<Cfg, 0>(acc, part0, smem_scales, empty, previous, kb - 1, wg, row, col, releases);
             return;
         }
-        promote_pipelined_step<Cfg>(acc, part1, part0, smem_a, smem_b, smem_scales, full, empty, c, previous,
-                                    kb - 1, wg, row, col, releases);
+        promote_pipelined_step<Cfg>(acc, part1, part0, smem_a, smem_b, smem_scales, full, empty, c, previous, kb - 1,
+                                    wg, row, col, releases);
         if (kb + 1 >= k_end) {
-            promote_finished<Cfg, 0>(acc, part1, smem_scales, empty, previous, kb, wg, row, col,
-                                     releases);
+            promote_finished<Cfg, 0>(acc, part1, smem_scales, empty, previous, kb, wg, row, col, releases);
             return;
         }
-        promote_pipelined_step<Cfg>(acc, part0, part1, smem_a, smem_b, smem_scales, full, empty, c, previous,
-                                    kb, wg, row, col, releases);
+        promote_pipelined_step<Cfg>(acc, part0, part1, smem_a, smem_b, smem_scales, full, empty, c, previous, kb, wg,
+                                    row, col, releases);
     }
 }
 
@@ -487,11 +485,11 @@ TESS_DEVICE void consumer_mma(float (&acc)[Cfg::BN / 2], char *smem_a, char *sme
                               int a_shift, int wg, int t) {
     const bool releases = t % (128 / Cfg::RELEASERS) == 0;
     if constexpr (Cfg::PIPELINES_PROMOTION)
-        consumer_mma_tile_promoted_pipelined<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, c, k_begin,
-                                                  k_end, a_shift, wg, t, releases);
+        consumer_mma_tile_promoted_pipelined<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, c, k_begin, k_end,
+                                                  a_shift, wg, t, releases);
     else if constexpr (Cfg::PROMOTES_IN_HALVES)
-        consumer_mma_tile_promoted_halves<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, c, k_begin,
-                                               k_end, a_shift, wg, t, releases);
+        consumer_mma_tile_promoted_halves<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, c, k_begin, k_end,
+                                               a_shift, wg, t, releases);
     else if constexpr (Cfg::PROMOTES)
         consumer_mma_tile_promoted<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, c, k_begin, k_end, n0,
                                         a_shift, wg, t, releases);
