@@ -137,6 +137,7 @@ TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::B
 // D of any type stored straight from registers, element by element inside
 // rows [.., m_end) and columns [.., n_end) (the matrix, or a group's part
 // of it): f32 D, 16-bit D that TMA cannot store exactly, and token tiles.
+// The general form: any D type, and C (epi_store_element, epi_load_c).
 template <class Cfg, bool WITH_C>
 TESS_DEVICE void epilogue_store_direct(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], int t, int b, int m0,
                                        int m_end, int n0, int n_end) {
@@ -150,6 +151,35 @@ TESS_DEVICE void epilogue_store_direct(const tess_gemm_params &p, float (&acc)[C
     }
 }
 
+// The same without C, for f32 (T = float) or 16-bit D (T = uint16_t; bf16
+// or f16): D's layout is read once and each element is one inline store.
+// A decode GEMM's token tiles store this way, and the general form's calls
+// (each re-reading D's layout from the parameters through a generic
+// pointer, then switching on its type) cost ~1.7 us per 128 x 16 tile
+// (bench/NOTES.md, session 16), a tenth of the whole GEMM.
+template <class Cfg, class T>
+TESS_DEVICE void epilogue_store_direct_as(const tess_gemm_params &p, const float (&acc)[Cfg::BN / 2], int t, int b,
+                                          int m0, int m_end, int n0, int n_end) {
+    const bool row_major = p.d_layout.order == TESS_ORDER_ROW, bf16 = p.d_layout.dtype == TESS_DTYPE_BF16;
+    const int64_t ld = p.d_layout.ld, row_step = row_major ? ld : 1, col_step = row_major ? 1 : ld;
+    T *d = (T *)p.d + (int64_t)b * p.d_layout.batch_stride;
+    const float alpha = p.alpha;
+#pragma unroll
+    for (int v = 0; v < Cfg::BN / 2; v++) {
+        int m, n;
+        tess_wgmma_acc_coord(t, v, &m, &n);
+        m += m0, n += n0;
+        if (m < m_end && n < n_end) {
+            const float x = alpha * acc[v];
+            T *at = d + m * row_step + n * col_step;
+            if constexpr (sizeof(T) == 4)
+                *at = x;
+            else
+                *at = bf16 ? tess_f32_to_bf16(x) : tess_f32_to_f16(x);
+        }
+    }
+}
+
 // The epilogue of one warpgroup's part of tile `tile` (its rows from m0):
 // the store path and whether C is read are decided once per tile, so each
 // unrolled variant is straight-line code.
@@ -159,7 +189,12 @@ TESS_DEVICE void epilogue(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], 
     const bool with_c = p.beta != 0.0f;
     const int b = tile.d_batch, m_end = tile.m_end, n0 = tile.n0, n_end = tile.n_end;
     if (Cfg::STORES_FROM_REGISTERS || p.d_direct) {
-        if (with_c)
+        const tess_dtype dt = p.d_layout.dtype;
+        if (!with_c && dt == TESS_DTYPE_F32)
+            epilogue_store_direct_as<Cfg, float>(p, acc, t, b, m0, m_end, n0, n_end);
+        else if (!with_c && (dt == TESS_DTYPE_BF16 || dt == TESS_DTYPE_F16))
+            epilogue_store_direct_as<Cfg, uint16_t>(p, acc, t, b, m0, m_end, n0, n_end);
+        else if (with_c)
             epilogue_store_direct<Cfg, true>(p, acc, t, b, m0, m_end, n0, n_end);
         else
             epilogue_store_direct<Cfg, false>(p, acc, t, b, m0, m_end, n0, n_end);
