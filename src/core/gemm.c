@@ -438,6 +438,10 @@ static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, cons
     const double epilogue = 1.0 + (k->epi_rounds - 1) * TESS_EPI_ROUND_WAIT_BLOCKS / x->split.k_blocks;
     if (x->split.sk_items == 0) {
         waves = (double)((x->split.dp_items + x->split.units - 1) / x->split.units);
+    } else if (tess_split_fills(&x->split)) {
+        /* Every unit one share of one item's K; the fixup after the stream
+         * is timed apart (fill_fixup_seconds). */
+        waves = (double)x->split.sk_items / x->split.units;
     } else {
         double fixups = 1.0 + (double)x->split.units / x->split.sk_items;
         waves = (double)(x->split.dp_items + x->split.sk_items) / x->split.units +
@@ -512,12 +516,30 @@ static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, cons
 #define TESS_PROMOTED_STREAM_SHARE 0.85
 #define TESS_COPIED_FACTORS_STREAM_SHARE 0.55
 /* Stream-K in fill mode (every tile's K shared, fewer tiles than SMs, in
- * contiguous shares) streams at this fraction of the copy rate, less
- * the fixed launch cost (H100, 2026-11-23, GPU time): bf16 M=1 N=4096
- * K=7168 0.81 (128 units), N=2112 0.65 (119); FP8 block-scaled N=4096
- * 0.67 (128). It includes the fixups. (Measured with an interleaved K
- * order, which ran 1-4% slower than contiguous shares on an H200.) */
-#define TESS_FILL_STREAM_EFFICIENCY 0.7
+ * contiguous shares) streams at the copy rate like any other plan, and then
+ * pays a fixup that nothing hides: a contributor stores its partial sums
+ * and raises its flag, the finishing unit sees the flag and reads every
+ * contributor's sums, all through L2. Timed per CTA with globaltimer stamps
+ * (bench/probes/timeline.sh, H200, 2026-11-25): 2.0-2.2 us after the last
+ * mainloop for 128x16 tiles shared 7 ways (8 KB sums), 4.7 us for 128x128
+ * shared 4 ways (64 KB). Modelled as this latency plus the shares' sums
+ * (the finisher's reads and a contributor's store) through one SM at its
+ * L2 rate (TESS_L2_BYTES_PER_SM_CLOCK). Fitted with every plan of 37 small-M
+ * and mid-sized problems timed on the H200 (bench/probes/plan_all.sh): the
+ * planner's picks ran 1.96% slower than the best plans on geometric mean,
+ * against 4.8% with the flat 0.7 stream efficiency this replaced (1024 x
+ * 1024 x 8192 bf16 had taken 128x256 tiles shared 4 ways, 36.8 us, over
+ * 128x128 shared 2 ways, 31.8). */
+#define TESS_FILL_FIXUP_LATENCY_S 2.0e-6
+/* In fill mode, tiles that pad M with rows TMA fills with zeros stream
+ * slower than their real rows account for (H200, 2026-11-25, GPU time,
+ * 128x64 stream-K at N=4096, K=7168: bf16 35.4, 29.1, 24.9 us at M = 64,
+ * 96, 128, i.e. 0.84 and 0.68 of the padded fraction; the cause is not
+ * known). With this and the fixup above the planner's picks over the 37
+ * problems ran 0.56% slower than the best on geometric mean (1.96% without:
+ * 64x2112x7168 bf16 took 128x64 tiles over M = 64 padded to 128, 22.5 us,
+ * where the transposed 64-token tile ran 18.5). */
+#define TESS_FILL_PADDED_ROWS_COST 0.8
 
 /* The device's peak SM clock (Hz) and memory rate (bytes/s; DDR, two
  * transfers a clock), or an H100 SXM's where no device is asked. */
@@ -553,14 +575,24 @@ double tess_overlapped_seconds(double compute, double memory) {
     return compute > memory ? compute + TESS_OVERLAP_LOSS * memory : memory + TESS_OVERLAP_LOSS * compute;
 }
 
+/* The fixup after a fill-mode stream-K plan's mainloops (0 for other
+ * plans): TESS_FILL_FIXUP_LATENCY_S, plus one partial-sum slot per unit
+ * sharing an item through one SM's L2 bandwidth. */
+static double fill_fixup_seconds(const tess_device_info *info, const tess_gemm_kernel *k, const tess_gemm_launch *x) {
+    if (!tess_split_fills(&x->split))
+        return 0.0;
+    const double shares = (double)x->split.units / x->split.sk_items;
+    const double slot_bytes = (double)k->tile_m * k->tile_n * sizeof(float);
+    return TESS_FILL_FIXUP_LATENCY_S + shares * slot_bytes / (TESS_L2_BYTES_PER_SM_CLOCK * device_sm_hz(info));
+}
+
 /* Estimated run time of a kernel on the problem, in seconds: the longer of
  * its tensor-core time (tile_work at the sustained clock) and the time to
  * stream A, B and D from memory once, at the rate the grid can draw (the
  * sustained copy rate, or each CTA's latency-bound stream of the larger
- * operand, re-read once per tile of the other, where that is slower;
- * fill-mode stream-K at TESS_FILL_STREAM_EFFICIENCY of it; a transposed
- * plan's weights once per token tile), plus TESS_OVERLAP_LOSS of the
- * shorter. */
+ * operand, re-read once per tile of the other, where that is slower; a
+ * transposed plan's weights once per token tile), plus TESS_OVERLAP_LOSS of
+ * the shorter, plus a fill-mode stream-K plan's fixup. */
 static double estimate(const tess_device_info *info, const tess_gemm_kernel *k, const tess_gemm_desc *d,
                        const tess_gemm_launch *x, int transposed) {
     const int64_t k_padded = (d->k + k->tile_k - 1) / k->tile_k * k->tile_k;
@@ -608,8 +640,6 @@ static double estimate(const tess_device_info *info, const tess_gemm_kernel *k, 
     double memory = tess_memory_seconds(info, bytes);
     if (streaming > memory)
         memory = streaming;
-    if (tess_split_fills(&x->split))
-        memory /= TESS_FILL_STREAM_EFFICIENCY;
     /* A transposed plan whose token tile is narrower than M streams the
      * weights once per token tile: charged as that many whole streams (an
      * overestimate that ranks such plans behind one tile holding every
@@ -620,7 +650,12 @@ static double estimate(const tess_device_info *info, const tess_gemm_kernel *k, 
      * 32-token tiles first. */
     if (transposed && streams_a)
         memory *= (double)other_tiles;
-    return tess_overlapped_seconds(compute, memory);
+    /* Fill mode: tiles whose rows run past M (TMA fills them with zeros)
+     * stream slower than their useful rows say, by TESS_FILL_PADDED_ROWS_COST
+     * of the padded fraction. */
+    if (tess_split_fills(&x->split) && !transposed)
+        memory *= 1.0 + TESS_FILL_PADDED_ROWS_COST * padded / (double)other_tile;
+    return tess_overlapped_seconds(compute, memory) + fill_fixup_seconds(info, k, x);
 }
 
 /* Fills plan p for kernel `index` running problem `run`: the user's
