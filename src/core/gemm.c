@@ -538,7 +538,10 @@ static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, cons
  * known). With this and the fixup above the planner's picks over the 37
  * problems ran 0.56% slower than the best on geometric mean (1.96% without:
  * 64x2112x7168 bf16 took 128x64 tiles over M = 64 padded to 128, 22.5 us,
- * where the transposed 64-token tile ran 18.5). */
+ * where the transposed 64-token tile ran 18.5). On 10 problems timed
+ * after the fit they ran 2.19% slower (the old terms 0.74%): 128x8192x8192
+ * bf16 takes 128x128 tiles shared 2 ways, 45.2 us, where 128x64 tiles in
+ * one wave ran 42.4 (bench/NOTES.md, session 16). */
 #define TESS_FILL_PADDED_ROWS_COST 0.8
 
 /* The device's peak SM clock (Hz) and memory rate (bytes/s; DDR, two
