@@ -569,9 +569,14 @@ double tess_memory_seconds(const tess_device_info *info, double bytes) {
  * ms, 6.4 TB/s; 132 SMs at 1.98 GHz), well below L2's nominal rate. */
 #define TESS_L2_BYTES_PER_SM_CLOCK 24.0
 
+/* What one SM draws from L2, in bytes per second. */
+static double l2_bytes_per_sm_s(const tess_device_info *info) {
+    return TESS_L2_BYTES_PER_SM_CLOCK * device_sm_hz(info);
+}
+
 double tess_l2_read_seconds(const tess_device_info *info, double bytes) {
     const int sms = info && info->sm_count > 0 ? info->sm_count : TESS_DEFAULT_SMS;
-    return bytes / (TESS_L2_BYTES_PER_SM_CLOCK * sms * device_sm_hz(info));
+    return bytes / (sms * l2_bytes_per_sm_s(info));
 }
 
 double tess_overlapped_seconds(double compute, double memory) {
@@ -586,7 +591,7 @@ static double fill_fixup_seconds(const tess_device_info *info, const tess_gemm_k
         return 0.0;
     const double shares = (double)x->split.units / x->split.sk_items;
     const double slot_bytes = (double)k->tile_m * k->tile_n * sizeof(float);
-    return TESS_FILL_FIXUP_LATENCY_S + shares * slot_bytes / (TESS_L2_BYTES_PER_SM_CLOCK * device_sm_hz(info));
+    return TESS_FILL_FIXUP_LATENCY_S + shares * slot_bytes / l2_bytes_per_sm_s(info);
 }
 
 /* Estimated run time of a kernel on the problem, in seconds: the longer of

@@ -156,7 +156,9 @@ TESS_DEVICE void epilogue_store_direct(const tess_gemm_params &p, float (&acc)[C
 // A decode GEMM's token tiles store this way, and the general form's calls
 // (each re-reading D's layout from the parameters through a generic
 // pointer, then switching on its type) cost ~1.7 us per 128 x 16 tile
-// (bench/NOTES.md, session 16), a tenth of the whole GEMM.
+// (bench/NOTES.md, session 16), a tenth of the whole GEMM. The row and
+// column steps are tess_matrix_offset's, taken once: calling it per element
+// spills 8 bytes in the FP8 128x256 three-stage kernels (f32 D).
 template <class Cfg, class T>
 TESS_DEVICE void epilogue_store_direct_as(const tess_gemm_params &p, const float (&acc)[Cfg::BN / 2], int t, int b,
                                           int m0, int m_end, int n0, int n_end) {
