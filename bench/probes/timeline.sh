@@ -3,9 +3,11 @@
 # tessera with bench/probes/timeline.patch (globaltimer stamps, printed per
 # consumer warpgroup), runs a few calls of each shape and summarises them
 # with timeline.py; then the pure streaming floors (stream_patterns.cu).
-# OUT=... bash bench/probes/timeline.sh BUILD
+# OUT=... bash bench/probes/timeline.sh BUILD [CASES]
+# CASES: a file of "name bench-gemm-flags" lines, instead of the four below.
 set -u
 b=${1:-build}
+cases=${2:-}
 git apply bench/probes/timeline.patch || exit 1
 # printf in a kernel spills a few: warnings, not errors, for this build only
 sed -i 's/ --Werror=all-warnings//' CMakeLists.txt
@@ -19,6 +21,10 @@ run() { # name, bench flags
 }
 bf="--A=bf16:row --B=bf16:col --D=bf16:row"
 f8="--A=e4m3:row --B=e4m3:col --D=bf16:row --scale-a=block1x128 --scale-b=block128x128"
+if [ -n "$cases" ]; then
+  while read -r name flags; do run "$name" "$flags"; done < "$cases"
+  exit 0
+fi
 run bf16_16x2112 "--m=16 --n=2112 --k=7168 $bf"
 run bf16_16x4096 "--m=16 --n=4096 --k=7168 $bf"
 run bf16_128x4096 "--m=128 --n=4096 --k=7168 $bf"
