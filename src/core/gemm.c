@@ -1013,6 +1013,18 @@ static tess_status operand_map(CUtensorMap *map, const tess_matrix_desc *x, cons
     return matrix_map(map, x, ptr, batch, k_contiguous ? tile_rows : 64);
 }
 
+/* For a dense kernel's K-major operand x whose `extent` rows (M for A, N for
+ * B) end inside its last tile of tile_rows: a map whose box holds just the
+ * rows that exist there, and their count (gemm_params.h tma_a_edge); 0 rows
+ * otherwise. Grouped kernels' tiles start anywhere in a group, so their
+ * edges move: they keep zero-filled boxes. */
+static tess_status edge_map(CUtensorMap *map, int *rows, const tess_gemm_kernel *k, const tess_matrix_desc *x,
+                            const void *ptr, int64_t batch, int k_is_rows, int64_t extent, int tile_rows) {
+    const int k_contiguous = k_is_rows ? x->order == TESS_ORDER_COL : x->order == TESS_ORDER_ROW;
+    *rows = k->grouped || !k_contiguous ? 0 : (int)(extent % tile_rows);
+    return *rows ? matrix_map(map, x, ptr, batch, *rows) : TESS_STATUS_SUCCESS;
+}
+
 /* Fills a kernel's parameters for a validated problem: tensor maps of A, B,
  * D and the block factors, shapes, tile counts, scales; the work split is
  * the caller's. */
@@ -1024,6 +1036,11 @@ tess_status tess_gemm_params_init(tess_gemm_params *p, const tess_gemm_kernel *k
     const int64_t batch = desc->batch;
     if ((s = operand_map(&p->tma_a, &desc->a, a, batch, 0, k->tile_m)) ||
         (s = operand_map(&p->tma_b, &desc->b, b, batch, 1, k->tile_n / k->cluster_m))) /* each CTA's share of B */
+        return s;
+    /* (B's edge only for clusters of 1: a cluster's CTAs load shares of its B tile.) */
+    if ((s = edge_map(&p->tma_a_edge, &p->a_edge_rows, k, &desc->a, a, batch, 0, desc->m, k->tile_m)) ||
+        (k->cluster_m == 1 &&
+         (s = edge_map(&p->tma_b_edge, &p->b_edge_rows, k, &desc->b, b, batch, 1, desc->n, k->tile_n))))
         return s;
     p->d_direct = !d_by_tma(&desc->d, d, batch);
     if (!p->d_direct && (s = matrix_map(&p->tma_d, &desc->d, d, batch, 64))) /* the epilogue's 64 x 64 sub-tiles */

@@ -69,6 +69,17 @@ typedef struct tess_gemm_params {
     CUtensorMap tma_a; /* A: K-major (box 64 x BM) or M-major (box 64 x 64) */
     CUtensorMap tma_b; /* B: K-major (box 64 x BN) or N-major (box 64 x 64) */
     CUtensorMap tma_d; /* 16-bit D stored by TMA: 64 x 64 boxes, 128-byte swizzle */
+    /* A dense GEMM's K-major A (B, in clusters of 1) whose rows end inside
+     * the last tile row (column): a map of the same matrix whose box holds
+     * just the a_edge_rows (b_edge_rows) rows that exist there, used for
+     * those tiles; 0 rows: no such map. TMA fills a box's rows past the
+     * tensor's edge with zeros at about half the streaming rate
+     * (bench/probes/tma_oob.cu), which made padded tiles (M = 64 on 128-row
+     * tiles) stream at half speed. The shared-memory rows past the edge are
+     * left as they were: they feed only accumulator rows (columns) that are
+     * never stored. */
+    CUtensorMap tma_a_edge, tma_b_edge;
+    int a_edge_rows, b_edge_rows;
     int m, n; /* D's rows and columns, as the int the epilogue's bounds checks compare */
     int m_tiles, n_tiles;
     int group_m;

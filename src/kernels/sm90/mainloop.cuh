@@ -111,6 +111,14 @@ TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, cha
     const int m0 = tile.m0, n0 = tile.n0;
     constexpr int B_SHARE_ROWS = Cfg::BN / Cfg::CLUSTER;
     const bool by_tma = factors_by_tma<Cfg>(p);
+    // A tile whose rows (columns) end inside it loads just those that exist
+    // (gemm_params.h tma_a_edge): the stage then expects fewer bytes.
+    const bool a_edge = !Cfg::GROUPED && !Cfg::A_MN && p.a_edge_rows && m0 < p.m && m0 + Cfg::BM > p.m;
+    const bool b_edge = !Cfg::GROUPED && !Cfg::B_MN && Cfg::CLUSTER == 1 && p.b_edge_rows && n0 < p.n && n0 + Cfg::BN > p.n;
+    const CUtensorMap *map_a = a_edge ? &p.tma_a_edge : &p.tma_a, *map_b = b_edge ? &p.tma_b_edge : &p.tma_b;
+    const uint32_t stage_tx = (a_edge ? p.a_edge_rows * TESS_SM90_BK_BYTES : Cfg::A_STAGE_BYTES) +
+                              (b_edge ? p.b_edge_rows * TESS_SM90_BK_BYTES : Cfg::B_STAGE_BYTES) +
+                              (by_tma ? Cfg::SCALE_TX_BYTES : 0);
     scale_sources<Cfg> sources;
     if (Cfg::BLOCK_SCALED && !by_tma)
         scale_sources_init<Cfg>(sources, p, tile, lane);
@@ -119,14 +127,14 @@ TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, cha
         uint64_t *bar = &full[c.stage];
         float *factors = (float *)(smem_scales + c.stage * Cfg::SCALE_STAGE_BYTES);
         if (lane == 0) {
-            mbar_arrive_expect_tx(bar, Cfg::A_STAGE_BYTES + Cfg::B_STAGE_BYTES + (by_tma ? Cfg::SCALE_TX_BYTES : 0));
+            mbar_arrive_expect_tx(bar, stage_tx);
             if (by_tma)
                 load_block_scales_tma<Cfg>(p, factors, bar, tile, kb);
             const int k0 = kb * Cfg::BK;
-            load_operand<Cfg, Cfg::BM, Cfg::A_MN, false>(smem_a + c.stage * Cfg::A_STAGE_BYTES, &p.tma_a, bar, m0,
+            load_operand<Cfg, Cfg::BM, Cfg::A_MN, false>(smem_a + c.stage * Cfg::A_STAGE_BYTES, map_a, bar, m0,
                                                          k0, ba);
             load_operand<Cfg, B_SHARE_ROWS, Cfg::B_MN, (Cfg::CLUSTER > 1)>(
-                smem_b + c.stage * Cfg::B_STAGE_BYTES + rank * Cfg::B_SHARE_BYTES, &p.tma_b, bar,
+                smem_b + c.stage * Cfg::B_STAGE_BYTES + rank * Cfg::B_SHARE_BYTES, map_b, bar,
                 n0 + rank * B_SHARE_ROWS, k0, bb);
         }
         if (Cfg::BLOCK_SCALED && !by_tma)
