@@ -14,7 +14,9 @@ grep -v '^#' bench/suites/smallm.txt | grep -v '^ *$' | sed 's/--m=1,4,16/--m=4,
 $t $defaults --suite=/tmp/smallm_plans.txt > $OUT/plans.txt 2>&1
 bf="--A=bf16:row --B=bf16:col --D=bf16:row"
 f8="--A=e4m3:row --B=e4m3:col --D=bf16:row --scale-a=block1x128 --scale-b=block128x128"
-for mnk in "--m=256 --n=4096 --k=7168" "--m=512 --n=2048 --k=8192" "--m=256 --n=7168 --k=2048" "--m=1024 --n=1024 --k=8192"; do
+# (then the 5 held out from session 16's fit, fitted with the rest since session 17)
+for mnk in "--m=256 --n=4096 --k=7168" "--m=512 --n=2048 --k=8192" "--m=256 --n=7168 --k=2048" "--m=1024 --n=1024 --k=8192" \
+    "--m=128 --n=8192 --k=8192" "--m=256 --n=2048 --k=7168" "--m=768 --n=4096 --k=4096" "--m=96 --n=4096 --k=7168" "--m=32 --n=7168 --k=4096"; do
   $t $mnk $bf >> $OUT/plans.txt 2>&1
   $t $mnk $f8 >> $OUT/plans.txt 2>&1
 done

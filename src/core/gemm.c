@@ -534,8 +534,13 @@ static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, cons
 /* In fill mode, tiles that pad M with rows TMA fills with zeros stream
  * slower than their real rows account for (H200, 2026-11-25, GPU time,
  * 128x64 stream-K at N=4096, K=7168: bf16 35.4, 29.1, 24.9 us at M = 64,
- * 96, 128, i.e. 0.84 and 0.68 of the padded fraction; the cause is not
- * known). With this and the fixup above the planner's picks over the 37
+ * 96, 128, i.e. 0.84 and 0.68 of the padded fraction). The cause, found
+ * later: TMA fills a box's rows past the tensor's edge at about half the
+ * streaming rate (bench/probes/tma_oob.cu). Kernels now load only the rows
+ * that exist where they can (loads_edge_rows_only: those plans have no
+ * padded rows here, and ran 35.4 -> 23.9 us at M = 64); the term stays for
+ * the zero-filled boxes left (MN-major operands, B multicast in clusters).
+ * With this and the fixup above the planner's picks over the 37
  * problems ran 0.56% slower than the best on geometric mean (1.96% without:
  * 64x2112x7168 bf16 took 128x64 tiles over M = 64 padded to 128, 22.5 us,
  * where the transposed 64-token tile ran 18.5). On 10 problems timed
@@ -594,6 +599,15 @@ static double fill_fixup_seconds(const tess_device_info *info, const tess_gemm_k
     return TESS_FILL_FIXUP_LATENCY_S + shares * slot_bytes / l2_bytes_per_sm_s(info);
 }
 
+/* Whether a dense kernel loads just the rows that exist of operand A (B when
+ * of_b) in the tile where the operand's rows end (tess_gemm_params_init's
+ * edge maps: K-major, and for B clusters of 1), rather than a box whose
+ * rows past the edge TMA fills with zeros. */
+static int loads_edge_rows_only(const tess_gemm_kernel *k, const tess_gemm_desc *d, int of_b) {
+    const int k_major = of_b ? d->b.order == TESS_ORDER_COL : d->a.order == TESS_ORDER_ROW;
+    return !k->grouped && k_major && (!of_b || k->cluster_m == 1);
+}
+
 /* Estimated run time of a kernel on the problem, in seconds: the longer of
  * its tensor-core time (tile_work at the sustained clock) and the time to
  * stream A, B and D from memory once, at the rate the grid can draw (the
@@ -616,7 +630,10 @@ static double estimate(const tess_device_info *info, const tess_gemm_kernel *k, 
     const int rows = streams_a ? k->tile_m : k->tile_n / k->cluster_m;
     const int64_t other = streams_a ? d->n : d->m, other_tile = streams_a ? k->tile_n : k->tile_m;
     const int64_t other_tiles = (other + other_tile - 1) / other_tile;
-    const double padded = (double)(other_tiles * other_tile - other) / other_tiles;
+    /* (Rows past the edge cost nothing where the kernel loads only those
+     * that exist: edge_map.) */
+    const double padded =
+        loads_edge_rows_only(k, d, !streams_a) ? 0.0 : (double)(other_tiles * other_tile - other) / other_tiles;
     const double row_bytes = (double)k->tile_k * tess_dtype_size(streams_a ? d->a.dtype : d->b.dtype);
     double per_cta = k->stages * (rows + padded) * row_bytes / TESS_LOADED_MEMORY_LATENCY_S;
     if (per_cta > TESS_SM_STREAM_BYTES_PER_S)
@@ -1013,16 +1030,16 @@ static tess_status operand_map(CUtensorMap *map, const tess_matrix_desc *x, cons
     return matrix_map(map, x, ptr, batch, k_contiguous ? tile_rows : 64);
 }
 
-/* For a dense kernel's K-major operand x whose `extent` rows (M for A, N for
- * B) end inside its last tile of tile_rows: a map whose box holds just the
- * rows that exist there, and their count (gemm_params.h tma_a_edge); 0 rows
- * otherwise. Grouped kernels' tiles start anywhere in a group, so their
- * edges move: they keep zero-filled boxes. */
-static tess_status edge_map(CUtensorMap *map, int *rows, const tess_gemm_kernel *k, const tess_matrix_desc *x,
-                            const void *ptr, int64_t batch, int k_is_rows, int64_t extent, int tile_rows) {
-    const int k_contiguous = k_is_rows ? x->order == TESS_ORDER_COL : x->order == TESS_ORDER_ROW;
-    *rows = k->grouped || !k_contiguous ? 0 : (int)(extent % tile_rows);
-    return *rows ? matrix_map(map, x, ptr, batch, *rows) : TESS_STATUS_SUCCESS;
+/* For operand A (B when of_b) of a kernel that loads just the rows that
+ * exist where they end inside its last tile (loads_edge_rows_only): a map
+ * whose box holds those rows, and their count (gemm_params.h tma_a_edge);
+ * 0 rows where the operand fills its tiles or the kernel keeps zero-filled
+ * boxes. */
+static tess_status edge_map(CUtensorMap *map, int *rows, const tess_gemm_kernel *k, const tess_gemm_desc *desc,
+                            const void *ptr, int of_b) {
+    const int64_t extent = of_b ? desc->n : desc->m, tile_rows = of_b ? k->tile_n : k->tile_m;
+    *rows = loads_edge_rows_only(k, desc, of_b) ? (int)(extent % tile_rows) : 0;
+    return *rows ? matrix_map(map, of_b ? &desc->b : &desc->a, ptr, desc->batch, *rows) : TESS_STATUS_SUCCESS;
 }
 
 /* Fills a kernel's parameters for a validated problem: tensor maps of A, B,
@@ -1037,10 +1054,8 @@ tess_status tess_gemm_params_init(tess_gemm_params *p, const tess_gemm_kernel *k
     if ((s = operand_map(&p->tma_a, &desc->a, a, batch, 0, k->tile_m)) ||
         (s = operand_map(&p->tma_b, &desc->b, b, batch, 1, k->tile_n / k->cluster_m))) /* each CTA's share of B */
         return s;
-    /* (B's edge only for clusters of 1: a cluster's CTAs load shares of its B tile.) */
-    if ((s = edge_map(&p->tma_a_edge, &p->a_edge_rows, k, &desc->a, a, batch, 0, desc->m, k->tile_m)) ||
-        (k->cluster_m == 1 &&
-         (s = edge_map(&p->tma_b_edge, &p->b_edge_rows, k, &desc->b, b, batch, 1, desc->n, k->tile_n))))
+    if ((s = edge_map(&p->tma_a_edge, &p->a_edge_rows, k, desc, a, 0)) ||
+        (s = edge_map(&p->tma_b_edge, &p->b_edge_rows, k, desc, b, 1)))
         return s;
     p->d_direct = !d_by_tma(&desc->d, d, batch);
     if (!p->d_direct && (s = matrix_map(&p->tma_d, &desc->d, d, batch, 64))) /* the epilogue's 64 x 64 sub-tiles */
