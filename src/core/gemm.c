@@ -268,6 +268,9 @@ static tess_status scale_maps(tess_gemm_params *p, const tess_gemm_kernel *k, co
     const int a_box = k->tile_m + (k->grouped == TESS_GROUPED_ROWS ? TESS_GROUPED_FACTOR_BOX_EXTRA : 0);
     tess_status s = tess_tensor_map_factors(&p->tma_scale_a, a->data, desc->m, kb, a->layout.stride_k, desc->batch,
                                             a_batch, a_box, 1);
+    if (s == TESS_STATUS_SUCCESS && p->a_edge_rows) /* gemm_params.h tma_scale_a_edge */
+        s = tess_tensor_map_factors(&p->tma_scale_a_edge, a->data, desc->m, kb, a->layout.stride_k, desc->batch,
+                                    a_batch, tess_edge_factor_rows(p->a_edge_rows), 1);
     if (s != TESS_STATUS_SUCCESS)
         return s;
     if (per_column)

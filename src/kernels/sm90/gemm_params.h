@@ -6,6 +6,7 @@
 #include <cuda.h>
 #include <stdint.h>
 
+#include "core/hd.h"
 #include "core/scale.h"
 #include "kernels/common/sched.h"
 #include "tessera.h"
@@ -65,6 +66,10 @@ enum tess_grouped_kind { TESS_GROUPED_NONE, TESS_GROUPED_ROWS, TESS_GROUPED_TOKE
  * may have): a stage's factor is the box's first, the other three unused. */
 #define TESS_TMA_FACTOR_BOX_K 4
 
+/* Rows of A factors in the edge tile's box (tma_scale_a_edge): its rows
+ * rounded up to 4 floats, 16 bytes. */
+TESS_HD int tess_edge_factor_rows(int rows) { return (rows + 3) / 4 * 4; }
+
 typedef struct tess_gemm_params {
     CUtensorMap tma_a; /* A: K-major (box 64 x BM) or M-major (box 64 x 64) */
     CUtensorMap tma_b; /* B: K-major (box 64 x BN) or N-major (box 64 x 64) */
@@ -111,6 +116,9 @@ typedef struct tess_gemm_params {
      * contiguous), 0 when the producer warp copies them (any other strides). */
     int scales_by_tma;
     CUtensorMap tma_scale_a, tma_scale_b;
+    /* With a_edge_rows, A's factors for the tile where A's rows end: a box of
+     * a_edge_rows rounded up to 4 (16 bytes, the least a box row may hold). */
+    CUtensorMap tma_scale_a_edge;
     /* Grouped kernels (Mixture-of-Experts; kernels/sm90/grouped.cuh): group
      * g multiplies its rows of A by B (and B's factors) of batch g. The
      * group sizes lie on the device in group_rows: the cumulative row ends

@@ -86,13 +86,13 @@ TESS_DEVICE void load_block_scales(const tess_gemm_params &p, const scale_source
 
 // Loads the factors of K block kb into a stage's scale area by TMA, counted
 // in the stage's transaction bytes (Cfg::SCALE_TX_BYTES): BM row factors of
-// A, and B's for the tile's columns (per column, or a box of K blocks per
+// A (map_a: fewer in the tile where A's rows end, tma_scale_a_edge), and B's for the tile's columns (per column, or a box of K blocks per
 // 128-column block). Factors past the arrays' edges read as 0.
 template <class Cfg>
-TESS_DEVICE void load_block_scales_tma(const tess_gemm_params &p, float *dst, uint64_t *bar, const tile_coord &tile,
-                                       int kb) {
+TESS_DEVICE void load_block_scales_tma(const tess_gemm_params &p, const CUtensorMap *map_a, float *dst, uint64_t *bar,
+                                       const tile_coord &tile, int kb) {
     const int ba = a_factor_batch(p, tile), bb = b_factor_batch(p, tile);
-    tma_load_3d(dst, &p.tma_scale_a, bar, tile.m0 - Cfg::a_factor_shift(tile.m0), kb, ba);
+    tma_load_3d(dst, map_a, bar, tile.m0 - Cfg::a_factor_shift(tile.m0), kb, ba);
     if (Cfg::SCALING == TESS_SCALING_BLOCK_ROWS_COLS)
         tma_load_3d(dst + Cfg::A_FACTOR_SPAN, &p.tma_scale_b, bar, tile.n0, kb, bb);
     else
@@ -116,9 +116,12 @@ TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, cha
     const bool a_edge = !Cfg::GROUPED && !Cfg::A_MN && p.a_edge_rows && m0 < p.m && m0 + Cfg::BM > p.m;
     const bool b_edge = !Cfg::GROUPED && !Cfg::B_MN && Cfg::CLUSTER == 1 && p.b_edge_rows && n0 < p.n && n0 + Cfg::BN > p.n;
     const CUtensorMap *map_a = a_edge ? &p.tma_a_edge : &p.tma_a, *map_b = b_edge ? &p.tma_b_edge : &p.tma_b;
+    const CUtensorMap *map_factors_a = a_edge ? &p.tma_scale_a_edge : &p.tma_scale_a;
+    const uint32_t factors_tx =
+        Cfg::SCALE_TX_BYTES - (a_edge ? (Cfg::A_FACTOR_BOX - tess_edge_factor_rows(p.a_edge_rows)) * 4 : 0);
     const uint32_t stage_tx = (a_edge ? p.a_edge_rows * TESS_SM90_BK_BYTES : Cfg::A_STAGE_BYTES) +
                               (b_edge ? p.b_edge_rows * TESS_SM90_BK_BYTES : Cfg::B_STAGE_BYTES) +
-                              (by_tma ? Cfg::SCALE_TX_BYTES : 0);
+                              (by_tma ? factors_tx : 0);
     scale_sources<Cfg> sources;
     if (Cfg::BLOCK_SCALED && !by_tma)
         scale_sources_init<Cfg>(sources, p, tile, lane);
@@ -129,7 +132,7 @@ TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, cha
         if (lane == 0) {
             mbar_arrive_expect_tx(bar, stage_tx);
             if (by_tma)
-                load_block_scales_tma<Cfg>(p, factors, bar, tile, kb);
+                load_block_scales_tma<Cfg>(p, map_factors_a, factors, bar, tile, kb);
             const int k0 = kb * Cfg::BK;
             load_operand<Cfg, Cfg::BM, Cfg::A_MN, false>(smem_a + c.stage * Cfg::A_STAGE_BYTES, map_a, bar, m0,
                                                          k0, ba);
