@@ -30,15 +30,8 @@
 #include <vector>
 
 #include "kernels/common/pipeline.cuh"
+#include "probe_common.cuh"
 
-#define CHECK(x)                                                                           \
-    do {                                                                                   \
-        cudaError_t e_ = (x);                                                              \
-        if (e_ != cudaSuccess) {                                                           \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(1);                                                                       \
-        }                                                                                  \
-    } while (0)
 
 enum { BOX2D, BOX3D, BOX4D, NONE, MODES };
 static const char *mode_name[MODES] = {"box2d", "box3d", "box4d", "none"};
@@ -132,21 +125,6 @@ __global__ void __launch_bounds__(128) ldg_stream(const char *w, long ld_bytes, 
     }
     if (x == 0x12345678u)
         *sink = x;
-}
-
-// Spins 80000 clocks (~40 us at 1.98 GHz) so that the timed work queues
-// behind it and the events measure GPU time only.
-__global__ void hold(long long cycles) {
-    const long long t = clock64();
-    while (clock64() - t < cycles) {
-    }
-}
-
-static PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
-    void *fn = NULL;
-    cudaDriverEntryPointQueryResult q;
-    CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q));
-    return (PFN_cuTensorMapEncodeTiled_v12000)fn;
 }
 
 static CUtensorMap make_map(int mode, void *w, int n, int k) {

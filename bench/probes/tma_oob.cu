@@ -24,15 +24,8 @@
 #include <vector>
 
 #include "kernels/common/pipeline.cuh"
+#include "probe_common.cuh"
 
-#define CHECK(x)                                                                           \
-    do {                                                                                   \
-        cudaError_t e_ = (x);                                                              \
-        if (e_ != cudaSuccess) {                                                           \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            exit(1);                                                                       \
-        }                                                                                  \
-    } while (0)
 
 enum { A128, OOB, A64, NONE, MODES };
 static const char *mode_name[MODES] = {"a128", "oob", "a64", "none"};
@@ -72,20 +65,8 @@ __global__ void __launch_bounds__(256) stream(const __grid_constant__ CUtensorMa
     }
 }
 
-__global__ void hold(long long cycles) {
-    const long long t = clock64();
-    while (clock64() - t < cycles) {
-    }
-}
-
 static CUtensorMap make_map(void *w, int rows, int k, int box_rows) {
-    static PFN_cuTensorMapEncodeTiled_v12000 encode = NULL;
-    if (!encode) {
-        void *fn = NULL;
-        cudaDriverEntryPointQueryResult q;
-        CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q));
-        encode = (PFN_cuTensorMapEncodeTiled_v12000)fn;
-    }
+    PFN_cuTensorMapEncodeTiled_v12000 encode = encode_fn();
     CUtensorMap m;
     cuuint64_t dims[3] = {64, (cuuint64_t)rows, (cuuint64_t)k / 64}; // (k % 64, row, k / 64), as the GEMM's maps
     cuuint64_t strides[2] = {(cuuint64_t)k * 2, 128};
