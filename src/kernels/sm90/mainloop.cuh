@@ -86,7 +86,8 @@ TESS_DEVICE void load_block_scales(const tess_gemm_params &p, const scale_source
 
 // Loads the factors of K block kb into a stage's scale area by TMA, counted
 // in the stage's transaction bytes (Cfg::SCALE_TX_BYTES): BM row factors of
-// A (map_a: fewer in the tile where A's rows end, tma_scale_a_edge), and B's for the tile's columns (per column, or a box of K blocks per
+// A (map_a; fewer in the tile where A's rows end, from tma_scale_a_edge),
+// and B's for the tile's columns (per column, or a box of K blocks per
 // 128-column block). Factors past the arrays' edges read as 0.
 template <class Cfg>
 TESS_DEVICE void load_block_scales_tma(const tess_gemm_params &p, const CUtensorMap *map_a, float *dst, uint64_t *bar,
@@ -114,7 +115,8 @@ TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, cha
     // A tile whose rows (columns) end inside it loads just those that exist
     // (gemm_params.h tma_a_edge): the stage then expects fewer bytes.
     const bool a_edge = !Cfg::GROUPED && !Cfg::A_MN && p.a_edge_rows && m0 < p.m && m0 + Cfg::BM > p.m;
-    const bool b_edge = !Cfg::GROUPED && !Cfg::B_MN && Cfg::CLUSTER == 1 && p.b_edge_rows && n0 < p.n && n0 + Cfg::BN > p.n;
+    const bool b_edge =
+        !Cfg::GROUPED && !Cfg::B_MN && Cfg::CLUSTER == 1 && p.b_edge_rows && n0 < p.n && n0 + Cfg::BN > p.n;
     const CUtensorMap *map_a = a_edge ? &p.tma_a_edge : &p.tma_a, *map_b = b_edge ? &p.tma_b_edge : &p.tma_b;
     const CUtensorMap *map_factors_a = a_edge ? &p.tma_scale_a_edge : &p.tma_scale_a;
     const uint32_t factors_tx =
