@@ -543,13 +543,11 @@ static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, cons
  * that exist where they can (loads_edge_rows_only: those plans have no
  * padded rows here, and ran 35.4 -> 23.9 us at M = 64); the term stays for
  * the zero-filled boxes left (MN-major operands, B multicast in clusters).
- * With this and the fixup above the planner's picks over the 37
- * problems ran 0.56% slower than the best on geometric mean (1.96% without:
- * 64x2112x7168 bf16 took 128x64 tiles over M = 64 padded to 128, 22.5 us,
- * where the transposed 64-token tile ran 18.5). On 10 problems timed
- * after the fit they ran 2.19% slower (the old terms 0.74%): 128x8192x8192
- * bf16 takes 128x128 tiles shared 2 ways, 45.2 us, where 128x64 tiles in
- * one wave ran 42.4 (bench/NOTES.md, session 16). */
+ * Fitted in session 16 (with the fixup above: 0.56% regret on 37 problems,
+ * 2.19% on 10 held out). With the edge-row loads, every plan of all 47
+ * timed again: the picks run 1.02% slower than the best on geometric mean;
+ * the worst, 128x8192x8192 bf16 takes 128x128 tiles shared 2 ways, 44.9 us,
+ * where 128x64 tiles in one wave ran 42.0 (bench/NOTES.md, session 17). */
 #define TESS_FILL_PADDED_ROWS_COST 0.8
 
 /* The device's peak SM clock (Hz) and memory rate (bytes/s; DDR, two
@@ -602,13 +600,17 @@ static double fill_fixup_seconds(const tess_device_info *info, const tess_gemm_k
     return TESS_FILL_FIXUP_LATENCY_S + shares * slot_bytes / l2_bytes_per_sm_s(info);
 }
 
+/* Whether operand x, A (R x K) or B when of_b (K x N), has K contiguous. */
+static int operand_k_major(const tess_matrix_desc *x, int of_b) {
+    return of_b ? x->order == TESS_ORDER_COL : x->order == TESS_ORDER_ROW;
+}
+
 /* Whether a dense kernel loads just the rows that exist of operand A (B when
  * of_b) in the tile where the operand's rows end (tess_gemm_params_init's
  * edge maps: K-major, and for B clusters of 1), rather than a box whose
  * rows past the edge TMA fills with zeros. */
 static int loads_edge_rows_only(const tess_gemm_kernel *k, const tess_gemm_desc *d, int of_b) {
-    const int k_major = of_b ? d->b.order == TESS_ORDER_COL : d->a.order == TESS_ORDER_ROW;
-    return !k->grouped && k_major && (!of_b || k->cluster_m == 1);
+    return !k->grouped && operand_k_major(of_b ? &d->b : &d->a, of_b) && (!of_b || k->cluster_m == 1);
 }
 
 /* Estimated run time of a kernel on the problem, in seconds: the longer of
@@ -1029,8 +1031,7 @@ static tess_status matrix_map(CUtensorMap *map, const tess_matrix_desc *x, const
 static tess_status operand_map(CUtensorMap *map, const tess_matrix_desc *x, const void *ptr, int64_t batch,
                                int k_is_rows, int tile_rows) {
     /* k_is_rows: the operand is K x N (B); else R x K (A). */
-    int k_contiguous = k_is_rows ? x->order == TESS_ORDER_COL : x->order == TESS_ORDER_ROW;
-    return matrix_map(map, x, ptr, batch, k_contiguous ? tile_rows : 64);
+    return matrix_map(map, x, ptr, batch, operand_k_major(x, k_is_rows) ? tile_rows : 64);
 }
 
 /* For operand A (B when of_b) of a kernel that loads just the rows that

@@ -120,7 +120,7 @@ TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, cha
     const CUtensorMap *map_a = a_edge ? &p.tma_a_edge : &p.tma_a, *map_b = b_edge ? &p.tma_b_edge : &p.tma_b;
     const CUtensorMap *map_factors_a = a_edge ? &p.tma_scale_a_edge : &p.tma_scale_a;
     const uint32_t factors_tx =
-        Cfg::SCALE_TX_BYTES - (a_edge ? (Cfg::A_FACTOR_BOX - tess_edge_factor_rows(p.a_edge_rows)) * 4 : 0);
+        Cfg::SCALE_TX_BYTES - (a_edge ? (Cfg::A_FACTOR_BOX - tess_edge_factor_rows(p.a_edge_rows)) * sizeof(float) : 0);
     const uint32_t stage_tx = (a_edge ? p.a_edge_rows * TESS_SM90_BK_BYTES : Cfg::A_STAGE_BYTES) +
                               (b_edge ? p.b_edge_rows * TESS_SM90_BK_BYTES : Cfg::B_STAGE_BYTES) +
                               (by_tma ? factors_tx : 0);
