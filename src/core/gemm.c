@@ -433,6 +433,13 @@ double tess_tile_width_efficiency(int tile_n) {
     return tile_n >= 256 ? 1.0 : tile_n >= 192 ? 0.95 : tile_n >= 128 ? 0.9 : 0.6;
 }
 
+/* Rows of a tile the tensor cores compute: all of them, but where M fits in
+ * less than one tile a kernel that skips empty rows (tess_gemm_kernel)
+ * computes only the 64-row halves holding some. */
+static int computed_rows(const tess_gemm_kernel *k, const tess_gemm_desc *d) {
+    return k->skips_empty_rows && d->m < k->tile_m ? (int)(d->m + 63) / 64 * 64 : k->tile_m;
+}
+
 static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, const tess_gemm_launch *x) {
     double waves;
     /* Each epilogue round after a tile's first waits for the previous
@@ -471,7 +478,7 @@ static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, cons
         efficiency *= 0.85;
     if (rows_misaligned(d))
         efficiency = (double)k->tile_m * k->tile_n / (k->tile_m + (double)k->tile_n / k->cluster_m) / 128.0;
-    return waves * epilogue * k->tile_m * k->tile_n / efficiency;
+    return waves * epilogue * computed_rows(k, d) * k->tile_n / efficiency;
 }
 
 /* Sustained fractions of the device's peaks (H100, 2026-11-21): the SM clock

@@ -76,6 +76,16 @@ struct gemm_cfg {
     // consumer warpgroup instead).
     static constexpr bool PIPELINES_PROMOTION = PROMOTES && BN <= 128;
     static constexpr bool TAKES_MMA_TURNS = PROMOTES && !PIPELINES_PROMOTION;
+    // A consumer warpgroup whose 64 rows all lie past a tile's rows (M <= 64
+    // on 128-row tiles: the tokens of a small-M problem) skips the tile's
+    // wgmmas and only follows the ring (consumer_follow_ring), leaving the
+    // tensor cores and shared memory to the other warpgroup. Not where the
+    // two take turns: each turn waits for the other warpgroup's pass. Nor
+    // in 128-wide tiles with per-column B factors, whose three accumulators
+    // and column factors fill the registers: the extra path spilled there
+    // (140 bytes).
+    static constexpr bool SKIPS_EMPTY_ROWS =
+        !TAKES_MMA_TURNS && !(PIPELINES_PROMOTION && BN == 128 && SCALING == TESS_SCALING_BLOCK_ROWS_COLS);
     // A promoted 256-wide tile cannot hold two 128-register accumulators
     // (the tile's and a K block's), so each K block's wgmmas run as two
     // 128-wide halves into one 64-register partial sum, each half promoted

@@ -122,6 +122,13 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
             tile_coord tile = cta_tile<Cfg>(p, groups, w.item, rank, hint);
             if (Cfg::GROUPED) // read before the mainloop, which hides the latency
                 group_tile_end<Cfg>(p, tile);
+            // Rows all past the tile's: nothing to compute, store or hand on
+            // (every unit sharing the tile's K skips alike, so no stream-K
+            // partial sum is awaited).
+            if (Cfg::SKIPS_EMPTY_ROWS && tile.m0 + cw * 64 >= tile.m_end) {
+                consumer_follow_ring<Cfg>(full, empty, cursor, w.k_begin, w.k_end, t);
+                continue;
+            }
             const int a_shift = factors_by_tma<Cfg>(p) ? Cfg::a_factor_shift(tile.m0) : 0;
             consumer_mma<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, cursor, w.k_begin, w.k_end, tile.n0,
                               a_shift, cw, t);
@@ -217,6 +224,7 @@ static int max_clusters(void) {
 #define TESS_GEMM_ENTRY_G(BM, BN, ST, CL, IN, SC, AMN, BMN, GR)                                                   \
     {BM, BN, gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR>::BK, ST, CL, IN, SC, AMN, BMN, GR,                   \
      gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR>::EPI_ROUNDS,                                                  \
+     gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR>::SKIPS_EMPTY_ROWS,                                            \
      launch_gemm<gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR>>,                                                 \
      max_clusters<gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR>>}
 // A dense GEMM's entry.

@@ -160,6 +160,22 @@ TESS_DEVICE void consumer_release(uint64_t *empty, int stage) {
     }
 }
 
+// A consumer warpgroup with nothing to compute in a tile (Cfg::SKIPS_EMPTY_ROWS)
+// walks K blocks [k_begin, k_end) of the ring all the same: it waits for
+// each stage and releases it (its releasing threads, as in consumer_mma),
+// so that the stage's releases still count every consumer.
+template <class Cfg>
+TESS_DEVICE void consumer_follow_ring(uint64_t *full, uint64_t *empty, pipe_cursor &c, int k_begin, int k_end,
+                                      int t) {
+    const bool releases = t % (128 / Cfg::RELEASERS) == 0;
+    for (int kb = k_begin; kb < k_end; kb++) {
+        pipe_consumer_wait(full, c);
+        if (releases)
+            consumer_release<Cfg>(empty, c.stage);
+        pipe_advance(c, Cfg::STAGES);
+    }
+}
+
 // Keeps the compiler from moving accumulator reads or writes across the
 // asynchronous wgmmas that own the registers.
 template <int N>
