@@ -186,7 +186,9 @@ static void test_stream_k(tess_handle h, case_stats *st) {
     }
 }
 
-/* Decode shapes (M of 1 to 64 tokens), each with every plan: transposed
+/* Decode shapes (M of 1 to 64 tokens, and up to 128 for clusters along N
+ * sharing the tokens: a second CTA's share of A ending inside it, a
+ * cluster's second tile past N), each with every plan: transposed
  * ones (the weights on the kernel's 128-row side, the tokens in a 16- to
  * 64-wide tile), token tiles, stream-K over every tile when the tiles
  * are fewer than the SMs, and the decode GEMV (M <= 8, A row-major and B
@@ -197,13 +199,14 @@ static void test_small_m(tess_handle h, case_stats *st) {
         /* m, n, k */
         {1, 1000, 2048}, {4, 4096, 1024}, {16, 2112, 4096}, {33, 777, 3000}, {64, 2048, 1024}, {7, 256, 9000},
         {2, 1003, 520}, /* the decode GEMV on a ragged last row group and an odd count of 16-byte chunks */
+        {96, 1056, 2048}, {128, 800, 640}, {72, 4000, 1000},
     };
     const int runs = st->runs, transposed = st->transposed, stream_k = st->stream_k;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         tess_gemm_desc g;
         tess_gemm_desc_init(&g);
         g.m = shapes[i][0], g.n = shapes[i][1], g.k = shapes[i][2];
-        g.a = layout(i == 5 ? TESS_DTYPE_F16 : TESS_DTYPE_BF16, g.m, g.k, 1, i != 3);
+        g.a = layout(i == 5 ? TESS_DTYPE_F16 : TESS_DTYPE_BF16, g.m, g.k, 1, i != 3 && i != 9);
         g.b = layout(g.a.dtype, g.k, g.n, 1, i == 4);
         g.d = layout(i == 2 ? TESS_DTYPE_F32 : TESS_DTYPE_BF16, g.m, g.n, 1, i % 2 == 0);
         g.c = layout(TESS_DTYPE_F16, g.m, g.n, 1, i % 3 == 0);

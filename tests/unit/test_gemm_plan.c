@@ -238,13 +238,15 @@ static int plan_consistent(const tess_gemm_desc *g, const tess_plan *p, size_t l
         (k->scaling != scaling && !(scaling == TESS_SCALING_BLOCK_ROWS && k->scaling == TESS_SCALING_BLOCK_ROWS_COLS)) ||
         k->a_mn_major != (run->a.order == TESS_ORDER_COL) || k->b_mn_major != (run->b.order == TESS_ORDER_ROW))
         return 0;
-    if (p->grid < 1 || p->grid > 132 || p->grid % p->cluster_m != 0)
+    const int cluster = p->cluster_m * p->cluster_n;
+    if (p->grid < 1 || p->grid > 132 || p->grid % cluster != 0 || (p->cluster_m > 1 && p->cluster_n > 1) ||
+        p->cluster_m != k->cluster_m || p->cluster_n != k->cluster_n || (p->transposed && p->cluster_n > 1))
         return 0;
     if (p->workspace_bytes > limit || (p->stream_k != 0) != (p->workspace_bytes > 0))
         return 0;
     if (!p->stream_k)
         return 1;
-    const int units = p->grid / p->cluster_m, items = p->tiles / p->cluster_m;
+    const int units = p->grid / cluster, items = p->tiles / cluster;
     const int64_t k_blocks = (run->k + k->tile_k - 1) / k->tile_k;
     if (items < units) /* fill: every tile shared by the same number (>= 2) of units */
         return (int64_t)items * k_blocks >= 4 * (int64_t)units && units % items == 0 && units / items >= 2;
