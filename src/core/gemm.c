@@ -303,32 +303,28 @@ static int kernel_fits(const tess_gemm_kernel *k, const tess_gemm_desc *d) {
 /* SMs assumed where no device is asked (the CPU tests): an H100's or H200's 132. */
 #define TESS_DEFAULT_SMS 132
 
-/* CTAs per cluster of kernel k (along M or along N). */
-static int cluster_ctas(const tess_gemm_kernel *k) { return k->cluster_m * k->cluster_n; }
-
 /* CTAs of `k` that fit on the device at once: one per SM, in whole clusters
  * (clusters must fit in one GPC, so not every SM may be usable). Asked of the
  * runtime once per kernel and device; sm_count when no device answers. */
 int tess_gemm_resident_ctas(int index, const tess_device_info *info) {
     static int cached[TESS_GEMM_MAX_KERNELS][2]; /* [kernel][device + 1, CTAs] */
     const tess_gemm_kernel *k = tess_gemm_sm90_kernel(index);
-    const int sms = info ? info->sm_count : TESS_DEFAULT_SMS, size = cluster_ctas(k);
+    int sms = info ? info->sm_count : TESS_DEFAULT_SMS;
     if (!info)
-        return sms / size * size;
+        return sms / k->cluster_m * k->cluster_m;
     if (cached[index][0] != info->device + 1) {
         int clusters = k->max_clusters();
-        int ctas = clusters * size;
-        cached[index][1] = ctas > 0 && ctas <= sms ? ctas : sms / size * size;
+        int ctas = clusters * k->cluster_m;
+        cached[index][1] = ctas > 0 && ctas <= sms ? ctas : sms / k->cluster_m * k->cluster_m;
         cached[index][0] = info->device + 1;
     }
     return cached[index][1];
 }
 
-/* Units of work a kernel walks: tiles, counted in whole clusters along M (N). */
+/* Units of work a kernel walks: tiles, counted in whole clusters along M. */
 static int64_t work_tiles(const tess_gemm_kernel *k, const tess_gemm_desc *d) {
     int64_t m_tiles = (d->m + k->tile_m - 1) / k->tile_m, n_tiles = (d->n + k->tile_n - 1) / k->tile_n;
-    return (m_tiles + k->cluster_m - 1) / k->cluster_m * k->cluster_m * ((n_tiles + k->cluster_n - 1) / k->cluster_n) *
-           k->cluster_n * d->batch;
+    return (m_tiles + k->cluster_m - 1) / k->cluster_m * k->cluster_m * n_tiles * d->batch;
 }
 
 /* Stream-K pays only when every unit gets at least this many K blocks of the
@@ -353,13 +349,12 @@ typedef struct tess_gemm_launch {
  * items fill whole waves, or the tail is too thin to share. */
 static int launch_split(const tess_gemm_kernel *k, const tess_gemm_desc *d, int ctas, int stream_k,
                         tess_work_split *s, int *grid) {
-    const int size = cluster_ctas(k);
-    const int items = (int)(work_tiles(k, d) / size), units = ctas / size;
+    const int items = (int)(work_tiles(k, d) / k->cluster_m), units = ctas / k->cluster_m;
     s->k_blocks = (int)((d->k + k->tile_k - 1) / k->tile_k);
     if (!stream_k) {
         s->units = items < units ? items : units;
         s->dp_items = items, s->sk_items = 0;
-        *grid = s->units * size;
+        *grid = s->units * k->cluster_m;
         return 1;
     }
     /* Fewer items than units (small M, few tiles): every item's K blocks are
@@ -374,7 +369,7 @@ static int launch_split(const tess_gemm_kernel *k, const tess_gemm_desc *d, int 
             return 0;
         s->units = per_item * items;
         s->dp_items = 0, s->sk_items = items;
-        *grid = s->units * size;
+        *grid = s->units * k->cluster_m;
         return 1;
     }
     /* Otherwise only a thin last wave is shared: measured on an H100 (2026-11-21),
@@ -390,7 +385,7 @@ static int launch_split(const tess_gemm_kernel *k, const tess_gemm_desc *d, int 
     s->dp_items = items - tail;
     if ((int64_t)s->sk_items * s->k_blocks < (int64_t)units * TESS_SK_MIN_BLOCKS)
         return 0;
-    *grid = units * size;
+    *grid = units * k->cluster_m;
     return 1;
 }
 
@@ -474,7 +469,7 @@ static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, cons
      * or 128 with K = 16384 236 vs 175 and 469 vs 405). The others gain a
      * little. */
     const int block_scaled_c2_gains = k->tile_n >= 192 && factor_layouts_by_tma(k, d);
-    if (cluster_ctas(k) > 1)
+    if (k->cluster_m > 1)
         efficiency *= k->scaling >= TESS_SCALING_BLOCK_ROWS && !block_scaled_c2_gains ? 0.95 : 1.02;
     /* Per-column B factors cost loads at every promotion: measured at 8192^3
      * with 128x128 B blocks (H200, 2026-11-21), 128x192 per-column 882
@@ -482,8 +477,7 @@ static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, cons
     if (k->scaling == TESS_SCALING_BLOCK_ROWS_COLS && d->b_scale.mode == TESS_SCALE_BLOCK_128x128)
         efficiency *= 0.85;
     if (rows_misaligned(d))
-        efficiency = (double)k->tile_m * k->tile_n /
-                     ((double)k->tile_m / k->cluster_n + (double)k->tile_n / k->cluster_m) / 128.0;
+        efficiency = (double)k->tile_m * k->tile_n / (k->tile_m + (double)k->tile_n / k->cluster_m) / 128.0;
     return waves * epilogue * computed_rows(k, d) * k->tile_n / efficiency;
 }
 
@@ -518,8 +512,12 @@ static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, cons
  * where the factors come by copy (transposed 128x128 weight factors) and is
  * applied there only; 1x128 weight factors ran as slowly (27.1 against 26.8
  * us), so the cause is likely the block-scaled mainloop, not the copies
- * (bench/NOTES.md). */
-#define TESS_LOADED_MEMORY_LATENCY_S 2.3e-6
+ * (bench/NOTES.md). Refitted to 2.0 us on the H200 (session 18) once
+ * 128-row tiles of M <= 64 tokens stopped computing their empty half: with
+ * 2.3 the planner's picks of 18 skinny problems (bench/probes/cases_skinny.txt,
+ * every plan timed) ran 1.64% slower than the best, with 2.0 0.60% (and
+ * 1.29% on session 17's 47 problems either way). */
+#define TESS_LOADED_MEMORY_LATENCY_S 2.0e-6
 /* The same for re-reads that hit L2 (a later group of tiles reading the
  * rows again). Taking the memory's latency for those too ranked 3-stage
  * rings far behind 4-stage ones on 4096x32768x512 FP8 (B re-read by 32 tile
@@ -645,7 +643,7 @@ static double estimate(const tess_device_info *info, const tess_gemm_kernel *k, 
      * multicast B), and the other tile's rows past its matrix (on average
      * over its tiles), tile_k elements each. */
     const int streams_a = a_bytes >= b_bytes;
-    const int rows = streams_a ? k->tile_m / k->cluster_n : k->tile_n / k->cluster_m;
+    const int rows = streams_a ? k->tile_m : k->tile_n / k->cluster_m;
     const int64_t other = streams_a ? d->n : d->m, other_tile = streams_a ? k->tile_n : k->tile_m;
     const int64_t other_tiles = (other + other_tile - 1) / other_tile;
     /* (Rows past the edge cost nothing where the kernel loads only those
@@ -669,17 +667,21 @@ static double estimate(const tess_device_info *info, const tess_gemm_kernel *k, 
      * pass through too), whose shorter latency lets the same bytes in
      * flight draw more (capped as above). Memory delivers each byte once.
      * The slower of the two bounds the time. */
-    const double pass = (double)d->batch * (streams_a ? a_bytes / k->cluster_n : b_bytes / k->cluster_m);
+    /* (A CTA's share of a multicast B passes once per tile row it takes,
+     * counted in whole clusters: where M ends in a cluster's first tile,
+     * the second CTA still streams its share.) */
+    const double pass = (double)d->batch * (streams_a ? a_bytes : b_bytes / k->cluster_m);
+    const int64_t passes = streams_a ? other_tiles : (other_tiles + k->cluster_m - 1) / k->cluster_m * k->cluster_m;
     const double l2_bytes = info && info->l2_bytes ? (double)info->l2_bytes : TESS_DEFAULT_L2_BYTES;
-    int64_t side_by_side = streams_a ? x->grid / cluster_ctas(k) / TESS_GROUP_M : (int64_t)TESS_GROUP_M * k->cluster_m;
+    int64_t side_by_side = streams_a ? x->grid / k->cluster_m / TESS_GROUP_M : (int64_t)TESS_GROUP_M * k->cluster_m;
     if (side_by_side < 1)
         side_by_side = 1;
-    const int64_t from_memory = pass > l2_bytes / 2 || other_tiles < side_by_side ? other_tiles : side_by_side;
+    const int64_t from_memory = pass > l2_bytes / 2 || passes < side_by_side ? passes : side_by_side;
     double per_cta_l2 = per_cta * TESS_LOADED_MEMORY_LATENCY_S / TESS_LOADED_L2_LATENCY_S;
     if (per_cta_l2 > TESS_SM_STREAM_BYTES_PER_S)
         per_cta_l2 = TESS_SM_STREAM_BYTES_PER_S;
     const double streaming =
-        (pass * (double)from_memory / per_cta + pass * (double)(other_tiles - from_memory) / per_cta_l2) / x->grid;
+        (pass * (double)from_memory / per_cta + pass * (double)(passes - from_memory) / per_cta_l2) / x->grid;
     double memory = tess_memory_seconds(info, bytes);
     if (streaming > memory)
         memory = streaming;
@@ -711,7 +713,7 @@ static void describe(const tess_gemm_kernel *k, const tess_gemm_desc *d, const t
     p->struct_size = sizeof *p;
     p->kernel = index;
     p->tile_m = k->tile_m, p->tile_n = k->tile_n, p->tile_k = k->tile_k, p->stages = k->stages;
-    p->cluster_m = k->cluster_m, p->cluster_n = k->cluster_n;
+    p->cluster_m = k->cluster_m, p->cluster_n = 1;
     p->tiles = (int32_t)work_tiles(k, run);
     p->grid = x->grid;
     p->stream_k = x->split.sk_items > 0;
@@ -726,9 +728,9 @@ static void describe(const tess_gemm_kernel *k, const tess_gemm_desc *d, const t
         snprintf(types, sizeof types, "%s%s", tess_dtype_name(d->a.dtype), tess_dtype_name(d->b.dtype));
     else
         snprintf(types, sizeof types, "%s", tess_dtype_name(d->a.dtype));
-    snprintf(p->name, sizeof p->name, "sm90_%s_%c%c_%dx%dx%d_s%d_c%dx%d%s%s%s%s", types,
+    snprintf(p->name, sizeof p->name, "sm90_%s_%c%c_%dx%dx%d_s%d_c%dx1%s%s%s%s", types,
              d->a.order == TESS_ORDER_ROW ? 't' : 'n', d->b.order == TESS_ORDER_COL ? 'n' : 't', k->tile_m,
-             k->tile_n, k->tile_k, k->stages, k->cluster_m, k->cluster_n, fp8 && k->scaling == TESS_SCALING_PLAIN ? "_fa" : "",
+             k->tile_n, k->tile_k, k->stages, k->cluster_m, fp8 && k->scaling == TESS_SCALING_PLAIN ? "_fa" : "",
              accumulation[k->scaling], p->stream_k ? "_sk" : "", transposed ? "_swap" : "");
 }
 
@@ -963,9 +965,7 @@ int tess_gemm_candidates(const tess_device_info *info, const tess_gemm_desc *des
         const tess_gemm_desc *run = transposed ? &swapped : desc;
         for (int i = 0; i < tess_gemm_sm90_kernel_count(); i++) {
             const tess_gemm_kernel *k = tess_gemm_sm90_kernel(i);
-            /* (A cluster along N would share a transposed plan's weights,
-             * which no two tiles read at once.) */
-            if (!kernel_fits(k, run) || (transposed && k->cluster_n > 1))
+            if (!kernel_fits(k, run))
                 continue;
             for (int stream_k = 0; stream_k <= 1 && n < MAX_CANDIDATES; stream_k++) {
                 tess_gemm_launch x;
@@ -1050,18 +1050,15 @@ static tess_status operand_map(CUtensorMap *map, const tess_matrix_desc *x, cons
 }
 
 /* For operand A (B when of_b) of a kernel that loads just the rows that
- * exist where they end inside its last tile (loads_edge_rows_only): their
- * count (0 where the operand fills its tiles or the kernel keeps
- * zero-filled boxes), and a map whose box holds those in the CTA's share
- * (of a cluster along N sharing A) that ends inside it, where one does
- * (gemm_params.h tma_a_edge). */
+ * exist where they end inside its last tile (loads_edge_rows_only): a map
+ * whose box holds those rows, and their count (gemm_params.h tma_a_edge);
+ * 0 rows where the operand fills its tiles or the kernel keeps zero-filled
+ * boxes. */
 static tess_status edge_map(CUtensorMap *map, int *rows, const tess_gemm_kernel *k, const tess_gemm_desc *desc,
                             const void *ptr, int of_b) {
     const int64_t extent = of_b ? desc->n : desc->m, tile_rows = of_b ? k->tile_n : k->tile_m;
-    const int64_t share = of_b ? k->tile_n : k->tile_m / k->cluster_n; /* B is not shared where it has edge rows */
     *rows = loads_edge_rows_only(k, desc, of_b) ? (int)(extent % tile_rows) : 0;
-    const int box = (int)(*rows % share);
-    return box ? matrix_map(map, of_b ? &desc->b : &desc->a, ptr, desc->batch, box) : TESS_STATUS_SUCCESS;
+    return *rows ? matrix_map(map, of_b ? &desc->b : &desc->a, ptr, desc->batch, *rows) : TESS_STATUS_SUCCESS;
 }
 
 /* Fills a kernel's parameters for a validated problem: tensor maps of A, B,
@@ -1073,8 +1070,8 @@ tess_status tess_gemm_params_init(tess_gemm_params *p, const tess_gemm_kernel *k
     tess_status s;
     memset(p, 0, sizeof *p);
     const int64_t batch = desc->batch;
-    if ((s = operand_map(&p->tma_a, &desc->a, a, batch, 0, k->tile_m / k->cluster_n)) || /* each CTA's share */
-        (s = operand_map(&p->tma_b, &desc->b, b, batch, 1, k->tile_n / k->cluster_m)))
+    if ((s = operand_map(&p->tma_a, &desc->a, a, batch, 0, k->tile_m)) ||
+        (s = operand_map(&p->tma_b, &desc->b, b, batch, 1, k->tile_n / k->cluster_m))) /* each CTA's share of B */
         return s;
     if ((s = edge_map(&p->tma_a_edge, &p->a_edge_rows, k, desc, a, 0)) ||
         (s = edge_map(&p->tma_b_edge, &p->b_edge_rows, k, desc, b, 1)))

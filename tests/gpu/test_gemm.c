@@ -186,9 +186,9 @@ static void test_stream_k(tess_handle h, case_stats *st) {
     }
 }
 
-/* Decode shapes (M of 1 to 64 tokens, and up to 128 for clusters along N
- * sharing the tokens: a second CTA's share of A ending inside it, a
- * cluster's second tile past N), each with every plan: transposed
+/* Decode shapes (M of 1 to 64 tokens, and a few up to 128: a second
+ * consumer warpgroup with no rows or a few, a cluster's second tile wholly
+ * past M), each with every plan: transposed
  * ones (the weights on the kernel's 128-row side, the tokens in a 16- to
  * 64-wide tile), token tiles, stream-K over every tile when the tiles
  * are fewer than the SMs, and the decode GEMV (M <= 8, A row-major and B

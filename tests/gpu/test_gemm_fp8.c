@@ -280,8 +280,8 @@ static void test_every_plan(tess_handle h) {
     CHECKF(halves > 0, "no plan ran a 256-wide promoted tile (%d runs)", runs);
 }
 
-/* Decode shapes (M of 1 to 64 tokens, and up to 128 for clusters along N
- * sharing the tokens) in every recipe, each with every plan: transposed
+/* Decode shapes (M of 1 to 64 tokens, and up to 128: a second consumer
+ * warpgroup with a few rows, ragged token tiles) in every recipe, each with every plan: transposed
  * ones (the weights on the kernels' 128-row side, so B's 128x128 factors
  * become per-row blocks of the kernel's A), token tiles, stream-K over
  * every tile when tiles are fewer than the SMs (run twice, bit for bit).
@@ -290,8 +290,8 @@ static void test_small_m(tess_handle h) {
     static const int64_t shapes[][3] = {
         {1, 1000, 2048}, {4, 2112, 1536}, {16, 777, 3000}, {33, 512, 1100}, {64, 1536, 1024},
         {12, 1003, 1040}, /* the tensor-core GEMV: two token tiles, ragged rows, a K tail */
-        {96, 1056, 1536}, /* in clusters of 2 along N, the second CTA's share of A ends inside it; 33 tiles of 32 */
-        {128, 800, 640}}; /* 25 tiles of 32, 13 of 64, 7 of 128: a cluster's second tile past N */
+        {96, 1056, 1536}, /* the second consumer warpgroup's rows end inside it */
+        {128, 800, 640}};
     enum { SHAPES = sizeof shapes / sizeof shapes[0] };
     static const tess_dtype outs[3] = {TESS_DTYPE_BF16, TESS_DTYPE_F16, TESS_DTYPE_F32};
     int runs = 0, transposed = 0, stream_k = 0;

@@ -238,15 +238,13 @@ static int plan_consistent(const tess_gemm_desc *g, const tess_plan *p, size_t l
         (k->scaling != scaling && !(scaling == TESS_SCALING_BLOCK_ROWS && k->scaling == TESS_SCALING_BLOCK_ROWS_COLS)) ||
         k->a_mn_major != (run->a.order == TESS_ORDER_COL) || k->b_mn_major != (run->b.order == TESS_ORDER_ROW))
         return 0;
-    const int cluster = p->cluster_m * p->cluster_n;
-    if (p->grid < 1 || p->grid > 132 || p->grid % cluster != 0 || (p->cluster_m > 1 && p->cluster_n > 1) ||
-        p->cluster_m != k->cluster_m || p->cluster_n != k->cluster_n || (p->transposed && p->cluster_n > 1))
+    if (p->grid < 1 || p->grid > 132 || p->grid % p->cluster_m != 0)
         return 0;
     if (p->workspace_bytes > limit || (p->stream_k != 0) != (p->workspace_bytes > 0))
         return 0;
     if (!p->stream_k)
         return 1;
-    const int units = p->grid / cluster, items = p->tiles / cluster;
+    const int units = p->grid / p->cluster_m, items = p->tiles / p->cluster_m;
     const int64_t k_blocks = (run->k + k->tile_k - 1) / k->tile_k;
     if (items < units) /* fill: every tile shared by the same number (>= 2) of units */
         return (int64_t)items * k_blocks >= 4 * (int64_t)units && units % items == 0 && units / items >= 2;
@@ -436,7 +434,11 @@ static void test_suite_choices(void) {
         {16, 4096, 7168, "sm90_e4m3e4m3_tn_128x16x128_s12_c1x1_blkc_sk_swap", 1},
         {64, 2112, 7168, NULL, 1},
         {128, 2112, 7168, NULL, 1},
-        {64, 24576, 1536, "sm90_e4m3e4m3_tn_128x192x128_s5_c1x1_blk", 1}, /* best of all plans, 1800 GB/s; 128x32 swap 1264 */
+        /* 128x192 was best (1800 GB/s; 128x32 swap 1264); since a consumer
+         * warpgroup with no rows skips its wgmmas (session 18) 128x128 and
+         * 128x64 tie it on the H200 (18.6 and 18.7 us against 18.4), and
+         * the estimate takes 128x128: unpinned. */
+        {64, 24576, 1536, NULL, 1},
         {128, 7168, 16384, NULL, 1},
         /* Large FP8 problems (H200, 2026-11-24, every plan timed): 256-wide
          * tiles that promote in two 128-wide halves beat the 192-wide ones
@@ -458,11 +460,11 @@ static void test_suite_choices(void) {
         /* Per-tensor factors (H100, 2026-11-24): the float32 GEMV at 1
          * token (16.0 us against 16.2 tensor cores); from 4 tokens the
          * tensor-core GEMV (16.6, 16.8 and 18.4 us at 4, 8 and 16 tokens
-         * against 18.5-18.7 for the best sm90 plan, 19.3 float32 at 4). */
+         * against 18.5-18.7 for the best sm90 plan, 19.3 float32 at 4; 16 a tie). */
         {1, 4096, 7168, "gemv_e4m3_tn_m1_r4", 2},
         {4, 4096, 7168, "gemv_e4m3_tn_m8_r16_mma", 2},
         {8, 4096, 7168, "gemv_e4m3_tn_m8_r16_mma", 2},
-        {16, 4096, 7168, "gemv_e4m3_tn_m16_r16_mma", 2},
+        {16, 4096, 7168, NULL, 2}, /* a tie on the H100 (18.4 against 18.5); the H200 ran the 128x16 transposed tile faster (17.1 against 17.5) */
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         tess_gemm_desc g = shapes[i].fp8 ? fp8_problem(shapes[i].m, shapes[i].n, shapes[i].k)

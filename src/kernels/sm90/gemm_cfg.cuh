@@ -46,7 +46,7 @@
 #define TESS_EPI_ROUND_COLS 128
 
 template <int BM_, int BN_, int STAGES_, int CLUSTER_, int IN_, int SCALING_, int A_MN_, int B_MN_,
-          int GROUPED_ = TESS_GROUPED_NONE, int CLUSTER_N_ = 1>
+          int GROUPED_ = TESS_GROUPED_NONE>
 struct gemm_cfg {
     // A grouped GEMM (kernels/sm90/grouped.cuh, GROUPED_ = TESS_GROUPED_ROWS
     // or TESS_GROUPED_TOKENS) keeps its group table in shared memory and
@@ -120,15 +120,11 @@ struct gemm_cfg {
     // release): one release per warpgroup does.
     static constexpr int RELEASERS = BLOCK_SCALED && !PROMOTES_IN_HALVES ? 4 : 1;
     // Arrivals an empty barrier waits for: every consumer of every CTA in the
-    // cluster (each CTA's producer writes its share of a tile into all of them).
-    // Clusters run along M or along N. CLUSTER_M CTAs along M share each B
-    // tile: each loads 1/CLUSTER_M of it and multicasts it to all (TMA
-    // multicast), so B crosses L2 once per cluster. CLUSTER_N CTAs along N
-    // share A the same way: the tokens of a small-M problem, which every
-    // narrow weight tile over all of K would otherwise read from L2 again.
-    static constexpr int CLUSTER_M = CLUSTER_, CLUSTER_N = CLUSTER_N_;
-    static constexpr int CLUSTER = CLUSTER_M * CLUSTER_N; // CTAs per cluster
-    static constexpr int EMPTY_ARRIVALS = TESS_SM90_CONSUMERS * CLUSTER * RELEASERS;
+    // cluster (each CTA's producer writes B into all of them).
+    static constexpr int EMPTY_ARRIVALS = TESS_SM90_CONSUMERS * CLUSTER_ * RELEASERS;
+    // CLUSTER CTAs along M share each B tile: each loads 1/CLUSTER of it and
+    // multicasts it to all (TMA multicast), so B crosses L2 once per cluster.
+    static constexpr int CLUSTER = CLUSTER_;
     static constexpr int A_MN = A_MN_, B_MN = B_MN_;
     static_assert(ELEM_BYTES == 2 || (A_MN == 0 && B_MN == 0 && BN <= 256), "FP8 operands are K-major");
     static_assert(ELEM_BYTES == 1 || SCALING == TESS_SCALING_PLAIN, "16-bit inputs need no promotion");
@@ -136,19 +132,17 @@ struct gemm_cfg {
                   "the tile's and a K block's accumulators must fit in the consumer's registers");
     static_assert(!PROMOTES_IN_HALVES || SCALING != TESS_SCALING_BLOCK_ROWS_COLS,
                   "256-wide promotion in halves: per-tensor, per-row/column or 128x128 B factors");
-    static_assert(CLUSTER == 1 || CLUSTER == 2 || CLUSTER == 4, "clusters of 1, 2 or 4 CTAs");
-    static_assert(CLUSTER_M == 1 || CLUSTER_N == 1, "clusters along M or along N");
-    static_assert(BN / CLUSTER_M % (B_MN ? 64 : 8) == 0 && BM / CLUSTER_N % (A_MN ? 64 : 8) == 0,
-                  "each CTA multicasts whole 64-row chunks of an MN-major operand, or whole 8-row swizzle atoms");
+    static_assert(CLUSTER == 1 || CLUSTER == 2 || CLUSTER == 4, "clusters of 1, 2 or 4 CTAs along M");
+    static_assert(BN / CLUSTER % (B_MN ? 64 : 8) == 0,
+                  "each CTA multicasts whole 64-column chunks of an N-major B, or whole 8-row swizzle atoms");
     static_assert(BM == 64 * TESS_SM90_CONSUMERS, "each consumer warpgroup owns 64 rows");
     // Tiles narrower than the epilogue's 64-column sub-tile: the token side
     // of a small-M problem run transposed (the host swaps the operands, so
     // the weights fill the 128-row wgmma M side and a few tokens are N). Their
     // few outputs are stored from registers; B (the tokens) is K-major.
     static constexpr bool NARROW = BN < TESS_EPI_SUBTILE;
-    static_assert(!NARROW || (CLUSTER_M == 1 && B_MN_ == 0 && !GROUPED_ALONG_M),
-                  "narrow tiles: no B shared along M, K-major B, dense or grouped along N");
-    static_assert(!GROUPED || CLUSTER_N == 1, "grouped GEMMs' clusters run along M");
+    static_assert(!NARROW || (CLUSTER_ == 1 && B_MN_ == 0 && !GROUPED_ALONG_M),
+                  "narrow tiles: clusters of 1, K-major B, dense or grouped along N");
     static_assert(!GROUPED_ALONG_N || (CLUSTER_ == 1 && BN <= 64),
                   "token tiles of a grouped GEMM: clusters of 1, BN <= 64");
     // Output stored from registers, element by element: narrow tiles, and
@@ -161,9 +155,8 @@ struct gemm_cfg {
                   "a generated wgmma width");
     static constexpr int A_STAGE_BYTES = BM * TESS_SM90_BK_BYTES;
     static constexpr int B_STAGE_BYTES = BN * TESS_SM90_BK_BYTES;
-    // Each stage's share of B (of A) loaded by one CTA of a cluster along M (N).
-    static constexpr int B_SHARE_ROWS = BN / CLUSTER_M, B_SHARE_BYTES = B_STAGE_BYTES / CLUSTER_M;
-    static constexpr int A_SHARE_ROWS = BM / CLUSTER_N, A_SHARE_BYTES = A_STAGE_BYTES / CLUSTER_N;
+    // Each stage's B share loaded by one CTA of the cluster.
+    static constexpr int B_SHARE_BYTES = B_STAGE_BYTES / CLUSTER;
     static constexpr int BARRIER_BYTES = 2 * STAGES * 8;
     // A grouped kernel's table (grouped.cuh): each group's first tile row
     // and first row of A, one more tile row entry (the total), and the 12

@@ -3,4 +3,4 @@
 #include "kernels/sm90/gemm_sm90.cuh"
 
 extern "C" const tess_gemm_kernel tess_gemm_sm90_fp8_128x16_c1_tokens[TESS_GEMM_FP8_TOKEN_KERNELS] = {
-    TESS_GEMM_FP8_TOKEN_TILE(128, 16, 12, 1)};
+    TESS_GEMM_FP8_TOKEN_TILE(128, 16, 12)};

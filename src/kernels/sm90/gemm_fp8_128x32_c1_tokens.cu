@@ -3,4 +3,4 @@
 #include "kernels/sm90/gemm_sm90.cuh"
 
 extern "C" const tess_gemm_kernel tess_gemm_sm90_fp8_128x32_c1_tokens[TESS_GEMM_FP8_TOKEN_KERNELS] = {
-    TESS_GEMM_FP8_TOKEN_TILE(128, 32, 10, 1)};
+    TESS_GEMM_FP8_TOKEN_TILE(128, 32, 10)};

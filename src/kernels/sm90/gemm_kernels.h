@@ -17,7 +17,6 @@ typedef int (*tess_gemm_occupancy_fn)(void);
 typedef struct tess_gemm_kernel {
     int tile_m, tile_n, tile_k, stages;
     int cluster_m;        /* CTAs per cluster along M (sharing B by multicast) */
-    int cluster_n;        /* CTAs per cluster along N (sharing A); one of the two is 1 */
     int input;            /* the operand types: enum tess_mma_input */
     int scaling;          /* accumulation and block scaling: enum tess_scaling */
     int a_mn_major;       /* 1: A is M-contiguous (column-major) */
@@ -31,10 +30,9 @@ typedef struct tess_gemm_kernel {
 
 /* Kernels per 16-bit tile configuration: 2 input types x 4 operand majors. */
 #define TESS_GEMM_KERNELS_PER_TILE 8
-/* Kernels per token tile (narrow tiles for small M, run transposed; or
- * tiles for small M in clusters along N): 2 16-bit input types x A K- or
- * M-major (B K-major); FP8: e4m3 x e4m3 in 3 scaling kinds (promoted, block
- * per-row x 128x128, block per-row x per-column). */
+/* Kernels per token tile (narrow tiles for small M, run transposed): 2
+ * 16-bit input types x A K- or M-major (B K-major); FP8: e4m3 x e4m3 in
+ * 3 scaling kinds (promoted, block per-row x 128x128, block per-row x per-column). */
 #define TESS_GEMM_TOKEN_KERNELS_PER_TILE 4
 #define TESS_GEMM_FP8_TOKEN_KERNELS 3
 /* Kernels per FP8 tile configuration and scaling kind: the 4 (A, B) type pairs. */

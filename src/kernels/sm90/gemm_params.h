@@ -71,17 +71,13 @@ enum tess_grouped_kind { TESS_GROUPED_NONE, TESS_GROUPED_ROWS, TESS_GROUPED_TOKE
 TESS_HD int tess_edge_factor_rows(int rows) { return (rows + 3) / 4 * 4; }
 
 typedef struct tess_gemm_params {
-    /* A: K-major (box 64 x a CTA's share of BM: BM / CLUSTER_N) or M-major (box 64 x 64) */
-    CUtensorMap tma_a;
-    /* B: K-major (box 64 x a CTA's share of BN: BN / CLUSTER_M) or N-major (box 64 x 64) */
-    CUtensorMap tma_b;
+    CUtensorMap tma_a; /* A: K-major (box 64 x BM) or M-major (box 64 x 64) */
+    CUtensorMap tma_b; /* B: K-major (box 64 x BN) or N-major (box 64 x 64) */
     CUtensorMap tma_d; /* 16-bit D stored by TMA: 64 x 64 boxes, 128-byte swizzle */
-    /* A dense GEMM's K-major A (B, where no CTA shares it along M) whose
-     * rows end inside the last tile row (column): the a_edge_rows
-     * (b_edge_rows) rows that exist there (0: the operand fills its tiles),
-     * and a map of the same matrix whose box holds those of them in the
-     * CTA's share that ends inside it (a_edge_rows % A_SHARE_ROWS; all of
-     * them without a cluster along N), for those tiles. TMA fills a box's rows past the
+    /* A dense GEMM's K-major A (B, in clusters of 1) whose rows end inside
+     * the last tile row (column): a map of the same matrix whose box holds
+     * just the a_edge_rows (b_edge_rows) rows that exist there, used for
+     * those tiles; 0 rows: no such map. TMA fills a box's rows past the
      * tensor's edge with zeros at about half the streaming rate
      * (bench/probes/tma_oob.cu), which made padded tiles (M = 64 on 128-row
      * tiles) stream at half speed. The shared-memory rows past the edge are

@@ -23,24 +23,19 @@
 #include "kernels/sm90/mainloop.cuh"
 #include "kernels/sm90/scale_epilogue.cuh"
 
-// The tile this CTA computes for work item `item` of a dense GEMM: an item
-// is a cluster's tiles, CLUSTER_M tile rows (or CLUSTER_N tile columns), the
-// CTA of rank r taking the r-th. Items are walked as the tiles of a matrix
-// of m_tiles / CLUSTER_M by n_tiles / CLUSTER_N (rounded up), so a CTA's
-// tile may lie past M (N) where the tile count is not a multiple of the
-// cluster: it loads none of its own rows and stores nothing. A grouped
-// GEMM's tiles come from its group table (grouped.cuh; `hint` is its scan position).
+// The tile this CTA computes for work item `item` of a dense GEMM: clusters
+// walk groups of CLUSTER tile rows (virtual rows of CLUSTER tiles each), the
+// CTA of rank r taking row r of its group. The row may lie past M for a tile
+// count that is not a multiple of CLUSTER: TMA clips it. A grouped GEMM's
+// tiles come from its group table (grouped.cuh; `hint` is its scan position).
 template <class Cfg>
 TESS_DEVICE tile_coord cta_tile(const tess_gemm_params &p, const group_table &groups, int item, int rank, int &hint) {
     if (Cfg::GROUPED)
         return group_tile<Cfg>(p, groups, item, rank, hint);
-    const int m_groups = (p.m_tiles + Cfg::CLUSTER_M - 1) / Cfg::CLUSTER_M;
-    const int n_groups = (p.n_tiles + Cfg::CLUSTER_N - 1) / Cfg::CLUSTER_N;
-    int b, mg, ng;
-    tess_tile_coord(item, m_groups, n_groups, p.group_m, &b, &mg, &ng);
-    const int mt = mg * Cfg::CLUSTER_M + (Cfg::CLUSTER_M > 1 ? rank : 0);
-    const int nt = ng * Cfg::CLUSTER_N + (Cfg::CLUSTER_N > 1 ? rank : 0);
-    tile_coord c = {b, b, b, b, mt * Cfg::BM, p.m, nt * Cfg::BN, p.n};
+    const int m_groups = (p.m_tiles + Cfg::CLUSTER - 1) / Cfg::CLUSTER;
+    int b, mg, nt;
+    tess_tile_coord(item, m_groups, p.n_tiles, p.group_m, &b, &mg, &nt);
+    tile_coord c = {b, b, b, b, (mg * Cfg::CLUSTER + rank) * Cfg::BM, p.m, nt * Cfg::BN, p.n};
     return c;
 }
 
@@ -127,10 +122,10 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
             tile_coord tile = cta_tile<Cfg>(p, groups, w.item, rank, hint);
             if (Cfg::GROUPED) // read before the mainloop, which hides the latency
                 group_tile_end<Cfg>(p, tile);
-            // Rows all past the tile's (or a tile past N): nothing to compute,
-            // store or hand on (every unit sharing the tile's K skips alike,
-            // so no stream-K partial sum is awaited).
-            if (Cfg::SKIPS_EMPTY_ROWS && (tile.m0 + cw * 64 >= tile.m_end || tile.n0 >= tile.n_end)) {
+            // Rows all past the tile's: nothing to compute, store or hand on
+            // (every unit sharing the tile's K skips alike, so no stream-K
+            // partial sum is awaited).
+            if (Cfg::SKIPS_EMPTY_ROWS && tile.m0 + cw * 64 >= tile.m_end) {
                 consumer_follow_ring<Cfg>(full, empty, cursor, w.k_begin, w.k_end, t);
                 continue;
             }
@@ -224,16 +219,14 @@ static int max_clusters(void) {
     return count;
 }
 
-// One table entry for configuration (BM, BN, STAGES, clusters of CL along
-// M or CN along N, input pair, scaling kind, A major, B major, grouped).
-#define TESS_GEMM_ENTRY_C(BM, BN, ST, CL, CN, IN, SC, AMN, BMN, GR)                                               \
-    {BM, BN, gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR, CN>::BK, ST, CL, CN, IN, SC, AMN, BMN, GR,           \
-     gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR, CN>::EPI_ROUNDS,                                              \
-     gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR, CN>::SKIPS_EMPTY_ROWS,                                        \
-     launch_gemm<gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR, CN>>,                                             \
-     max_clusters<gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR, CN>>}
-// An entry with clusters along M (or of 1).
-#define TESS_GEMM_ENTRY_G(BM, BN, ST, CL, IN, SC, AMN, BMN, GR) TESS_GEMM_ENTRY_C(BM, BN, ST, CL, 1, IN, SC, AMN, BMN, GR)
+// One table entry for configuration (BM, BN, STAGES, CLUSTER, input pair,
+// scaling kind, A major, B major, grouped).
+#define TESS_GEMM_ENTRY_G(BM, BN, ST, CL, IN, SC, AMN, BMN, GR)                                                   \
+    {BM, BN, gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR>::BK, ST, CL, IN, SC, AMN, BMN, GR,                   \
+     gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR>::EPI_ROUNDS,                                                  \
+     gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR>::SKIPS_EMPTY_ROWS,                                            \
+     launch_gemm<gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR>>,                                                 \
+     max_clusters<gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR>>}
 // A dense GEMM's entry.
 #define TESS_GEMM_ENTRY(BM, BN, ST, CL, IN, SC, AMN, BMN) TESS_GEMM_ENTRY_G(BM, BN, ST, CL, IN, SC, AMN, BMN, 0)
 // A grouped GEMM's entry (K-major operands; clusters of CL CTAs along M).
@@ -250,22 +243,19 @@ static int max_clusters(void) {
         TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_BF16, 0, 1, 1),                                                  \
         TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_F16, 0, 0, 0), TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_F16, 0, 0, 1), \
         TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_F16, 0, 1, 0), TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_F16, 0, 1, 1)
-// A small-M tile's kernels: the token tiles of one narrow width (small-M
-// problems run transposed: A holds the weights, B the tokens, clusters of
-// 1), or tiles that hold the tokens in A and share them in clusters of CN
-// along N: both 16-bit input types, A K-major or M-major, B K-major
-// (TESS_GEMM_TOKEN_KERNELS_PER_TILE entries).
-#define TESS_DENSE_ENTRY_N(BM, BN, ST, CN, IN, SC, AMN) TESS_GEMM_ENTRY_C(BM, BN, ST, 1, CN, IN, SC, AMN, 0, 0)
-#define TESS_GEMM_TOKEN_TILE(BM, BN, ST, CN)                                                                      \
-    TESS_DENSE_ENTRY_N(BM, BN, ST, CN, TESS_MMA_BF16, 0, 0), TESS_DENSE_ENTRY_N(BM, BN, ST, CN, TESS_MMA_BF16, 0, 1), \
-        TESS_DENSE_ENTRY_N(BM, BN, ST, CN, TESS_MMA_F16, 0, 0), TESS_DENSE_ENTRY_N(BM, BN, ST, CN, TESS_MMA_F16, 0, 1)
-// The same for FP8: e4m3 x e4m3, promoted, and block-scaled with per-row A
-// factors and 128x128 or per-column B factors (TESS_GEMM_FP8_TOKEN_KERNELS
-// entries: the scalings a transposed FP8 problem needs).
-#define TESS_GEMM_FP8_TOKEN_TILE(BM, BN, ST, CN)                                                                  \
-    TESS_DENSE_ENTRY_N(BM, BN, ST, CN, TESS_MMA_E4M3_E4M3, TESS_SCALING_PROMOTE, 0),                              \
-        TESS_DENSE_ENTRY_N(BM, BN, ST, CN, TESS_MMA_E4M3_E4M3, TESS_SCALING_BLOCK_ROWS, 0),                       \
-        TESS_DENSE_ENTRY_N(BM, BN, ST, CN, TESS_MMA_E4M3_E4M3, TESS_SCALING_BLOCK_ROWS_COLS, 0)
+// The token-tile kernels of one narrow width (small-M problems run
+// transposed: A holds the weights, B the tokens): both 16-bit input types,
+// A K-major or M-major, B K-major (TESS_GEMM_TOKEN_KERNELS_PER_TILE entries).
+#define TESS_GEMM_TOKEN_TILE(BM, BN, ST)                                                                          \
+    TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_BF16, 0, 0, 0), TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_BF16, 0, 1, 0), \
+        TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_F16, 0, 0, 0), TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_F16, 0, 1, 0)
+// The FP8 token-tile kernels of one width: e4m3 x e4m3, promoted, and
+// block-scaled with per-row A factors and 128x128 or per-column B factors
+// (TESS_GEMM_FP8_TOKEN_KERNELS entries: the scalings a transposed FP8 problem needs).
+#define TESS_GEMM_FP8_TOKEN_TILE(BM, BN, ST)                                                                      \
+    TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_E4M3_E4M3, TESS_SCALING_PROMOTE, 0, 0),                               \
+        TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_E4M3_E4M3, TESS_SCALING_BLOCK_ROWS, 0, 0),                        \
+        TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_E4M3_E4M3, TESS_SCALING_BLOCK_ROWS_COLS, 0, 0)
 // The FP8 kernels of one tile configuration and scaling kind: the four
 // (A, B) type pairs, K-major operands (TESS_GEMM_KERNELS_PER_TILE / 2 entries).
 #define TESS_GEMM_FP8_TILE(BM, BN, ST, CL, SC)                                                                    \

@@ -11,11 +11,6 @@ extern const tess_gemm_kernel tess_gemm_sm90_128x128_c1[TESS_GEMM_KERNELS_PER_TI
 extern const tess_gemm_kernel tess_gemm_sm90_128x64_c1[TESS_GEMM_KERNELS_PER_TILE];
 extern const tess_gemm_kernel tess_gemm_sm90_128x32_c1[TESS_GEMM_TOKEN_KERNELS_PER_TILE];
 extern const tess_gemm_kernel tess_gemm_sm90_128x16_c1[TESS_GEMM_TOKEN_KERNELS_PER_TILE];
-extern const tess_gemm_kernel tess_gemm_sm90_128x64_c1x2[TESS_GEMM_TOKEN_KERNELS_PER_TILE];
-extern const tess_gemm_kernel tess_gemm_sm90_128x32_c1x2[TESS_GEMM_TOKEN_KERNELS_PER_TILE];
-extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x128_c1x2[TESS_GEMM_FP8_TOKEN_KERNELS];
-extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x64_c1x2[TESS_GEMM_FP8_TOKEN_KERNELS];
-extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x32_c1x2[TESS_GEMM_FP8_TOKEN_KERNELS];
 extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x64_c1_tokens[TESS_GEMM_FP8_TOKEN_KERNELS];
 extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x32_c1_tokens[TESS_GEMM_FP8_TOKEN_KERNELS];
 extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x16_c1_tokens[TESS_GEMM_FP8_TOKEN_KERNELS];
@@ -75,9 +70,6 @@ static const table_part parts[] = {
     TOKEN_TILE(tess_gemm_sm90_128x32_c1), TOKEN_TILE(tess_gemm_sm90_128x16_c1),
     FP8_TOKEN_TILE(tess_gemm_sm90_fp8_128x64_c1_tokens), FP8_TOKEN_TILE(tess_gemm_sm90_fp8_128x32_c1_tokens),
     FP8_TOKEN_TILE(tess_gemm_sm90_fp8_128x16_c1_tokens),
-    TOKEN_TILE(tess_gemm_sm90_128x64_c1x2), TOKEN_TILE(tess_gemm_sm90_128x32_c1x2),
-    FP8_TOKEN_TILE(tess_gemm_sm90_fp8_128x128_c1x2), FP8_TOKEN_TILE(tess_gemm_sm90_fp8_128x64_c1x2),
-    FP8_TOKEN_TILE(tess_gemm_sm90_fp8_128x32_c1x2),
     GROUPED(tess_grouped_sm90_128x256_c2), GROUPED(tess_grouped_sm90_128x256), GROUPED(tess_grouped_sm90_128x128),
     GROUPED(tess_grouped_sm90_fp8_128x256_c2), GROUPED(tess_grouped_sm90_fp8_128x192_c2),
     GROUPED(tess_grouped_sm90_fp8_128x192),
@@ -86,7 +78,7 @@ static const table_part parts[] = {
 
 #define PART_COUNT ((int)(sizeof parts / sizeof parts[0]))
 _Static_assert(6 * TESS_GEMM_KERNELS_PER_TILE + 18 * TESS_GEMM_FP8_PAIRS + 7 * TESS_GROUPED_KERNELS_PER_TILE +
-                       4 * TESS_GEMM_TOKEN_KERNELS_PER_TILE + 6 * TESS_GEMM_FP8_TOKEN_KERNELS +
+                       2 * TESS_GEMM_TOKEN_KERNELS_PER_TILE + 3 * TESS_GEMM_FP8_TOKEN_KERNELS +
                        2 * TESS_GROUPED_TOKEN_KERNELS <=
                    TESS_GEMM_MAX_KERNELS,
                "raise TESS_GEMM_MAX_KERNELS");

@@ -101,44 +101,32 @@ TESS_DEVICE void load_block_scales_tma(const tess_gemm_params &p, const CUtensor
 }
 
 // Loads K blocks [k_begin, k_end) of tile `tile` into the ring: this CTA's
-// share (`rank` of the cluster) of A and of B, all of an operand no other
-// CTA shares. The stage's full barrier expects all of A and B: its own
-// loads plus the shares the other CTAs multicast into it. Run by
-// Cfg::PRODUCER_THREADS lanes.
+// A, and its share (`rank` of CLUSTER) of the cluster's B tile. The stage's
+// full barrier expects all of A and B: its own loads plus the B shares the
+// other CTAs multicast into it. Run by Cfg::PRODUCER_THREADS lanes.
 template <class Cfg>
 TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, char *smem_b, char *smem_scales,
                                     uint64_t *full, uint64_t *empty, pipe_cursor &c, const tile_coord &tile,
                                     int k_begin, int k_end, int rank, int lane) {
     const int ba = p.a_batch_shared ? 0 : tile.a_batch, bb = p.b_batch_shared ? 0 : tile.b_batch;
     const int m0 = tile.m0, n0 = tile.n0;
-    const int a_rank = Cfg::CLUSTER_N > 1 ? rank : 0, b_rank = Cfg::CLUSTER_M > 1 ? rank : 0;
+    constexpr int B_SHARE_ROWS = Cfg::BN / Cfg::CLUSTER;
     const bool by_tma = factors_by_tma<Cfg>(p);
     // A tile whose rows (columns) end inside it loads just those that exist
     // (gemm_params.h tma_a_edge): the stage then expects fewer bytes.
     const bool a_edge = !Cfg::GROUPED && !Cfg::A_MN && p.a_edge_rows && m0 < p.m && m0 + Cfg::BM > p.m;
     const bool b_edge =
-        !Cfg::GROUPED && !Cfg::B_MN && Cfg::CLUSTER_M == 1 && p.b_edge_rows && n0 < p.n && n0 + Cfg::BN > p.n;
-    // A dense tile wholly past M (a cluster's second tile where M ends in
-    // its first) loads no A, and one wholly past N that no other CTA shares
-    // B with (a cluster's second tile along N) no B: their rows feed only
-    // accumulators never stored, and a box of rows TMA must fill with zeros
-    // would stream at half speed.
-    const bool a_none = !Cfg::GROUPED && m0 >= p.m;
-    const bool b_none = !Cfg::GROUPED && Cfg::CLUSTER_M == 1 && n0 >= p.n;
-    // A's rows in the tile, and this CTA's share of them: a whole share
-    // (tma_a), part of one (the edge map's box: a_edge_rows % A_SHARE_ROWS),
-    // or none (nothing to load).
-    const int a_rows = a_none ? 0 : a_edge ? p.a_edge_rows : Cfg::BM;
-    const int a_share =
-        Cfg::CLUSTER_N == 1 ? a_rows : min(max(a_rows - a_rank * Cfg::A_SHARE_ROWS, 0), Cfg::A_SHARE_ROWS);
-    const bool a_whole = Cfg::CLUSTER_N == 1 ? !a_edge : a_share == Cfg::A_SHARE_ROWS;
-    const CUtensorMap *map_a = a_whole ? &p.tma_a : &p.tma_a_edge;
-    const CUtensorMap *map_b = b_edge ? &p.tma_b_edge : &p.tma_b;
+        !Cfg::GROUPED && !Cfg::B_MN && Cfg::CLUSTER == 1 && p.b_edge_rows && n0 < p.n && n0 + Cfg::BN > p.n;
+    const CUtensorMap *map_a = a_edge ? &p.tma_a_edge : &p.tma_a, *map_b = b_edge ? &p.tma_b_edge : &p.tma_b;
     const CUtensorMap *map_factors_a = a_edge ? &p.tma_scale_a_edge : &p.tma_scale_a;
     const uint32_t factors_tx =
         Cfg::SCALE_TX_BYTES - (a_edge ? (Cfg::A_FACTOR_BOX - tess_edge_factor_rows(p.a_edge_rows)) * sizeof(float) : 0);
+    // A dense tile wholly past M (a cluster's second tile where M ends in
+    // its first) loads no A: its rows feed only accumulators never stored,
+    // and a box of rows TMA must fill with zeros would stream at half speed.
+    const bool a_none = !Cfg::GROUPED && m0 >= p.m;
     const uint32_t stage_tx = (a_none ? 0 : a_edge ? p.a_edge_rows * TESS_SM90_BK_BYTES : Cfg::A_STAGE_BYTES) +
-                              (b_none ? 0 : b_edge ? p.b_edge_rows * TESS_SM90_BK_BYTES : Cfg::B_STAGE_BYTES) +
+                              (b_edge ? p.b_edge_rows * TESS_SM90_BK_BYTES : Cfg::B_STAGE_BYTES) +
                               (by_tma ? factors_tx : 0);
     scale_sources<Cfg> sources;
     if (Cfg::BLOCK_SCALED && !by_tma)
@@ -152,14 +140,12 @@ TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, cha
             if (by_tma)
                 load_block_scales_tma<Cfg>(p, map_factors_a, factors, bar, tile, kb);
             const int k0 = kb * Cfg::BK;
-            if (a_share > 0)
-                load_operand<Cfg, Cfg::A_SHARE_ROWS, Cfg::A_MN, (Cfg::CLUSTER_N > 1)>(
-                    smem_a + c.stage * Cfg::A_STAGE_BYTES + a_rank * Cfg::A_SHARE_BYTES, map_a, bar,
-                    m0 + a_rank * Cfg::A_SHARE_ROWS, k0, ba);
-            if (!b_none)
-                load_operand<Cfg, Cfg::B_SHARE_ROWS, Cfg::B_MN, (Cfg::CLUSTER_M > 1)>(
-                    smem_b + c.stage * Cfg::B_STAGE_BYTES + b_rank * Cfg::B_SHARE_BYTES, map_b, bar,
-                    n0 + b_rank * Cfg::B_SHARE_ROWS, k0, bb);
+            if (!a_none)
+                load_operand<Cfg, Cfg::BM, Cfg::A_MN, false>(smem_a + c.stage * Cfg::A_STAGE_BYTES, map_a, bar, m0,
+                                                             k0, ba);
+            load_operand<Cfg, B_SHARE_ROWS, Cfg::B_MN, (Cfg::CLUSTER > 1)>(
+                smem_b + c.stage * Cfg::B_STAGE_BYTES + rank * Cfg::B_SHARE_BYTES, map_b, bar,
+                n0 + rank * B_SHARE_ROWS, k0, bb);
         }
         if (Cfg::BLOCK_SCALED && !by_tma)
             load_block_scales<Cfg>(p, sources, factors, bar, kb, lane);
