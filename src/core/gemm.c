@@ -512,12 +512,13 @@ static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, cons
  * where the factors come by copy (transposed 128x128 weight factors) and is
  * applied there only; 1x128 weight factors ran as slowly (27.1 against 26.8
  * us), so the cause is likely the block-scaled mainloop, not the copies
- * (bench/NOTES.md). Refitted to 2.0 us on the H200 (session 18) once
- * 128-row tiles of M <= 64 tokens stopped computing their empty half: with
- * 2.3 the planner's picks of 18 skinny problems (bench/probes/cases_skinny.txt,
- * every plan timed) ran 1.64% slower than the best, with 2.0 0.60% (and
- * 1.29% on session 17's 47 problems either way). */
-#define TESS_LOADED_MEMORY_LATENCY_S 2.0e-6
+ * (bench/NOTES.md). Refitted to 1.9 us on the H200 (session 18) once
+ * 128-row tiles of M <= 64 tokens stopped computing their empty half,
+ * every plan timed again: the picks run slower than the best by 0.60% on
+ * 18 skinny problems (bench/probes/cases_skinny.txt; 1.64% with 2.3 us,
+ * 1.44% with 1.85) and 1.20% on the 47 of bench/probes/plan_all.sh (2.27%
+ * with 2.3, 1.40% with 2.0, 1.51% with 1.85). */
+#define TESS_LOADED_MEMORY_LATENCY_S 1.9e-6
 /* The same for re-reads that hit L2 (a later group of tiles reading the
  * rows again). Taking the memory's latency for those too ranked 3-stage
  * rings far behind 4-stage ones on 4096x32768x512 FP8 (B re-read by 32 tile
