@@ -527,7 +527,15 @@ static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, cons
 #define TESS_LOADED_L2_LATENCY_S 1.0e-6
 /* L2 bytes where no device is asked: an H100's 50 MB. */
 #define TESS_DEFAULT_L2_BYTES 50e6
-#define TESS_SM_STREAM_BYTES_PER_S 95e9
+/* The most one CTA's stream draws, whatever its bytes in flight: 95 GB/s
+ * fitted on the H100 (2026-11-23, transposed 16-token tiles at M = 1);
+ * 60 on the H200's every-plan timings of session 18 (the picks 0.78% from
+ * the best over 47 problems and 0.06% over 18 skinny ones, against 1.20%
+ * and 0.60% with 95; 55 ties 60, 65 gives 0.96%): plans on more CTAs
+ * stream faster than the bytes one CTA holds in flight say. Of the suites'
+ * choices only 16x7168x2048 bf16 moved (128x16 transposed 14.0 us -> 128x64
+ * tokens-as-A 12.9, timed in the same call). */
+#define TESS_SM_STREAM_BYTES_PER_S 60e9
 #define TESS_PROMOTED_STREAM_SHARE 0.85
 #define TESS_COPIED_FACTORS_STREAM_SHARE 0.55
 /* Stream-K in fill mode (every tile's K shared, fewer tiles than SMs, in
