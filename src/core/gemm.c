@@ -435,9 +435,10 @@ double tess_tile_width_efficiency(int tile_n) {
 
 /* Rows of a tile the tensor cores compute: all of them, but where M fits in
  * less than one tile a kernel that skips empty rows (tess_gemm_kernel)
- * computes only the 64-row halves holding some. */
+ * computes only the consumer warpgroups' shares holding some. */
 static int computed_rows(const tess_gemm_kernel *k, const tess_gemm_desc *d) {
-    return k->skips_empty_rows && d->m < k->tile_m ? (int)(d->m + 63) / 64 * 64 : k->tile_m;
+    const int share = k->tile_m / TESS_SM90_CONSUMERS;
+    return k->skips_empty_rows && d->m < k->tile_m ? (int)(d->m + share - 1) / share * share : k->tile_m;
 }
 
 static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, const tess_gemm_launch *x) {

@@ -165,6 +165,13 @@ TESS_DEVICE void consumer_release(uint64_t *empty, int stage) {
     }
 }
 
+// Whether thread t of a consumer warpgroup releases stages: the first of
+// the warpgroup, or of each warp (Cfg::RELEASERS).
+template <class Cfg>
+TESS_DEVICE bool releasing_thread(int t) {
+    return t % (128 / Cfg::RELEASERS) == 0;
+}
+
 // A consumer warpgroup with nothing to compute in a tile (Cfg::SKIPS_EMPTY_ROWS)
 // walks K blocks [k_begin, k_end) of the ring all the same: it waits for
 // each stage and releases it (its releasing threads, as in consumer_mma),
@@ -172,7 +179,7 @@ TESS_DEVICE void consumer_release(uint64_t *empty, int stage) {
 template <class Cfg>
 TESS_DEVICE void consumer_follow_ring(uint64_t *full, uint64_t *empty, pipe_cursor &c, int k_begin, int k_end,
                                       int t) {
-    const bool releases = t % (128 / Cfg::RELEASERS) == 0;
+    const bool releases = releasing_thread<Cfg>(t);
     for (int kb = k_begin; kb < k_end; kb++) {
         pipe_consumer_wait(full, c);
         if (releases)
@@ -512,12 +519,11 @@ TESS_DEVICE void consumer_mma_tile_promoted_pipelined(float (&acc)[Cfg::BN / 2],
 // A consumer warpgroup's K blocks [k_begin, k_end) of a tile, in the
 // kernel's accumulation mode.
 // a_shift: where the tile's first row's factor lies in a stage's A factors.
-// The releasing threads: the first of the warpgroup, or of each warp (Cfg::RELEASERS).
 template <class Cfg>
 TESS_DEVICE void consumer_mma(float (&acc)[Cfg::BN / 2], char *smem_a, char *smem_b, const char *smem_scales,
                               uint64_t *full, uint64_t *empty, pipe_cursor &c, int k_begin, int k_end, int n0,
                               int a_shift, int wg, int t) {
-    const bool releases = t % (128 / Cfg::RELEASERS) == 0;
+    const bool releases = releasing_thread<Cfg>(t);
     if constexpr (Cfg::PIPELINES_PROMOTION)
         consumer_mma_tile_promoted_pipelined<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, c, k_begin, k_end,
                                                   a_shift, wg, t, releases);
