@@ -7,6 +7,8 @@
 # sm90_fp8_gemm_1d2d does without turns). Runs gpu_gemm_fp8 and
 # gpu_grouped on B, then times forced plans with both binaries,
 # alternating, 3 rounds each, and the grouped FP8 G=8 x 4096 cases.
+# The switch is gone from the tree (tie for block scaling, turns ahead for
+# per-tensor: bench/NOTES.md, session 19); to repeat, check out 708dd4f.
 #   OUT=... bash bench/probes/turns_ab.sh   (SKIP_CHECKS=1: the timed plans only)
 set -u
 bash bench/ensure_build.sh $OUT build || exit 1

@@ -118,11 +118,7 @@ struct gemm_cfg {
     // half's turn barrier, a bar.sync of the warpgroup's 128 threads that
     // follows every warp's factor reads (and orders them before the
     // release): one release per warpgroup does.
-#ifdef TESS_PROBE_NO_TURNS
-    static constexpr int RELEASERS = BLOCK_SCALED ? 4 : 1;
-#else
     static constexpr int RELEASERS = BLOCK_SCALED && !PROMOTES_IN_HALVES ? 4 : 1;
-#endif
     // Arrivals an empty barrier waits for: every consumer of every CTA in the
     // cluster (each CTA's producer writes B into all of them).
     static constexpr int EMPTY_ARRIVALS = TESS_SM90_CONSUMERS * CLUSTER_ * RELEASERS;

@@ -249,15 +249,10 @@ TESS_DEVICE void consumer_mma_tile(float (&acc)[Cfg::BN / 2], char *smem_a, char
 // turn, one warpgroup's batch runs while the other promotes.
 static_assert(TESS_SM90_CONSUMERS == 2, "the turns alternate between two consumer warpgroups");
 #define TESS_MMA_TURN_THREADS (TESS_SM90_CONSUMERS * 128)
-#ifdef TESS_PROBE_NO_TURNS
-TESS_DEVICE void mma_turn_wait(int) {}
-TESS_DEVICE void mma_turn_pass(int) {}
-#else
 TESS_DEVICE void mma_turn_wait(int wg) { named_barrier_sync(TESS_MMA_TURN_BARRIER_BASE + wg, TESS_MMA_TURN_THREADS); }
 TESS_DEVICE void mma_turn_pass(int wg) {
     named_barrier_arrive(TESS_MMA_TURN_BARRIER_BASE + (wg ^ 1), TESS_MMA_TURN_THREADS);
 }
-#endif
 
 // Starts the turns (warpgroup 0 goes first) before a promoting consumer's
 // first tile, and ends them after its last: warpgroup 1's last pass is
