@@ -429,7 +429,6 @@ static int rows_misaligned(const tess_gemm_desc *d) {
  * Stream-K turns the waves into the exact share of items per unit, plus the
  * fixups: each unit writes one partial sum, and the finishing units read on
  * average units / sk_items + 1 of them. */
-#define TESS_ONE_WARPGROUP_EFFICIENCY 0.5
 double tess_tile_width_efficiency(int tile_n) {
     return tile_n >= 256 ? 1.0 : tile_n >= 192 ? 0.95 : tile_n >= 128 ? 0.9 : 0.6;
 }
@@ -438,7 +437,7 @@ double tess_tile_width_efficiency(int tile_n) {
  * less than one tile a kernel that skips empty rows (tess_gemm_kernel)
  * computes only the consumer warpgroups' shares holding some. */
 static int computed_rows(const tess_gemm_kernel *k, const tess_gemm_desc *d) {
-    const int share = TESS_SM90_CONSUMER_ROWS;
+    const int share = k->tile_m / TESS_SM90_CONSUMERS;
     return k->skips_empty_rows && d->m < k->tile_m ? (int)(d->m + share - 1) / share * share : k->tile_m;
 }
 
@@ -463,11 +462,6 @@ static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, cons
      * memory-bound problems (small M transposed), where their compute time
      * is not known, but hidden under the weight stream. */
     double efficiency = tess_tile_width_efficiency(k->tile_n);
-    /* 64-row tiles have one consumer warpgroup computing, whose waits for
-     * its wgmmas no second one covers: taken at half the rate (a guess on
-     * the safe side; they are for small M, where the stream sets the pace). */
-    if (k->tile_m < TESS_SM90_CONSUMERS * TESS_SM90_CONSUMER_ROWS)
-        efficiency *= TESS_ONE_WARPGROUP_EFFICIENCY;
     /* Clusters of 2 halve B's L2 reads, but tie the two CTAs' rings together.
      * Block-scaled FP8 loses by it (H200, 2026-11-22, c1 against c2: 4096^3
      * 1011 vs 947 TFLOP/s, 4096x7168x2048 933 vs 887), except 192-wide tiles

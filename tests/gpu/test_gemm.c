@@ -19,7 +19,7 @@
 /* The plans a problem can have: 6 tile configurations, data-parallel or stream-K. */
 #define PLANS_PER_PROBLEM 12
 /* Room for every plan of any problem: small M adds transposed plans and token tiles. */
-#define MAX_PLANS 96
+#define MAX_PLANS 64
 
 static tess_rng rng;
 

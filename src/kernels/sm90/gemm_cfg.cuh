@@ -76,16 +76,6 @@ struct gemm_cfg {
     // consumer warpgroup instead).
     static constexpr bool PIPELINES_PROMOTION = PROMOTES && BN <= 128;
     static constexpr bool TAKES_MMA_TURNS = PROMOTES && !PIPELINES_PROMOTION;
-    // Consumer warpgroups that own rows of the tile: both in 128-row tiles,
-    // the first in 64-row ones, whose A stage is half as large, so that the
-    // ring holds more stages of B: small-M problems, which run at the pace
-    // of the weights' bytes in flight (cuBLAS takes 64-row tiles there,
-    // bench/NOTES.md session 17). The second warpgroup then sits out.
-    static constexpr int ROW_WARPGROUPS = BM / TESS_SM90_CONSUMER_ROWS;
-    static_assert(BM == TESS_SM90_CONSUMER_ROWS * TESS_SM90_CONSUMERS || (BM == TESS_SM90_CONSUMER_ROWS && !GROUPED),
-                  "each consumer warpgroup owns 64 rows: 128-row tiles, or dense 64-row ones");
-    static_assert(ROW_WARPGROUPS == TESS_SM90_CONSUMERS || !TAKES_MMA_TURNS,
-                  "warpgroups taking turns need both to compute");
     // A consumer warpgroup whose 64 rows all lie past a tile's rows (M <= 64
     // on 128-row tiles: the tokens of a small-M problem) skips the tile's
     // wgmmas and only follows the ring (consumer_follow_ring), leaving the
@@ -131,7 +121,7 @@ struct gemm_cfg {
     static constexpr int RELEASERS = BLOCK_SCALED && !PROMOTES_IN_HALVES ? 4 : 1;
     // Arrivals an empty barrier waits for: every consumer of every CTA in the
     // cluster (each CTA's producer writes B into all of them).
-    static constexpr int EMPTY_ARRIVALS = ROW_WARPGROUPS * CLUSTER_ * RELEASERS;
+    static constexpr int EMPTY_ARRIVALS = TESS_SM90_CONSUMERS * CLUSTER_ * RELEASERS;
     // CLUSTER CTAs along M share each B tile: each loads 1/CLUSTER of it and
     // multicasts it to all (TMA multicast), so B crosses L2 once per cluster.
     static constexpr int CLUSTER = CLUSTER_;
@@ -145,6 +135,7 @@ struct gemm_cfg {
     static_assert(CLUSTER == 1 || CLUSTER == 2 || CLUSTER == 4, "clusters of 1, 2 or 4 CTAs along M");
     static_assert(BN / CLUSTER % (B_MN ? 64 : 8) == 0,
                   "each CTA multicasts whole 64-column chunks of an N-major B, or whole 8-row swizzle atoms");
+    static_assert(BM == 64 * TESS_SM90_CONSUMERS, "each consumer warpgroup owns 64 rows");
     // Tiles narrower than the epilogue's 64-column sub-tile: the token side
     // of a small-M problem run transposed (the host swaps the operands, so
     // the weights fill the 128-row wgmma M side and a few tokens are N). Their
@@ -226,8 +217,8 @@ struct gemm_cfg {
     // buffer; the next tile's epilogue waits, a mainloop later), else 128
     // columns where BN allows (two sub-tiles per warpgroup), else one
     // 64-column sub-tile.
-    static constexpr int EPI_FULL_BYTES = ROW_WARPGROUPS * (BN / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;
-    static constexpr int EPI_WIDE_BYTES = ROW_WARPGROUPS * (TESS_EPI_ROUND_COLS / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;
+    static constexpr int EPI_FULL_BYTES = TESS_SM90_CONSUMERS * (BN / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;
+    static constexpr int EPI_WIDE_BYTES = TESS_SM90_CONSUMERS * (TESS_EPI_ROUND_COLS / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;
     static constexpr int EPI_COLS = BN % TESS_EPI_SUBTILE == 0 && RING_BYTES + EPI_FULL_BYTES <= TESS_SM90_SMEM_LIMIT
                                         ? BN
                                     : BN % TESS_EPI_ROUND_COLS == 0 && RING_BYTES + EPI_WIDE_BYTES <= TESS_SM90_SMEM_LIMIT
@@ -236,7 +227,7 @@ struct gemm_cfg {
     static constexpr int EPI_ROUNDS = STORES_FROM_REGISTERS ? 1 : BN / EPI_COLS;
     static constexpr int EPI_WG_BYTES =
         STORES_FROM_REGISTERS ? 0 : (EPI_COLS / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;
-    static constexpr int EPI_BYTES = ROW_WARPGROUPS * EPI_WG_BYTES;
+    static constexpr int EPI_BYTES = TESS_SM90_CONSUMERS * EPI_WG_BYTES;
     static constexpr int SMEM_BYTES = RING_BYTES + EPI_BYTES;
     static_assert(SMEM_BYTES <= TESS_SM90_SMEM_LIMIT, "over the 227 KiB a Hopper CTA may use");
     // Moving one wgmma step along K inside a stage: 32 bytes along a K-major

@@ -14,9 +14,6 @@
 /* Consumer warpgroups per CTA (each owns 64 rows of the 128-row tile); the
  * stream-K workspace holds one ready flag per consumer warpgroup. */
 #define TESS_SM90_CONSUMERS 2
-/* Rows of a tile one consumer warpgroup owns: wgmma's M. 64-row tiles
- * (gemm_cfg.cuh ROW_WARPGROUPS) have one such warpgroup. */
-#define TESS_SM90_CONSUMER_ROWS 64
 /* Stream-K launches have at most this many CTAs (one per SM: an H100 has
  * 132, a full GH100 144; 1024 leaves room for any GPU these kernels may
  * meet, and the planner refuses stream-K beyond it) and their ready flags,

@@ -118,9 +118,7 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
         float acc[Cfg::BN / 2];
         bool pending = false;
         mma_turns_begin<Cfg>(cw);
-        // A 64-row tile's second warpgroup owns no rows (Cfg::ROW_WARPGROUPS): it sits out.
-        for (tess_work_cursor w = tess_work_first(&split, cluster); cw < Cfg::ROW_WARPGROUPS && w.item >= 0;
-             tess_work_next(&split, &w)) {
+        for (tess_work_cursor w = tess_work_first(&split, cluster); w.item >= 0; tess_work_next(&split, &w)) {
             tile_coord tile = cta_tile<Cfg>(p, groups, w.item, rank, hint);
             if (Cfg::GROUPED) // read before the mainloop, which hides the latency
                 group_tile_end<Cfg>(p, tile);
@@ -245,16 +243,12 @@ static int max_clusters(void) {
         TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_BF16, 0, 1, 1),                                                  \
         TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_F16, 0, 0, 0), TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_F16, 0, 0, 1), \
         TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_F16, 0, 1, 0), TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_F16, 0, 1, 1)
-// Both 16-bit input types of one tile configuration with A K-major or
-// M-major and B K-major (TESS_GEMM_TOKEN_KERNELS_PER_TILE entries): tiles
-// whose B cannot be N-major (narrow ones, or 64-wide ones multicast in
-// halves that are not whole 64-column chunks).
-#define TESS_GEMM_B_K_TILE(BM, BN, ST, CL)                                                                        \
-    TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_BF16, 0, 0, 0), TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_BF16, 0, 1, 0), \
-        TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_F16, 0, 0, 0), TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_F16, 0, 1, 0)
-// The token-tile kernels of one narrow width (small-M problems, tokens as A
-// or run transposed: A holds the weights, B the tokens), clusters of 1.
-#define TESS_GEMM_TOKEN_TILE(BM, BN, ST) TESS_GEMM_B_K_TILE(BM, BN, ST, 1)
+// The token-tile kernels of one narrow width (small-M problems run
+// transposed: A holds the weights, B the tokens): both 16-bit input types,
+// A K-major or M-major, B K-major (TESS_GEMM_TOKEN_KERNELS_PER_TILE entries).
+#define TESS_GEMM_TOKEN_TILE(BM, BN, ST)                                                                          \
+    TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_BF16, 0, 0, 0), TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_BF16, 0, 1, 0), \
+        TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_F16, 0, 0, 0), TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_F16, 0, 1, 0)
 // The FP8 token-tile kernels of one width: e4m3 x e4m3, promoted, and
 // block-scaled with per-row A factors and 128x128 or per-column B factors
 // (TESS_GEMM_FP8_TOKEN_KERNELS entries: the scalings a transposed FP8 problem needs).

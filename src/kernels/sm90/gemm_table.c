@@ -11,9 +11,6 @@ extern const tess_gemm_kernel tess_gemm_sm90_128x128_c1[TESS_GEMM_KERNELS_PER_TI
 extern const tess_gemm_kernel tess_gemm_sm90_128x64_c1[TESS_GEMM_KERNELS_PER_TILE];
 extern const tess_gemm_kernel tess_gemm_sm90_128x32_c1[TESS_GEMM_TOKEN_KERNELS_PER_TILE];
 extern const tess_gemm_kernel tess_gemm_sm90_128x16_c1[TESS_GEMM_TOKEN_KERNELS_PER_TILE];
-extern const tess_gemm_kernel tess_gemm_sm90_64x64_c2[TESS_GEMM_TOKEN_KERNELS_PER_TILE];
-extern const tess_gemm_kernel tess_gemm_sm90_64x64_c1[TESS_GEMM_KERNELS_PER_TILE];
-extern const tess_gemm_kernel tess_gemm_sm90_64x32_c1[TESS_GEMM_TOKEN_KERNELS_PER_TILE];
 extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x64_c1_tokens[TESS_GEMM_FP8_TOKEN_KERNELS];
 extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x32_c1_tokens[TESS_GEMM_FP8_TOKEN_KERNELS];
 extern const tess_gemm_kernel tess_gemm_sm90_fp8_128x16_c1_tokens[TESS_GEMM_FP8_TOKEN_KERNELS];
@@ -71,7 +68,6 @@ static const table_part parts[] = {
     FP8_PAIRS(tess_gemm_sm90_fp8_128x256_c2_promote), FP8_PAIRS(tess_gemm_sm90_fp8_128x256_c2_rows),
     FP8_PAIRS(tess_gemm_sm90_fp8_128x256_c2_promote_s3), FP8_PAIRS(tess_gemm_sm90_fp8_128x256_c2_rows_s3),
     TOKEN_TILE(tess_gemm_sm90_128x32_c1), TOKEN_TILE(tess_gemm_sm90_128x16_c1),
-    TOKEN_TILE(tess_gemm_sm90_64x64_c2), WHOLE_TILE(tess_gemm_sm90_64x64_c1), TOKEN_TILE(tess_gemm_sm90_64x32_c1),
     FP8_TOKEN_TILE(tess_gemm_sm90_fp8_128x64_c1_tokens), FP8_TOKEN_TILE(tess_gemm_sm90_fp8_128x32_c1_tokens),
     FP8_TOKEN_TILE(tess_gemm_sm90_fp8_128x16_c1_tokens),
     GROUPED(tess_grouped_sm90_128x256_c2), GROUPED(tess_grouped_sm90_128x256), GROUPED(tess_grouped_sm90_128x128),
@@ -81,8 +77,8 @@ static const table_part parts[] = {
     GROUPED_TOKENS(tess_grouped_sm90_fp8_tokens)};
 
 #define PART_COUNT ((int)(sizeof parts / sizeof parts[0]))
-_Static_assert(7 * TESS_GEMM_KERNELS_PER_TILE + 18 * TESS_GEMM_FP8_PAIRS + 7 * TESS_GROUPED_KERNELS_PER_TILE +
-                       4 * TESS_GEMM_TOKEN_KERNELS_PER_TILE + 3 * TESS_GEMM_FP8_TOKEN_KERNELS +
+_Static_assert(6 * TESS_GEMM_KERNELS_PER_TILE + 18 * TESS_GEMM_FP8_PAIRS + 7 * TESS_GROUPED_KERNELS_PER_TILE +
+                       2 * TESS_GEMM_TOKEN_KERNELS_PER_TILE + 3 * TESS_GEMM_FP8_TOKEN_KERNELS +
                        2 * TESS_GROUPED_TOKEN_KERNELS <=
                    TESS_GEMM_MAX_KERNELS,
                "raise TESS_GEMM_MAX_KERNELS");
