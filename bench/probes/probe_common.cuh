@@ -19,8 +19,16 @@
         }                                                                                  \
     } while (0)
 
-// Spins `cycles` clocks (80000: ~40 us at 1.98 GHz) so that the timed work
-// queues behind it and the events measure GPU time only.
+// Timed runs per case (the median is reported) and untimed ones before
+// them (first-touch and clock ramp).
+#define PROBE_REPS 31
+#define PROBE_WARMUPS 2
+// Clocks hold() spins before each timed launch: ~40 us at 1.98 GHz, longer
+// than the host takes to queue the launch and its events.
+#define PROBE_HOLD_CYCLES 80000
+
+// Spins `cycles` clocks so that the timed work queues behind it and the
+// events measure GPU time only.
 __global__ void hold(long long cycles) {
     const long long t = clock64();
     while (clock64() - t < cycles) {

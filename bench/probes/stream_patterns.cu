@@ -32,7 +32,6 @@
 #include "kernels/common/pipeline.cuh"
 #include "probe_common.cuh"
 
-
 enum { BOX2D, BOX3D, BOX4D, NONE, MODES };
 static const char *mode_name[MODES] = {"box2d", "box3d", "box4d", "none"};
 // Each CTA's ring: 192 KB, as much as the GEMM's 128x16 token tile keeps
@@ -160,7 +159,6 @@ static double median(std::vector<double> v) {
 }
 
 #define BUFFERS 4 // rotated, so that no run finds its weights in the 50-60 MB L2
-#define REPS 31
 
 int main(int argc, char **argv) {
     const int n = argc > 1 ? atoi(argv[1]) : 2112, k = argc > 2 ? atoi(argv[2]) : 7168;
@@ -192,9 +190,9 @@ int main(int argc, char **argv) {
         if (m < MODES)
             for (int b = 0; b < BUFFERS; b++)
                 maps[b] = make_map(m == NONE ? BOX2D : m, w[b], n, k);
-        for (int rep = 0; rep < REPS + 2; rep++) {
+        for (int rep = 0; rep < PROBE_REPS + PROBE_WARMUPS; rep++) {
             const int b = rep % BUFFERS;
-            hold<<<1, 1>>>(80000);
+            hold<<<1, 1>>>(PROBE_HOLD_CYCLES);
             CHECK(cudaEventRecord(e0));
             if (m < MODES)
                 kernels[m]<<<grid, 256, RING_BYTES>>>(maps[b], chunks, split, st);
@@ -207,7 +205,7 @@ int main(int argc, char **argv) {
             CHECK(cudaGetLastError());
             float ms;
             CHECK(cudaEventElapsedTime(&ms, e0, e1));
-            if (rep < 2)
+            if (rep < PROBE_WARMUPS)
                 continue;
             ev.push_back(ms * 1e3);
             if (m < MODES) {

@@ -26,7 +26,6 @@
 #include "kernels/common/pipeline.cuh"
 #include "probe_common.cuh"
 
-
 enum { A128, OOB, A64, NONE, MODES };
 static const char *mode_name[MODES] = {"a128", "oob", "a64", "none"};
 #define STAGES 11                 // the 128x32 bf16 GEMM tile's ring
@@ -81,7 +80,6 @@ static CUtensorMap make_map(void *w, int rows, int k, int box_rows) {
 }
 
 #define BUFFERS 4 // weights rotated so that no run finds them in L2
-#define REPS 31
 
 int main() {
     const int n = 4096, k = 7168, grid = n / 32, chunks = k / 64;
@@ -105,8 +103,8 @@ int main() {
         for (int i = 0; i < BUFFERS; i++)
             b[i] = make_map(w[i], n, k, 32);
         std::vector<double> t;
-        for (int rep = 0; rep < REPS + 2; rep++) {
-            hold<<<1, 1>>>(80000);
+        for (int rep = 0; rep < PROBE_REPS + PROBE_WARMUPS; rep++) {
+            hold<<<1, 1>>>(PROBE_HOLD_CYCLES);
             CHECK(cudaEventRecord(e0));
             stream<<<grid, 256, STAGES * STAGE_BYTES>>>(a, b[rep % BUFFERS], m, chunks);
             CHECK(cudaEventRecord(e1));
@@ -114,7 +112,7 @@ int main() {
             CHECK(cudaGetLastError());
             float ms;
             CHECK(cudaEventElapsedTime(&ms, e0, e1));
-            if (rep >= 2)
+            if (rep >= PROBE_WARMUPS)
                 t.push_back(ms * 1e3);
         }
         std::sort(t.begin(), t.end());
