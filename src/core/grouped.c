@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
@@ -13,6 +14,7 @@
 #include "core/handle.h"
 #include "core/matrix.h"
 #include "core/scale.h"
+#include "kernels/common/sched.h"
 
 /* Expected tile rows per group from which the planner takes the BANDED
  * order (its L2 reuse pays once a group spans several tile rows; measured
@@ -187,6 +189,14 @@ static int64_t cross_tiles(const tess_gemm_kernel *k, const tess_grouped_gemm_de
     return (d->n + tile - 1) / tile;
 }
 
+/* Whether kernel k splits groups' short last tile rows along N in order
+ * `order` (kernels/common/sched.h, split tails): clusters of 2 along M, an
+ * even number of n tiles (a pair per split item), not M_FASTEST. */
+static int splits_tails(const tess_gemm_kernel *k, const tess_grouped_gemm_desc *d, int order) {
+    return !is_token_tile(k) && k->cluster_m == 2 && cross_tiles(k, d) % 2 == 0 &&
+           order != TESS_GROUP_ORDER_M_FASTEST;
+}
+
 /* Work items kernel k may walk at most (ints in the kernels). */
 static int64_t max_items(const tess_gemm_kernel *k, const tess_grouped_gemm_desc *d) {
     return max_tile_rows(d, (int)work_item_rows(k)) * cross_tiles(k, d);
@@ -226,20 +236,31 @@ static double tile_efficiency(const tess_gemm_kernel *k) {
     return width * (k->cluster_m > 1 ? TESS_GROUPED_CLUSTER_GAIN : 1.0);
 }
 
-/* Tile rows (of `rows` tokens) a group of about e tokens takes. For 128-row
- * tiles, as if every group had e (the policy the suite pins were measured
- * on). Token tiles are where uneven routings cost most: a large group takes
- * many narrow tiles, each re-reading the weight tile from L2. There a
- * group's last tile row is taken as half full on average (e / rows + 1/2,
- * at least one): measured on an H200 (2026-11-25, 4096x7168, G=256, 16
- * tokens a group on average, bf16), 16-wide token tiles 4.04 ms, 32-wide
- * 3.32, 64-wide 3.07 with skewed groups; 3.49, 3.51 and 3.56 with 16 tokens
- * in every group. */
-static double expected_tile_rows(const tess_gemm_kernel *k, int64_t e, int64_t rows) {
-    if (!is_token_tile(k))
-        return (double)((e + rows - 1) / rows);
-    const double t = (double)e / (double)rows + 0.5;
-    return t > 1.0 ? t : 1.0;
+/* Work items of kernel k a group of about e tokens takes (*split of them
+ * split tails, each reading two weight tiles). For 128-row tiles, as if
+ * every group had e (the policy the suite pins were measured on). Token
+ * tiles are where uneven routings cost most: a large group takes many
+ * narrow tiles, each re-reading the weight tile from L2. There a group's
+ * last tile row is taken as half full on average (e / rows + 1/2, at least
+ * one): measured on an H200 (2026-11-25, 4096x7168, G=256, 16 tokens a
+ * group on average, bf16), 16-wide token tiles 4.04 ms, 32-wide 3.32,
+ * 64-wide 3.07 with skewed groups; 3.49, 3.51 and 3.56 with 16 tokens in
+ * every group. */
+static double expected_group_items(const tess_gemm_kernel *k, const tess_grouped_gemm_desc *d, int64_t e,
+                                   double *split) {
+    const double cross = (double)cross_tiles(k, d);
+    const int64_t rows = work_item_rows(k);
+    *split = 0.0;
+    if (is_token_tile(k)) {
+        const double t = (double)e / (double)rows + 0.5;
+        return (t > 1.0 ? t : 1.0) * cross;
+    }
+    if (splits_tails(k, d, preferred_order(k, d))) { /* e < 2^31 (TESS_GROUPED_MAX_M) */
+        const int units = tess_group_row_units((int)e, k->tile_m, k->cluster_m, 1);
+        *split = (double)(units % 2) * cross / 2.0;
+        return (double)units * cross / 2.0;
+    }
+    return (double)((e + rows - 1) / rows) * cross;
 }
 
 /* Estimated run time of kernel k (`ctas` resident) in seconds, for the
@@ -252,8 +273,9 @@ static double expected_tile_rows(const tess_gemm_kernel *k, int64_t e, int64_t r
  * takes longer. */
 static double grouped_estimate(const tess_device_info *info, const tess_gemm_kernel *k,
                                const tess_grouped_gemm_desc *d, int ctas) {
-    const int64_t e = expected_rows(d), rows = work_item_rows(k);
-    const double items = d->groups * expected_tile_rows(k, e, rows) * (double)cross_tiles(k, d);
+    const int64_t e = expected_rows(d);
+    double split;
+    const double items = (double)d->groups * expected_group_items(k, d, e, &split);
     const int units = ctas / k->cluster_m;
     const double waves = ceil(items / units);
     const int64_t k_padded = (d->k + k->tile_k - 1) / k->tile_k * k->tile_k;
@@ -265,7 +287,7 @@ static double grouped_estimate(const tess_device_info *info, const tess_gemm_ker
     const double bytes = (double)d->groups * d->n * d->k * wb + tokens * ((double)d->k * xb + (double)d->n * yb);
     const double w_rows = is_token_tile(k) ? k->tile_m : k->tile_n; /* per work item: a cluster shares its W tile */
     const double x_rows = is_token_tile(k) ? k->tile_n : k->tile_m * k->cluster_m;
-    const double l2_bytes = items * (double)d->k * (w_rows * wb + x_rows * xb);
+    const double l2_bytes = (items * (w_rows * wb + x_rows * xb) + (double)d->groups * split * w_rows * wb) * (double)d->k;
     const double memory = tess_memory_seconds(info, bytes), l2 = tess_l2_read_seconds(info, l2_bytes);
     return tess_overlapped_seconds(compute, memory > l2 ? memory : l2);
 }
@@ -407,6 +429,7 @@ TESS_API tess_status tess_grouped_gemm(tess_handle handle, const tess_grouped_ge
     p.group_layout = desc->layout;
     p.group_order = plan->group_order;
     p.group_rows = group_rows;
+    p.group_split_tails = splits_tails(k, desc, plan->group_order) && !getenv("TESS_AB_NO_SPLIT_TAILS"); /* AB-TEMP */
     p.split.units = plan->grid / k->cluster_m; /* clusters */
     p.split.k_blocks = (int)((desc->k + k->tile_k - 1) / k->tile_k);
     int previous = -1;

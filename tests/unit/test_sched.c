@@ -189,44 +189,80 @@ static void test_group_cluster_rows(tess_rng *r) {
     }
 }
 
+/* Split-tail units: a group's units hold its rows in cluster rows of
+ * 2 * tile_m, a last row of at most tile_m rows counting one unit (split
+ * along N, no CTA idle) and any other two; without split tails, units are
+ * the cluster rows. */
+static void test_group_row_units(tess_rng *r) {
+    int bad = 0;
+    for (int trial = 0; trial < 3000; trial++) {
+        const int tile_m = 64 * (int)tess_rng_range(r, 1, 2);
+        const int rows = trial % 5 == 0 ? 0 : (int)tess_rng_range(r, 1, trial % 3 ? 600 : 20000);
+        const int units = tess_group_row_units(rows, tile_m, 2, 1), plain = tess_group_row_units(rows, tile_m, 2, 0);
+        const int rest = rows % (2 * tile_m);
+        bad += plain != (rows + 2 * tile_m - 1) / (2 * tile_m);            /* cluster rows */
+        bad += (units + 1) / 2 != plain;                                      /* the same rows */
+        bad += units % 2 != (rest > 0 && rest <= tile_m);                     /* odd: a split tail */
+        bad += units % 2 && (units / 2) * 2 * tile_m + tile_m < rows;         /* its rows fit one tile */
+    }
+    CHECKF(bad == 0, "split-tail units: %d bad", bad);
+}
+
 /* Grouped orders: with random group sizes (some groups empty), every unit
  * of a persistent grid walking its items (u, u + units, ...) with its own
  * scan hint sees each (group, tile row, n tile) exactly once, tile rows
- * within their group's; BANDED keeps a unit's neighbours inside group_m tile rows. */
+ * within their group's; BANDED keeps a unit's neighbours inside group_m tile
+ * rows. With split tails, a group of an odd number of table units ends in a
+ * row whose n tiles come in pairs (an even n tile and the next), and only
+ * that row is split. */
 static void test_group_orders(tess_rng *r) {
     static const int orders[] = {TESS_GROUP_ORDER_N_FASTEST, TESS_GROUP_ORDER_M_FASTEST, TESS_GROUP_ORDER_BANDED};
-    for (int trial = 0; trial < 300; trial++) {
-        const int groups = (int)tess_rng_range(r, 1, trial % 3 ? 40 : 1024);
-        const int n_tiles = (int)tess_rng_range(r, 1, 12), units = (int)tess_rng_range(r, 1, 140);
-        const int group_m = (int)tess_rng_range(r, 1, 16), order = orders[trial % 3];
-        int *start = malloc(sizeof(int) * (size_t)(groups + 1));
-        start[0] = 0;
-        for (int g = 0; g < groups; g++) /* a third of the groups empty, some long */
-            start[g + 1] = start[g] + (tess_rng_range(r, 0, 2) == 0 ? 0 : (int)tess_rng_range(r, 1, g % 7 ? 3 : 20));
-        const int items = start[groups] * n_tiles;
-        char *seen = calloc((size_t)items + 1, 1);
+    for (int trial = 0; trial < 600; trial++) {
+        const int groups = (int)tess_rng_range(r, 1, trial % 3 ? 40 : 1024), order = orders[trial % 3];
+        const int split_tails = order != TESS_GROUP_ORDER_M_FASTEST && trial % 2;
+        const int n_tiles = (int)tess_rng_range(r, 1, 12) * (split_tails ? 2 : 1), units = (int)tess_rng_range(r, 1, 140);
+        const int group_m = (int)tess_rng_range(r, 1, 16);
+        int *start = malloc(sizeof(int) * (size_t)(groups + 1)), *row_base = malloc(sizeof(int) * (size_t)(groups + 1));
+        start[0] = row_base[0] = 0;
+        for (int g = 0; g < groups; g++) { /* a third of the groups empty, some long */
+            const int count = tess_rng_range(r, 0, 2) == 0 ? 0 : (int)tess_rng_range(r, 1, g % 7 ? 3 : 20);
+            start[g + 1] = start[g] + count;
+            row_base[g + 1] = row_base[g] + (split_tails ? (count + 1) / 2 : count); /* tile rows */
+        }
+        const int items = start[groups] * tess_group_unit_items(n_tiles, split_tails);
+        const int tiles = row_base[groups] * n_tiles;
+        char *seen = calloc((size_t)tiles + 1, 1);
         int bad = 0, once = 0;
         for (int u = 0; u < units; u++) {
             int hint = 0;
             for (int item = u; item < items; item += units) {
-                int g, mt, nt;
-                tess_group_tile(order, start, groups, n_tiles, group_m, item, &hint, &g, &mt, &nt);
-                if (g < 0 || g >= groups || mt < 0 || mt >= start[g + 1] - start[g] || nt < 0 || nt >= n_tiles) {
+                int g, mt, nt, split;
+                tess_group_tile(order, start, groups, n_tiles, group_m, split_tails, item, &hint, &g, &mt, &nt,
+                                &split);
+                const int count = g >= 0 && g < groups ? start[g + 1] - start[g] : 0;
+                const int rows = split_tails ? (count + 1) / 2 : count;
+                const int tail = split_tails && count % 2; /* the group's last row is split */
+                if (g < 0 || g >= groups || mt < 0 || mt >= rows || nt < 0 || nt + split >= n_tiles ||
+                    split != (tail && mt == rows - 1) || (split && nt % 2)) {
                     bad++;
                     continue;
                 }
-                seen[(start[g] + mt) * n_tiles + nt]++;
-                if (order == TESS_GROUP_ORDER_BANDED) { /* the band of local item i holds group_m tile rows */
-                    const int local = item - start[g] * n_tiles, band = local / (group_m * n_tiles);
+                for (int j = 0; j <= split; j++)
+                    seen[(row_base[g] + mt) * n_tiles + nt + j]++;
+                if (order == TESS_GROUP_ORDER_BANDED && !split) { /* the band of local item i holds group_m rows */
+                    const int local = item - start[g] * tess_group_unit_items(n_tiles, split_tails);
+                    const int band = local / (group_m * n_tiles);
                     bad += mt < band * group_m || mt >= (band + 1) * group_m;
                 }
             }
         }
-        for (int i = 0; i < items; i++)
+        for (int i = 0; i < tiles; i++)
             once += seen[i] == 1;
-        CHECKF(bad == 0 && once == items, "group order %d, %d groups, %d n tiles, %d units: %d bad, %d of %d once",
-               order, groups, n_tiles, units, bad, once, items);
+        CHECKF(bad == 0 && once == tiles,
+               "group order %d, split tails %d, %d groups, %d n tiles, %d units: %d bad, %d of %d once", order,
+               split_tails, groups, n_tiles, units, bad, once, tiles);
         free(seen);
+        free(row_base);
         free(start);
     }
     /* The searches agree with each other on every row, empty groups skipped. */
@@ -247,6 +283,7 @@ int main(void) {
     test_work_split(&r);
     test_fill_split(&r);
     test_group_orders(&r);
+    test_group_row_units(&r);
     test_group_cluster_rows(&r);
     return check_finish("unit_sched");
 }

@@ -142,13 +142,38 @@ TESS_HD int tess_work_contributors_end(const tess_work_split *s, const tess_work
  *  - BANDED: group by group, each group's tiles in the dense order of
  *    tess_tile_coord (bands of group_m tile rows walked column by column), so
  *    the units running together share a few row tiles of X and column tiles
- *    of one expert's W in L2. */
+ *    of one expert's W in L2.
+ *
+ * Split tails (clusters of 2 along M, an even number of n tiles, not
+ * M_FASTEST): a group's last tile row whose rows fit in one tile would leave
+ * the cluster's second CTA idle (its tile past the group's rows), and in
+ * skewed routings such rows are a large share of the work (256 groups of 256
+ * tokens on average, Zipf-like: 1.51 padded rows per row in 256-row cluster
+ * rows, 1.21 in 128-row tiles). Such a row is split along N instead: both
+ * CTAs take the same rows, each its own n tile of an adjacent pair, so it
+ * holds n_tiles / 2 items. Tables then count a group's rows in units of
+ * n_tiles / 2 items: 2 per whole cluster row, 1 per split tail. */
 
 /* Tile rows of a group of `rows` rows for clusters of `cluster` CTAs along
  * M: a tile row is `cluster` tiles of tile_m rows (one per CTA), so that a
  * cluster's tiles never span two groups; its last may be partly empty. */
 TESS_HD int tess_group_tile_rows(int rows, int tile_m, int cluster) {
     return (rows + tile_m * cluster - 1) / (tile_m * cluster);
+}
+
+/* The table units of a group of `rows` rows: its tile rows, or with split
+ * tails (clusters of 2) 2 per cluster row and 1 for a last row of at most
+ * tile_m rows. */
+TESS_HD int tess_group_row_units(int rows, int tile_m, int cluster, int split_tails) {
+    if (!split_tails)
+        return tess_group_tile_rows(rows, tile_m, cluster);
+    const int whole = rows / (2 * tile_m), rest = rows - whole * 2 * tile_m;
+    return 2 * whole + (rest == 0 ? 0 : rest <= tile_m ? 1 : 2);
+}
+
+/* Items per table unit: n_tiles, or n_tiles / 2 with split tails. */
+TESS_HD int tess_group_unit_items(int n_tiles, int split_tails) {
+    return split_tails ? n_tiles / 2 : n_tiles;
 }
 
 /* The first row, counted from its group's first, of the tile that the CTA
@@ -181,11 +206,14 @@ TESS_HD int tess_group_of_row_scan(const int *tile_start, int groups, int row, i
     return g;
 }
 
-/* Item `item` (0 <= item < tile_start[groups] * n_tiles) in order `order`:
- * its group, tile row within the group and n tile. *hint is the group of the
- * unit's previous item (0 before its first), updated for the scans. */
-TESS_HD void tess_group_tile(int order, const int *tile_start, int groups, int n_tiles, int group_m, int item,
-                             int *hint, int *g, int *mt, int *nt) {
+/* Item `item` (0 <= item < tile_start[groups] * tess_group_unit_items) in
+ * order `order`: its group, tile row within the group and n tile, and
+ * whether it is a split tail (*split: n tiles *nt and *nt + 1, one per CTA).
+ * *hint is the group of the unit's previous item (0 before its first),
+ * updated for the scans. M_FASTEST takes no split tails. */
+TESS_HD void tess_group_tile(int order, const int *tile_start, int groups, int n_tiles, int group_m, int split_tails,
+                             int item, int *hint, int *g, int *mt, int *nt, int *split) {
+    *split = 0;
     if (order == TESS_GROUP_ORDER_M_FASTEST) {
         const int rows = tile_start[groups];
         const int row = item % rows;
@@ -194,16 +222,26 @@ TESS_HD void tess_group_tile(int order, const int *tile_start, int groups, int n
         *mt = row - tile_start[*g];
         return;
     }
-    /* Both other orders give group g the items [tile_start[g], tile_start[g + 1]) * n_tiles. */
-    *g = *hint = tess_group_of_row_scan(tile_start, groups, item / n_tiles, *hint);
+    /* Both other orders give group g the items [tile_start[g], tile_start[g + 1]) * unit_items:
+     * its whole tile rows first (2 units each with split tails), then a split tail's pairs. */
+    const int unit_items = tess_group_unit_items(n_tiles, split_tails);
+    const int unit = item / unit_items, in_unit = item - unit * unit_items;
+    *g = *hint = tess_group_of_row_scan(tile_start, groups, unit, *hint);
+    const int local_unit = unit - tile_start[*g], units = tile_start[*g + 1] - tile_start[*g];
+    if (split_tails && (units & 1) && local_unit == units - 1) {
+        *split = 1;
+        *mt = local_unit >> 1;
+        *nt = 2 * in_unit;
+        return;
+    }
     if (order == TESS_GROUP_ORDER_N_FASTEST) {
-        *mt = item / n_tiles - tile_start[*g];
-        *nt = item % n_tiles;
+        *mt = split_tails ? local_unit >> 1 : local_unit;
+        *nt = split_tails ? (local_unit & 1) * unit_items + in_unit : in_unit;
         return;
     }
     int batch;
-    tess_tile_coord(item - tile_start[*g] * n_tiles, tile_start[*g + 1] - tile_start[*g], n_tiles, group_m, &batch,
-                    mt, nt);
+    tess_tile_coord(local_unit * unit_items + in_unit, split_tails ? units >> 1 : units, n_tiles, group_m, &batch, mt,
+                    nt);
 }
 
 #endif

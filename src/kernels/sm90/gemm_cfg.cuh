@@ -255,9 +255,12 @@ TESS_DEVICE bool factors_by_tma(const tess_gemm_params &p) {
 // A, B and D (and of their other factors: A's with A, B's with B), the
 // tile's first row and the end of the rows it may store (M, or its group's
 // last row + 1), and its first column and the end of the columns it may
-// store (N, or in a token-tile kernel its group's last token + 1).
+// store (N, or in a token-tile kernel its group's last token + 1); and
+// whether the CTA loads its B tile whole, sharing none with its cluster (a
+// grouped split tail: grouped.cuh).
 struct tile_coord {
     int group, a_batch, b_batch, d_batch, m0, m_end, n0, n_end;
+    bool b_whole;
 };
 
 // The batch of an operand's factors a tile reads: per-tensor factors are

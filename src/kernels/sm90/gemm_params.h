@@ -126,8 +126,11 @@ typedef struct tess_gemm_params {
      * or the rows used of each batch of m rows (TESS_GROUP_MASKED: A, D and
      * A's factors batched by group). Values are clamped into [0, m], so that
      * no tile reads or writes outside the matrices. Tiles are walked in
-     * group_order (tess_group_order); split.dp_items is set by the kernel. */
-    int groups, group_layout, group_order;
+     * group_order (tess_group_order); split.dp_items is set by the kernel.
+     * group_split_tails: clusters of 2 split a group's last tile row of at
+     * most one tile's rows along N (kernels/common/sched.h), where the
+     * host allows it (an even number of n tiles, not M_FASTEST). */
+    int groups, group_layout, group_order, group_split_tails;
     const int32_t *group_rows;
 } tess_gemm_params;
 

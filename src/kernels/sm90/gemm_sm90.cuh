@@ -35,7 +35,7 @@ TESS_DEVICE tile_coord cta_tile(const tess_gemm_params &p, const group_table &gr
     const int m_groups = (p.m_tiles + Cfg::CLUSTER - 1) / Cfg::CLUSTER;
     int b, mg, nt;
     tess_tile_coord(item, m_groups, p.n_tiles, p.group_m, &b, &mg, &nt);
-    tile_coord c = {b, b, b, b, (mg * Cfg::CLUSTER + rank) * Cfg::BM, p.m, nt * Cfg::BN, p.n};
+    tile_coord c = {b, b, b, b, (mg * Cfg::CLUSTER + rank) * Cfg::BM, p.m, nt * Cfg::BN, p.n, false};
     return c;
 }
 

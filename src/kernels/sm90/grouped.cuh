@@ -36,8 +36,16 @@ TESS_DEVICE int group_row_range(const tess_gemm_params &p, int g, int *first) {
     return min(max(__ldg(p.group_rows + g), start), extent) - start;
 }
 
-// The table in shared memory: tile_start[g] (tile rows before group g;
-// tile_start[groups] = all of them), then row_start[g], then scan scratch.
+// Whether this launch splits short last tile rows along N (sched.h: split
+// tails; p.group_split_tails, set by the host where the kernel and problem allow).
+template <class Cfg>
+TESS_DEVICE bool splits_tails(const tess_gemm_params &p) {
+    return Cfg::GROUPED_ALONG_M && Cfg::CLUSTER == 2 && p.group_split_tails;
+}
+
+// The table in shared memory: tile_start[g] (table units before group g:
+// tile rows, or sched.h's split-tail units; tile_start[groups] = all of
+// them), then row_start[g], then scan scratch.
 struct group_table {
     int *tile_start, *row_start, *warp_sums;
 };
@@ -66,7 +74,8 @@ TESS_DEVICE int group_table_build(const tess_gemm_params &p, const group_table &
         tiles[i] = 0;
         if (g < p.groups) {
             int first;
-            tiles[i] = tess_group_tile_rows(group_row_range<Cfg>(p, g, &first), Cfg::GROUP_TILE, Cfg::CLUSTER);
+            tiles[i] = tess_group_row_units(group_row_range<Cfg>(p, g, &first), Cfg::GROUP_TILE, Cfg::CLUSTER,
+                                            splits_tails<Cfg>(p));
             tab.row_start[g] = first;
         }
         sum += tiles[i];
@@ -103,23 +112,27 @@ TESS_DEVICE int group_table_build(const tess_gemm_params &p, const group_table &
         before += tiles[i];
     }
     __syncthreads();
-    return tab.tile_start[p.groups] * grouped_cross_tiles<Cfg>(p);
+    return tab.tile_start[p.groups] * tess_group_unit_items(grouped_cross_tiles<Cfg>(p), splits_tails<Cfg>(p));
 }
 
 // The tile of work item `item` for the CTA of cluster rank `rank` (hint: the
 // group of this walker's previous item). Groups split M: group g's tokens
 // are A's and D's rows (of batch g where masked), its weight B's batch g.
 // In a token-tile kernel they split N: the weight is A's batch g, the
-// tokens B's and D's columns.
+// tokens B's and D's columns. In a split tail the cluster's CTAs take the
+// same rows and adjacent n tiles, each loading its own B tile whole.
 template <class Cfg>
 TESS_DEVICE tile_coord group_tile(const tess_gemm_params &p, const group_table &tab, int item, int rank, int &hint) {
-    int g, mt, ct;
-    tess_group_tile(p.group_order, tab.tile_start, p.groups, grouped_cross_tiles<Cfg>(p), p.group_m, item, &hint, &g,
-                    &mt, &ct);
+    int g, mt, ct, split;
+    tess_group_tile(p.group_order, tab.tile_start, p.groups, grouped_cross_tiles<Cfg>(p), p.group_m,
+                    splits_tails<Cfg>(p), item, &hint, &g, &mt, &ct, &split);
     const int tokens_batch = p.group_layout == TESS_GROUP_MASKED ? g : 0;
-    const int first_token = tab.row_start[g] + tess_group_tile_first_row(mt, Cfg::GROUP_TILE, Cfg::CLUSTER, rank);
+    const int cta = split ? 0 : rank; // the tile row's CTA whose rows this tile holds
+    const int first_token = tab.row_start[g] + tess_group_tile_first_row(mt, Cfg::GROUP_TILE, Cfg::CLUSTER, cta);
+    ct += rank - cta;
     tile_coord c;
     c.group = g;
+    c.b_whole = split;
     c.d_batch = tokens_batch;
     if (Cfg::GROUPED_ALONG_N) {
         c.a_batch = g, c.b_batch = tokens_batch;

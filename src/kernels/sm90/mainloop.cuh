@@ -103,7 +103,8 @@ TESS_DEVICE void load_block_scales_tma(const tess_gemm_params &p, const CUtensor
 // Loads K blocks [k_begin, k_end) of tile `tile` into the ring: this CTA's
 // A, and its share (`rank` of CLUSTER) of the cluster's B tile. The stage's
 // full barrier expects all of A and B: its own loads plus the B shares the
-// other CTAs multicast into it. Run by Cfg::PRODUCER_THREADS lanes.
+// other CTAs multicast into it (or, for a tile with b_whole, all its own:
+// the same bytes). Run by Cfg::PRODUCER_THREADS lanes.
 template <class Cfg>
 TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, char *smem_b, char *smem_scales,
                                     uint64_t *full, uint64_t *empty, pipe_cursor &c, const tile_coord &tile,
@@ -125,6 +126,7 @@ TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, cha
     // its first) loads no A: its rows feed only accumulators never stored,
     // and a box of rows TMA must fill with zeros would stream at half speed.
     const bool a_none = !Cfg::GROUPED && m0 >= p.m;
+    const bool b_whole = Cfg::GROUPED_ALONG_M && Cfg::CLUSTER > 1 && tile.b_whole;
     const uint32_t stage_tx = (a_none ? 0 : a_edge ? p.a_edge_rows * TESS_SM90_BK_BYTES : Cfg::A_STAGE_BYTES) +
                               (b_edge ? p.b_edge_rows * TESS_SM90_BK_BYTES : Cfg::B_STAGE_BYTES) +
                               (by_tma ? factors_tx : 0);
@@ -143,9 +145,16 @@ TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, cha
             if (!a_none)
                 load_operand<Cfg, Cfg::BM, Cfg::A_MN, false>(smem_a + c.stage * Cfg::A_STAGE_BYTES, map_a, bar, m0,
                                                              k0, ba);
-            load_operand<Cfg, B_SHARE_ROWS, Cfg::B_MN, (Cfg::CLUSTER > 1)>(
-                smem_b + c.stage * Cfg::B_STAGE_BYTES + rank * Cfg::B_SHARE_BYTES, map_b, bar,
-                n0 + rank * B_SHARE_ROWS, k0, bb);
+            if (b_whole) // every share, none multicast
+#pragma unroll
+                for (int r = 0; r < Cfg::CLUSTER; r++)
+                    load_operand<Cfg, B_SHARE_ROWS, Cfg::B_MN, false>(
+                        smem_b + c.stage * Cfg::B_STAGE_BYTES + r * Cfg::B_SHARE_BYTES, map_b, bar,
+                        n0 + r * B_SHARE_ROWS, k0, bb);
+            else
+                load_operand<Cfg, B_SHARE_ROWS, Cfg::B_MN, (Cfg::CLUSTER > 1)>(
+                    smem_b + c.stage * Cfg::B_STAGE_BYTES + rank * Cfg::B_SHARE_BYTES, map_b, bar,
+                    n0 + rank * B_SHARE_ROWS, k0, bb);
         }
         if (Cfg::BLOCK_SCALED && !by_tma)
             load_block_scales<Cfg>(p, sources, factors, bar, kb, lane);
