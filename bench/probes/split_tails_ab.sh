@@ -3,8 +3,8 @@
 # 128 rows split along N, kernels/common/sched.h): build (unless BUILD holds
 # one), gpu_grouped, then bench/grouped.py on the cases matching each of
 # FILTERS with split tails and without (TESS_AB_NO_SPLIT_TAILS=1, a temporary
-# switch in core/grouped.c), and with FORCE (a plan-name piece, e.g. the
-# clusters-of-1 kernel) where given. Logs and CSVs in OUT/ab.tgz.
+# switch in core/grouped.c), and for bf16 with FORCE (a plan-name piece,
+# e.g. the clusters-of-1 kernel's) where given. Logs and CSVs in OUT/ab.tgz.
 #   bash bench/probes/split_tails_ab.sh OUT BUILD
 set -uo pipefail
 out=${1:?usage: split_tails_ab.sh OUT BUILD} build=${2:?usage: split_tails_ab.sh OUT BUILD}
@@ -25,7 +25,7 @@ for f in "${filters[@]}"; do
         python3 bench/grouped.py "${common[@]}" --csv "$work/split_$i$dtype.csv" > "$work/split_$i$dtype.log" 2>&1
         TESS_AB_NO_SPLIT_TAILS=1 python3 bench/grouped.py "${common[@]}" --csv "$work/idle_$i$dtype.csv" \
             > "$work/idle_$i$dtype.log" 2>&1
-        if [ -n "${FORCE:-}" ]; then
+        if [ -n "${FORCE:-}" ] && [ "$dtype" = bf16 ]; then
             python3 bench/grouped.py "${common[@]}" --order "$FORCE" --csv "$work/force_$i$dtype.csv" \
                 > "$work/force_$i$dtype.log" 2>&1
         fi
