@@ -2,8 +2,8 @@
 # Split tails A/B (grouped clusters of 2: a group's last tile row of at most
 # 128 rows split along N, kernels/common/sched.h): build (unless BUILD holds
 # one), gpu_grouped, then bench/grouped.py on the cases matching each of
-# FILTERS with split tails and without (TESS_AB_NO_SPLIT_TAILS=1, a temporary
-# switch in core/grouped.c), and for bf16 with FORCE (a plan-name piece,
+# FILTERS with split tails and without (TESS_AB_NO_SPLIT_TAILS=1: a switch
+# that 4a275c3's core/grouped.c read, removed once measured), and for bf16 with FORCE (a plan-name piece,
 # e.g. the clusters-of-1 kernel's) where given. Logs and CSVs in OUT/ab.tgz.
 #   bash bench/probes/split_tails_ab.sh OUT BUILD
 set -uo pipefail

@@ -6,7 +6,6 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
@@ -429,7 +428,7 @@ TESS_API tess_status tess_grouped_gemm(tess_handle handle, const tess_grouped_ge
     p.group_layout = desc->layout;
     p.group_order = plan->group_order;
     p.group_rows = group_rows;
-    p.group_split_tails = splits_tails(k, desc, plan->group_order) && !getenv("TESS_AB_NO_SPLIT_TAILS"); /* AB-TEMP */
+    p.group_split_tails = splits_tails(k, desc, plan->group_order);
     p.split.units = plan->grid / k->cluster_m; /* clusters */
     p.split.k_blocks = (int)((desc->k + k->tile_k - 1) / k->tile_k);
     int previous = -1;
