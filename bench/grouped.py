@@ -204,11 +204,16 @@ def dequantized_rows(q, factors, rows_per_factor):
 
 def pick_plan(x, w, order, **scales):
     """The plan tessera runs: the heuristic's, or the first of the order asked for (nfast, mfast, band), or
-    the first whose name holds `order` (e.g. 128x128x64_s6_band)."""
+    the first whose name holds `order` (e.g. 128x128x64_s6_band), or ends with it where it ends in $
+    (e.g. swap_band$: not a mixed plan, whose name ends in _mixR)."""
     plans = tessera.grouped_plans(x, w, **scales)
     if order is None:
         return plans[0]
-    chosen = [p for p in plans if (p.group_order == ORDERS[order] if order in ORDERS else order in p.name)]
+    def matches(p):
+        if order in ORDERS:
+            return p.group_order == ORDERS[order]
+        return p.name.endswith(order[:-1]) if order.endswith("$") else order in p.name
+    chosen = [p for p in plans if matches(p)]
     if not chosen:
         raise RuntimeError(f"no plan matches {order!r}: {[p.name for p in plans]}")
     return chosen[0]
@@ -371,7 +376,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=2, help="rounds per provider, the order alternating")
     ap.add_argument("--order", help="force tessera's plan: a tile order (nfast, mfast, band: the first plan with "
-                    "it) or a piece of a plan's name (e.g. 128x128x64_s6_band)")
+                    "it) or a piece of a plan's name (e.g. 128x128x64_s6_band; a trailing $ anchors it at the end)")
     ap.add_argument("--check-groups", type=int, default=16, help="groups checked against the reference per case")
     ap.add_argument("--mem-budget-gb", type=float, default=60.0, help="skip cases needing more device memory")
     ap.add_argument("--seed", type=int, default=0)

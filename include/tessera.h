@@ -254,6 +254,12 @@ typedef struct tess_plan {
     int32_t transposed;          /* 1: runs D^T = B^T A^T ("swap AB", name suffix "_swap"): for small M,
                                     B's columns fill the 128-row tile side and M is a narrow N tile
                                     (tile_m, tile_n are the kernel's); 0 otherwise */
+    int32_t large_min_rows;      /* grouped token-tile plans (name suffix "_mixR", R = this): groups of
+                                    at least R rows run in a second launch, on the 128-row kernel
+                                    large_kernel in order large_order on large_grid CTAs (a skewed
+                                    routing's large groups would re-read each weight tile once per token
+                                    tile); 0: one launch */
+    int32_t large_kernel, large_order, large_grid;
 } tess_plan;
 
 /* The plan the heuristic picks for `desc` on the handle's device, among the

@@ -55,7 +55,8 @@ class PlanStruct(ctypes.Structure):
                 ("cluster_m", ctypes.c_int32), ("cluster_n", ctypes.c_int32), ("grid", ctypes.c_int32),
                 ("tiles", ctypes.c_int32), ("name", ctypes.c_char * 64), ("stream_k", ctypes.c_int32),
                 ("workspace_bytes", ctypes.c_uint64), ("group_order", ctypes.c_int32),
-                ("transposed", ctypes.c_int32)]
+                ("transposed", ctypes.c_int32), ("large_min_rows", ctypes.c_int32),
+                ("large_kernel", ctypes.c_int32), ("large_order", ctypes.c_int32), ("large_grid", ctypes.c_int32)]
 
 
 class GroupedGemmDescStruct(ctypes.Structure):

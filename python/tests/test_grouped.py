@@ -18,7 +18,7 @@ from conftest import REPO, needs_gpu
 GROUPED_DESC_SIZE = 240
 GROUPED_DESC_OFFSETS = {"struct_size": 0, "layout": 4, "groups": 8, "m": 16, "n": 24, "k": 32, "expected_m": 40,
                         "x": 48, "w": 88, "y": 128, "x_scale": 168, "w_scale": 200, "fast_accum": 232}
-PLAN_SIZE, PLAN_GROUP_ORDER_OFFSET = 128, 120
+PLAN_SIZE, PLAN_GROUP_ORDER_OFFSET = 144, 120
 
 
 def test_grouped_desc_struct_matches_header():
@@ -27,6 +27,7 @@ def test_grouped_desc_struct_matches_header():
     assert {name: getattr(s, name).offset for name, _ in s._fields_} == GROUPED_DESC_OFFSETS
     assert ctypes.sizeof(tessera._lib.PlanStruct) == PLAN_SIZE
     assert tessera._lib.PlanStruct.group_order.offset == PLAN_GROUP_ORDER_OFFSET
+    assert tessera._lib.PlanStruct.large_min_rows.offset == PLAN_GROUP_ORDER_OFFSET + 8
     # and the library's own sizeof, which tess_grouped_gemm_desc_init stores in struct_size
     desc = s()
     assert tessera._lib.lib().tess_grouped_gemm_desc_init(ctypes.byref(desc)) == 0

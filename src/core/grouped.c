@@ -325,11 +325,62 @@ static void grouped_describe(const tess_device_info *info, const tess_grouped_ge
              order_name(order));
 }
 
+/* The 128-row kernel and order that take a mixed plan's large groups: the
+ * planner's choice for groups of TESS_GROUPED_LARGE_ROWS rows (-1: none). */
+#define TESS_GROUPED_LARGE_ROWS 256
+static int large_groups_kernel(const tess_device_info *info, const tess_grouped_gemm_desc *d, int *order) {
+    tess_grouped_gemm_desc large = *d;
+    large.expected_m = TESS_GROUPED_LARGE_ROWS;
+    int best = -1;
+    double best_cost = 0.0;
+    for (int i = 0; i < tess_gemm_sm90_kernel_count(); i++) {
+        const tess_gemm_kernel *k = tess_gemm_sm90_kernel(i);
+        if (!k->grouped || is_token_tile(k))
+            continue;
+        const tess_gemm_desc view = kernel_view(k, d);
+        if (!tess_gemm_kernel_serves(k, &view) || max_items(k, d) > INT32_MAX)
+            continue;
+        const double c = grouped_estimate(info, k, &large, tess_gemm_resident_ctas(i, info));
+        if (best < 0 || c < best_cost)
+            best = i, best_cost = c, *order = preferred_order(k, &large);
+    }
+    return best;
+}
+
+/* Groups a mixed plan of token tiles `tile_n` wide leaves to its 128-row
+ * kernel: those of more than two token tiles. Such a group would re-read
+ * each weight tile from L2 three times or more, where a 128-row tile reads
+ * it once (H200, 2026-11-25, skewed G=256 x 16 tokens: 32-wide token tiles
+ * 3.32 ms, 128x256 tiles 2.85-2.95; with even groups 3.51 against 3.64). */
+static int mixed_min_rows(const tess_gemm_kernel *token) { return 2 * token->tile_n + 1; }
+
+/* What a mixed plan's second launch costs where no group is large (its
+ * CTAs read the group sizes and exit), in seconds. */
+#define TESS_GROUPED_SECOND_LAUNCH_SECONDS 5e-6
+
+/* A routing's skew is unknown to the planner (the sizes stay on the
+ * device): a mixed plan is preferred to its one-launch twin where the second
+ * launch costs at most this share of the estimate, and ranked behind it
+ * elsewhere. */
+#define TESS_GROUPED_MIXED_MAX_OVERHEAD 0.02
+
+/* Plan p (token tiles) made mixed: groups of large_min_rows rows or more to kernel `large` in `order`. */
+static void mixed_describe(const tess_device_info *info, const tess_grouped_gemm_desc *d, int large, int order,
+                           tess_plan *p) {
+    tess_plan second;
+    grouped_describe(info, d, large, order, &second);
+    p->large_min_rows = mixed_min_rows(tess_gemm_sm90_kernel(p->kernel));
+    p->large_kernel = large, p->large_order = order, p->large_grid = second.grid;
+    const size_t len = strlen(p->name);
+    snprintf(p->name + len, sizeof p->name - len, "_mix%d", (int)p->large_min_rows);
+}
+
 int tess_grouped_candidates(const tess_device_info *info, const tess_grouped_gemm_desc *d, tess_plan *plans,
                             int capacity) {
-    enum { MAX_CANDIDATES = 3 * TESS_GEMM_MAX_KERNELS }; /* each kernel in three orders */
+    enum { MAX_CANDIDATES = 4 * TESS_GEMM_MAX_KERNELS }; /* each kernel in three orders, token tiles mixed too */
     double cost[MAX_CANDIDATES];
-    int n = 0;
+    int n = 0, large_order = TESS_GROUP_ORDER_N_FASTEST;
+    const int large = large_groups_kernel(info, d, &large_order);
     for (int i = 0; i < tess_gemm_sm90_kernel_count(); i++) {
         const tess_gemm_kernel *k = tess_gemm_sm90_kernel(i);
         if (!k->grouped)
@@ -344,6 +395,16 @@ int tess_grouped_candidates(const tess_device_info *info, const tess_grouped_gem
             const int at = tess_plan_rank_slot(plans, cost, n, capacity, base * (order == preferred ? 1.0 : 1.01));
             if (at >= 0)
                 grouped_describe(info, d, i, order, &plans[at]);
+            n++;
+        }
+        if (is_token_tile(k) && large >= 0 && n < MAX_CANDIDATES) { /* mixed, in the preferred order */
+            const int insured = TESS_GROUPED_SECOND_LAUNCH_SECONDS <= TESS_GROUPED_MIXED_MAX_OVERHEAD * base;
+            const int at = tess_plan_rank_slot(plans, cost, n, capacity,
+                                               insured ? base * 0.999 : base + TESS_GROUPED_SECOND_LAUNCH_SECONDS);
+            if (at >= 0) {
+                grouped_describe(info, d, i, preferred, &plans[at]);
+                mixed_describe(info, d, large, large_order, &plans[at]);
+            }
             n++;
         }
     }
@@ -388,6 +449,41 @@ TESS_API tess_status tess_grouped_gemm_plan(tess_handle handle, const tess_group
     return tess_grouped_gemm_plans(handle, desc, plan, 1, &count);
 }
 
+/* The device pointers of one grouped GEMM call. */
+typedef struct grouped_operands {
+    const void *x;
+    const float *x_scale;
+    const void *w;
+    const float *w_scale;
+    const int32_t *group_rows;
+    void *y;
+} grouped_operands;
+
+/* Queues kernel `index` in `order` on `grid` CTAs for the groups of
+ * min_rows to max_rows rows (the others are another launch's). */
+static tess_status grouped_launch(tess_handle handle, const tess_grouped_gemm_desc *desc, int index, int order,
+                                  int grid, int min_rows, int max_rows, const grouped_operands *o) {
+    const tess_gemm_kernel *k = tess_gemm_sm90_kernel(index);
+    const tess_gemm_desc view = kernel_view(k, desc);
+    const int tokens_as_b = is_token_tile(k); /* the kernel's A is W */
+    tess_gemm_params p;
+    tess_status s = tess_gemm_params_init(&p, k, &view, tokens_as_b ? o->w : o->x, tokens_as_b ? o->w_scale : o->x_scale,
+                                          tokens_as_b ? o->x : o->w, tokens_as_b ? o->x_scale : o->w_scale, NULL, o->y);
+    if (s)
+        return s;
+    p.groups = (int)desc->groups;
+    if (tokens_as_b && order == TESS_GROUP_ORDER_BANDED) /* one band per group (preferred_order) */
+        p.group_m = (int)max_tile_rows(desc, (int)work_item_rows(k)); /* times the weight tiles: max_items */
+    p.group_layout = desc->layout;
+    p.group_order = order;
+    p.group_rows = o->group_rows;
+    p.group_split_tails = splits_tails(k, desc, order);
+    p.group_min_rows = min_rows, p.group_max_rows = max_rows;
+    p.split.units = grid / k->cluster_m; /* clusters */
+    p.split.k_blocks = (int)((desc->k + k->tile_k - 1) / k->tile_k);
+    return k->launch(&p, grid, handle->stream);
+}
+
 TESS_API tess_status tess_grouped_gemm(tess_handle handle, const tess_grouped_gemm_desc *desc, const tess_plan *plan,
                                        const void *x, const float *x_scale, const void *w, const float *w_scale,
                                        const int32_t *group_rows, void *y) {
@@ -417,24 +513,31 @@ TESS_API tess_status tess_grouped_gemm(tess_handle handle, const tess_grouped_ge
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_grouped_gemm: plan %s was made for another problem or device",
                          plan->name);
 
-    tess_gemm_params p;
-    const int tokens_as_b = is_token_tile(k); /* the kernel's A is W */
-    if ((s = tess_gemm_params_init(&p, k, &view, tokens_as_b ? w : x, tokens_as_b ? w_scale : x_scale,
-                                   tokens_as_b ? x : w, tokens_as_b ? x_scale : w_scale, NULL, y)))
-        return s;
-    p.groups = (int)desc->groups;
-    if (tokens_as_b && plan->group_order == TESS_GROUP_ORDER_BANDED) /* one band per group (preferred_order) */
-        p.group_m = (int)max_tile_rows(desc, (int)work_item_rows(k)); /* times the weight tiles: max_items */
-    p.group_layout = desc->layout;
-    p.group_order = plan->group_order;
-    p.group_rows = group_rows;
-    p.group_split_tails = splits_tails(k, desc, plan->group_order);
-    p.split.units = plan->grid / k->cluster_m; /* clusters */
-    p.split.k_blocks = (int)((desc->k + k->tile_k - 1) / k->tile_k);
+    if (plan->large_min_rows) { /* a mixed plan: its second launch as tess_grouped_candidates makes it */
+        tess_plan want = expected;
+        int order = TESS_GROUP_ORDER_N_FASTEST;
+        const int large = large_groups_kernel(&handle->info, desc, &order);
+        if (large >= 0 && is_token_tile(k))
+            mixed_describe(&handle->info, desc, large, order, &want);
+        if (!want.large_min_rows || plan->large_min_rows != want.large_min_rows ||
+            plan->large_kernel != want.large_kernel || plan->large_order != want.large_order ||
+            plan->large_grid != want.large_grid)
+            return tess_fail(TESS_STATUS_INVALID_VALUE,
+                             "tess_grouped_gemm: plan %s's second launch (large_* fields) is not the one "
+                             "tess_grouped_gemm_plans makes for this problem",
+                             plan->name);
+    }
+    const grouped_operands ops = {x, x_scale, w, w_scale, group_rows, y};
     int previous = -1;
     if ((s = tess_handle_enter(handle, &previous)))
         return s;
-    s = k->launch(&p, plan->grid, handle->stream);
+    if (!plan->large_min_rows) {
+        s = grouped_launch(handle, desc, plan->kernel, plan->group_order, plan->grid, 0, INT32_MAX, &ops);
+    } else if (!(s = grouped_launch(handle, desc, plan->kernel, plan->group_order, plan->grid, 0,
+                                    plan->large_min_rows - 1, &ops))) {
+        s = grouped_launch(handle, desc, plan->large_kernel, plan->large_order, plan->large_grid,
+                           plan->large_min_rows, INT32_MAX, &ops);
+    }
     tess_handle_leave(handle, previous);
     return s;
 }

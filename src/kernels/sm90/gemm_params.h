@@ -129,8 +129,10 @@ typedef struct tess_gemm_params {
      * group_order (tess_group_order); split.dp_items is set by the kernel.
      * group_split_tails: clusters of 2 split a group's last tile row of at
      * most one tile's rows along N (kernels/common/sched.h), where the
-     * host allows it (an even number of n tiles, not M_FASTEST). */
-    int groups, group_layout, group_order, group_split_tails;
+     * host allows it (an even number of n tiles, not M_FASTEST).
+     * Groups with fewer than group_min_rows or more than group_max_rows
+     * rows are left to another launch (a mixed plan's two kernels). */
+    int groups, group_layout, group_order, group_split_tails, group_min_rows, group_max_rows;
     const int32_t *group_rows;
 } tess_gemm_params;
 

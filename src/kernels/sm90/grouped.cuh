@@ -63,7 +63,8 @@ TESS_DEVICE group_table group_table_at(int *base) {
 // groups' tile rows: per thread, then per warp by shuffles, then over the
 // warps) and returns the number of work items, tile rows x n tiles. With
 // clusters, a tile row is Cfg::CLUSTER tiles tall (one per CTA of the
-// cluster), so that a cluster's tiles never span two groups.
+// cluster), so that a cluster's tiles never span two groups. Groups whose
+// sizes lie outside [group_min_rows, group_max_rows] get no tiles.
 template <class Cfg>
 TESS_DEVICE int group_table_build(const tess_gemm_params &p, const group_table &tab) {
     const int t = threadIdx.x, lane = t % 32, warp = t / 32;
@@ -74,8 +75,9 @@ TESS_DEVICE int group_table_build(const tess_gemm_params &p, const group_table &
         tiles[i] = 0;
         if (g < p.groups) {
             int first;
-            tiles[i] = tess_group_row_units(group_row_range<Cfg>(p, g, &first), Cfg::GROUP_TILE, Cfg::CLUSTER,
-                                            splits_tails<Cfg>(p));
+            const int rows = group_row_range<Cfg>(p, g, &first);
+            const bool ours = rows >= p.group_min_rows && rows <= p.group_max_rows; // not another launch's
+            tiles[i] = ours ? tess_group_row_units(rows, Cfg::GROUP_TILE, Cfg::CLUSTER, splits_tails<Cfg>(p)) : 0;
             tab.row_start[g] = first;
         }
         sum += tiles[i];
