@@ -64,13 +64,27 @@ static void test_plans_consistent(void) {
         if (count > 0 && expected >= 256 && row_tiles >= 132)
             CHECKF(!token_tile, "G=%lld, %lld rows expected a group, N=%lld, K=%lld: chose %s", (long long)groups,
                    (long long)expected, (long long)d.n, (long long)d.k, plans[0].name);
+        int mixed_plans = 0;
         for (int p = 0; p < count && p < MAX_PLANS; p++) {
             const tess_plan *x = &plans[p];
             const int clustered = strstr(x->name, "_c2x1_") != NULL;
             CHECKF(x->cluster_m >= 1 && x->grid % x->cluster_m == 0 && x->grid <= 132 && x->grid > 0 &&
                        x->tiles % x->cluster_m == 0 && x->grid <= x->tiles && clustered == (x->cluster_m == 2),
                    "%s: cluster %d, grid %d, tiles %d", x->name, x->cluster_m, x->grid, x->tiles);
+            /* A mixed plan: token tiles for groups of up to two token tiles, the larger ones
+             * on a 128-row kernel's grid (a second launch); named so. */
+            const int mixed = strstr(x->name, "_mix") != NULL, swap = strstr(x->name, "_swap") != NULL;
+            CHECKF(mixed == (x->large_min_rows > 0) &&
+                       (!mixed || (swap && x->large_min_rows == 2 * x->tile_n + 1 && x->large_kernel != x->kernel &&
+                                   x->large_grid > 0 && x->large_grid <= 132 &&
+                                   x->large_order >= TESS_GROUP_ORDER_N_FASTEST &&
+                                   x->large_order <= TESS_GROUP_ORDER_BANDED)),
+                   "%s: large groups from %d rows on kernel %d, grid %d, order %d", x->name, x->large_min_rows,
+                   x->large_kernel, x->large_grid, x->large_order);
+            mixed_plans += mixed;
         }
+        CHECKF(count > MAX_PLANS || mixed_plans == 3, "G=%lld m=%lld: %d mixed plans (one per token tile width)",
+               (long long)groups, (long long)d.m, mixed_plans);
     }
 }
 
