@@ -55,6 +55,7 @@ static inline uint64_t check_seed(void) {
     else
         seed = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)&local ^ (uint64_t)clock();
     printf("seed %" PRIu64 " (set TESS_SEED=%" PRIu64 " to repeat)\n", seed, seed);
+    fflush(stdout); /* under ctest stdout is a pipe: a crash would lose the seed still in the buffer */
     return seed;
 }
 

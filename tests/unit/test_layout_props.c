@@ -234,13 +234,16 @@ static void test_divide_and_product(int trials) {
             for (int64_t i = 0; i < lu_size(&fc); i++)
                 bad += lu_at(&m0, i) != lu_at(&fc, i);
             CHECKF(bad == 0 && lu_size(&m0) == lu_size(&fc), "logical_divide(%s, %s)'s first mode is not A o T", A, T);
-            /* Every arrangement holds the same values. */
-            int64_t k = image(&fl, buf_a);
+            /* Every arrangement holds the same values. A tiler whose cosize
+             * exceeds size(A) makes the divide larger than A (its complement
+             * fills T's gaps), past the image buffers: compare sizes only then. */
+            const int fits = lu_size(&fl) <= MAX_ELEMS;
+            int64_t k = fits ? image(&fl, buf_a) : 0;
             for (int a = 0; a < 3; a++) {
                 snprintf(expr, sizeof expr, "%s_divide(%s, %s)", arrangements[a], A, T);
                 CHECKF(eval_flat(expr, &fz, NULL), "%s refused: %s", expr, tess_last_error());
-                CHECKF(image(&fz, buf_b) == k && memcmp(buf_a, buf_b, sizeof(int64_t) * (size_t)k) == 0 &&
-                           lu_size(&fz) == lu_size(&fl),
+                CHECKF(lu_size(&fz) == lu_size(&fl) &&
+                           (!fits || (image(&fz, buf_b) == k && memcmp(buf_a, buf_b, sizeof(int64_t) * (size_t)k) == 0)),
                        "%s holds other values than the logical divide", expr);
             }
             free(logical);
