@@ -7,7 +7,13 @@
 # recipe: each variant's ms and plan, then torch's ms.
 #   FILTERS="16 skewed|16 uniform" PLANS="heur|swap_band$" bash bench/probes/grouped_ab.sh OUT BUILD
 # Used for split tails (session 20; that A/B also ran a switch 4a275c3's
-# core/grouped.c read, TESS_AB_NO_SPLIT_TAILS) and mixed plans.
+# core/grouped.c read, TESS_AB_NO_SPLIT_TAILS) and mixed plans. It also
+# does what two earlier scripts did (the grouped token tiles' first runs):
+#   grouped_tokens_check.sh, heuristic against 128-row tiles:
+#     FILTERS="4096 7168 256 16|4096 7168 8 16|7168 2048 64 16|4096 7168 32 128" PLANS="heur|_s4_"
+#   probes/grouped_token_widths.sh, 32- and 64-wide token tiles:
+#     TESTS=0 FILTERS="4096 7168 256 16|4096 7168 64 16|4096 7168 8 16|4096 7168 32 128" \
+#     PLANS="128x32x|128x64x"
 set -uo pipefail
 out=${1:?usage: grouped_ab.sh OUT BUILD} build=${2:?usage: grouped_ab.sh OUT BUILD}
 work=$(mktemp -d)
