@@ -352,13 +352,15 @@ typedef struct tess_grouped_gemm_desc {
 /* Sets struct_size, groups = 1 and the TENSOR scale modes; the rest is zeroed. */
 TESS_API tess_status tess_grouped_gemm_desc_init(tess_grouped_gemm_desc *desc);
 /* Every plan that can run `desc` (best first, up to `capacity` of them;
- * *count says how many exist): each grouped kernel in each tile order. */
+ * *count says how many exist): each grouped kernel in each tile order, and
+ * each token-tile kernel mixed with a 128-row one for large groups (two
+ * launches; tess_plan's large_* fields). */
 TESS_API tess_status tess_grouped_gemm_plans(tess_handle handle, const tess_grouped_gemm_desc *desc,
                                              tess_plan *plans, int capacity, int *count);
 /* The plan the heuristic picks for `desc` (from desc->expected_m and the shape). */
 TESS_API tess_status tess_grouped_gemm_plan(tess_handle handle, const tess_grouped_gemm_desc *desc, tess_plan *plan);
 /* Queues the grouped GEMM on the handle's stream (no workspace, no host
- * synchronization). group_rows: device int32[groups], offs (CONTIGUOUS) or
+ * synchronization; one kernel launch, two for a mixed plan). group_rows: device int32[groups], offs (CONTIGUOUS) or
  * masked_m (MASKED); values outside [0, m] (or offs decreasing) are clamped
  * rather than trusted, so no tile reads or writes outside X and Y. `plan`
  * NULL uses tess_grouped_gemm_plan's choice. Inputs: bf16 x bf16, f16 x f16,
