@@ -1,7 +1,8 @@
 /* Kernels queued back to back and captured in CUDA graphs, as a decode step
  * queues its layers. A chain of GEMMs, each reading the output of the one
  * before (dense decode shapes on stream-K and transposed plans, then a
- * masked grouped GEMM), runs three ways:
+ * masked grouped GEMM on a mixed plan: two launches, the second for
+ * large groups), runs three ways:
  *  1. each call followed by a stream synchronization (the reference);
  *  2. back to back on one stream, where programmatic dependent launch lets
  *     a kernel start while the one before it finishes;
@@ -37,6 +38,7 @@ typedef struct chain {
     void *stream;
     tess_gemm_desc g[STEPS];
     tess_grouped_gemm_desc gg;
+    tess_plan grouped_plan;                /* a mixed plan (token tiles, then a 128-row launch) */
     void *x_source, *x;                    /* the chain's input, copied into x by the late writer */
     void *w[STEPS + 1], *d[STEPS + 1];     /* d[STEPS] is the grouped Y */
     size_t d_bytes[STEPS + 1];
@@ -87,6 +89,13 @@ static void chain_init(chain *c, tess_handle h, void *stream) {
     c->d_bytes[STEPS] = (size_t)(TOKENS * GROUPED_N) * 2;
     c->d[STEPS] = gpu_upload(NULL, c->d_bytes[STEPS]);
     c->rows = gpu_upload(masked_rows, sizeof masked_rows);
+    tess_plan plans[64];
+    int count = 0, mixed = -1;
+    CHECK(tess_grouped_gemm_plans(h, gg, plans, 64, &count) == TESS_STATUS_SUCCESS);
+    for (int i = 0; i < count && i < 64 && mixed < 0; i++)
+        mixed = plans[i].large_min_rows > 0 ? i : -1;
+    CHECKF(mixed >= 0, "no mixed plan among %d grouped plans", count);
+    c->grouped_plan = plans[mixed >= 0 ? mixed : 0];
 }
 
 static void chain_free(chain *c) {
@@ -117,7 +126,8 @@ static int chain_queue(chain *c, int sync) {
             return 1;
         in = c->d[i];
     }
-    const tess_status st = tess_grouped_gemm(c->h, &c->gg, NULL, in, NULL, c->w[STEPS], NULL, c->rows, c->d[STEPS]);
+    const tess_status st =
+        tess_grouped_gemm(c->h, &c->gg, &c->grouped_plan, in, NULL, c->w[STEPS], NULL, c->rows, c->d[STEPS]);
     CHECKF(st == TESS_STATUS_SUCCESS, "grouped step: %s", tess_last_error());
     if (st != TESS_STATUS_SUCCESS)
         return 1;
