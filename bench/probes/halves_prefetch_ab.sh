@@ -39,11 +39,6 @@ for mnk in "--m=4096 --n=7168 --k=16384 --plan=128x256x128_s4_c2x1_blk" \
   done
 done > $OUT/ab.txt
 # Grouped FP8, G=8 x 4096 tokens (issue 6's target shape), both builds.
-for v in a b; do
-  lib=$([ $v = a ] && echo build/lib/libtessera.so || echo /tmp/b/lib/libtessera.so)
-  PYTHONPATH=python TESSERA_LIBRARY=$lib python3 bench/grouped.py --suite bench/suites/moe.txt \
-    --filter "4096 7168 8 4096" --reps 20 --rounds 2 > $OUT/grouped_$v.txt 2>&1
-  echo "[$v]"; tail -8 $OUT/grouped_$v.txt
-done
+bash bench/probes/grouped_fp8_libs.sh $OUT build/lib/libtessera.so /tmp/b/lib/libtessera.so 8
 echo "== TFLOP/s per round, A (factors read at the block's top) vs B (read ahead)"
 awk '{k = $2; v[$1, k] = v[$1, k] " " $3; keys[k] = 1} END {for (k in keys) print k, "A:" v["a", k], " B:" v["b", k]}' $OUT/ab.txt

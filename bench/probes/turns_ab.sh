@@ -39,11 +39,6 @@ blk --m=4096 --n=2112 --k=7168 --plan=128x192x128_s5_c2x1_blk ${blk// /@}
 ten --m=8192 --n=8192 --k=8192 --plan=128x256x128_s4_c2x1_pr_sk ${ten// /@}
 ten --m=4096 --n=7168 --k=16384 --plan=128x256x128_s4_c2x1_pr ${ten// /@}
 CASES
-[ -n "${SKIP_CHECKS:-}" ] || for v in a b; do
-  lib=$([ $v = a ] && echo build/lib/libtessera.so || echo build_nt/lib/libtessera.so)
-  PYTHONPATH=python TESSERA_LIBRARY=$lib python3 bench/grouped.py --suite bench/suites/moe.txt \
-    --filter "4096 7168 8 4096" --reps 20 --rounds 2 > $OUT/grouped_$v.txt 2>&1
-  echo "[$v]"; tail -6 $OUT/grouped_$v.txt
-done
+[ -n "${SKIP_CHECKS:-}" ] || bash bench/probes/grouped_fp8_libs.sh $OUT build/lib/libtessera.so build_nt/lib/libtessera.so 6
 echo "== TFLOP/s per round, A (turns) vs B (no turns)"
 awk '{k = $2; v[$1, k] = v[$1, k] " " $3; keys[k] = 1} END {for (k in keys) print k, "A:" v["a", k], " B:" v["b", k]}' $OUT/ab.txt

@@ -9,16 +9,18 @@
 #include "kernels/sm90/gemm_params.h"
 
 // Loads one operand's ROWS x BK piece for one stage (rows of M for A, of N
-// for B), multicast to every CTA of the cluster when MULTICAST. K-major
-// operands come as one box of 64 (K) x ROWS; MN-major ones as boxes of
-// 64 (MN) x 64 (K), one per 64 rows, each a 128-byte-swizzled chunk.
+// for B), multicast to every CTA of the cluster when MULTICAST and not
+// `alone` (a piece this CTA loads for itself only). K-major operands come
+// as one box of 64 (K) x ROWS; MN-major ones as boxes of 64 (MN) x 64 (K),
+// one per 64 rows, each a 128-byte-swizzled chunk.
 template <class Cfg, int ROWS, bool MN, bool MULTICAST>
-TESS_DEVICE void load_operand(char *dst, const CUtensorMap *map, uint64_t *bar, int row0, int k0, int batch) {
+TESS_DEVICE void load_operand(char *dst, const CUtensorMap *map, uint64_t *bar, int row0, int k0, int batch,
+                              bool alone = false) {
     const uint16_t everyone = (uint16_t)((1u << Cfg::CLUSTER) - 1);
 #pragma unroll
     for (int j = 0; j < (MN ? ROWS / 64 : 1); j++) {
         const int c0 = MN ? row0 + 64 * j : k0, c1 = MN ? k0 : row0;
-        if (MULTICAST)
+        if (MULTICAST && !alone)
             tma_load_3d_multicast(dst + j * Cfg::MN_CHUNK_BYTES, map, bar, everyone, c0, c1, batch);
         else
             tma_load_3d(dst + j * Cfg::MN_CHUNK_BYTES, map, bar, c0, c1, batch);
@@ -145,16 +147,18 @@ TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, cha
             if (!a_none)
                 load_operand<Cfg, Cfg::BM, Cfg::A_MN, false>(smem_a + c.stage * Cfg::A_STAGE_BYTES, map_a, bar, m0,
                                                              k0, ba);
-            if (b_whole) // every share, none multicast
+            // B: share r of the cluster's tile, multicast unless `alone`.
+            const auto load_b_share = [&](int r, bool alone) {
+                load_operand<Cfg, B_SHARE_ROWS, Cfg::B_MN, (Cfg::CLUSTER > 1)>(
+                    smem_b + c.stage * Cfg::B_STAGE_BYTES + r * Cfg::B_SHARE_BYTES, map_b, bar,
+                    n0 + r * B_SHARE_ROWS, k0, bb, alone);
+            };
+            if (b_whole) // every share, for this CTA alone
 #pragma unroll
                 for (int r = 0; r < Cfg::CLUSTER; r++)
-                    load_operand<Cfg, B_SHARE_ROWS, Cfg::B_MN, false>(
-                        smem_b + c.stage * Cfg::B_STAGE_BYTES + r * Cfg::B_SHARE_BYTES, map_b, bar,
-                        n0 + r * B_SHARE_ROWS, k0, bb);
+                    load_b_share(r, true);
             else
-                load_operand<Cfg, B_SHARE_ROWS, Cfg::B_MN, (Cfg::CLUSTER > 1)>(
-                    smem_b + c.stage * Cfg::B_STAGE_BYTES + rank * Cfg::B_SHARE_BYTES, map_b, bar,
-                    n0 + rank * B_SHARE_ROWS, k0, bb);
+                load_b_share(rank, false);
         }
         if (Cfg::BLOCK_SCALED && !by_tma)
             load_block_scales<Cfg>(p, sources, factors, bar, kb, lane);
