@@ -23,13 +23,6 @@
  * 32 rows 703. $TESS_GROUP_M overrides it (for tuning). */
 #define TESS_GROUP_M 8
 
-/* $name as a non-negative integer, or `fallback` where it is unset or not
- * one: the tuning overrides below. */
-static int env_count(const char *name, int fallback) {
-    const char *v = getenv(name);
-    return v && *v >= '0' && *v <= '9' ? atoi(v) : fallback;
-}
-
 TESS_API tess_status tess_gemm_desc_init(tess_gemm_desc *desc) {
     if (!desc)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm_desc_init: desc is NULL");
@@ -950,15 +943,6 @@ static void describe_gemv(const tess_gemv_kernel *k, const tess_gemm_desc *d, in
              k->block_scaled ? "_blk" : "", k->tensor_cores ? "_mma" : "", k->warps == 8 ? "_w8" : "");
 }
 
-/* Weight bytes per SM a decode GEMV's CTAs ask of L2 before they wait for
- * the previous kernel (gemv.cu gemv_prefetch_rows): about what an SM's
- * share of the memory (4.4 TB/s over 132 SMs on an H200, 33 GB/s) streams
- * in the 3 us a kernel's drain and the next one's first loads take. More
- * only helps if those CTAs run that early; a call that does not overlap a
- * predecessor fetches the same bytes twice over (the prefetch, then the
- * loads). */
-#define TESS_GEMV_PREFETCH_SM_BYTES (96 * 1024)
-
 /* Runs the problem on decode GEMV kernel k (validated, k serving it). */
 static tess_status run_gemv(tess_handle h, const tess_gemv_kernel *k, const tess_gemm_desc *desc, const void *a,
                             const float *a_scale, const void *b, const float *b_scale, const void *c, void *d) {
@@ -972,14 +956,6 @@ static tess_status run_gemv(tess_handle h, const tess_gemv_kernel *k, const tess
     p.c_layout = desc->c, p.d_layout = desc->d;
     p.scale_a.data = a_scale, p.scale_a.layout = desc->a_scale;
     p.scale_b.data = b_scale, p.scale_b.layout = desc->b_scale;
-    /* The first bytes of each weight row asked of L2 before the kernel
-     * waits for its predecessor: TESS_GEMV_PREFETCH_SM_BYTES per SM
-     * ($TESS_L2_PREFETCH_ROW_BYTES sets the bytes per row, 0 for none:
-     * for measuring). */
-    const int64_t row_bytes = desc->k * (int64_t)tess_dtype_size(desc->b.dtype);
-    const int64_t share = TESS_GEMV_PREFETCH_SM_BYTES / (k->ctas_per_sm * k->rows);
-    const int64_t cap = env_count("TESS_L2_PREFETCH_ROW_BYTES", (int)share) / TESS_TMA_ALIGN * TESS_TMA_ALIGN;
-    p.l2_prefetch_row_bytes = (uint32_t)(row_bytes < cap ? row_bytes : cap);
     int previous = -1;
     tess_status s = tess_handle_enter(h, &previous);
     if (s != TESS_STATUS_SUCCESS)
@@ -1116,11 +1092,8 @@ tess_status tess_gemm_params_init(tess_gemm_params *p, const tess_gemm_kernel *k
     p->m = (int)desc->m, p->n = (int)desc->n;
     p->m_tiles = (p->m + k->tile_m - 1) / k->tile_m;
     p->n_tiles = (p->n + k->tile_n - 1) / k->tile_n;
-    p->group_m = env_count("TESS_GROUP_M", 0) > 0 ? env_count("TESS_GROUP_M", 0) : TESS_GROUP_M;
-    /* A ring's worth of each CTA's first K blocks asked of L2 before the
-     * kernel waits for its predecessor ($TESS_L2_PREFETCH_KBLOCKS
-     * overrides it, 0 for none: for measuring). */
-    p->l2_prefetch_kblocks = env_count("TESS_L2_PREFETCH_KBLOCKS", k->stages);
+    const char *group = getenv("TESS_GROUP_M");
+    p->group_m = group && atoi(group) > 0 ? atoi(group) : TESS_GROUP_M;
     p->a_batch_shared = desc->a.batch_stride == 0;
     p->b_batch_shared = desc->b.batch_stride == 0;
     p->alpha = desc->alpha, p->beta = desc->beta;

@@ -149,22 +149,6 @@ TESS_DEVICE void tma_prefetch_descriptor(const CUtensorMap *map) {
     asm volatile("prefetch.tensormap [%0];" ::"l"(map) : "memory");
 }
 
-// Asks L2 to fetch one 3-D box of a tensor (coordinates innermost first):
-// nothing lands in shared memory and nothing signals. A hint: L2 is where
-// global memory is coherent, so a box fetched before another grid writes
-// it is updated there, and the prefetch may precede griddepcontrol.wait.
-TESS_DEVICE void tma_prefetch_l2_3d(const CUtensorMap *map, int c0, int c1, int c2) {
-    asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];" ::"l"(map), "r"(c0), "r"(c1),
-                 "r"(c2)
-                 : "memory");
-}
-
-// Asks L2 to fetch `bytes` (a multiple of 16) from 16-byte aligned global
-// address p; a hint, as tma_prefetch_l2_3d.
-TESS_DEVICE void prefetch_l2_bulk(const void *p, uint32_t bytes) {
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
-}
-
 // Loads one 3-D box (coordinates innermost first) into shared memory; the
 // barrier's transaction count receives the bytes.
 TESS_DEVICE void tma_load_3d(void *dst, const CUtensorMap *map, uint64_t *bar, int c0, int c1, int c2) {

@@ -220,17 +220,6 @@ TESS_DEVICE void gemv_store(const tess_gemv_params &p, int m, int n, float sum) 
     tess_store_from_f32(p.d_layout.dtype, p.d, tess_matrix_offset(&p.d_layout, 0, m, n), v);
 }
 
-// Thread i < rows asks L2 for the first l2_prefetch_row_bytes of the CTA's
-// weight row n0 + i. Issued before griddepcontrol.wait: while the previous
-// kernel in the stream drains, the memory keeps streaming this one's
-// weights (a hint: L2 is coherent, so weights that kernel writes stay
-// correct; ptx.cuh).
-TESS_DEVICE void gemv_prefetch_rows(const tess_gemv_params &p, int n0, int rows, int64_t elem_bytes) {
-    const int i = threadIdx.x;
-    if (i < rows && n0 + i < p.n && p.l2_prefetch_row_bytes > 0)
-        prefetch_l2_bulk((const char *)p.b + (n0 + i) * p.ldb * elem_bytes, p.l2_prefetch_row_bytes);
-}
-
 // CTAs per SM the registers must allow: 3 x 128 threads x at most 170
 // registers fit the SM's 65536 (the kernels take 66-160). Each CTA keeps
 // 8-16 KB of weights in flight (128 threads x 4 rows x 1-2 chunks of 16
@@ -240,12 +229,11 @@ TESS_DEVICE void gemv_prefetch_rows(const tess_gemv_params &p, int n0, int rows,
 template <tess_dtype IN, bool BLOCK, int MT>
 __global__ void __launch_bounds__(TESS_GEMV_THREADS, TESS_GEMV_MIN_CTAS) gemv_kernel(const __grid_constant__ tess_gemv_params p) {
     constexpr int CHUNK = gemv_input<IN>::CHUNK, ROWS = TESS_GEMV_ROWS, THREADS = TESS_GEMV_THREADS;
-    const int t = threadIdx.x, n0 = blockIdx.x * ROWS;
     // Programmatic dependent launch, as the sm90 GEMM: nothing in global
-    // memory is read before the previous kernel has finished (L2 prefetches aside).
-    gemv_prefetch_rows(p, n0, ROWS, 16 / CHUNK);
+    // memory is read before the previous kernel has finished.
     grid_dependency_wait();
     grid_dependents_launch();
+    const int t = threadIdx.x, n0 = blockIdx.x * ROWS;
     const gemv_sources<MT> s = gemv_sources_at<IN, BLOCK, MT>(p, n0);
     const int chunks = p.k / CHUNK; // K is whole chunks (the planner's condition)
     float acc[ROWS][MT];
@@ -428,12 +416,11 @@ __global__ void __launch_bounds__(32 * WARPS) gemv_mma_kernel(const __grid_const
     constexpr int CHUNK = gemv_input<IN>::CHUNK, STEP_K = TESS_GEMV_MMA_CHUNKS * CHUNK; // elements per lane, per step
     static_assert(TESS_GEMV_MMA_ROWS == 16, "one m16 tile of weight rows per CTA");
     static_assert(TESS_SCALE_BLOCK % STEP_K == 0, "a step never straddles a factor block");
-    const int n0 = blockIdx.x * TESS_GEMV_MMA_ROWS;
-    constexpr int64_t ELEM = 16 / CHUNK; // bytes per element
-    gemv_prefetch_rows(p, n0, TESS_GEMV_MMA_ROWS, ELEM);
     grid_dependency_wait();
     grid_dependents_launch();
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, t = tess_gemv_load_chunk(lane);
+    const int n0 = blockIdx.x * TESS_GEMV_MMA_ROWS;
+    constexpr int64_t ELEM = 16 / CHUNK; // bytes per element
     // Rows past n and tokens past m repeat the last one: computed, never stored.
     const char *w_lo = (const char *)p.b + (int64_t)min(n0 + tess_gemv_load_row(lane, 0), p.n - 1) * p.ldb * ELEM;
     const char *w_hi = (const char *)p.b + (int64_t)min(n0 + tess_gemv_load_row(lane, 1), p.n - 1) * p.ldb * ELEM;

@@ -49,10 +49,6 @@ typedef struct tess_gemv_params {
      * applied per 128-K block, the others (per tensor, per row or column)
      * to the finished sums. */
     tess_scale_operand scale_a, scale_b;
-    /* Bytes of each of a CTA's weight rows (from the first) prefetched into
-     * L2 before the kernel waits for the previous one in the stream; a
-     * multiple of 16, 0 for none, at most the row's. */
-    uint32_t l2_prefetch_row_bytes;
 } tess_gemv_params;
 
 #endif

@@ -134,10 +134,6 @@ typedef struct tess_gemm_params {
      * rows are left to another launch (a mixed plan's two kernels). */
     int groups, group_layout, group_order, group_split_tails, group_min_rows, group_max_rows;
     const int32_t *group_rows;
-    /* Dense kernels: K blocks of each CTA's first tile whose A and B boxes
-     * are prefetched into L2 before the kernel waits for the previous one
-     * in the stream (mainloop.cuh producer_prefetch_l2); 0: none. */
-    int l2_prefetch_kblocks;
 } tess_gemm_params;
 
 #endif

@@ -80,20 +80,9 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
             tma_prefetch_descriptor(&p.tma_scale_b);
         }
     }
-    if constexpr (!Cfg::GROUPED) {
-        if (threadIdx.x == 0 && p.l2_prefetch_kblocks > 0) {
-            const int rank = Cfg::CLUSTER > 1 ? (int)cluster_cta_rank() : 0;
-            const tess_work_cursor w = tess_work_first(&p.split, blockIdx.x / Cfg::CLUSTER);
-            if (w.item >= 0) {
-                int hint = 0;
-                producer_prefetch_l2<Cfg>(p, cta_tile<Cfg>(p, groups, w.item, rank, hint), w.k_begin, w.k_end,
-                                          rank, p.l2_prefetch_kblocks);
-            }
-        }
-    }
     // Programmatic dependent launch: the set-up above overlaps the previous
     // kernel's tail; global memory (inputs that kernel may write, output,
-    // workspace) is read only from here on (L2 prefetches aside). The next kernel may be
+    // workspace) is touched only from here on. The next kernel may be
     // scheduled at once: 384 threads x 168 registers leave 1024 of an SM's
     // 65536, so it mostly takes SMs as these CTAs exit, its launch done.
     grid_dependency_wait();

@@ -8,14 +8,6 @@
 #include "kernels/sm90/gemm_cfg.cuh"
 #include "kernels/sm90/gemm_params.h"
 
-// The tensor coordinates (innermost first) of box j of an operand's piece
-// at rows row0, K k0: one box for K-major operands, one per 64 rows for
-// MN-major ones.
-template <bool MN>
-TESS_DEVICE void operand_box(int j, int row0, int k0, int &c0, int &c1) {
-    c0 = MN ? row0 + 64 * j : k0, c1 = MN ? k0 : row0;
-}
-
 // Loads one operand's ROWS x BK piece for one stage (rows of M for A, of N
 // for B), multicast to every CTA of the cluster when MULTICAST and not
 // `alone` (a piece this CTA loads for itself only). K-major operands come
@@ -27,8 +19,7 @@ TESS_DEVICE void load_operand(char *dst, const CUtensorMap *map, uint64_t *bar, 
     const uint16_t everyone = (uint16_t)((1u << Cfg::CLUSTER) - 1);
 #pragma unroll
     for (int j = 0; j < (MN ? ROWS / 64 : 1); j++) {
-        int c0, c1;
-        operand_box<MN>(j, row0, k0, c0, c1);
+        const int c0 = MN ? row0 + 64 * j : k0, c1 = MN ? k0 : row0;
         if (MULTICAST && !alone)
             tma_load_3d_multicast(dst + j * Cfg::MN_CHUNK_BYTES, map, bar, everyone, c0, c1, batch);
         else
@@ -111,26 +102,6 @@ TESS_DEVICE void load_block_scales_tma(const tess_gemm_params &p, const CUtensor
         tma_load_3d(dst + Cfg::A_FACTOR_SPAN, &p.tma_scale_b, bar, kb - Cfg::b_factor_slot(kb), tile.n0 / TESS_SCALE_BLOCK, bb);
 }
 
-// Where a tile's operands end: a tile whose rows (columns) end inside it
-// loads just those that exist (gemm_params.h tma_a_edge; the stage then
-// expects fewer bytes), and a dense tile wholly past M (a cluster's second
-// tile where M ends in its first) loads no A: its rows feed only
-// accumulators never stored, and a box of rows TMA must fill with zeros
-// would stream at half speed.
-struct tile_edges {
-    bool a_edge, b_edge, a_none;
-};
-
-template <class Cfg>
-TESS_DEVICE tile_edges tile_edges_of(const tess_gemm_params &p, const tile_coord &tile) {
-    tile_edges e;
-    e.a_edge = !Cfg::GROUPED && !Cfg::A_MN && p.a_edge_rows && tile.m0 < p.m && tile.m0 + Cfg::BM > p.m;
-    e.b_edge = !Cfg::GROUPED && !Cfg::B_MN && Cfg::CLUSTER == 1 && p.b_edge_rows && tile.n0 < p.n &&
-               tile.n0 + Cfg::BN > p.n;
-    e.a_none = !Cfg::GROUPED && tile.m0 >= p.m;
-    return e;
-}
-
 // Loads K blocks [k_begin, k_end) of tile `tile` into the ring: this CTA's
 // A, and its share (`rank` of CLUSTER) of the cluster's B tile. The stage's
 // full barrier expects all of A and B: its own loads plus the B shares the
@@ -144,12 +115,19 @@ TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, cha
     const int m0 = tile.m0, n0 = tile.n0;
     constexpr int B_SHARE_ROWS = Cfg::BN / Cfg::CLUSTER;
     const bool by_tma = factors_by_tma<Cfg>(p);
-    const tile_edges edges = tile_edges_of<Cfg>(p, tile);
-    const bool a_edge = edges.a_edge, b_edge = edges.b_edge, a_none = edges.a_none;
+    // A tile whose rows (columns) end inside it loads just those that exist
+    // (gemm_params.h tma_a_edge): the stage then expects fewer bytes.
+    const bool a_edge = !Cfg::GROUPED && !Cfg::A_MN && p.a_edge_rows && m0 < p.m && m0 + Cfg::BM > p.m;
+    const bool b_edge =
+        !Cfg::GROUPED && !Cfg::B_MN && Cfg::CLUSTER == 1 && p.b_edge_rows && n0 < p.n && n0 + Cfg::BN > p.n;
     const CUtensorMap *map_a = a_edge ? &p.tma_a_edge : &p.tma_a, *map_b = b_edge ? &p.tma_b_edge : &p.tma_b;
     const CUtensorMap *map_factors_a = a_edge ? &p.tma_scale_a_edge : &p.tma_scale_a;
     const uint32_t factors_tx =
         Cfg::SCALE_TX_BYTES - (a_edge ? (Cfg::A_FACTOR_BOX - tess_edge_factor_rows(p.a_edge_rows)) * sizeof(float) : 0);
+    // A dense tile wholly past M (a cluster's second tile where M ends in
+    // its first) loads no A: its rows feed only accumulators never stored,
+    // and a box of rows TMA must fill with zeros would stream at half speed.
+    const bool a_none = !Cfg::GROUPED && m0 >= p.m;
     const bool b_whole = Cfg::GROUPED_ALONG_M && Cfg::CLUSTER > 1 && tile.b_whole;
     const uint32_t stage_tx = (a_none ? 0 : a_edge ? p.a_edge_rows * TESS_SM90_BK_BYTES : Cfg::A_STAGE_BYTES) +
                               (b_edge ? p.b_edge_rows * TESS_SM90_BK_BYTES : Cfg::B_STAGE_BYTES) +
@@ -185,41 +163,6 @@ TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, cha
         if (Cfg::BLOCK_SCALED && !by_tma)
             load_block_scales<Cfg>(p, sources, factors, bar, kb, lane);
         pipe_advance(c, Cfg::STAGES);
-    }
-}
-
-// Asks L2 for the first `kblocks` K blocks of a dense tile's A and of this
-// CTA's share of B, the boxes producer_load_tile will load first (factors
-// left out: a few bytes). Issued before griddepcontrol.wait by one thread:
-// while the previous kernel in the stream drains (its last CTAs' fixups,
-// epilogues, the grid's end), the memory keeps streaming this one's
-// operands instead of idling until the wait returns. A prefetch is only a
-// hint (ptx.cuh), so inputs that kernel writes stay correct.
-template <class Cfg>
-TESS_DEVICE void producer_prefetch_l2(const tess_gemm_params &p, const tile_coord &tile, int k_begin, int k_end,
-                                      int rank, int kblocks) {
-    static_assert(!Cfg::GROUPED, "a grouped tile follows from group sizes, read only after the wait");
-    constexpr int B_SHARE_ROWS = Cfg::BN / Cfg::CLUSTER;
-    const int ba = p.a_batch_shared ? 0 : tile.a_batch, bb = p.b_batch_shared ? 0 : tile.b_batch;
-    const tile_edges edges = tile_edges_of<Cfg>(p, tile);
-    const CUtensorMap *map_a = edges.a_edge ? &p.tma_a_edge : &p.tma_a;
-    const CUtensorMap *map_b = edges.b_edge ? &p.tma_b_edge : &p.tma_b;
-    const int end = k_end < k_begin + kblocks ? k_end : k_begin + kblocks;
-    for (int kb = k_begin; kb < end; kb++) {
-        const int k0 = kb * Cfg::BK;
-#pragma unroll
-        for (int j = 0; j < (Cfg::A_MN ? Cfg::BM / 64 : 1); j++) {
-            int c0, c1;
-            operand_box<Cfg::A_MN>(j, tile.m0, k0, c0, c1);
-            if (!edges.a_none)
-                tma_prefetch_l2_3d(map_a, c0, c1, ba);
-        }
-#pragma unroll
-        for (int j = 0; j < (Cfg::B_MN ? B_SHARE_ROWS / 64 : 1); j++) {
-            int c0, c1;
-            operand_box<Cfg::B_MN>(j, tile.n0 + rank * B_SHARE_ROWS, k0, c0, c1);
-            tma_prefetch_l2_3d(map_b, c0, c1, bb);
-        }
     }
 }
 
