@@ -293,7 +293,9 @@ static double grouped_estimate(const tess_device_info *info, const tess_gemm_ker
     const double bytes = (double)d->groups * d->n * d->k * wb + tokens * ((double)d->k * xb + (double)d->n * yb);
     const double w_rows = is_token_tile(k) ? k->tile_m : k->tile_n; /* per work item: a cluster shares its W tile */
     const double x_rows = is_token_tile(k) ? k->tile_n : k->tile_m * k->cluster_m;
-    const double l2_bytes = (items * (w_rows * wb + x_rows * xb) + (double)d->groups * split * w_rows * wb) * (double)d->k;
+    /* A split tail's CTAs each read their own W tile: one more per split item. */
+    const double l2_bytes =
+        (items * (w_rows * wb + x_rows * xb) + (double)d->groups * split * w_rows * wb) * (double)d->k;
     const double memory = tess_memory_seconds(info, bytes), l2 = tess_l2_read_seconds(info, l2_bytes);
     return tess_overlapped_seconds(compute, memory > l2 ? memory : l2);
 }
@@ -333,7 +335,10 @@ static void grouped_describe(const tess_device_info *info, const tess_grouped_ge
 }
 
 /* The 128-row kernel and order that take a mixed plan's large groups: the
- * planner's choice for groups of TESS_GROUPED_LARGE_ROWS rows (-1: none). */
+ * planner's choice for groups of TESS_GROUPED_LARGE_ROWS rows (-1: none).
+ * 256 rows, two 128-row tiles, stands for "a large group" (those sent there
+ * have more than two token tiles, 33 to 129 rows and up): a representative
+ * size chosen, not fitted. */
 #define TESS_GROUPED_LARGE_ROWS 256
 static int large_groups_kernel(const tess_device_info *info, const tess_grouped_gemm_desc *d, int *order) {
     tess_grouped_gemm_desc large = *d;
@@ -471,8 +476,9 @@ static tess_status grouped_launch(tess_handle handle, const tess_grouped_gemm_de
     const tess_gemm_desc view = kernel_view(k, desc);
     const int tokens_as_b = is_token_tile(k); /* the kernel's A is W */
     tess_gemm_params p;
-    tess_status s = tess_gemm_params_init(&p, k, &view, tokens_as_b ? o->w : o->x, tokens_as_b ? o->w_scale : o->x_scale,
-                                          tokens_as_b ? o->x : o->w, tokens_as_b ? o->x_scale : o->w_scale, NULL, o->y);
+    const void *a = tokens_as_b ? o->w : o->x, *b = tokens_as_b ? o->x : o->w;
+    const float *a_scale = tokens_as_b ? o->w_scale : o->x_scale, *b_scale = tokens_as_b ? o->x_scale : o->w_scale;
+    tess_status s = tess_gemm_params_init(&p, k, &view, a, a_scale, b, b_scale, NULL, o->y);
     if (s)
         return s;
     p.groups = (int)desc->groups;
@@ -534,13 +540,12 @@ TESS_API tess_status tess_grouped_gemm(tess_handle handle, const tess_grouped_ge
     int previous = -1;
     if ((s = tess_handle_enter(handle, &previous)))
         return s;
-    if (!plan->large_min_rows) {
-        s = grouped_launch(handle, desc, plan->kernel, plan->group_order, plan->grid, 0, INT32_MAX, &ops);
-    } else if (!(s = grouped_launch(handle, desc, plan->kernel, plan->group_order, plan->grid, 0,
-                                    plan->large_min_rows - 1, &ops))) {
+    /* Every group, or a mixed plan's smaller ones and then its larger ones. */
+    const int first_max_rows = plan->large_min_rows ? plan->large_min_rows - 1 : INT32_MAX;
+    s = grouped_launch(handle, desc, plan->kernel, plan->group_order, plan->grid, 0, first_max_rows, &ops);
+    if (!s && plan->large_min_rows)
         s = grouped_launch(handle, desc, plan->large_kernel, plan->large_order, plan->large_grid,
                            plan->large_min_rows, INT32_MAX, &ops);
-    }
     tess_handle_leave(handle, previous);
     return s;
 }

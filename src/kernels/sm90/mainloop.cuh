@@ -178,8 +178,9 @@ TESS_DEVICE void consumer_release(uint64_t *empty, int stage) {
     }
 }
 
-// Whether thread t of a consumer warpgroup releases stages: the first of
-// the warpgroup, or of each warp (Cfg::RELEASERS).
+// Whether thread t (of the warpgroup's 128) of a consumer warpgroup
+// releases stages: the first of the warpgroup, or of each warp
+// (Cfg::RELEASERS of them).
 template <class Cfg>
 TESS_DEVICE bool releasing_thread(int t) {
     return t % (128 / Cfg::RELEASERS) == 0;
