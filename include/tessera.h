@@ -11,6 +11,13 @@
  *    queued on the handle's stream. Workspace belongs to the caller.
  *  - Enum values follow cuBLASLt / CUDA where one exists (data types follow
  *    cudaDataType_t, scale modes follow cublasLtMatmulMatrixScale_t).
+ *  - Structs that begin with struct_size are versioned: later versions only
+ *    append fields, whose zero value means "as before". A caller built
+ *    against an older header passes its smaller struct_size and the fields
+ *    it lacks read as zero; sizes below a struct's first version are
+ *    refused, and so is a larger struct_size whose extra bytes are not zero
+ *    (fields this version would ignore). Plans are written whole
+ *    (sizeof(tess_plan) of this header).
  */
 #ifndef TESSERA_H
 #define TESSERA_H
@@ -19,7 +26,7 @@
 #include <stdint.h>
 
 #define TESS_VERSION_MAJOR 0
-#define TESS_VERSION_MINOR 1
+#define TESS_VERSION_MINOR 2
 #define TESS_VERSION_PATCH 0
 /* One integer, MAJOR * 10000 + MINOR * 100 + PATCH, as tess_version() returns. */
 #define TESS_VERSION (TESS_VERSION_MAJOR * 10000 + TESS_VERSION_MINOR * 100 + TESS_VERSION_PATCH)
@@ -121,7 +128,17 @@ typedef enum tess_scale_mode {
  * with row(mn) = 0 (TENSOR), mn (OUTER_VEC, BLOCK_1x128) or mn / 128
  * (BLOCK_128x128); TENSOR ignores stride_mn, and TENSOR and OUTER_VEC
  * ignore stride_k. Any non-negative strides are accepted;
- * tess_scale_layout_query gives the packed layout tessera reads fastest. */
+ * tess_scale_layout_query gives the packed layout tessera reads fastest.
+ * What a call reads, for an operand of MN rows (M for A, N for B), depth K
+ * and `batch` batches (b = 0 .. batch - 1; b = 0 alone when batch_stride is
+ * 0), with KB = ceil(K / 128):
+ *   TENSOR        the factor at b * batch_stride
+ *   OUTER_VEC     row(mn) for mn = 0 .. MN - 1
+ *   BLOCK_1x128   (mn, kb) for mn = 0 .. MN - 1, kb = 0 .. KB - 1
+ *   BLOCK_128x128 (r, kb) for r = 0 .. ceil(MN / 128) - 1, kb = 0 .. KB - 1
+ * The caller's array must hold every one of them: tessera cannot see an
+ * array's size through a pointer (the Python package checks tensors'
+ * shapes against exactly this). */
 typedef struct tess_scale_desc {
     tess_scale_mode mode;
     int64_t stride_mn;
@@ -238,15 +255,19 @@ typedef struct tess_gemm_desc {
  * (per-tensor scale modes, no fast accumulation). */
 TESS_API tess_status tess_gemm_desc_init(tess_gemm_desc *desc);
 
-/* A kernel choice for a problem: what tess_gemm_plan returns and tess_gemm takes. */
+/* A kernel choice for a problem: what tess_gemm_plan returns and tess_gemm
+ * takes. A plan is identified by its name: the run call finds its kernel
+ * again by the name (the other fields describe it), so a plan kept by the
+ * caller stays valid across builds of this version that hold its kernel,
+ * and one made for another problem or device is refused with a sentence. */
 typedef struct tess_plan {
     uint32_t struct_size;
-    int32_t kernel;              /* index in this build's kernel table */
+    char name[64];               /* e.g. "sm90_bf16_tn_128x256x64_s4_c2x1" ("_sk": stream-K); the family
+                                    that runs it first ("sm90_", "gemv_") */
     int32_t tile_m, tile_n, tile_k, stages;
-    int32_t cluster_m, cluster_n;
+    int32_t cluster_m;           /* CTAs per cluster along M (sharing B's tiles by multicast) */
     int32_t grid;                /* CTAs launched (persistent: at most one per SM) */
     int32_t tiles;               /* output tiles of the problem */
-    char name[64];               /* e.g. "sm90_bf16_tn_128x256x64_s4_c2x1" ("_sk": stream-K) */
     int32_t stream_k;            /* 1: K blocks are shared by all CTAs: a thin last wave's, or, with
                                     fewer tiles than SMs, every tile's (stream-K; deterministic) */
     uint64_t workspace_bytes;    /* device workspace the plan needs (tess_set_workspace) */
@@ -255,11 +276,11 @@ typedef struct tess_plan {
                                     B's columns fill the 128-row tile side and M is a narrow N tile
                                     (tile_m, tile_n are the kernel's); 0 otherwise */
     int32_t large_min_rows;      /* grouped token-tile plans (name suffix "_mixR", R = this): groups of
-                                    at least R rows run in a second launch, on the 128-row kernel
-                                    large_kernel in order large_order on large_grid CTAs (a skewed
-                                    routing's large groups would re-read each weight tile once per token
-                                    tile); 0: one launch */
-    int32_t large_kernel, large_order, large_grid;
+                                    at least R rows run in a second launch, on a 128-row kernel in
+                                    order large_order on large_grid CTAs (a skewed routing's large
+                                    groups would re-read each weight tile once per token tile); 0:
+                                    one launch */
+    int32_t large_order, large_grid;
 } tess_plan;
 
 /* The plan the heuristic picks for `desc` on the handle's device, among the
@@ -346,7 +367,6 @@ typedef struct tess_grouped_gemm_desc {
      * CONTIGUOUS rows 0 .. m-1 of one array (no per-group padding; its
      * batch_stride is ignored), for MASKED batches of m rows. */
     tess_scale_desc x_scale, w_scale;
-    int32_t fast_accum; /* FP8: as tess_gemm_desc's (no grouped kernel of this build has it yet) */
 } tess_grouped_gemm_desc;
 
 /* Sets struct_size, groups = 1 and the TENSOR scale modes; the rest is zeroed. */

@@ -160,11 +160,25 @@ TESS_API int tess_layout_congruent(const tess_layout *a, const tess_layout *b);
  * column-major index of the element in the operand tile (A: M x K, B: N x K,
  * C: M x N). Atoms: "wgmma_64x{N}x16_{f32|f16}" (16-bit inputs; N = 8..256 in
  * steps of 8; A from registers), "wgmma_64x{N}x32_{f32|f16}" (8-bit inputs),
- * and "mma_16x8x16_f32" (sm80 mma.sync). For wgmma, B is read from shared
- * memory by all 128 threads (thread stride 0). */
+ * "mma_16x8x16_f32" and "mma_16x8x32_f32" (sm80 mma.sync),
+ * "umma_128x{N}x16_f32" (Blackwell tcgen05.mma.cta_group::1.kind::f16, A and
+ * B in shared memory, N = 8..256 in steps of 8) and
+ * "umma_2cta_256x{N}x16_f32" (cta_group::2, N = 16..256 in steps of 16). For
+ * wgmma, B is read from shared memory by all 128 threads (thread stride 0).
+ * For the umma atoms the "thread" is a CTA: each of the pair holds M/2 rows
+ * of A and C and N/2 rows of B, as in CuTe's SM100 MMA traits. */
 typedef enum tess_mma_operand { TESS_MMA_A = 0, TESS_MMA_B = 1, TESS_MMA_C = 2 } tess_mma_operand;
 TESS_API tess_status tess_layout_mma_atom(const char *name, tess_mma_operand operand, tess_layout **tv_layout,
                                           int64_t *rows, int64_t *cols);
+/* CuTe's ThrID of an atom: what the first mode of its TV layouts counts.
+ * 128:1 (a warpgroup) for wgmma, 32:1 (a warp) for mma.sync; for the umma
+ * atoms, issued by one thread, the CTAs: 1:0 (one CTA) or 2:1 (the pair). */
+TESS_API tess_status tess_layout_mma_atom_thr_id(const char *name, tess_layout **thr_id);
+/* The atom's instruction shape {M, N, K} and the part one CTA computes,
+ * {M / size(ThrID), N, K} where ThrID counts CTAs (umma_2cta_256xNx16:
+ * 128 x N x 16 per CTA), the whole shape where it counts the threads of one
+ * CTA (wgmma, mma.sync, one-CTA umma). Either output may be NULL. */
+TESS_API tess_status tess_layout_mma_atom_shape(const char *name, int64_t shape_mnk[3], int64_t cta_tile_mnk[3]);
 /* The number of named atoms, and the i-th name (for listings). */
 TESS_API int tess_layout_mma_atom_count(void);
 TESS_API const char *tess_layout_mma_atom_name(int i);

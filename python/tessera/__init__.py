@@ -16,7 +16,7 @@ from .grouped import GroupLayout, GroupOrder, grouped_mm, grouped_mm_masked, gro
 from . import layout
 from .matrix import Matrix, Order, as_matrix, from_parts
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "AllocFailedError", "ArchMismatchError", "DType", "DeviceInfo", "ExecutionFailedError", "Handle",

@@ -50,13 +50,12 @@ class GemmDescStruct(ctypes.Structure):
 
 class PlanStruct(ctypes.Structure):
     """tess_plan."""
-    _fields_ = [("struct_size", ctypes.c_uint32), ("kernel", ctypes.c_int32), ("tile_m", ctypes.c_int32),
+    _fields_ = [("struct_size", ctypes.c_uint32), ("name", ctypes.c_char * 64), ("tile_m", ctypes.c_int32),
                 ("tile_n", ctypes.c_int32), ("tile_k", ctypes.c_int32), ("stages", ctypes.c_int32),
-                ("cluster_m", ctypes.c_int32), ("cluster_n", ctypes.c_int32), ("grid", ctypes.c_int32),
-                ("tiles", ctypes.c_int32), ("name", ctypes.c_char * 64), ("stream_k", ctypes.c_int32),
-                ("workspace_bytes", ctypes.c_uint64), ("group_order", ctypes.c_int32),
-                ("transposed", ctypes.c_int32), ("large_min_rows", ctypes.c_int32),
-                ("large_kernel", ctypes.c_int32), ("large_order", ctypes.c_int32), ("large_grid", ctypes.c_int32)]
+                ("cluster_m", ctypes.c_int32), ("grid", ctypes.c_int32), ("tiles", ctypes.c_int32),
+                ("stream_k", ctypes.c_int32), ("workspace_bytes", ctypes.c_uint64), ("group_order", ctypes.c_int32),
+                ("transposed", ctypes.c_int32), ("large_min_rows", ctypes.c_int32), ("large_order", ctypes.c_int32),
+                ("large_grid", ctypes.c_int32)]
 
 
 class GroupedGemmDescStruct(ctypes.Structure):
@@ -64,7 +63,7 @@ class GroupedGemmDescStruct(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("layout", ctypes.c_int), ("groups", ctypes.c_int64),
                 ("m", ctypes.c_int64), ("n", ctypes.c_int64), ("k", ctypes.c_int64), ("expected_m", ctypes.c_int64),
                 ("x", TesseraDesc), ("w", TesseraDesc), ("y", TesseraDesc), ("x_scale", ScaleDescStruct),
-                ("w_scale", ScaleDescStruct), ("fast_accum", ctypes.c_int32)]
+                ("w_scale", ScaleDescStruct)]
 
 
 def _candidates():
@@ -142,6 +141,9 @@ _SIGNATURES = [
       ctypes.POINTER(ctypes.c_int64)]),
     ("tess_layout_mma_atom_count", ctypes.c_int, []),
     ("tess_layout_mma_atom_name", ctypes.c_char_p, [ctypes.c_int]),
+    ("tess_layout_mma_atom_thr_id", ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]),
+    ("tess_layout_mma_atom_shape", ctypes.c_int,
+     [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int64)]),
     ("tess_layout_render_table", ctypes.c_int,
      [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)]),
     ("tess_layout_render_latex", ctypes.c_int,

@@ -18,7 +18,7 @@ import ctypes
 import dataclasses
 import threading
 
-from . import _lib
+from . import _lib, scales
 from ._lib import GemmDescStruct, PlanStruct, ScaleDescStruct
 from .dtypes import DType, as_dtype
 from .errors import InvalidValueError, check
@@ -35,7 +35,7 @@ class Plan:
     name: str
     tile: tuple          # (M, N, K) of the CTA tile
     stages: int
-    cluster: tuple       # CTAs per cluster along (M, N)
+    cluster_m: int       # CTAs per cluster along M (sharing B's tiles by multicast)
     grid: int
     tiles: int
     stream_k: bool
@@ -47,9 +47,8 @@ class Plan:
     @classmethod
     def _from(cls, raw):
         copy = PlanStruct.from_buffer_copy(raw)
-        return cls(raw.name.decode(), (raw.tile_m, raw.tile_n, raw.tile_k), raw.stages,
-                   (raw.cluster_m, raw.cluster_n), raw.grid, raw.tiles, bool(raw.stream_k), raw.workspace_bytes,
-                   raw.group_order, bool(raw.transposed), copy)
+        return cls(raw.name.decode(), (raw.tile_m, raw.tile_n, raw.tile_k), raw.stages, raw.cluster_m, raw.grid,
+                   raw.tiles, bool(raw.stream_k), raw.workspace_bytes, raw.group_order, bool(raw.transposed), copy)
 
 
 def _batch_of(m, batch, what):
@@ -136,8 +135,12 @@ def _follow_torch_stream(h, device, tensors):
         h.stream = torch.cuda.current_stream(device).cuda_stream
 
 
-def _prepare(a, b, c, out, alpha, beta, handle, out_dtype):
+def _prepare(a, b, c, out, alpha, beta, handle, out_dtype, scale_args=None):
+    """Checks the operands (and the scale tensors, before anything touches the device) and fills the
+    descriptor. scale_args: (scale_a, scale_b, scale_recipe_a, scale_recipe_b) or None. Returns (handle,
+    desc, views, out, (scale_a pointer, scale_b pointer))."""
     views, device = _device_views(a, b, c, out)
+    sa, sb, a_layout, b_layout = _scales(views, device, *(scale_args or (None, None, None, None)))
     if out is None:
         if not type(a).__module__.startswith("torch"):
             raise InvalidValueError("out: give an output matrix (tessera allocates one only for torch tensors)")
@@ -154,40 +157,35 @@ def _prepare(a, b, c, out, alpha, beta, handle, out_dtype):
         c = out  # beta * D accumulates into the output, as cuBLAS's C == D
         views["c"] = views["out"]
     desc = _describe(views["a"], views["b"], views.get("c"), views["out"], alpha, beta)
-    return handle, desc, views, out
+    desc.a_scale, desc.b_scale = a_layout.desc(), b_layout.desc()
+    return handle, desc, views, out, (sa, sb)
 
 
 # Scale recipes by name (tess_scale_mode values).
-SCALE_RECIPES = {"tensor": 0, "rowwise": 3, "outer": 3, "1x128": 4, "128x128": 5}
+SCALE_RECIPES = scales.RECIPES
+
+_NO_SCALE = scales.ScaleLayout(scales.TENSOR, 0, 0, 0)
 
 
-def _scale(t, recipe, what):
-    """(pointer, ScaleDescStruct) of a float32 device tensor of factors for one operand.
-
-    Factors are indexed (mn, k_block): rows of A, or columns of B, first,
-    then blocks of 128 along K (DeepGEMM's convention; for PyTorch's
-    _scaled_mm scale_b, which is (k_blocks, N), pass scale_b.T). A 3-D
-    tensor holds one set per batch."""
-    desc = ScaleDescStruct()
-    if t is None:
-        if recipe not in (None, "tensor"):
-            raise InvalidValueError(f"scale_recipe_{what}={recipe!r} needs scale_{what}")
-        return None, desc
-    if recipe is None:
-        recipe = "tensor" if t.numel() == 1 else "rowwise"
-    if recipe not in SCALE_RECIPES:
-        raise InvalidValueError(f"scale_recipe_{what}={recipe!r}: one of {sorted(SCALE_RECIPES)}")
-    if str(t.dtype) != "torch.float32" or t.device.type != "cuda":
-        raise InvalidValueError(f"scale_{what}: float32 factors in GPU memory (got {t.dtype} on {t.device})")
-    desc.mode = SCALE_RECIPES[recipe]
-    strides = list(t.stride())
-    if t.dim() == 3:
-        desc.batch_stride = strides.pop(0)
-    if t.dim() >= 2:
-        desc.stride_mn, desc.stride_k = strides[-2], strides[-1]
-    elif t.dim() == 1:
-        desc.stride_mn = strides[0]
-    return t.data_ptr(), desc
+def _scales(views, device, scale_a, scale_b, recipe_a, recipe_b):
+    """(pointer a, pointer b, ScaleLayout a, ScaleLayout b) of the scale tensors, each checked
+    against its recipe for this problem (tessera.scales.gemm_scale_layout): shape, strides within
+    its storage, float32, on the operands' device."""
+    a, b = views["a"], views["b"]
+    if (scale_a is not None or scale_b is not None) and a.cols != b.rows:
+        raise InvalidValueError(f"a is {a.rows} x {a.cols} but b is {b.rows} x {b.cols}: a's columns and b's rows "
+                                "are K and must match")
+    batch = max(m.batch for m in views.values())
+    out = []
+    for what, t, recipe, mn in (("a", scale_a, recipe_a, a.rows), ("b", scale_b, recipe_b, b.cols)):
+        if t is None:
+            if recipe not in (None, "tensor"):
+                raise InvalidValueError(f"scale_recipe_{what}={recipe!r} needs scale_{what}")
+            out.append((None, _NO_SCALE))
+            continue
+        ptr, shape, strides, extent = scales.tensor_geometry(t, f"scale_{what}", device)
+        out.append((ptr, scales.gemm_scale_layout(what, recipe, mn, a.cols, shape, strides, extent, batch)))
+    return out[0][0], out[1][0], out[0][1], out[1][1]
 
 
 def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=None, handle=None, scale_a=None,
@@ -198,15 +196,28 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
     row-major torch tensor of out_dtype (default: a's type; bf16 for FP8)
     when not given. `plan` is one of gemm_plans(...) (default: the
     heuristic's). FP8 (torch.float8_e4m3fn / e5m2) a must be row-major and b
-    column-major (b = w.T of a row-major weight w). Scales: float32 tensors
-    indexed (rows of a or columns of b, K blocks of 128); recipes "tensor",
-    "rowwise", "1x128", "128x128" (default: "tensor" for one element, else
-    "rowwise"); quantize_fp8 makes them in the layout tessera reads fastest."""
+    column-major (b = w.T of a row-major weight w).
+
+    Scales: float32 dequantization factors on the operands' GPU, any
+    strides (a transposed view works), checked against the recipe before
+    the call (tessera.InvalidValueError names what does not fit):
+      recipe      scale_a (M = rows of a)     scale_b (N = columns of b)
+      "tensor"    (), (1,), (1, 1)            (), (1,), (1, 1)
+      "rowwise"   (M, 1), (M,), (1, M)        (1, N), (N,), (N, 1)
+      "1x128"     (M, ceil(K/128))            (N, ceil(K/128))
+      "128x128"   (ceil(M/128), ceil(K/128))  (ceil(N/128), ceil(K/128))
+    (torch._scaled_mm's conventions, except that block factors of b are
+    indexed (columns, K blocks): for _scaled_mm's (ceil(K/128), ...) scale_b
+    pass scale_b.T.) Without a recipe, one factor is "tensor" and the
+    rowwise shapes are "rowwise"; block factors need scale_recipe_a / _b.
+    A 3-D problem takes these shapes, or each with a batch dimension
+    first (one set per batch: (B, ...), or shared: (1, ...)); "tensor" also
+    (B,) and "rowwise" (B, M) / (B, N). quantize_fp8 makes block factors in
+    the layout tessera reads fastest."""
     if out_dtype is None and out is None and "float8" in str(getattr(a, "dtype", "")):
         out_dtype = "bf16"
-    handle, desc, views, out = _prepare(a, b, c, out, alpha, beta, handle, out_dtype)
-    sa, desc.a_scale = _scale(scale_a, scale_recipe_a, "a")
-    sb, desc.b_scale = _scale(scale_b, scale_recipe_b, "b")
+    handle, desc, views, out, (sa, sb) = _prepare(a, b, c, out, alpha, beta, handle, out_dtype,
+                                                  (scale_a, scale_b, scale_recipe_a, scale_recipe_b))
     desc.fast_accum = int(bool(fast_accum))
     raw_plan = ctypes.byref(plan.raw) if plan is not None else None
     c_ptr = views["c"].ptr if "c" in views else None
@@ -235,6 +246,8 @@ def quantize_fp8(x, recipe="1x128", dtype="e4m3", *, handle=None):
     import torch
     if x.dim() != 2 or x.stride(1) != 1:
         raise InvalidValueError("quantize_fp8: x must be a 2-D row-major tensor (contiguous rows)")
+    if handle is not None and (x.device.type != "cuda" or (x.device.index or 0) != handle.device):
+        raise InvalidValueError(f"quantize_fp8: x is on {x.device}, the handle on cuda:{handle.device}")
     mode = SCALE_RECIPES.get(recipe)
     if mode not in (0, 4, 5):
         raise InvalidValueError(f"quantize_fp8: recipe {recipe!r}: one of 'tensor', '1x128', '128x128'")
@@ -244,14 +257,14 @@ def quantize_fp8(x, recipe="1x128", dtype="e4m3", *, handle=None):
     rows, cols = x.shape
     layout, shape = ScaleDescStruct(), (ctypes.c_int64 * 2)()
     check(_lib.lib().tess_scale_layout_query(mode, rows, cols, ctypes.byref(layout), shape, None, None))
-    scales = torch.empty_strided((shape[0], shape[1]), (max(layout.stride_mn, 1), max(layout.stride_k, 1)),
-                                 dtype=torch.float32, device=x.device)
+    factors = torch.empty_strided((shape[0], shape[1]), (max(layout.stride_mn, 1), max(layout.stride_k, 1)),
+                                  dtype=torch.float32, device=x.device)
     q = torch.empty((rows, cols), dtype=qt, device=x.device)
     h = handle or _torch_handle(x)
     check(_lib.lib().tess_quantize_fp8(h._h, rows, cols, int(as_dtype(x.dtype)), ctypes.c_void_p(x.data_ptr()),
                                        x.stride(0), int(as_dtype(qt)), ctypes.c_void_p(q.data_ptr()), cols,
-                                       ctypes.c_void_p(scales.data_ptr()), ctypes.byref(layout)))
-    return q, (scales.reshape(1) if mode == 0 else scales)
+                                       ctypes.c_void_p(factors.data_ptr()), ctypes.byref(layout)))
+    return q, (factors.reshape(1) if mode == 0 else factors)
 
 
 def transpose(x, *, handle=None):
@@ -268,18 +281,25 @@ def transpose(x, *, handle=None):
     return out
 
 
-def gemm_plans(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, handle=None, limit=16):
-    """Every plan that can run this problem within the handle's workspace, best first (for autotuning)."""
-    handle, desc, _, _ = _prepare(a, b, c, out, alpha, beta, handle, out_dtype)
+def gemm_plans(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, handle=None, limit=16, scale_a=None,
+               scale_b=None, scale_recipe_a=None, scale_recipe_b=None, fast_accum=False):
+    """Every plan that can run this problem within the handle's workspace, best first (for autotuning).
+    Pass the scales (and fast_accum) gemm will get: FP8 plans depend on the scale recipes."""
+    handle, desc, _, _, _ = _prepare(a, b, c, out, alpha, beta, handle, out_dtype,
+                                     (scale_a, scale_b, scale_recipe_a, scale_recipe_b))
+    desc.fast_accum = int(bool(fast_accum))
     plans = (PlanStruct * limit)()
     count = ctypes.c_int()
     check(_lib.lib().tess_gemm_plans(handle._h, ctypes.byref(desc), plans, limit, ctypes.byref(count)))
     return [Plan._from(plans[i]) for i in range(min(count.value, limit))]
 
 
-def gemm_workspace_size(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, handle=None):
+def gemm_workspace_size(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, handle=None, scale_a=None,
+                        scale_b=None, scale_recipe_a=None, scale_recipe_b=None, fast_accum=False):
     """Bytes of workspace the heuristic's favourite plan for this problem needs."""
-    handle, desc, _, _ = _prepare(a, b, c, out, alpha, beta, handle, out_dtype)
+    handle, desc, _, _, _ = _prepare(a, b, c, out, alpha, beta, handle, out_dtype,
+                                     (scale_a, scale_b, scale_recipe_a, scale_recipe_b))
+    desc.fast_accum = int(bool(fast_accum))
     size = ctypes.c_size_t()
     check(_lib.lib().tess_gemm_workspace_size(handle._h, ctypes.byref(desc), ctypes.byref(size)))
     return size.value

@@ -14,13 +14,15 @@ torch tensors. Work runs on the handle's stream; without a handle, on the
 device's default handle following PyTorch's current stream (as tessera.gemm).
 The C library checks the problem in full and its sentence is the exception's
 text; Python checks only what the C descriptor cannot carry (dimensions, how
-many groups a tensor holds, devices, the type of offs).
+many groups a tensor holds, devices, the type of offs, and that each scale
+tensor's shape fits its recipe and its strides stay inside its storage, as the
+C library trusts the strides it is given: tessera.scales).
 """
 import ctypes
 import dataclasses
 import enum
 
-from . import _lib
+from . import _lib, scales
 from ._lib import GroupedGemmDescStruct, PlanStruct, ScaleDescStruct, TesseraDesc
 from .dtypes import DType, as_dtype
 from .errors import InvalidValueError, check
@@ -44,10 +46,9 @@ class GroupOrder(enum.IntEnum):
     BANDED = 3
 
 
-# tess_scale_mode values, and the recipe names each operand accepts (as tessera.gemm's).
-_TENSOR, _OUTER_VEC, _BLOCK_1x128, _BLOCK_128x128 = 0, 3, 4, 5
-_X_RECIPES = {"tensor": _TENSOR, "rowwise": _OUTER_VEC, "outer": _OUTER_VEC, "1x128": _BLOCK_1x128}
-_W_RECIPES = {"tensor": _TENSOR, "rowwise": _OUTER_VEC, "outer": _OUTER_VEC, "128x128": _BLOCK_128x128}
+# The recipe names each operand accepts (as tessera.gemm's), with their tess_scale_mode values.
+_X_RECIPES = scales.X_RECIPES
+_W_RECIPES = scales.W_RECIPES
 
 
 def _ceil_div(a, b):
@@ -84,69 +85,23 @@ def _torch_vector(t, what, length, dtype, device):
 
 
 def _scale(t, what, recipe, recipes, layout, groups, mn, k, device):
-    """(pointer, ScaleDescStruct) of one operand's dequantization factors, deciding the mode from the
-    shape (see grouped_mm's docstring for the rule) or from `recipe` where the shape is ambiguous.
+    """(pointer, ScaleDescStruct) of one operand's dequantization factors, checked before any call
+    (tessera.scales.grouped_scale_layout): the mode from the shape (see grouped_mm's docstring) or
+    from `recipe` where the shape is ambiguous; strides as the tensor's, every factor read inside
+    its storage; float32 on CUDA device `device`.
 
     `mn` is the operand's extent along M (X: total_M or M_max) or N (W); X's factors of a MASKED
     problem, and W's always, carry the group as their leading dimension."""
-    desc = ScaleDescStruct()
     if t is None:
         if recipe is not None:
             raise InvalidValueError(f"scale_recipe_{what}={recipe!r} needs scale_{what}")
-        return None, desc
+        return None, ScaleDescStruct()
     if recipe is not None and recipe not in recipes:
         raise InvalidValueError(f"scale_recipe_{what}={recipe!r}: one of {sorted(recipes)}")
-    _torch_vector(t, f"scale_{what}", None, "float32", device)
-    shape, strides = tuple(t.shape), tuple(t.stride())
-    per_group = what == "w" or layout == GroupLayout.MASKED  # a leading group dimension
-    lead = (groups,) if per_group else ()
-    kb = _ceil_div(k, SCALE_BLOCK)
-    block_mode = _BLOCK_1x128 if what == "x" else _BLOCK_128x128
-    block_mn = mn if what == "x" else _ceil_div(mn, SCALE_BLOCK)
-    bs = strides[0] if per_group and len(shape) > 1 else 0  # batch stride of the group dimension
-    # Every reading of the shape: (mode, stride_mn, stride_k, batch_stride).
-    readings = []
-    if len(shape) <= 1:
-        if t.numel() == 1:
-            readings.append((_TENSOR, 0, 0, 0))           # one factor for every group
-        elif shape == (groups,):
-            readings.append((_TENSOR, 0, 0, strides[0]))  # one factor per group
-        if not per_group and len(shape) == 1 and shape == (mn,) and t.numel() > 1:
-            readings.append((_OUTER_VEC, strides[0], 0, 0))  # contiguous X: one per row of all groups
-    elif len(shape) == len(lead) + 1:
-        if shape == lead + (mn,):
-            readings.append((_OUTER_VEC, strides[-1], 0, bs))  # per row of each batch / per column of W
-    elif len(shape) == len(lead) + 2:
-        if shape == lead + (block_mn, kb):
-            readings.append((block_mode, strides[-2], strides[-1], bs))  # (mn, K blocks)
-        if what == "x" and shape == lead + (kb, block_mn) and (block_mn != kb or recipe is None):
-            readings.append((block_mode, strides[-1], strides[-2], bs))  # (K blocks, mn)
-    if recipe is not None:
-        readings = [r for r in readings if r[0] == recipes[recipe]]
-    if not readings:
-        raise InvalidValueError(f"scale_{what}: shape {shape} fits no factor layout of this problem "
-                                f"(G={groups}, {'M' if what == 'x' else 'N'}={mn}, K={k}"
-                                + (f", recipe {recipe!r}" if recipe else "") + "); "
-                                + _accepted_shapes(what, layout, groups, mn, kb, block_mn))
-    if len(readings) > 1:
-        names = sorted({name for name, mode in recipes.items() if mode in {r[0] for r in readings}})
-        raise InvalidValueError(f"scale_{what}: shape {shape} is ambiguous for this problem (G={groups}); say which "
-                                f"with scale_recipe_{what}= (one of {names}; an explicit '1x128' reads a square "
-                                "tensor as (rows, K blocks))")
-    desc.mode, desc.stride_mn, desc.stride_k, desc.batch_stride = readings[0]
-    return t.data_ptr(), desc
-
-
-def _accepted_shapes(what, layout, groups, mn, kb, block_mn):
-    """The sentence listing the factor shapes an operand accepts."""
-    if what == "w":
-        return (f"scale_w takes (1,) or ({groups},) (per tensor / per group), ({groups}, {mn}) (per column) or "
-                f"({groups}, {block_mn}, {kb}) (128x128 blocks)")
-    if layout == GroupLayout.MASKED:
-        return (f"scale_x takes (1,) or ({groups},) (per tensor / per group), ({groups}, {mn}) (per row) or "
-                f"({groups}, {mn}, {kb}) / ({groups}, {kb}, {mn}) (1x128 blocks)")
-    return (f"scale_x takes (1,) or ({groups},) (per tensor / per group), ({mn},) (per row) or "
-            f"({mn}, {kb}) / ({kb}, {mn}) (1x128 blocks)")
+    ptr, shape, strides, extent = scales.tensor_geometry(t, f"scale_{what}", device)
+    found = scales.grouped_scale_layout(what, recipe, layout == GroupLayout.MASKED, groups, mn, k, shape, strides,
+                                        extent)
+    return ptr, found.desc()
 
 
 def _weight_desc(wm):
@@ -189,8 +144,14 @@ def _prepare(layout, x, w, out, scale_x, scale_w, recipe_x, recipe_w, expected_m
     if masked and xm.batch != groups:
         raise InvalidValueError(f"x: {xm.batch} batches but w holds {groups} experts; the masked layout needs one "
                                 "batch of rows per expert")
+    # the factors first: nothing touches the device before they are known to fit
+    sx, x_scale = _scale(scale_x, "x", recipe_x, _X_RECIPES, layout, groups, xm.rows, k, device)
+    sw, w_scale = _scale(scale_w, "w", recipe_w, _W_RECIPES, layout, groups, n, k, device)
+    if handle is not None and handle.device != device:
+        raise InvalidValueError(f"the operands are on CUDA device {device}, the handle on {handle.device}")
     desc = GroupedGemmDescStruct()
     check(_lib.lib().tess_grouped_gemm_desc_init(ctypes.byref(desc)))
+    desc.x_scale, desc.w_scale = x_scale, w_scale
     desc.layout, desc.groups, desc.m, desc.n, desc.k = int(layout), groups, xm.rows, n, k
     desc.expected_m = int(expected_m or 0)
     desc.x, desc.w = xm.desc(), _weight_desc(wm)
@@ -211,13 +172,9 @@ def _prepare(layout, x, w, out, scale_x, scale_w, recipe_x, recipe_w, expected_m
         desc.y = ym.desc()
     else:  # plans only: a packed row-major Y of the problem's shape
         desc.y = TesseraDesc(int(y_dtype), int(Order.ROW), xm.rows, n, n, xm.rows * n if masked else 0)
-    sx, desc.x_scale = _scale(scale_x, "x", recipe_x, _X_RECIPES, layout, groups, xm.rows, k, device)
-    sw, desc.w_scale = _scale(scale_w, "w", recipe_w, _W_RECIPES, layout, groups, n, k, device)
     if handle is None:
         handle = default_handle(device)
         _follow_torch_stream(handle, device, (x, w, out))
-    elif handle.device != device:
-        raise InvalidValueError(f"the operands are on CUDA device {device}, the handle on {handle.device}")
     ptrs = {"x": xm.ptr, "w": wm.ptr, "y": views["out"].ptr if out is not None else None, "sx": sx, "sw": sw}
     return handle, desc, ptrs, out, device
 
@@ -251,9 +208,10 @@ def grouped_mm(x, w, offs, out=None, *, scale_x=None, scale_w=None, expected_m=N
     expected_m: the typical rows per group, a planner hint (default
     total_M / G). plan: one of grouped_plans(...) (default: the heuristic's).
 
-    Scale factors (float32 dequantization factors on the GPU, any strides;
-    the mode follows from the shape; scale_recipe_x / _w name it where a
-    shape could be read two ways):
+    Scale factors (float32 dequantization factors on the operands' GPU,
+    any strides within the tensor's storage; the mode follows from the
+    shape; scale_recipe_x / _w name it where a shape could be read two
+    ways; any other shape is refused before the call):
       scale_x  (1,) or 0-d        one factor for all              TENSOR
                (G,)               one per group                   TENSOR, batch_stride 1
                (total_M,)         one per row                     OUTER_VEC

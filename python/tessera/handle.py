@@ -35,7 +35,7 @@ def version():
 
 
 def version_string():
-    """'0.1.0 (cuda archs 90a)'."""
+    """'0.2.0 (cuda archs 90a)'."""
     return _lib.lib().tess_version_string().decode()
 
 

@@ -22,7 +22,7 @@ __all__ = [
     "left_inverse", "logical_divide", "zipped_divide", "tiled_divide", "flat_divide", "logical_product",
     "zipped_product", "tiled_product", "flat_product", "blocked_product", "raked_product", "max_common_vector",
     "idx2crd", "crd2idx", "flatten", "prefix_product", "product", "shape_div", "mma_atom", "mma_atoms",
-    "print_layout", "latex", "svg", "explain", "evaluate",
+    "mma_atom_thr_id", "mma_atom_shape", "print_layout", "latex", "svg", "explain", "evaluate",
 ]
 
 
@@ -480,12 +480,37 @@ def mma_atom(name, operand="C"):
     check(lib.tess_layout_mma_atom(name.encode(), "ABC".index(operand), ctypes.byref(out), ctypes.byref(rows),
                                    ctypes.byref(cols)))
     try:
-        n = lib.tess_layout_print(out, None, 0)
-        buf = ctypes.create_string_buffer(n + 1)
-        lib.tess_layout_print(out, buf, n + 1)
+        return _printed(out), (rows.value, cols.value)
     finally:
         _free(out)
-    return _read(buf.value.decode()), (rows.value, cols.value)
+
+
+def _printed(h):
+    """The value of a C tess_layout*, read back from its CuTe text."""
+    lib = _lib.lib()
+    n = lib.tess_layout_print(h, None, 0)
+    buf = ctypes.create_string_buffer(n + 1)
+    lib.tess_layout_print(h, buf, n + 1)
+    return _read(buf.value.decode())
+
+
+def mma_atom_thr_id(name):
+    """CuTe's ThrID of an MMA atom: what its TV layouts' first mode counts. Layout(128, 1)
+    for wgmma (threads), Layout(1, 0) or Layout(2, 1) for the umma atoms (the CTAs of a pair)."""
+    out = ctypes.c_void_p()
+    check(_lib.lib().tess_layout_mma_atom_thr_id(name.encode(), ctypes.byref(out)))
+    try:
+        return _printed(out)
+    finally:
+        _free(out)
+
+
+def mma_atom_shape(name):
+    """((M, N, K), per-CTA (M, N, K)) of an MMA atom: the per-CTA tile is (M / size(ThrID), N, K)
+    where ThrID counts CTAs (umma_2cta_256x256x16_f32: (128, 256, 16)), the whole shape otherwise."""
+    mnk, cta = (ctypes.c_int64 * 3)(), (ctypes.c_int64 * 3)()
+    check(_lib.lib().tess_layout_mma_atom_shape(name.encode(), mnk, cta))
+    return tuple(mnk), tuple(cta)
 
 
 def _render(fn, x, *extra):

@@ -20,9 +20,9 @@ def test_not_a_matrix_is_refused():
 
 def test_plan_struct_matches_header():
     import ctypes
-    # tess_plan: 10 int32 fields, char[64], int32 (stream_k), padding, a uint64 at 8-byte alignment, then
-    # 6 int32 (group_order, transposed, the mixed plans' large_min_rows, large_kernel, large_order, large_grid).
-    assert ctypes.sizeof(tessera._lib.PlanStruct) == 10 * 4 + 64 + 4 + 4 + 8 + 6 * 4
+    # tess_plan: struct_size, char[64], 8 int32 (tiles, stages, cluster_m, grid, tiles, stream_k), padding, a
+    # uint64 at 8-byte alignment, 5 int32 (group_order, transposed, large_min_rows, large_order, large_grid), padding.
+    assert ctypes.sizeof(tessera._lib.PlanStruct) == 4 + 64 + 8 * 4 + 4 + 8 + 5 * 4 + 4
     # tess_gemm_desc: the library's own sizeof, which tess_gemm_desc_init stores in struct_size.
     desc = tessera._lib.GemmDescStruct()
     assert tessera._lib.lib().tess_gemm_desc_init(ctypes.byref(desc)) == 0

@@ -15,10 +15,10 @@ from conftest import REPO, needs_gpu
 # ---- any machine -----------------------------------------------------------
 
 # sizeof / offsetof of the C structs, printed by gcc -Iinclude for x86-64 (LP64).
-GROUPED_DESC_SIZE = 240
+GROUPED_DESC_SIZE = 232
 GROUPED_DESC_OFFSETS = {"struct_size": 0, "layout": 4, "groups": 8, "m": 16, "n": 24, "k": 32, "expected_m": 40,
-                        "x": 48, "w": 88, "y": 128, "x_scale": 168, "w_scale": 200, "fast_accum": 232}
-PLAN_SIZE, PLAN_GROUP_ORDER_OFFSET = 144, 120
+                        "x": 48, "w": 88, "y": 128, "x_scale": 168, "w_scale": 200}
+PLAN_SIZE, PLAN_GROUP_ORDER_OFFSET = 136, 112
 
 
 def test_grouped_desc_struct_matches_header():
@@ -130,9 +130,9 @@ def test_ambiguous_and_wrong_scale_shapes():
     with pytest.raises(ValueError, match="ambiguous"):
         _mode(f((56, 56)), "x", mn=56)                             # square (K/128, total_M)
     assert _mode(f((56, 56)), "x", mn=56, recipe="1x128") == (4, 56, 1, 0)  # read as (rows, K blocks)
-    with pytest.raises(ValueError, match=r"fits no factor layout.*\(300, 56\)"):
+    with pytest.raises(ValueError, match=r"fits no scale recipe.*'1x128' needs shape \(300, 56\)"):
         _mode(f((300, 57)), "x")
-    with pytest.raises(ValueError, match=r"\(8, 32, 56\) \(128x128 blocks\)"):
+    with pytest.raises(ValueError, match=r"'128x128' needs shape \(8, 32, 56\) \(one factor per 128x128 block"):
         _mode(f((8, 4096, 56)), "w", mn=4096)
     with pytest.raises(ValueError, match="needs scale_x"):
         _mode(None, "x", recipe="tensor")

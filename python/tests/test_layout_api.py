@@ -5,8 +5,8 @@ import tessera
 from tessera.layout import (ComposedLayout, Layout, ScaledBasis, Swizzle, blocked_product, coalesce, complement,
                             composition, cosize, crd2idx, depth, explain, filter, flat_divide, idx2crd, latex,
                             left_inverse, logical_divide, logical_product, make_identity_layout, make_layout,
-                            mma_atom, mma_atoms, print_layout, raked_product, rank, right_inverse, shape_div, size,
-                            svg, tiled_divide, zipped_divide, zipped_product)
+                            mma_atom, mma_atom_shape, mma_atom_thr_id, mma_atoms, print_layout, raked_product, rank,
+                            right_inverse, shape_div, size, svg, tiled_divide, zipped_divide, zipped_product)
 
 
 def test_layout_object():
@@ -71,7 +71,29 @@ def test_identity_and_atoms():
     assert tile == (64, 64) and str(tv) == "((4,8,4),(2,2,8)):((128,1,16),(64,8,512))"
     part = composition(make_identity_layout(tile), tv)
     assert part(37, 5) == (17, 11)  # thread 37, value 5 holds D[17][11] (PTX's figure)
-    assert "mma_16x8x16_f32" in mma_atoms() and "mma_16x8x32_f32" in mma_atoms() and len(mma_atoms()) == 130
+    assert "mma_16x8x16_f32" in mma_atoms() and "mma_16x8x32_f32" in mma_atoms() and len(mma_atoms()) == 178
+
+
+def test_umma_atoms():
+    # CuTe DSL's printed atoms (seed 003): one CTA 128x256x16 and the pair's 256x256x16.
+    assert mma_atom_thr_id("umma_128x256x16_f32") == Layout(1, 0)
+    assert str(mma_atom("umma_128x256x16_f32", "A")[0]) == "(1,(128,16)):(128,(1,128))"
+    assert str(mma_atom("umma_128x256x16_f32", "B")[0]) == "(1,(256,16)):(256,(1,256))"
+    assert str(mma_atom("umma_128x256x16_f32", "C")[0]) == "(1,(128,256)):(128,(1,128))"
+    assert mma_atom_thr_id("umma_2cta_256x256x16_f32") == Layout(2, 1)
+    assert str(mma_atom("umma_2cta_256x256x16_f32", "A")[0]) == "(2,(128,16)):(128,(1,256))"
+    assert str(mma_atom("umma_2cta_256x256x16_f32", "B")[0]) == "(2,(128,16)):(128,(1,256))"
+    tv, tile = mma_atom("umma_2cta_256x256x16_f32", "C")
+    assert str(tv) == "(2,(128,256)):(128,(1,256))" and tile == (256, 256)
+    assert tv(1, 0) == 128  # the second CTA's first accumulator is row 128
+    assert mma_atom_shape("umma_2cta_256x256x16_f32") == ((256, 256, 16), (128, 256, 16))
+    assert mma_atom_shape("umma_128x64x16_f32") == ((128, 64, 16), (128, 64, 16))
+    assert mma_atom_thr_id("wgmma_64x64x16_f32") == Layout(128, 1)
+    names = mma_atoms()
+    assert [n for n in names if n.startswith("umma_128x")] == [f"umma_128x{n}x16_f32" for n in range(8, 257, 8)]
+    assert [n for n in names if n.startswith("umma_2cta")] == [f"umma_2cta_256x{n}x16_f32" for n in range(16, 257, 16)]
+    with pytest.raises(tessera.InvalidValueError, match="multiple of 16"):
+        mma_atom_thr_id("umma_2cta_256x24x16_f32")
 
 
 def test_pictures():

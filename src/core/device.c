@@ -5,15 +5,17 @@
 #include <cuda_runtime_api.h>
 
 #include "core/error.h"
+#include "core/family.h"
 #include "core/handle.h"
 #include "core/probe.h"
 
-/* The families whose kernels this build holds and that run on `info`'s device.
- * Each kernel family adds its bit here as it lands. */
+/* The tess_kernel_family bits of the families this build holds that run on
+ * `info`'s device (core/family.h). */
 static uint32_t families_available(const tess_device_info *info) {
     uint32_t families = 0;
-    if (info->cc_major == 9 && info->has_native_code)
-        families |= TESS_FAMILY_DENSE_16BIT; /* the sm90 16-bit GEMM (kernels/sm90/gemm_f16.cu) */
+    for (int i = 0; i < tess_family_count(); i++)
+        if (tess_family_at(i)->runs_on(info))
+            families |= tess_family_at(i)->kernel_families;
     return families;
 }
 

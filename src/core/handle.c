@@ -4,9 +4,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include "core/abi.h"
 #include "core/error.h"
 #include "core/handle.h"
-#include "kernels/sm90/gemm_params.h"
 
 /* Workspace must be aligned like a cudaMalloc result so kernels can place TMA
  * descriptors and vector accesses in it. */
@@ -43,14 +43,14 @@ static tess_status alloc_stream_k_flags(struct tess_handle_s *h) {
     if (s != TESS_STATUS_SUCCESS)
         return s;
     void *flags = NULL;
-    if (cudaMalloc(&flags, TESS_SK_FLAG_BYTES) != cudaSuccess) {
+    if (cudaMalloc(&flags, TESS_HANDLE_FLAG_BYTES) != cudaSuccess) {
         cudaGetLastError(); /* not sticky: clear it */
         s = tess_fail(TESS_STATUS_ALLOC_FAILED, "tess_create: no device memory for %d bytes of stream-K flags",
-                      TESS_SK_FLAG_BYTES);
+                      TESS_HANDLE_FLAG_BYTES);
     } else {
         cudaStream_t own = NULL;
         if (!(s = tess_cuda_status(cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking), "tess_create: a stream")) &&
-            !(s = tess_cuda_status(cudaMemsetAsync(flags, 0, TESS_SK_FLAG_BYTES, own), "tess_create: zeroing flags")))
+            !(s = tess_cuda_status(cudaMemsetAsync(flags, 0, TESS_HANDLE_FLAG_BYTES, own), "tess_create: zeroing flags")))
             s = tess_cuda_status(cudaStreamSynchronize(own), "tess_create: zeroing the flags");
         if (own)
             cudaStreamDestroy(own);
@@ -153,14 +153,15 @@ TESS_API tess_status tess_get_device_info(tess_handle handle, tess_device_info *
         return s;
     if (!info)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_get_device_info: info is NULL");
-    /* The first version of the struct ends at kernel_families; a caller built
-     * against it passes at least that much. */
-    if (info->struct_size < sizeof(tess_device_info))
+    /* A caller built against an older header passes a smaller struct: it
+     * gets the fields its version has (core/abi.h). */
+    if (info->struct_size < TESS_DEVICE_INFO_SIZE_V1)
         return tess_fail(TESS_STATUS_INVALID_VALUE,
-                         "tess_get_device_info: info->struct_size=%u; set it to sizeof(tess_device_info) (%zu)",
-                         info->struct_size, sizeof(tess_device_info));
-    uint32_t caller_size = info->struct_size;
-    memcpy(info, &handle->info, sizeof(tess_device_info));
+                         "tess_get_device_info: info->struct_size=%u is smaller than any version of the struct (at "
+                         "least %zu); set it to sizeof(tess_device_info)",
+                         info->struct_size, (size_t)TESS_DEVICE_INFO_SIZE_V1);
+    const uint32_t caller_size = info->struct_size;
+    memcpy(info, &handle->info, caller_size < sizeof(tess_device_info) ? caller_size : sizeof(tess_device_info));
     info->struct_size = caller_size;
     return TESS_STATUS_SUCCESS;
 }

@@ -12,13 +12,19 @@ extern "C" {
  * handle used after tess_destroy is likely to be caught rather than trusted. */
 #define TESS_HANDLE_MAGIC 0x54455353u
 
+/* Device memory each handle keeps for its plans' ready flags (stream-K
+ * plans that share a tile's K between CTAs: one int per consumer
+ * warpgroup of each CTA); zeroed at creation, and every launch leaves them
+ * down. A family that uses them checks its need fits (sm90: gemm_params.h). */
+#define TESS_HANDLE_FLAG_BYTES 8192
+
 struct tess_handle_s {
     uint32_t magic;
     int device;
     void *stream;           /* cudaStream_t */
     void *workspace;
     size_t workspace_bytes;
-    int *sk_flags;          /* stream-K ready flags (TESS_SK_FLAG_BYTES of device memory): zeroed at
+    int *sk_flags;          /* ready flags (TESS_HANDLE_FLAG_BYTES of device memory): zeroed at
                                creation, and every launch leaves them down, so no launch needs a memset */
     tess_device_info info;  /* filled once at creation */
 };

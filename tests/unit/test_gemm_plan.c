@@ -5,12 +5,15 @@
  *    the problem's types and layouts, fit the workspace limit, and stream-K
  *    plans appear only for a thin last wave; and the heuristic's choices for
  *    the suite shapes are the plans measured fastest there. */
+#include <stddef.h>
 #include <string.h>
 
 #include "check.h"
+#include "core/family.h"
 #include "core/gemm.h"
 #include "core/matrix.h"
-#include "kernels/decode/gemv_kernels.h"
+#include "kernels/decode/decode.h"
+#include "kernels/sm90/sm90.h"
 #include "ref/random.h"
 
 static tess_rng rng;
@@ -116,7 +119,30 @@ static void test_fp8_refusals(void) {
     CHECK_STATUS(tess_gemm_validate(NULL, &x, P, NULL, P, NULL, NULL, P), TESS_STATUS_SUCCESS);
 }
 
+/* Versioned structs (core/abi.h): a caller's struct_size below the first
+ * version's is refused; a larger one is accepted while the bytes past this
+ * version's struct are zero (a later header's fields left unset), and
+ * refused where one is set (a field this version would ignore). */
+static void test_struct_sizes(void) {
+    struct {
+        tess_gemm_desc desc;
+        unsigned char later[16];
+    } big;
+    memset(&big, 0, sizeof big);
+    big.desc = problem(256, 512, 128);
+    big.desc.struct_size = sizeof big;
+    CHECK_STATUS(validate(NULL, &big.desc, P, P, NULL, P), TESS_STATUS_SUCCESS);
+    big.later[7] = 1;
+    CHECK_STATUS(validate(NULL, &big.desc, P, P, NULL, P), TESS_STATUS_INVALID_VALUE);
+    CHECK(strstr(tess_last_error(), "later tessera") != NULL);
+    tess_gemm_desc g = problem(256, 512, 128);
+    g.struct_size = (uint32_t)offsetof(tess_gemm_desc, fast_accum); /* the first version's last field cut off */
+    CHECK_STATUS(validate(NULL, &g, P, P, NULL, P), TESS_STATUS_INVALID_VALUE);
+    CHECK(strstr(tess_last_error(), "smaller than any version") != NULL);
+}
+
 static void test_refusals(void) {
+    test_struct_sizes();
     tess_gemm_desc g = problem(256, 512, 128), x;
     CHECK_STATUS(validate(NULL, &g, P, P, NULL, P), TESS_STATUS_SUCCESS);
     expect_refusal(NULL, P, P, P, P, TESS_STATUS_INVALID_VALUE, "desc is NULL");
@@ -226,12 +252,17 @@ static tess_gemm_desc transposed(const tess_gemm_desc *g) {
 static int gemv_plan_consistent(const tess_gemm_desc *g, const tess_plan *p);
 
 static int plan_consistent(const tess_gemm_desc *g, const tess_plan *p, size_t limit) {
-    if (p->kernel >= tess_gemm_sm90_kernel_count())
+    const tess_family *family = tess_family_of_plan(p);
+    if (!family)
+        return 0;
+    if (!strcmp(family->name, "gemv"))
         return gemv_plan_consistent(g, p);
     const tess_gemm_desc t = transposed(g);
     const tess_gemm_desc *run = p->transposed ? &t : g;
-    const tess_gemm_kernel *k = tess_gemm_sm90_kernel(p->kernel);
-    if (!k || (p->transposed && g->m > 64) || (p->transposed != 0) != (strstr(p->name, "_swap") != NULL))
+    /* the plan's name finds its kernel again (as tess_gemm does) */
+    const tess_gemm_kernel *k = tess_sm90_kernel(tess_sm90_dense_plan_kernel(NULL, g, p));
+    if (!k || (p->transposed && g->m > 64) || (p->transposed != 0) != (strstr(p->name, "_swap") != NULL) ||
+        k->tile_m != p->tile_m || k->tile_n != p->tile_n || k->stages != p->stages || k->cluster_m != p->cluster_m)
         return 0;
     const int scaling = want_scaling(run);
     if (k->input != want_input(run) ||
@@ -257,7 +288,7 @@ static int plan_consistent(const tess_gemm_desc *g, const tess_plan *p, size_t l
  * that holds M (float32 FMAs: 1, 2, 4, 8 tokens, 4 weight rows a CTA;
  * tensor cores: 8, 16 tokens, 16 rows a CTA), no workspace. */
 static int gemv_plan_consistent(const tess_gemm_desc *g, const tess_plan *p) {
-    const tess_gemv_kernel *k = tess_gemv_kernel_at(p->kernel - tess_gemm_sm90_kernel_count());
+    const tess_gemv_kernel *k = tess_decode_plan_kernel(g, p);
     if (!k || strncmp(p->name, "gemv_", 5) != 0 || p->transposed || p->stream_k || p->workspace_bytes)
         return 0;
     const int block = tess_scale_is_block(g->a_scale.mode);

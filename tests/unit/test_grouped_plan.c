@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "core/gemm.h"
+#include "kernels/sm90/sm90.h"
 #include "ref/random.h"
 
 #define MAX_PLANS 64
@@ -75,12 +76,18 @@ static void test_plans_consistent(void) {
              * on a 128-row kernel's grid (a second launch); named so. */
             const int mixed = strstr(x->name, "_mix") != NULL, swap = strstr(x->name, "_swap") != NULL;
             CHECKF(mixed == (x->large_min_rows > 0) &&
-                       (!mixed || (swap && x->large_min_rows == 2 * x->tile_n + 1 && x->large_kernel != x->kernel &&
+                       (!mixed || (swap && x->large_min_rows == 2 * x->tile_n + 1 &&
                                    x->large_grid > 0 && x->large_grid <= 132 &&
                                    x->large_order >= TESS_GROUP_ORDER_N_FASTEST &&
                                    x->large_order <= TESS_GROUP_ORDER_BANDED)),
-                   "%s: large groups from %d rows on kernel %d, grid %d, order %d", x->name, x->large_min_rows,
-                   x->large_kernel, x->large_grid, x->large_order);
+                   "%s: large groups from %d rows, grid %d, order %d", x->name, x->large_min_rows,
+                   x->large_grid, x->large_order);
+            /* Its name finds its kernel again, as tess_grouped_gemm does. */
+            const int kernel = tess_sm90_grouped_plan_kernel(NULL, &d, x);
+            const tess_gemm_kernel *k = tess_sm90_kernel(kernel);
+            CHECKF(k && k->tile_m == x->tile_m && k->tile_n == x->tile_n && k->stages == x->stages &&
+                       k->cluster_m == x->cluster_m,
+                   "%s: found again as kernel %d", x->name, kernel);
             mixed_plans += mixed;
         }
         CHECKF(count > MAX_PLANS || mixed_plans == 3, "G=%lld m=%lld: %d mixed plans (one per token tile width)",

@@ -17,6 +17,11 @@ static void usage(FILE *out) {
             "  tessera layout 'logical_divide((24):(1), (4):(1))'      -> ((4),6):((1),4)\n"
             "  tessera layout '(2,(2,2)):(4,(2,1))' --table\n"
             "  tessera layout --atom wgmma_64x64x16_f32 --explain '(1,0)' --svg c.svg\n"
+            "  tessera layout --atom umma_2cta_256x256x16_f32 --operand B\n"
+            "--atom prints the operand's TV layout and the atom's ThrID: what the first\n"
+            "mode counts, threads, or for the Blackwell umma atoms CTAs (1, or the 2 of a\n"
+            "pair). --atoms lists the names: wgmma_64x{N}x{K}_{acc}, mma_16x8x{K}_f32,\n"
+            "umma_128x{N}x16_f32, umma_2cta_256x{N}x16_f32.\n"
             "Values: 4, (2,3), (4,8):(1,4), Sw<3,4,3> o 0 o (8,64):(64,1), <2:1,_,8> (a tiler).\n"
             "Functions:\n");
     for (int i = 0; tess_layout_expr_usage(i); i++)
@@ -75,6 +80,35 @@ static tess_status explain_render(const tess_layout *x, char *buf, size_t cap, s
     return tess_layout_explain(x, explain_coord, explain_rows, buf, cap, n);
 }
 
+/* Prints an atom operand's TV layout over its tile, then the atom's ThrID and
+ * shape (and the part one CTA computes where the atom spans two); 1 on error. */
+static int print_atom(const char *atom, const tess_layout *tv, int64_t rows, int64_t cols, char operand) {
+    tess_layout *thr = NULL;
+    int64_t mnk[3], cta[3], peers;
+    if (tess_layout_mma_atom_thr_id(atom, &thr) != TESS_STATUS_SUCCESS ||
+        tess_layout_mma_atom_shape(atom, mnk, cta) != TESS_STATUS_SUCCESS) {
+        fprintf(stderr, "tessera layout: %s\n", tess_last_error());
+        tess_layout_free(thr);
+        return 1;
+    }
+    char text[256], thr_text[32];
+    tess_layout_print(tv, text, sizeof text);
+    tess_layout_print(thr, thr_text, sizeof thr_text);
+    tess_layout_size(thr, &peers);
+    tess_layout_free(thr);
+    const int by_cta = strncmp(atom, "umma", 4) == 0;
+    printf("%s   (%s, value) -> index in the %lld x %lld %s tile, column-major\n", text, by_cta ? "cta" : "thread",
+           (long long)rows, (long long)cols,
+           operand == 'A' ? "A (M x K)" : operand == 'B' ? "B (N x K)" : "C (M x N)");
+    printf("ThrID %s   (%s; atom M x N x K = %lld x %lld x %lld", thr_text,
+           !by_cta ? "threads of one CTA" : peers == 1 ? "one CTA" : "the CTAs of the pair", (long long)mnk[0],
+           (long long)mnk[1], (long long)mnk[2]);
+    if (cta[0] != mnk[0])
+        printf(", %lld x %lld x %lld per CTA", (long long)cta[0], (long long)cta[1], (long long)cta[2]);
+    printf(")\n");
+    return 0;
+}
+
 int cmd_layout(int argc, char **argv) {
     const char *expr = NULL, *atom = NULL, *operand = "C", *explain = NULL, *svg = NULL;
     int table = 0, latex = 0;
@@ -125,10 +159,10 @@ int cmd_layout(int argc, char **argv) {
             fprintf(stderr, "tessera layout: %s\n", tess_last_error());
             return 1;
         }
-        char text[256];
-        tess_layout_print(x, text, sizeof text);
-        printf("%s   (thread, value) -> index in the %lld x %lld %s tile, column-major\n", text, (long long)rows,
-               (long long)cols, operand[0] == 'A' ? "A (M x K)" : operand[0] == 'B' ? "B (N x K)" : "C (M x N)");
+        if (print_atom(atom, x, rows, cols, operand[0]) != 0) {
+            tess_layout_free(x);
+            return 1;
+        }
     } else {
         calc_expr = expr;
         char *text = render(calc_render, NULL);

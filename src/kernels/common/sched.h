@@ -19,7 +19,7 @@
  * contiguous ranges. (An interleaved K order, unit j of an item taking K
  * blocks j, j + S, ..., so that the units of an item read neighbouring K
  * blocks of the same rows at the same time, ran 1-4% slower on an H200,
- * bench/NOTES.md.) */
+ * dev/NOTES.md, "Small M".) */
 #ifndef TESS_KERNELS_SCHED_H
 #define TESS_KERNELS_SCHED_H
 

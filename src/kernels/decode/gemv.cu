@@ -22,6 +22,7 @@
 
 #include "core/error.h"
 #include "core/matrix.h"
+#include "kernels/common/epilogue.cuh"
 #include "kernels/common/fragment.h"
 #include "kernels/common/ptx.cuh"
 #include "kernels/decode/gemv_kernels.h"
@@ -202,22 +203,17 @@ TESS_DEVICE void gemv_chunk(float (&acc)[TESS_GEMV_ROWS][MT], const uint4 (&w)[T
     }
 }
 
-// The per-tensor or per-row/column factor of token (or weight row) i; 1
-// without factors.
-TESS_DEVICE float outer_factor(const tess_scale_operand &s, int i) {
-    return s.data ? s.data[tess_scale_offset(&s.layout, 0, i, 0)] : 1.0f;
-}
-
 // Stores D's element (token m, weight row n) from its finished float32 sum:
-// the outer factors (block factors were applied per K block), alpha, beta C.
+// the outer factors (block factors were applied per K block), then the
+// epilogue (tess_epilogue_value: alpha, beta C).
 template <bool BLOCK>
 TESS_DEVICE void gemv_store(const tess_gemv_params &p, int m, int n, float sum) {
     if (!BLOCK)
-        sum *= outer_factor(p.scale_a, m) * outer_factor(p.scale_b, n);
-    float v = p.alpha * sum;
-    if (p.beta != 0.0f)
-        v += p.beta * tess_load_as_f32(p.c_layout.dtype, p.c, tess_matrix_offset(&p.c_layout, 0, m, n));
-    tess_store_from_f32(p.d_layout.dtype, p.d, tess_matrix_offset(&p.d_layout, 0, m, n), v);
+        sum *= tess_outer_factor(p.scale_a, 0, m, p.m) * tess_outer_factor(p.scale_b, 0, n, p.n);
+    const tess_epilogue &e = p.epi;
+    const float v =
+        e.beta != 0.0f ? tess_epilogue_value<true>(e, sum, 0, m, n) : tess_epilogue_value<false>(e, sum, 0, m, n);
+    tess_epilogue_store(e, 0, m, n, v);
 }
 
 // CTAs per SM the registers must allow: 3 x 128 threads x at most 170

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "core/scale.h"
+#include "kernels/common/epilogue.h"
 #include "tessera.h"
 
 /* Weight rows (columns of D) one CTA computes, and its threads: four warps
@@ -40,11 +41,8 @@ typedef struct tess_gemv_params {
     const void *a, *b;
     int64_t lda, ldb;
     int m, n, k;
-    float alpha, beta;
-    /* C is read element by element when beta != 0 (any type and order). */
-    const void *c;
-    void *d;
-    tess_matrix_desc c_layout, d_layout;
+    /* D = alpha * sum + beta * C (kernels/common/epilogue.h). */
+    tess_epilogue epi;
     /* FP8 dequantization factors (data NULL: all 1): block factors are
      * applied per 128-K block, the others (per tensor, per row or column)
      * to the finished sums. */

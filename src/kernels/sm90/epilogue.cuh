@@ -1,41 +1,22 @@
-// The epilogue of the sm90 GEMM: D = alpha * acc + beta * C, from one
-// consumer warpgroup's 64 x BN accumulators. 16-bit D goes through shared
-// memory (stmatrix into 128-byte-swizzled 64 x 64 sub-tiles, then TMA stores,
-// which clip at the matrix edges at 16-byte granularity); other D is written
-// from registers.
+// The epilogue of the sm90 GEMM: each element of one consumer warpgroup's
+// 64 x BN accumulators becomes D's value by tess_epilogue_value
+// (kernels/common/epilogue.cuh: alpha * sum + beta * C), stored one of two
+// ways: a 16-bit D that TMA can store goes through shared memory (stmatrix
+// into 128-byte-swizzled 64 x 64 sub-tiles, then TMA stores, which clip at
+// the matrix edges at 16-byte granularity); any other D (f32, a 16-bit D
+// TMA cannot store exactly, a token tile's few columns) from registers.
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include "core/matrix.h"
+#include "kernels/common/epilogue.cuh"
 #include "kernels/common/fragment.h"
 #include "kernels/common/ptx.cuh"
 #include "kernels/sm90/gemm_cfg.cuh"
 #include "kernels/sm90/gemm_params.h"
 #include "ref/convert.h"
-
-// C at (m, n) (0 outside the matrix), in any type and order. Not inlined: the
-// epilogue's hot loop stays compact, and this path only runs when beta != 0.
-static __device__ __noinline__ float epi_load_c(const tess_gemm_params &p, int b, int m, int n) {
-    if (m >= p.m || n >= p.n)
-        return 0.0f;
-    return tess_load_as_f32(p.c_layout.dtype, p.c, tess_matrix_offset(&p.c_layout, b, m, n));
-}
-
-// alpha * acc, plus beta * C when the epilogue was instantiated WITH_C.
-template <bool WITH_C>
-TESS_DEVICE float epi_value(const tess_gemm_params &p, float acc, int b, int m, int n) {
-    float v = p.alpha * acc;
-    if (WITH_C)
-        v += p.beta * epi_load_c(p, b, m, n);
-    return v;
-}
-
-// Stores one D element in any type and order (not inlined, as epi_load_c).
-static __device__ __noinline__ void epi_store_element(const tess_gemm_params &p, int b, int m, int n, float v) {
-    tess_store_from_f32(p.d_layout.dtype, p.d, tess_matrix_offset(&p.d_layout, b, m, n), v);
-}
 
 // Two values as the b16 pair stmatrix takes (the lower column in the low half).
 TESS_DEVICE uint32_t pack16(float lo, float hi, bool bf16) {
@@ -70,7 +51,7 @@ TESS_DEVICE void epilogue_copy_rows(const tess_gemm_params &p, const char *stagi
             const int col = nc + s * TESS_EPI_SUBTILE + in_row * ROW_ELEMS;
             if (m0 + row < m_end && col < p.n) {
                 const uint4 v = *(const uint4 *)(staging + tess_epi_swizzled_offset(s, row, in_row));
-                *(uint4 *)((char *)p.d + ELEM_BYTES * tess_matrix_offset(&p.d_layout, b, m0 + row, col)) = v;
+                *(uint4 *)((char *)p.epi.d + ELEM_BYTES * tess_matrix_offset(&p.epi.d_layout, b, m0 + row, col)) = v;
             }
         }
     }
@@ -86,7 +67,7 @@ TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::B
     // TMA clips stores at D's edges, which are a dense GEMM's, not a group's.
     const bool by_tma = !Cfg::GROUPED || m0 + 64 <= m_end;
     const int warp = t / 32, lane = t % 32, barrier = TESS_EPI_BARRIER_BASE + wg;
-    const bool col_major = p.d_layout.order == TESS_ORDER_COL, bf16 = p.d_layout.dtype == TESS_DTYPE_BF16;
+    const bool col_major = p.epi.d_layout.order == TESS_ORDER_COL, bf16 = p.epi.d_layout.dtype == TESS_DTYPE_BF16;
     const uint32_t base = smem_u32(staging);
 #pragma unroll
     for (int round = 0; round < Cfg::BN / Cfg::EPI_COLS; round++) {
@@ -104,8 +85,8 @@ TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::B
                 const int v = 8 * jj + 2 * i;
                 int m, n;
                 tess_wgmma_acc_coord(t, v, &m, &n);
-                float x0 = epi_value<WITH_C>(p, acc[v], b, m0 + m, n0 + n);
-                float x1 = epi_value<WITH_C>(p, acc[v + 1], b, m0 + m, n0 + n + 1);
+                float x0 = tess_epilogue_value<WITH_C>(p.epi, acc[v], b, m0 + m, n0 + n);
+                float x1 = tess_epilogue_value<WITH_C>(p.epi, acc[v + 1], b, m0 + m, n0 + n + 1);
                 r[i] = pack16(x0, x1, bf16);
             }
             const uint32_t addr = base + tess_epi_stmatrix_offset(warp, lane, j, col_major);
@@ -134,50 +115,41 @@ TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::B
     }
 }
 
-// D of any type stored straight from registers, element by element inside
-// rows [.., m_end) and columns [.., n_end) (the matrix, or a group's part
-// of it): f32 D, 16-bit D that TMA cannot store exactly, and token tiles.
-// The general form: any D type, and C (epi_store_element, epi_load_c).
-template <class Cfg, bool WITH_C>
-TESS_DEVICE void epilogue_store_direct(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], int t, int b, int m0,
-                                       int m_end, int n0, int n_end) {
-#pragma unroll
-    for (int v = 0; v < Cfg::BN / 2; v++) {
-        int m, n;
-        tess_wgmma_acc_coord(t, v, &m, &n);
-        m += m0, n += n0;
-        if (m < m_end && n < n_end)
-            epi_store_element(p, b, m, n, epi_value<WITH_C>(p, acc[v], b, m, n));
-    }
-}
-
-// The same without C, for f32 (T = float) or 16-bit D (T = uint16_t; bf16
-// or f16): D's layout is read once and each element is one inline store.
-// A decode GEMM's token tiles store this way, and the general form's calls
-// (each re-reading D's layout from the parameters through a generic
-// pointer, then switching on its type) cost ~1.7 us per 128 x 16 tile
-// (bench/NOTES.md, session 16), a tenth of the whole GEMM. The row and
-// column steps are tess_matrix_offset's, taken once: calling it per element
-// spills 8 bytes in the FP8 128x256 three-stage kernels (f32 D).
-template <class Cfg, class T>
-TESS_DEVICE void epilogue_store_direct_as(const tess_gemm_params &p, const float (&acc)[Cfg::BN / 2], int t, int b,
+// D stored straight from registers, element by element inside rows
+// [.., m_end) and columns [.., n_end) (the matrix, or a group's part of it):
+// f32 D, a 16-bit D that TMA cannot store exactly, and token tiles. Without
+// C, D's layout is read once and each element is one inline store of type
+// T (float, or uint16_t for bf16 and f16): a decode GEMM's token tiles
+// store this way, where a call per element (re-reading D's layout through
+// a generic pointer, then switching on its type) cost ~1.7 us per 128 x 16
+// tile, a tenth of the whole GEMM (dev/NOTES.md, "Where a short GEMM's time
+// goes"). The row and column steps are tess_matrix_offset's, taken once:
+// calling it per element spills 8 bytes in the FP8 128x256 three-stage
+// kernels (f32 D). With C (beta != 0, off the hot path), each element is a
+// compact call that stores any type (T unused).
+template <class Cfg, class T, bool WITH_C>
+TESS_DEVICE void epilogue_store_registers(const tess_gemm_params &p, const float (&acc)[Cfg::BN / 2], int t, int b,
                                           int m0, int m_end, int n0, int n_end) {
-    const bool row_major = p.d_layout.order == TESS_ORDER_ROW, bf16 = p.d_layout.dtype == TESS_DTYPE_BF16;
-    const int64_t ld = p.d_layout.ld, row_step = row_major ? ld : 1, col_step = row_major ? 1 : ld;
-    T *d = (T *)p.d + (int64_t)b * p.d_layout.batch_stride;
-    const float alpha = p.alpha;
+    const tess_epilogue &e = p.epi;
+    const bool row_major = e.d_layout.order == TESS_ORDER_ROW, bf16 = e.d_layout.dtype == TESS_DTYPE_BF16;
+    const int64_t ld = e.d_layout.ld, row_step = row_major ? ld : 1, col_step = row_major ? 1 : ld;
+    T *d = (T *)e.d + (int64_t)b * e.d_layout.batch_stride;
 #pragma unroll
     for (int v = 0; v < Cfg::BN / 2; v++) {
         int m, n;
         tess_wgmma_acc_coord(t, v, &m, &n);
         m += m0, n += n0;
         if (m < m_end && n < n_end) {
-            const float x = alpha * acc[v];
-            T *at = d + m * row_step + n * col_step;
-            if constexpr (sizeof(T) == 4)
-                *at = x;
-            else
-                *at = bf16 ? tess_f32_to_bf16(x) : tess_f32_to_f16(x);
+            const float x = tess_epilogue_value<WITH_C>(e, acc[v], b, m, n);
+            if constexpr (WITH_C) {
+                tess_epilogue_store(e, b, m, n, x);
+            } else {
+                T *at = d + m * row_step + n * col_step;
+                if constexpr (sizeof(T) == 4)
+                    *at = x;
+                else
+                    *at = bf16 ? tess_f32_to_bf16(x) : tess_f32_to_f16(x);
+            }
         }
     }
 }
@@ -188,18 +160,16 @@ TESS_DEVICE void epilogue_store_direct_as(const tess_gemm_params &p, const float
 template <class Cfg>
 TESS_DEVICE void epilogue(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], char *staging, int wg, int t,
                           const tile_coord &tile, int m0, bool &pending) {
-    const bool with_c = p.beta != 0.0f;
+    const bool with_c = p.epi.beta != 0.0f;
     const int b = tile.d_batch, m_end = tile.m_end, n0 = tile.n0, n_end = tile.n_end;
     if (Cfg::STORES_FROM_REGISTERS || p.d_direct) {
-        const tess_dtype dt = p.d_layout.dtype;
-        if (!with_c && dt == TESS_DTYPE_F32)
-            epilogue_store_direct_as<Cfg, float>(p, acc, t, b, m0, m_end, n0, n_end);
-        else if (!with_c && (dt == TESS_DTYPE_BF16 || dt == TESS_DTYPE_F16))
-            epilogue_store_direct_as<Cfg, uint16_t>(p, acc, t, b, m0, m_end, n0, n_end);
-        else if (with_c)
-            epilogue_store_direct<Cfg, true>(p, acc, t, b, m0, m_end, n0, n_end);
+        // D is f32, bf16 or f16 (the API's rule)
+        if (with_c)
+            epilogue_store_registers<Cfg, float, true>(p, acc, t, b, m0, m_end, n0, n_end);
+        else if (p.epi.d_layout.dtype == TESS_DTYPE_F32)
+            epilogue_store_registers<Cfg, float, false>(p, acc, t, b, m0, m_end, n0, n_end);
         else
-            epilogue_store_direct<Cfg, false>(p, acc, t, b, m0, m_end, n0, n_end);
+            epilogue_store_registers<Cfg, uint16_t, false>(p, acc, t, b, m0, m_end, n0, n_end);
     } else if constexpr (!Cfg::STORES_FROM_REGISTERS) {
         if (with_c)
             epilogue_store16<Cfg, true>(p, acc, staging, wg, t, b, m0, m_end, n0, pending);

@@ -8,6 +8,7 @@
 
 #include "core/hd.h"
 #include "core/scale.h"
+#include "kernels/common/epilogue.h"
 #include "kernels/common/sched.h"
 #include "tessera.h"
 
@@ -79,8 +80,8 @@ typedef struct tess_gemm_params {
      * just the a_edge_rows (b_edge_rows) rows that exist there, used for
      * those tiles; 0 rows: no such map. TMA fills a box's rows past the
      * tensor's edge with zeros at about half the streaming rate
-     * (bench/probes/tma_oob.cu), which made padded tiles (M = 64 on 128-row
-     * tiles) stream at half speed. The shared-memory rows past the edge are
+     * (dev/probes/tma_oob.cu), so padded tiles (M = 64 on 128-row tiles)
+     * would stream at half speed. The shared-memory rows past the edge are
      * left as they were: they feed only accumulator rows (columns) that are
      * never stored. */
     CUtensorMap tma_a_edge, tma_b_edge;
@@ -98,11 +99,8 @@ typedef struct tess_gemm_params {
     float *partials;
     int *flags;
     int a_batch_shared, b_batch_shared; /* 1: batch stride 0, every batch reads matrix 0 */
-    float alpha, beta;
-    /* C is read element by element when beta != 0; an f32 D is written from registers. */
-    const void *c;
-    void *d;
-    tess_matrix_desc c_layout, d_layout;
+    /* D = alpha * sum + beta * C (kernels/common/epilogue.h); an f32 D is written from registers. */
+    tess_epilogue epi;
     /* 1: D is written from registers (f32 D, or a 16-bit D that TMA cannot
      * store exactly: TMA clips stores at 16-byte granularity, so D's
      * contiguous extent must be a multiple of 8 elements, and D aligned). */

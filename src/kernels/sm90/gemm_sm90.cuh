@@ -1,5 +1,6 @@
-// The sm90 GEMM kernel template, 16-bit and FP8 (included by one .cu file
-// per tile configuration, so that the configurations compile in parallel).
+// The sm90 GEMM kernel template, 16-bit and FP8 (included by the .cu file
+// instances.cmake generates for each line of instances.list, so that the
+// configurations compile in parallel).
 //
 // A persistent, warp-specialized kernel. Warpgroup 0
 // produces (one thread issues TMA loads into a STAGES-deep ring); warpgroups
@@ -18,7 +19,7 @@
 #include "kernels/common/sched.h"
 #include "kernels/common/stream_k.cuh"
 #include "kernels/sm90/epilogue.cuh"
-#include "kernels/sm90/gemm_kernels.h"
+#include "kernels/sm90/kernel_table.h"
 #include "kernels/sm90/grouped.cuh"
 #include "kernels/sm90/mainloop.cuh"
 #include "kernels/sm90/scale_epilogue.cuh"
@@ -50,7 +51,9 @@ TESS_DEVICE float *sk_slot(const tess_gemm_params &p, int cta, int cw, int **fla
 
 template <class Cfg>
 __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_constant__ tess_gemm_params p) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#error "the sm90 family's kernels (wgmma, TMA multicast, setmaxnreg) compile for sm_90a only (family.cmake's ARCHS)"
+#elif defined(__CUDA_ARCH__)
     extern __shared__ unsigned char smem_raw[];
     // TMA's 128-byte swizzle needs each tile 1024-byte aligned. Offsetting
     // smem_raw itself (not an integer copy of it) keeps the pointers in the
@@ -235,32 +238,52 @@ static int max_clusters(void) {
 // tokens of one group; K-major operands, clusters of 1).
 #define TESS_GROUPED_TOKEN_ENTRY(BM, BN, ST, IN, SC) \
     TESS_GEMM_ENTRY_G(BM, BN, ST, 1, IN, SC, 0, 0, TESS_GROUPED_TOKENS)
-// Both 16-bit input types and all four operand majors of one tile
-// configuration (TESS_GEMM_KERNELS_PER_TILE entries).
+
+// The sets of instances.list: the entries one line of it makes.
+// f16: both 16-bit input types and all four operand majors of one tile
+// configuration (8 entries).
 #define TESS_GEMM_TILE(BM, BN, ST, CL)                                                                             \
     TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_BF16, 0, 0, 0), TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_BF16, 0, 0, 1), \
         TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_BF16, 0, 1, 0),                                                  \
         TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_BF16, 0, 1, 1),                                                  \
         TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_F16, 0, 0, 0), TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_F16, 0, 0, 1), \
         TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_F16, 0, 1, 0), TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_F16, 0, 1, 1)
-// The token-tile kernels of one narrow width (small-M problems run
-// transposed: A holds the weights, B the tokens): both 16-bit input types,
-// A K-major or M-major, B K-major (TESS_GEMM_TOKEN_KERNELS_PER_TILE entries).
+// f16_tokens: the token-tile kernels of one narrow width (small-M problems
+// run transposed: A holds the weights, B the tokens): both 16-bit input
+// types, A K-major or M-major, B K-major (4 entries).
 #define TESS_GEMM_TOKEN_TILE(BM, BN, ST)                                                                          \
     TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_BF16, 0, 0, 0), TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_BF16, 0, 1, 0), \
         TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_F16, 0, 0, 0), TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_F16, 0, 1, 0)
-// The FP8 token-tile kernels of one width: e4m3 x e4m3, promoted, and
-// block-scaled with per-row A factors and 128x128 or per-column B factors
-// (TESS_GEMM_FP8_TOKEN_KERNELS entries: the scalings a transposed FP8 problem needs).
+// fp8_tokens: the FP8 token-tile kernels of one width: e4m3 x e4m3,
+// promoted, and block-scaled with per-row A factors and 128x128 or
+// per-column B factors (3 entries: the scalings a transposed FP8 problem needs).
 #define TESS_GEMM_FP8_TOKEN_TILE(BM, BN, ST)                                                                      \
     TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_E4M3_E4M3, TESS_SCALING_PROMOTE, 0, 0),                               \
         TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_E4M3_E4M3, TESS_SCALING_BLOCK_ROWS, 0, 0),                        \
         TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_E4M3_E4M3, TESS_SCALING_BLOCK_ROWS_COLS, 0, 0)
-// The FP8 kernels of one tile configuration and scaling kind: the four
-// (A, B) type pairs, K-major operands (TESS_GEMM_KERNELS_PER_TILE / 2 entries).
+// fp8: the FP8 kernels of one tile configuration and scaling kind: the four
+// (A, B) type pairs, K-major operands (4 entries).
 #define TESS_GEMM_FP8_TILE(BM, BN, ST, CL, SC)                                                                    \
     TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_E4M3_E4M3, SC, 0, 0),                                                \
         TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_E4M3_E5M2, SC, 0, 0),                                            \
         TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_E5M2_E4M3, SC, 0, 0),                                            \
         TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_E5M2_E5M2, SC, 0, 0)
-
+// grouped_f16: a grouped tile configuration's bf16 and f16 kernels (2 entries).
+#define TESS_GROUPED_F16_TILE(BM, BN, ST, CL)                                                                     \
+    TESS_GROUPED_ENTRY(BM, BN, ST, CL, TESS_MMA_BF16, TESS_SCALING_PLAIN),                                        \
+        TESS_GROUPED_ENTRY(BM, BN, ST, CL, TESS_MMA_F16, TESS_SCALING_PLAIN)
+// grouped_fp8: e4m3 x e4m3, promoted with per-tensor (per group) or
+// per-row/column factors, and block-scaled 1x128 x 128x128 (2 entries).
+#define TESS_GROUPED_FP8_TILE(BM, BN, ST, CL)                                                                     \
+    TESS_GROUPED_ENTRY(BM, BN, ST, CL, TESS_MMA_E4M3_E4M3, TESS_SCALING_PROMOTE),                                 \
+        TESS_GROUPED_ENTRY(BM, BN, ST, CL, TESS_MMA_E4M3_E4M3, TESS_SCALING_BLOCK_ROWS)
+// grouped_f16_tokens: one token width's bf16 and f16 kernels (2 entries).
+#define TESS_GROUPED_F16_TOKEN_TILE(BM, BN, ST)                                                                   \
+    TESS_GROUPED_TOKEN_ENTRY(BM, BN, ST, TESS_MMA_BF16, TESS_SCALING_PLAIN),                                      \
+        TESS_GROUPED_TOKEN_ENTRY(BM, BN, ST, TESS_MMA_F16, TESS_SCALING_PLAIN)
+// grouped_fp8_tokens: one token width's e4m3 kernels, promoted, and
+// block-scaled (128x128 weight factors on A's rows, 1x128 token factors on
+// B's columns) (2 entries).
+#define TESS_GROUPED_FP8_TOKEN_TILE(BM, BN, ST)                                                                   \
+    TESS_GROUPED_TOKEN_ENTRY(BM, BN, ST, TESS_MMA_E4M3_E4M3, TESS_SCALING_PROMOTE),                               \
+        TESS_GROUPED_TOKEN_ENTRY(BM, BN, ST, TESS_MMA_E4M3_E4M3, TESS_SCALING_BLOCK_ROWS_COLS)

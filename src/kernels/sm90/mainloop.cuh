@@ -378,7 +378,7 @@ TESS_DEVICE void promotion_begin(float (&acc)[Cfg::BN / 2], int t, int a_shift, 
 // K block's wgmmas accumulate into a fresh `part`, which is then added into
 // the float32 `acc`, times the block's factors when block-scaled. The tensor
 // cores keep only about 13 bits while accumulating FP8 products
-// (bench/NOTES.md), so promoting every 128 K keeps the float32 sum accurate
+// (dev/NOTES.md, "FP8 GEMM"), so promoting every 128 K keeps the float32 sum accurate
 // over any K. The tile's columns start at n0 (for 128x128 B factors: where
 // the tile crosses a 128-column block edge).
 //

@@ -4,19 +4,9 @@
 #pragma once
 
 #include "core/scale.h"
+#include "kernels/common/epilogue.cuh"
 #include "kernels/common/fragment.h"
 #include "kernels/sm90/gemm_cfg.cuh"
-
-// Factor of row (of A) or column (of B) `mn` for an operand whose factors do
-// not vary along K; 1 where there are none or they are block factors. Rows
-// past the matrix read the last one (their results are never stored). b:
-// the batch of the factors (factor_batch).
-TESS_DEVICE float outer_factor(const tess_scale_operand &s, int b, int mn, int extent) {
-    if (!s.data || tess_scale_is_block(s.layout.mode))
-        return 1.0f;
-    const int at = mn < extent ? mn : extent - 1;
-    return __ldg(s.data + tess_scale_offset(&s.layout, b, at, 0));
-}
 
 // Multiplies a warpgroup's 64 x BN accumulators of tile `tile` (its rows
 // from m0) by their row factor of A and column factor of B. Runs once per tile, so
@@ -34,9 +24,9 @@ TESS_DEVICE void apply_outer_scales(const tess_gemm_params &p, float (&acc)[Cfg:
         return;
     int row, col;
     tess_wgmma_acc_coord(t, 0, &row, &col);
-    float r0 = outer_factor(p.scale_a, ba, m0 + row, p.m), r1 = outer_factor(p.scale_a, ba, m0 + row + 8, p.m);
+    float r0 = tess_outer_factor(p.scale_a, ba, m0 + row, p.m), r1 = tess_outer_factor(p.scale_a, ba, m0 + row + 8, p.m);
     if (!cols || p.scale_b.layout.mode == TESS_SCALE_TENSOR) {
-        const float c = outer_factor(p.scale_b, bb, 0, p.n);
+        const float c = tess_outer_factor(p.scale_b, bb, 0, p.n);
         r0 *= c, r1 *= c;
 #pragma unroll
         for (int v = 0; v < Cfg::BN / 2; v++) // value v: row + 8 ((v / 2) % 2)

@@ -1,0 +1,174 @@
+/* Validation of dense GEMM problems: every rule of tess_gemm_scaled, each
+ * refusal a sentence that names the rule broken and what would satisfy it.
+ * Shared with the grouped GEMM's checks (core/grouped.c). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/abi.h"
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/family.h"
+#include "core/gemm.h"
+#include "core/matrix.h"
+#include "core/scale.h"
+
+/* TMA's rules for a matrix it loads or stores: 16-byte aligned base, and row
+ * and batch strides multiples of 16 bytes. */
+#define TESS_TMA_ALIGN 16
+
+static const char *scale_mode_name(tess_scale_mode m) {
+    switch (m) {
+    case TESS_SCALE_TENSOR: return "TENSOR";
+    case TESS_SCALE_OUTER_VEC: return "OUTER_VEC";
+    case TESS_SCALE_BLOCK_1x128: return "BLOCK_1x128";
+    case TESS_SCALE_BLOCK_128x128: return "BLOCK_128x128";
+    }
+    return "invalid";
+}
+
+/* One operand's scale layout: a known mode and non-negative strides. */
+static tess_status check_scale_desc(const tess_scale_desc *s, const char *name) {
+    if (s->mode != TESS_SCALE_TENSOR && s->mode != TESS_SCALE_OUTER_VEC && !tess_scale_is_block(s->mode))
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "tess_gemm: %s_scale.mode=%d is not a tess_scale_mode (TENSOR 0, OUTER_VEC 3, BLOCK_1x128 4, "
+                         "BLOCK_128x128 5)",
+                         name, (int)s->mode);
+    if (s->stride_mn < 0 || s->stride_k < 0 || s->batch_stride < 0)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: %s_scale strides must be >= 0", name);
+    return TESS_STATUS_SUCCESS;
+}
+
+/* The scale recipes of a problem: each mode sound, block modes only for FP8
+ * and only in pairs, factors present where blocks need them, 4-byte aligned. */
+tess_status tess_gemm_check_scales(const tess_gemm_desc *desc, const float *sa, const float *sb) {
+    tess_status s;
+    if ((s = check_scale_desc(&desc->a_scale, "a")) || (s = check_scale_desc(&desc->b_scale, "b")))
+        return s;
+    const int ba = tess_scale_is_block(desc->a_scale.mode), bb = tess_scale_is_block(desc->b_scale.mode);
+    if (ba != bb)
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "tess_gemm: A's scales are %s but B's are %s; block scales (1x128, 128x128) pair only with "
+                         "block scales (e.g. A 1x128 with B 128x128, the DeepSeek-V3 recipe)",
+                         scale_mode_name(desc->a_scale.mode), scale_mode_name(desc->b_scale.mode));
+    if (ba && !tess_dtype_is_fp8(desc->a.dtype))
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "tess_gemm: block scales need FP8 operands; %s operands take TENSOR or OUTER_VEC factors",
+                         tess_dtype_name(desc->a.dtype));
+    if (ba && (!sa || !sb))
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: block scales need both factor arrays (a_scale and "
+                                                    "b_scale must not be NULL)");
+    if ((uintptr_t)sa % sizeof(float) || (uintptr_t)sb % sizeof(float))
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: scale arrays must be 4-byte aligned float32");
+    return TESS_STATUS_SUCCESS;
+}
+
+/* TMA alignment of one operand: base address, leading dimension, batch stride. */
+tess_status tess_gemm_check_tma(const tess_matrix_desc *x, const void *ptr, int64_t batch, const char *name) {
+    size_t es = tess_dtype_size(x->dtype);
+    int64_t per = TESS_TMA_ALIGN / (int64_t)es; /* elements per 16 bytes */
+    if ((uintptr_t)ptr % TESS_TMA_ALIGN != 0)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "%s=%p is not 16-byte aligned (TMA needs 16-byte aligned matrices)",
+                         name, ptr);
+    if (x->ld % per != 0)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "%s: ld=%" PRId64 " is not a multiple of %" PRId64 " elements (16 bytes of %s, TMA's row "
+                         "stride rule); pad the leading dimension to %" PRId64,
+                         name, x->ld, per, tess_dtype_name(x->dtype), (x->ld + per - 1) / per * per);
+    if (batch > 1 && x->batch_stride % per != 0)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "%s: batch_stride=%" PRId64 " is not a multiple of %" PRId64 " elements (16 bytes)", name,
+                         x->batch_stride, per);
+    /* TMA strides must stay below 2^40 bytes. */
+    if ((x->ld * (int64_t)es) >> 40 || (x->batch_stride * (int64_t)es) >> 40)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: a stride of 2^40 bytes or more is beyond TMA", name);
+    return TESS_STATUS_SUCCESS;
+}
+
+tess_status tess_gemm_accept(const tess_gemm_desc *desc, tess_gemm_desc *full) {
+    if (!desc)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: desc is NULL");
+    return tess_struct_in(full, sizeof *full, desc, TESS_GEMM_DESC_SIZE_V1, "tess_gemm: desc", "tess_gemm_desc_init");
+}
+
+tess_status tess_gemm_validate(const tess_device_info *info, const tess_gemm_desc *user, const void *a,
+                               const float *sa, const void *b, const float *sb, const void *c, const void *d) {
+    tess_gemm_desc full;
+    tess_status s = tess_gemm_accept(user, &full);
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    const tess_gemm_desc *desc = &full;
+    const int64_t m = desc->m, n = desc->n, k = desc->k, batch = desc->batch;
+    if (m < 1 || n < 1 || k < 1 || batch < 1)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "tess_gemm: M=%" PRId64 " N=%" PRId64 " K=%" PRId64 " batch=%" PRId64 ": all must be >= 1",
+                         m, n, k, batch);
+    if (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX || batch > INT32_MAX)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: M, N, K and batch must each be below 2^31");
+    if (!a || !b || !d)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: A, B and D must not be NULL");
+    if ((s = tess_matrix_check(&desc->a, batch, "A")) || (s = tess_matrix_check(&desc->b, batch, "B")) ||
+        (s = tess_matrix_check(&desc->d, batch, "D")) ||
+        (s = tess_matrix_check_shape(&desc->a, m, k, "A", "M x K")) ||
+        (s = tess_matrix_check_shape(&desc->b, k, n, "B", "K x N")) ||
+        (s = tess_matrix_check_shape(&desc->d, m, n, "D", "M x N")))
+        return s;
+    /* Every batch needs its own D: batches of D may not overlap. */
+    int64_t d_span = tess_matrix_span(&desc->d, 1);
+    if (batch > 1 && desc->d.batch_stride < d_span)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "D: batch_stride=%" PRId64 " makes the %" PRId64 " output matrices overlap; it must be at "
+                         "least %" PRId64 " (one matrix's span)",
+                         desc->d.batch_stride, batch, d_span);
+    const int reads_c = desc->beta != 0.0f;
+    if (reads_c) {
+        if (!c)
+            return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: beta=%g reads C, but C is NULL", desc->beta);
+        if ((s = tess_matrix_check(&desc->c, batch, "C")) ||
+            (s = tess_matrix_check_shape(&desc->c, m, n, "C", "M x N")))
+            return s;
+        if (desc->c.dtype != TESS_DTYPE_F32 && !tess_dtype_is_16bit(desc->c.dtype))
+            return tess_fail(TESS_STATUS_NOT_SUPPORTED, "tess_gemm: C of type %s; C must be f32, f16 or bf16",
+                             tess_dtype_name(desc->c.dtype));
+    }
+    tess_dtype ta = desc->a.dtype, tb = desc->b.dtype, td = desc->d.dtype;
+    if (tess_dtype_is_fp8(ta) != tess_dtype_is_fp8(tb))
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "tess_gemm: A is %s but B is %s; FP8 operands multiply only FP8 operands (quantize the other "
+                         "with tess_quantize_fp8)",
+                         tess_dtype_name(ta), tess_dtype_name(tb));
+    if (tess_dtype_is_fp8(ta) && (desc->a.order != TESS_ORDER_ROW || desc->b.order != TESS_ORDER_COL))
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "tess_gemm: FP8 A is %s-major and B %s-major; Hopper's FP8 tensor cores read only K-major "
+                         "operands, so A must be row-major and B column-major (the 'TN' layout). Make a K-major copy "
+                         "with tess_transpose",
+                         desc->a.order == TESS_ORDER_ROW ? "row" : "column",
+                         desc->b.order == TESS_ORDER_ROW ? "row" : "column");
+    if (!tess_dtype_is_fp8(ta) && (!tess_dtype_is_16bit(ta) || !tess_dtype_is_16bit(tb)))
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "tess_gemm: A is %s and B is %s; tessera multiplies bf16, f16 or FP8 (e4m3, e5m2) operands "
+                         "(convert f32 inputs first)",
+                         tess_dtype_name(ta), tess_dtype_name(tb));
+    if (tess_dtype_is_16bit(ta) && ta != tb)
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "tess_gemm: A is %s but B is %s; the tensor cores need both operands of one 16-bit type",
+                         tess_dtype_name(ta), tess_dtype_name(tb));
+    if (td != TESS_DTYPE_F32 && !tess_dtype_is_16bit(td))
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED, "tess_gemm: D of type %s; D must be bf16, f16 or f32",
+                         tess_dtype_name(td));
+    if ((s = tess_gemm_check_tma(&desc->a, a, batch, "A")) || (s = tess_gemm_check_tma(&desc->b, b, batch, "B")) ||
+        (s = tess_gemm_check_scales(desc, sa, sb)))
+        return s;
+    if ((uintptr_t)d % tess_dtype_size(td) != 0)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "D=%p is not aligned to its %s elements", d, tess_dtype_name(td));
+    /* Tile indices are ints in the kernels: a bound in the smallest table
+     * tile, 128 x 16 (token tiles, clusters of 1; a transposed plan's tiles,
+     * M <= 64 wide, are fewer). */
+    int64_t tiles = ((m + 127) / 128) * ((n + 15) / 16) * batch;
+    if (tiles > INT32_MAX)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: %" PRId64 " output tiles are more than 2^31", tiles);
+    if (info)
+        return tess_family_check_device(info, "tess_gemm");
+    return TESS_STATUS_SUCCESS;
+}
+

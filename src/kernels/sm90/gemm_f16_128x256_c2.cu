@@ -1,4 +1,0 @@
-// sm90 16-bit GEMM kernels with 128 x 256 tiles, 4 stages, clusters of 2 (both input types, all operand majors).
-#include "kernels/sm90/gemm_sm90.cuh"
-
-extern "C" const tess_gemm_kernel tess_gemm_sm90_128x256_c2[TESS_GEMM_KERNELS_PER_TILE] = {TESS_GEMM_TILE(128, 256, 4, 2)};

@@ -1,5 +1,0 @@
-// sm90 FP8 GEMM kernels with 128 x 256 tiles, 4 stages, clusters of 1; fast accumulation, factors per tensor or per row/column (the four type pairs).
-#include "kernels/sm90/gemm_sm90.cuh"
-
-extern "C" const tess_gemm_kernel tess_gemm_sm90_fp8_128x256_c1_plain[TESS_GEMM_FP8_PAIRS] = {
-    TESS_GEMM_FP8_TILE(128, 256, 4, 1, TESS_SCALING_PLAIN)};

@@ -1,0 +1,143 @@
+/* The sm90 family's dense GEMM planner: every kernel that serves a problem
+ * (and, for small M, its transpose), data-parallel and stream-K, ranked by
+ * cost_dense.c's estimate; plan names; and the launch of a plan, found
+ * again by its name. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/handle.h"
+#include "kernels/sm90/sm90.h"
+
+_Static_assert(TESS_SK_FLAG_BYTES <= TESS_HANDLE_FLAG_BYTES, "the handle's flags hold every stream-K CTA's");
+
+/* A dense kernel that serves the problem. */
+static int kernel_fits(const tess_gemm_kernel *k, const tess_gemm_desc *d) {
+    return !k->grouped && tess_sm90_kernel_serves(k, d);
+}
+
+/* Fills plan p for kernel `index` running problem `run`: the user's
+ * problem d, or for a transposed plan tess_sm90_transposed_problem(d). The
+ * name speaks of d's types and layouts, and of the kernel's tile. */
+static void describe(const tess_gemm_kernel *k, const tess_gemm_desc *d, const tess_gemm_desc *run,
+                     const tess_sm90_launch *x, tess_plan *p) {
+    const int transposed = run != d;
+    memset(p, 0, sizeof *p);
+    p->struct_size = sizeof *p;
+    p->tile_m = k->tile_m, p->tile_n = k->tile_n, p->tile_k = k->tile_k, p->stages = k->stages;
+    p->cluster_m = k->cluster_m;
+    p->tiles = (int32_t)tess_sm90_work_tiles(k, run);
+    p->grid = x->grid;
+    p->stream_k = x->split.sk_items > 0;
+    p->workspace_bytes = x->workspace;
+    p->transposed = transposed;
+    /* FP8 names carry both types and the accumulation: _fa fast (tensor
+     * cores only), _pr promoted, _blk block-scaled, _blkc with per-column B factors. */
+    const int fp8 = k->input >= TESS_MMA_E4M3_E4M3;
+    char types[16];
+    if (fp8)
+        snprintf(types, sizeof types, "%s%s", tess_dtype_name(d->a.dtype), tess_dtype_name(d->b.dtype));
+    else
+        snprintf(types, sizeof types, "%s", tess_dtype_name(d->a.dtype));
+    snprintf(p->name, sizeof p->name, "sm90_%s_%c%c_%dx%dx%d_s%d_c%dx1%s%s%s%s", types,
+             d->a.order == TESS_ORDER_ROW ? 't' : 'n', d->b.order == TESS_ORDER_COL ? 'n' : 't', k->tile_m,
+             k->tile_n, k->tile_k, k->stages, k->cluster_m, fp8 && k->scaling == TESS_SCALING_PLAIN ? "_fa" : "",
+             tess_sm90_scaling_suffix(k->scaling), p->stream_k ? "_sk" : "", transposed ? "_swap" : "");
+}
+
+void tess_sm90_dense_plans(const tess_device_info *info, const tess_gemm_desc *desc, size_t workspace_limit,
+                           tess_plan_list *out) {
+    const tess_gemm_desc swapped = tess_sm90_transposed_problem(desc);
+    for (int transposed = 0; transposed <= (desc->m <= TESS_SM90_TRANSPOSED_MAX_M); transposed++) {
+        const tess_gemm_desc *run = transposed ? &swapped : desc;
+        for (int i = 0; i < tess_sm90_kernel_count(); i++) {
+            const tess_gemm_kernel *k = tess_sm90_kernel(i);
+            if (!kernel_fits(k, run))
+                continue;
+            for (int stream_k = 0; stream_k <= 1; stream_k++) {
+                tess_sm90_launch x;
+                if (!tess_sm90_dense_launch(info, run, i, stream_k, &x) || x.workspace > workspace_limit)
+                    continue;
+                tess_plan *p = tess_plan_list_offer(out, tess_sm90_dense_estimate(info, k, run, &x, transposed));
+                if (p)
+                    describe(k, desc, run, &x, p);
+            }
+        }
+    }
+}
+
+/* A dense plan found again: its kernel and how it runs the problem. */
+typedef struct resolved {
+    int kernel;
+    tess_sm90_launch launch;
+} resolved;
+
+/* Finds the plan named plan->name among the dense plans of problem d: the
+ * kernels whose tile, stages and cluster the plan describes first, then
+ * every kernel. Returns 0 where none has the name. */
+static int resolve(const tess_device_info *info, const tess_gemm_desc *d, const tess_plan *plan, resolved *r) {
+    const tess_gemm_desc swapped = tess_sm90_transposed_problem(d);
+    for (int pass = 0; pass < 2; pass++) {
+        for (int transposed = 0; transposed <= (d->m <= TESS_SM90_TRANSPOSED_MAX_M); transposed++) {
+            const tess_gemm_desc *run = transposed ? &swapped : d;
+            for (int i = 0; i < tess_sm90_kernel_count(); i++) {
+                const tess_gemm_kernel *k = tess_sm90_kernel(i);
+                const int described = k->tile_m == plan->tile_m && k->tile_n == plan->tile_n &&
+                                      k->stages == plan->stages && k->cluster_m == plan->cluster_m &&
+                                      transposed == (plan->transposed != 0);
+                if ((pass == 0) != described || !kernel_fits(k, run))
+                    continue;
+                for (int stream_k = 0; stream_k <= 1; stream_k++) {
+                    tess_plan made;
+                    if (!tess_sm90_dense_launch(info, run, i, stream_k, &r->launch))
+                        continue;
+                    describe(k, d, run, &r->launch, &made);
+                    if (strcmp(made.name, plan->name) == 0) {
+                        r->kernel = i;
+                        return 1;
+                    }
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+int tess_sm90_dense_plan_kernel(const tess_device_info *info, const tess_gemm_desc *d, const tess_plan *plan) {
+    resolved r;
+    return resolve(info, d, plan, &r) ? r.kernel : -1;
+}
+
+tess_status tess_sm90_dense_run(tess_handle h, const tess_gemm_desc *desc, const tess_plan *plan,
+                                const tess_operands *o) {
+    resolved r;
+    if (!resolve(&h->info, desc, plan, &r))
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "tess_gemm: plan %s is none of the plans tess_gemm_plans makes for this problem (another "
+                         "type, layout or shape)",
+                         plan->name);
+    if (r.launch.grid != plan->grid || r.launch.workspace != plan->workspace_bytes)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: plan %s was made for another problem or device",
+                         plan->name);
+    if (r.launch.workspace > h->workspace_bytes)
+        return tess_fail(TESS_STATUS_INSUFFICIENT_WORKSPACE,
+                         "tess_gemm: plan %s needs %zu bytes of workspace and the handle has %zu; give it more "
+                         "with tess_set_workspace (tess_gemm_workspace_size says how much)",
+                         plan->name, r.launch.workspace, h->workspace_bytes);
+    const tess_gemm_kernel *k = tess_sm90_kernel(r.kernel);
+    /* A transposed plan's kernel runs D^T = B^T A^T: B is its A, A its B. */
+    const int transposed = plan->transposed != 0;
+    const tess_gemm_desc swapped = tess_sm90_transposed_problem(desc);
+    const tess_gemm_desc *run = transposed ? &swapped : desc;
+    tess_gemm_params p;
+    tess_status s = tess_sm90_params_init(&p, k, run, transposed ? o->b : o->a, transposed ? o->b_scale : o->a_scale,
+                                          transposed ? o->a : o->b, transposed ? o->a_scale : o->b_scale, o->c, o->d);
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    p.split = r.launch.split;
+    if (r.launch.workspace > 0) {
+        p.partials = (float *)h->workspace;
+        p.flags = h->sk_flags;
+    }
+    return k->launch(&p, r.launch.grid, h->stream);
+}
