@@ -19,8 +19,8 @@ def rows(path):
     with open(path) as f:
         lines = [line for line in f if not line.startswith("#")]
     for r in csv.DictReader(lines):
-        if "provider" not in r or "ms" not in r:
-            continue
+        if not r.get("provider") or not r.get("ms"):
+            continue  # a row cut short (a run stopped at its time limit)
         if "m" in r:  # tessera bench gemm
             key = ",".join(r[c] for c in ("m", "n", "k", "batch", "a_type", "b_type", "d_type", "scale_a", "scale_b",
                                           "fast_accum"))
@@ -29,7 +29,10 @@ def rows(path):
             key = ",".join(r[c] for c in ("n", "k", "groups", "tokens_per_group", "split", "dtype", "recipe"))
             plan = r.get("plan", "")
         tess, peer, name = out.get(key, (None, None, ""))
-        ms = float(r["ms"])
+        try:
+            ms = float(r["ms"])
+        except ValueError:
+            continue
         if r["provider"] == "tessera":
             tess, name = ms, plan
         elif peer is None:

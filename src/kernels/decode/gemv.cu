@@ -209,11 +209,11 @@ TESS_DEVICE void gemv_chunk(float (&acc)[TESS_GEMV_ROWS][MT], const uint4 (&w)[T
 template <bool BLOCK>
 TESS_DEVICE void gemv_store(const tess_gemv_params &p, int m, int n, float sum) {
     if (!BLOCK)
-        sum *= tess_outer_factor(p.scale_a, 0, m, p.m) * tess_outer_factor(p.scale_b, 0, n, p.n);
+        sum *= tess_outer_factor(p.scale_a, 0, m) * tess_outer_factor(p.scale_b, 0, n);
     const tess_epilogue &e = p.epi;
-    const float v =
-        e.beta != 0.0f ? tess_epilogue_value<true>(e, sum, 0, m, n) : tess_epilogue_value<false>(e, sum, 0, m, n);
-    tess_epilogue_store(e, 0, m, n, v);
+    const float v = e.beta != 0.0f ? tess_epilogue_value<true, false>(e, sum, 0, m, n)
+                                   : tess_epilogue_value<false, false>(e, sum, 0, m, n);
+    tess_epilogue_put(e, 0, m, n, v);
 }
 
 // CTAs per SM the registers must allow: 3 x 128 threads x at most 170

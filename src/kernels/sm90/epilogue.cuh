@@ -85,8 +85,8 @@ TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::B
                 const int v = 8 * jj + 2 * i;
                 int m, n;
                 tess_wgmma_acc_coord(t, v, &m, &n);
-                float x0 = tess_epilogue_value<WITH_C>(p.epi, acc[v], b, m0 + m, n0 + n);
-                float x1 = tess_epilogue_value<WITH_C>(p.epi, acc[v + 1], b, m0 + m, n0 + n + 1);
+                float x0 = tess_epilogue_value<WITH_C, true>(p.epi, acc[v], b, m0 + m, n0 + n);
+                float x1 = tess_epilogue_value<WITH_C, true>(p.epi, acc[v + 1], b, m0 + m, n0 + n + 1);
                 r[i] = pack16(x0, x1, bf16);
             }
             const uint32_t addr = base + tess_epi_stmatrix_offset(warp, lane, j, col_major);
@@ -140,9 +140,9 @@ TESS_DEVICE void epilogue_store_registers(const tess_gemm_params &p, const float
         tess_wgmma_acc_coord(t, v, &m, &n);
         m += m0, n += n0;
         if (m < m_end && n < n_end) {
-            const float x = tess_epilogue_value<WITH_C>(e, acc[v], b, m, n);
+            const float x = tess_epilogue_value<WITH_C, true>(e, acc[v], b, m, n);
             if constexpr (WITH_C) {
-                tess_epilogue_store(e, b, m, n, x);
+                tess_epilogue_put_call(e, b, m, n, x);
             } else {
                 T *at = d + m * row_step + n * col_step;
                 if constexpr (sizeof(T) == 4)

@@ -24,9 +24,11 @@ TESS_DEVICE void apply_outer_scales(const tess_gemm_params &p, float (&acc)[Cfg:
         return;
     int row, col;
     tess_wgmma_acc_coord(t, 0, &row, &col);
-    float r0 = tess_outer_factor(p.scale_a, ba, m0 + row, p.m), r1 = tess_outer_factor(p.scale_a, ba, m0 + row + 8, p.m);
+    // Rows and columns past the matrix read the last factor (their results are never stored).
+    float r0 = tess_outer_factor(p.scale_a, ba, min(m0 + row, p.m - 1)),
+          r1 = tess_outer_factor(p.scale_a, ba, min(m0 + row + 8, p.m - 1));
     if (!cols || p.scale_b.layout.mode == TESS_SCALE_TENSOR) {
-        const float c = tess_outer_factor(p.scale_b, bb, 0, p.n);
+        const float c = tess_outer_factor(p.scale_b, bb, 0);
         r0 *= c, r1 *= c;
 #pragma unroll
         for (int v = 0; v < Cfg::BN / 2; v++) // value v: row + 8 ((v / 2) % 2)
