@@ -125,19 +125,23 @@ class _Reader:
             return ScaledBasis(v, self.number())
         return v
 
+    def items(self, read, close):
+        """The comma-separated items after an opening bracket, each read with `read`, up to `close`."""
+        self.i += 1
+        items = [read()]
+        while self.peek() == ",":
+            self.i += 1
+            items.append(read())
+        self.expect(close)
+        return tuple(items)
+
     def tuple(self):
         if self.peek() == "_":
             self.i += 1
             return None
         if self.peek() != "(":
             return self.number()
-        self.i += 1
-        items = [self.tuple()]
-        while self.peek() == ",":
-            self.i += 1
-            items.append(self.tuple())
-        self.expect(")")
-        return tuple(items)
+        return self.items(self.tuple, ")")
 
     def layout_or_tuple(self):
         first = self.tuple()
@@ -159,13 +163,7 @@ class _Reader:
             self.i += 3  # " o "
             return ComposedLayout(sw, offset, self.layout_or_tuple())
         if self.peek() == "<":
-            self.i += 1
-            items = [self.tiler_item()]
-            while self.peek() == ",":
-                self.i += 1
-                items.append(self.tiler_item())
-            self.expect(">")
-            return tuple(items)
+            return self.items(self.tiler_item, ">")
         return self.layout_or_tuple()
 
     def tiler_item(self):
@@ -256,7 +254,20 @@ class Layout:
         return cosize(self)
 
 
-class Swizzle:
+class _Printed:
+    """A value that is its CuTe text: repr, equality and hash all go by str()."""
+
+    def __repr__(self):
+        return str(self)
+
+    def __eq__(self, other):
+        return isinstance(other, type(self)) and str(self) == str(other)
+
+    def __hash__(self):
+        return hash(str(self))
+
+
+class Swizzle(_Printed):
     """Sw<bits,base,shift>: offset -> offset ^ ((offset & yyy_mask) >> shift)."""
 
     def __init__(self, bits, base, shift):
@@ -265,14 +276,6 @@ class Swizzle:
 
     def __str__(self):
         return f"Sw<{self.bits},{self.base},{self.shift}>"
-
-    __repr__ = __str__
-
-    def __eq__(self, other):
-        return isinstance(other, Swizzle) and str(self) == str(other)
-
-    def __hash__(self):
-        return hash(str(self))
 
     def __call__(self, offset):
         return _op("eval", str(self), str(int(offset)))
@@ -291,7 +294,7 @@ class Swizzle:
     cosize = size
 
 
-class ComposedLayout:
+class ComposedLayout(_Printed):
     """layoutB o offset o layoutA, pycute's argument order: a swizzle applied after a layout."""
 
     def __init__(self, layoutB, offset, layoutA):
@@ -303,14 +306,6 @@ class ComposedLayout:
 
     def __str__(self):
         return f"{self.layoutB} o {self.offset} o {self.layoutA}"
-
-    __repr__ = __str__
-
-    def __eq__(self, other):
-        return isinstance(other, ComposedLayout) and str(self) == str(other)
-
-    def __hash__(self):
-        return hash(str(self))
 
     __call__ = _apply
 

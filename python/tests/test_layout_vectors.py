@@ -62,13 +62,10 @@ def accepted(op):
 
 
 def tiler_text(t):
-    if t is None:
-        return "_"
-    if isinstance(t, int):
-        return f"{t}:1"
-    if isinstance(t, dict):
-        return t["cute_str"]
-    return "<" + ",".join(tiler_text(x) for x in t) + ">"
+    """A tiler of the vectors as CuTe text: null is '_', n is n:1, a layout its cute_str, a list a tiler."""
+    if isinstance(t, list):
+        return "<" + ",".join(tiler_text(x) for x in t) + ">"
+    return "_" if t is None else f"{t}:1" if isinstance(t, int) else t["cute_str"]
 
 
 def tuple_text(t):
@@ -171,44 +168,29 @@ def test_int_tuples(vectors):
     f.done()
 
 
-def test_composition(vectors):
+@pytest.mark.parametrize("category, expr", [
+    ("composition", lambda e: f"composition({e['A']['cute_str']}, {e['B']['cute_str']})"),
+    ("composition_bymode", lambda e: f"composition({e['A']['cute_str']}, {tiler_text(e['tiler'])})"),
+    ("complement", lambda e: f"complement({e['A']['cute_str']}, {tuple_text(e['cotarget'])})"),
+])
+def test_one_operation(vectors, category, expr):
     f = Failures()
-    for e in vectors["composition"]:
-        f.expect(f"composition({e['A']['cute_str']}, {e['B']['cute_str']})", e)
+    for e in vectors[category]:
+        f.expect(expr(e), e)
     f.done()
 
 
-def test_composition_by_mode(vectors):
+@pytest.mark.parametrize("category, tiler, ops", [
+    ("divide", "tiler", ("logical_divide", "zipped_divide", "tiled_divide", "flat_divide")),
+    ("product", "B", ("logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product",
+                      "raked_product")),
+])
+def test_divides_and_products(vectors, category, tiler, ops):
     f = Failures()
-    for e in vectors["composition_bymode"]:
-        f.expect(f"composition({e['A']['cute_str']}, {tiler_text(e['tiler'])})", e)
-    f.done()
-
-
-def test_complement(vectors):
-    f = Failures()
-    for e in vectors["complement"]:
-        f.expect(f"complement({e['A']['cute_str']}, {tuple_text(e['cotarget'])})", e)
-    f.done()
-
-
-def test_divide(vectors):
-    f = Failures()
-    for e in vectors["divide"]:
-        for op in ("logical_divide", "zipped_divide", "tiled_divide", "flat_divide"):
+    for e in vectors[category]:
+        for op in ops:
             if op in e:
-                f.expect(f"{op}({e['A']['cute_str']}, {tiler_text(e['tiler'])})", e[op])
-    f.done()
-
-
-def test_product(vectors):
-    f = Failures()
-    for e in vectors["product"]:
-        B = tiler_text(e["B"]) if not isinstance(e["B"], dict) else e["B"]["cute_str"]
-        for op in ("logical_product", "zipped_product", "tiled_product", "flat_product", "blocked_product",
-                   "raked_product"):
-            if op in e:
-                f.expect(f"{op}({e['A']['cute_str']}, {B})", e[op])
+                f.expect(f"{op}({e['A']['cute_str']}, {tiler_text(e[tiler])})", e[op])
     f.done()
 
 

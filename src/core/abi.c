@@ -6,6 +6,15 @@
 #include "core/abi.h"
 #include "core/error.h"
 
+tess_status tess_struct_init(void *user, size_t size, const char *what) {
+    if (!user)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "%s is NULL", what);
+    const uint32_t struct_size = (uint32_t)size;
+    memset(user, 0, size);
+    memcpy(user, &struct_size, sizeof struct_size);
+    return TESS_STATUS_SUCCESS;
+}
+
 tess_status tess_struct_in(void *full, size_t size, const void *user, size_t min, const char *what,
                            const char *init) {
     uint32_t given;

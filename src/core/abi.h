@@ -19,6 +19,11 @@ extern "C" {
 #define TESS_PLAN_SIZE_V1 (offsetof(tess_plan, large_grid) + sizeof(int32_t))
 #define TESS_DEVICE_INFO_SIZE_V1 (offsetof(tess_device_info, kernel_families) + sizeof(uint32_t))
 
+/* Zeroes the caller's struct `user` of `size` bytes and sets its
+ * struct_size (the first member): what each *_init call does first.
+ * Refuses NULL with "<what> is NULL". */
+tess_status tess_struct_init(void *user, size_t size, const char *what);
+
 /* Copies the caller's struct `user` (its struct_size bytes, the first
  * member) into `full`, this version's struct of `size` bytes, zeroing the
  * fields the caller's version lacks. Refuses (INVALID_VALUE, a sentence

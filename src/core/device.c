@@ -7,7 +7,16 @@
 #include "core/error.h"
 #include "core/family.h"
 #include "core/handle.h"
+#include "core/names.h"
 #include "core/probe.h"
+
+/* Each tess_kernel_family bit's name. */
+static const tess_named kernel_family_names[] = {
+    {TESS_FAMILY_DENSE_16BIT, "dense-16bit"},
+    {TESS_FAMILY_DENSE_FP8, "dense-fp8"},
+    {TESS_FAMILY_GROUPED, "grouped"},
+    {TESS_FAMILY_SMALL_M, "small-m"},
+};
 
 /* The tess_kernel_family bits of the families this build holds that run on
  * `info`'s device (core/family.h). */
@@ -61,11 +70,5 @@ tess_status tess_device_query(int device, tess_device_info *info) {
 }
 
 TESS_API const char *tess_kernel_family_name(tess_kernel_family family) {
-    switch (family) {
-    case TESS_FAMILY_DENSE_16BIT: return "dense-16bit";
-    case TESS_FAMILY_DENSE_FP8: return "dense-fp8";
-    case TESS_FAMILY_GROUPED: return "grouped";
-    case TESS_FAMILY_SMALL_M: return "small-m";
-    }
-    return "invalid";
+    return TESS_NAME_OF(kernel_family_names, family, "invalid");
 }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/abi.h"
 #include "core/error.h"
 #include "core/family.h"
 #include "core/handle.h"
@@ -70,24 +71,52 @@ tess_status tess_family_check_device(const tess_device_info *info, const char *c
                      tess_family_count() ? built : "nothing (no family was built for TESS_CUDA_ARCHS)");
 }
 
+/* NOT_SUPPORTED: no family of this build has a plan for a valid problem. */
+static tess_status no_plan(const tess_problem *problem, const char *caller) {
+    if (problem->gemm)
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED, "%s: no kernel in this build runs this problem", caller);
+    return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                     "%s: no grouped kernel of this build runs this problem (grouped recipes: bf16 or f16 with "
+                     "optional TENSOR/OUTER_VEC factors; e4m3 with TENSOR or OUTER_VEC factors, or 1x128 X with "
+                     "128x128 W factors)",
+                     caller);
+}
+
+tess_status tess_family_query(tess_handle handle, const tess_problem *problem, size_t workspace_limit,
+                              tess_plan *plans, int capacity, int *count, const char *caller) {
+    if (!count || (capacity > 0 && !plans) || capacity < 0)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: count must not be NULL, nor plans when capacity > 0",
+                         caller);
+    *count = tess_family_plans(&handle->info, problem, workspace_limit, plans, capacity);
+    return *count ? TESS_STATUS_SUCCESS : no_plan(problem, caller);
+}
+
 tess_status tess_family_run(tess_handle handle, const tess_problem *problem, const tess_plan *plan,
-                            const tess_operands *operands, const char *caller) {
-    const tess_family *family = tess_family_of_plan(plan);
+                            size_t workspace_limit, const tess_operands *operands, const char *caller) {
+    tess_plan chosen;
+    tess_status s;
+    if (!plan) {
+        if (tess_family_plans(&handle->info, problem, workspace_limit, &chosen, 1) == 0)
+            return no_plan(problem, caller);
+    } else if ((s = tess_plan_accept(plan, &chosen, caller))) {
+        return s;
+    }
+    const tess_family *family = tess_family_of_plan(&chosen);
     if (!family || !family->runs_on(&handle->info))
         return tess_fail(TESS_STATUS_INVALID_VALUE,
                          "%s: plan '%.64s' belongs to no kernel family of this build that runs on this device; make "
                          "plans with this build's plan queries",
-                         caller, plan->name);
-    if (plan->workspace_bytes > handle->workspace_bytes)
+                         caller, chosen.name);
+    if (chosen.workspace_bytes > handle->workspace_bytes)
         return tess_fail(TESS_STATUS_INSUFFICIENT_WORKSPACE,
                          "%s: plan %s needs %llu bytes of workspace and the handle has %zu; give it more with "
                          "tess_set_workspace (the workspace-size query says how much)",
-                         caller, plan->name, (unsigned long long)plan->workspace_bytes, handle->workspace_bytes);
+                         caller, chosen.name, (unsigned long long)chosen.workspace_bytes, handle->workspace_bytes);
     int previous = -1;
-    tess_status s = tess_handle_enter(handle, &previous);
+    s = tess_handle_enter(handle, &previous);
     if (s != TESS_STATUS_SUCCESS)
         return s;
-    s = family->run(handle, problem, plan, operands);
+    s = family->run(handle, problem, &chosen, operands);
     tess_handle_leave(handle, previous);
     return s;
 }

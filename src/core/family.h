@@ -102,12 +102,21 @@ int tess_family_plans(const tess_device_info *info, const tess_problem *problem,
  * `caller` starts the sentence. */
 tess_status tess_family_check_device(const tess_device_info *info, const char *caller);
 
-/* Runs `plan` (or, plan NULL, the best plan of every family within the
- * handle's workspace) for a validated problem: finds its family, checks the
- * plan's workspace against the handle's, and queues it with the handle's
- * device current. `caller` starts the sentences of refusals. */
+/* A plan query (tess_gemm_plans, tess_grouped_gemm_plans) for a validated
+ * problem: up to `capacity` plans of every family within workspace_limit
+ * bytes, best first, and in *count how many there are. Refuses a NULL count
+ * (or plans where capacity > 0) and a problem no plan runs. `caller` starts
+ * the sentences. */
+tess_status tess_family_query(tess_handle handle, const tess_problem *problem, size_t workspace_limit,
+                              tess_plan *plans, int capacity, int *count, const char *caller);
+
+/* Runs `plan` (the caller's, read with tess_plan_accept; or, plan NULL, the
+ * best plan of every family within workspace_limit bytes) for a validated
+ * problem: finds its family, checks the plan's workspace against the
+ * handle's, and queues it with the handle's device current. `caller` starts
+ * the sentences of refusals. */
 tess_status tess_family_run(tess_handle handle, const tess_problem *problem, const tess_plan *plan,
-                            const tess_operands *operands, const char *caller);
+                            size_t workspace_limit, const tess_operands *operands, const char *caller);
 
 #ifdef __cplusplus
 }

@@ -2,7 +2,6 @@
  * Validation is core/gemm_check.c's; plans come from every kernel family
  * (core/family.h), ranked together by their estimates. */
 #include <stdint.h>
-#include <string.h>
 
 #include "core/abi.h"
 #include "core/error.h"
@@ -11,13 +10,10 @@
 #include "core/handle.h"
 
 TESS_API tess_status tess_gemm_desc_init(tess_gemm_desc *desc) {
-    if (!desc)
-        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm_desc_init: desc is NULL");
-    memset(desc, 0, sizeof *desc);
-    desc->struct_size = sizeof *desc;
-    desc->batch = 1;
-    desc->alpha = 1.0f;
-    return TESS_STATUS_SUCCESS;
+    const tess_status s = tess_struct_init(desc, sizeof *desc, "tess_gemm_desc_init: desc");
+    if (s == TESS_STATUS_SUCCESS)
+        desc->batch = 1, desc->alpha = 1.0f;
+    return s;
 }
 
 int tess_gemm_candidates(const tess_device_info *info, const tess_gemm_desc *desc, size_t workspace_limit,
@@ -26,30 +22,25 @@ int tess_gemm_candidates(const tess_device_info *info, const tess_gemm_desc *des
     return tess_family_plans(info, &problem, workspace_limit, plans, capacity);
 }
 
-/* Handle, descriptor and device checks shared by the plan queries: the
- * descriptor read into `full` and validated (plans do not depend on
- * pointers, so with stand-in aligned ones). */
-static tess_status prepare(tess_handle h, const tess_gemm_desc *desc, tess_gemm_desc *full, const char *caller) {
+/* The checks every dense call makes first: the handle, then the caller's
+ * descriptor read into `full` and validated with the call's pointers
+ * (tess_stand_ins for the plan queries). */
+static tess_status prepare(tess_handle h, const tess_gemm_desc *desc, const tess_operands *o, tess_gemm_desc *full,
+                           const char *caller) {
     tess_status s = tess_handle_check(h, caller);
     if (s != TESS_STATUS_SUCCESS || (s = tess_gemm_accept(desc, full)))
         return s;
-    static const _Alignas(16) char stand_in[16];
-    return tess_gemm_validate(&h->info, full, stand_in, (const float *)stand_in, stand_in, (const float *)stand_in,
-                              stand_in, stand_in);
+    return tess_gemm_validate(&h->info, full, o->a, o->a_scale, o->b, o->b_scale, o->c, o->d);
 }
 
 TESS_API tess_status tess_gemm_plans(tess_handle handle, const tess_gemm_desc *desc, tess_plan *plans, int capacity,
                                      int *count) {
     tess_gemm_desc full;
-    tess_status s = prepare(handle, desc, &full, "tess_gemm_plans");
+    const tess_problem problem = {&full, NULL};
+    tess_status s = prepare(handle, desc, &tess_stand_ins, &full, "tess_gemm_plans");
     if (s != TESS_STATUS_SUCCESS)
         return s;
-    if (!count || (capacity > 0 && !plans) || capacity < 0)
-        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm_plans: count must not be NULL, nor plans when capacity > 0");
-    *count = tess_gemm_candidates(&handle->info, &full, handle->workspace_bytes, plans, capacity);
-    if (*count == 0)
-        return tess_fail(TESS_STATUS_NOT_SUPPORTED, "tess_gemm_plans: no kernel in this build runs this problem");
-    return TESS_STATUS_SUCCESS;
+    return tess_family_query(handle, &problem, handle->workspace_bytes, plans, capacity, count, "tess_gemm_plans");
 }
 
 TESS_API tess_status tess_gemm_plan(tess_handle handle, const tess_gemm_desc *desc, tess_plan *plan) {
@@ -61,7 +52,7 @@ TESS_API tess_status tess_gemm_plan(tess_handle handle, const tess_gemm_desc *de
 
 TESS_API tess_status tess_gemm_workspace_size(tess_handle handle, const tess_gemm_desc *desc, size_t *bytes) {
     tess_gemm_desc full;
-    tess_status s = prepare(handle, desc, &full, "tess_gemm_workspace_size");
+    tess_status s = prepare(handle, desc, &tess_stand_ins, &full, "tess_gemm_workspace_size");
     if (s != TESS_STATUS_SUCCESS)
         return s;
     if (!bytes)
@@ -74,21 +65,15 @@ TESS_API tess_status tess_gemm_workspace_size(tess_handle handle, const tess_gem
 TESS_API tess_status tess_gemm_scaled(tess_handle handle, const tess_gemm_desc *desc, const tess_plan *plan,
                                       const void *a, const float *a_scale, const void *b, const float *b_scale,
                                       const void *c, void *d) {
-    tess_status s = tess_handle_check(handle, "tess_gemm");
+    tess_operands operands = {a, a_scale, b, b_scale, c, d, NULL};
     tess_gemm_desc full;
-    if (s != TESS_STATUS_SUCCESS || (s = tess_gemm_accept(desc, &full)) ||
-        (s = tess_gemm_validate(&handle->info, &full, a, a_scale, b, b_scale, c, d)))
-        return s;
-    tess_plan chosen;
-    if (!plan) {
-        if (tess_gemm_candidates(&handle->info, &full, handle->workspace_bytes, &chosen, 1) == 0)
-            return tess_fail(TESS_STATUS_NOT_SUPPORTED, "tess_gemm: no kernel in this build runs this problem");
-    } else if ((s = tess_plan_accept(plan, &chosen, "tess_gemm"))) {
-        return s;
-    }
     const tess_problem problem = {&full, NULL};
-    const tess_operands operands = {a, a_scale, b, b_scale, full.beta != 0.0f ? c : NULL, d, NULL};
-    return tess_family_run(handle, &problem, &chosen, &operands, "tess_gemm");
+    tess_status s = prepare(handle, desc, &operands, &full, "tess_gemm");
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    if (full.beta == 0.0f)
+        operands.c = NULL; /* C is read only where beta is not 0 */
+    return tess_family_run(handle, &problem, plan, handle->workspace_bytes, &operands, "tess_gemm");
 }
 
 TESS_API tess_status tess_gemm(tess_handle handle, const tess_gemm_desc *desc, const tess_plan *plan, const void *a,

@@ -4,11 +4,16 @@
 #ifndef TESS_CORE_GEMM_H
 #define TESS_CORE_GEMM_H
 
+#include "core/family.h"
 #include "tessera.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Aligned stand-ins for every pointer of a call, to validate a problem
+ * without its data (the plan queries: plans do not depend on pointers). */
+extern const tess_operands tess_stand_ins;
 
 /* Reads the caller's descriptor (any version's struct_size, core/abi.h)
  * into this version's `full`. */
@@ -17,6 +22,17 @@ tess_status tess_gemm_accept(const tess_gemm_desc *desc, tess_gemm_desc *full);
  * device described by `info` (NULL: skip the device checks). */
 tess_status tess_gemm_validate(const tess_device_info *info, const tess_gemm_desc *desc, const void *a,
                                const float *sa, const void *b, const float *sb, const void *c, const void *d);
+/* One matrix of a product as the checks see it: its descriptor, the
+ * matrices in its batch, the rows x cols the problem needs, its name and
+ * the names of that shape ("A", "M x K"). */
+typedef struct tess_operand_shape {
+    const tess_matrix_desc *desc;
+    int64_t batch, rows, cols;
+    const char *name, *shape;
+} tess_operand_shape;
+/* Checks each of the n matrices (tess_matrix_check), then each one's shape
+ * (tess_matrix_check_shape): the first refusal. */
+tess_status tess_gemm_check_matrices(const tess_operand_shape *x, int n);
 /* TMA's rules for operand `name` (16-byte aligned base, rows and batch stride of whole 16 bytes). */
 tess_status tess_gemm_check_tma(const tess_matrix_desc *x, const void *ptr, int64_t batch, const char *name);
 /* The scale recipes of a problem and the factor pointers' alignment. */

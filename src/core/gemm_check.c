@@ -11,21 +11,26 @@
 #include "core/family.h"
 #include "core/gemm.h"
 #include "core/matrix.h"
+#include "core/names.h"
 #include "core/scale.h"
 
 /* TMA's rules for a matrix it loads or stores: 16-byte aligned base, and row
  * and batch strides multiples of 16 bytes. */
 #define TESS_TMA_ALIGN 16
 
-static const char *scale_mode_name(tess_scale_mode m) {
-    switch (m) {
-    case TESS_SCALE_TENSOR: return "TENSOR";
-    case TESS_SCALE_OUTER_VEC: return "OUTER_VEC";
-    case TESS_SCALE_BLOCK_1x128: return "BLOCK_1x128";
-    case TESS_SCALE_BLOCK_128x128: return "BLOCK_128x128";
-    }
-    return "invalid";
-}
+/* The memory behind tess_stand_ins: aligned for every check, never read or written. */
+static _Alignas(TESS_TMA_ALIGN) char stand_in[TESS_TMA_ALIGN];
+const tess_operands tess_stand_ins = {
+    stand_in, (const float *)stand_in, stand_in, (const float *)stand_in, stand_in, stand_in, (const int32_t *)stand_in,
+};
+
+/* Each scale mode as the sentences name it. */
+static const tess_named scale_mode_names[] = {
+    {TESS_SCALE_TENSOR, "TENSOR"},
+    {TESS_SCALE_OUTER_VEC, "OUTER_VEC"},
+    {TESS_SCALE_BLOCK_1x128, "BLOCK_1x128"},
+    {TESS_SCALE_BLOCK_128x128, "BLOCK_128x128"},
+};
 
 /* One operand's scale layout: a known mode and non-negative strides. */
 static tess_status check_scale_desc(const tess_scale_desc *s, const char *name) {
@@ -50,7 +55,8 @@ tess_status tess_gemm_check_scales(const tess_gemm_desc *desc, const float *sa, 
         return tess_fail(TESS_STATUS_NOT_SUPPORTED,
                          "tess_gemm: A's scales are %s but B's are %s; block scales (1x128, 128x128) pair only with "
                          "block scales (e.g. A 1x128 with B 128x128, the DeepSeek-V3 recipe)",
-                         scale_mode_name(desc->a_scale.mode), scale_mode_name(desc->b_scale.mode));
+                         TESS_NAME_OF(scale_mode_names, desc->a_scale.mode, "invalid"),
+                         TESS_NAME_OF(scale_mode_names, desc->b_scale.mode, "invalid"));
     if (ba && !tess_dtype_is_fp8(desc->a.dtype))
         return tess_fail(TESS_STATUS_NOT_SUPPORTED,
                          "tess_gemm: block scales need FP8 operands; %s operands take TENSOR or OUTER_VEC factors",
@@ -60,6 +66,17 @@ tess_status tess_gemm_check_scales(const tess_gemm_desc *desc, const float *sa, 
                                                     "b_scale must not be NULL)");
     if ((uintptr_t)sa % sizeof(float) || (uintptr_t)sb % sizeof(float))
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: scale arrays must be 4-byte aligned float32");
+    return TESS_STATUS_SUCCESS;
+}
+
+tess_status tess_gemm_check_matrices(const tess_operand_shape *x, int n) {
+    tess_status s;
+    for (int i = 0; i < n; i++)
+        if ((s = tess_matrix_check(x[i].desc, x[i].batch, x[i].name)))
+            return s;
+    for (int i = 0; i < n; i++)
+        if ((s = tess_matrix_check_shape(x[i].desc, x[i].rows, x[i].cols, x[i].name, x[i].shape)))
+            return s;
     return TESS_STATUS_SUCCESS;
 }
 
@@ -107,11 +124,10 @@ tess_status tess_gemm_validate(const tess_device_info *info, const tess_gemm_des
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: M, N, K and batch must each be below 2^31");
     if (!a || !b || !d)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: A, B and D must not be NULL");
-    if ((s = tess_matrix_check(&desc->a, batch, "A")) || (s = tess_matrix_check(&desc->b, batch, "B")) ||
-        (s = tess_matrix_check(&desc->d, batch, "D")) ||
-        (s = tess_matrix_check_shape(&desc->a, m, k, "A", "M x K")) ||
-        (s = tess_matrix_check_shape(&desc->b, k, n, "B", "K x N")) ||
-        (s = tess_matrix_check_shape(&desc->d, m, n, "D", "M x N")))
+    const tess_operand_shape abd[] = {{&desc->a, batch, m, k, "A", "M x K"},
+                                      {&desc->b, batch, k, n, "B", "K x N"},
+                                      {&desc->d, batch, m, n, "D", "M x N"}};
+    if ((s = tess_gemm_check_matrices(abd, 3)))
         return s;
     /* Every batch needs its own D: batches of D may not overlap. */
     int64_t d_span = tess_matrix_span(&desc->d, 1);
@@ -124,8 +140,8 @@ tess_status tess_gemm_validate(const tess_device_info *info, const tess_gemm_des
     if (reads_c) {
         if (!c)
             return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: beta=%g reads C, but C is NULL", desc->beta);
-        if ((s = tess_matrix_check(&desc->c, batch, "C")) ||
-            (s = tess_matrix_check_shape(&desc->c, m, n, "C", "M x N")))
+        const tess_operand_shape c_shape = {&desc->c, batch, m, n, "C", "M x N"};
+        if ((s = tess_gemm_check_matrices(&c_shape, 1)))
             return s;
         if (desc->c.dtype != TESS_DTYPE_F32 && !tess_dtype_is_16bit(desc->c.dtype))
             return tess_fail(TESS_STATUS_NOT_SUPPORTED, "tess_gemm: C of type %s; C must be f32, f16 or bf16",

@@ -6,7 +6,6 @@
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "core/abi.h"
 #include "core/dtype.h"
@@ -18,12 +17,10 @@
 #include "core/scale.h"
 
 TESS_API tess_status tess_grouped_gemm_desc_init(tess_grouped_gemm_desc *desc) {
-    if (!desc)
-        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_grouped_gemm_desc_init: desc is NULL");
-    memset(desc, 0, sizeof *desc);
-    desc->struct_size = sizeof *desc;
-    desc->groups = 1;
-    return TESS_STATUS_SUCCESS;
+    const tess_status s = tess_struct_init(desc, sizeof *desc, "tess_grouped_gemm_desc_init: desc");
+    if (s == TESS_STATUS_SUCCESS)
+        desc->groups = 1;
+    return s;
 }
 
 
@@ -61,11 +58,13 @@ tess_status tess_grouped_gemm_accept(const tess_grouped_gemm_desc *desc, tess_gr
                           "tess_grouped_gemm_desc_init");
 }
 
-/* Every rule of tess_grouped_gemm for an accepted descriptor, for a device
- * described by `info` (NULL: skip the device checks). */
-static tess_status grouped_validate(const tess_device_info *info, const tess_grouped_gemm_desc *desc, const void *x,
-                                    const float *xs, const void *w, const float *ws, const int32_t *rows,
-                                    const void *y) {
+/* Every rule of tess_grouped_gemm for an accepted descriptor and the call's
+ * pointers (X, W and Y as a, b and d), for a device described by `info`
+ * (NULL: skip the device checks). */
+static tess_status grouped_validate(const tess_device_info *info, const tess_grouped_gemm_desc *desc,
+                                    const tess_operands *o) {
+    const void *x = o->a, *w = o->b, *y = o->d;
+    const int32_t *rows = o->group_rows;
     if (desc->layout != TESS_GROUP_CONTIGUOUS && desc->layout != TESS_GROUP_MASKED)
         return tess_fail(TESS_STATUS_INVALID_VALUE,
                          "tess_grouped_gemm: layout=%d is not a tess_group_layout (CONTIGUOUS 0, MASKED 1)",
@@ -93,11 +92,12 @@ static tess_status grouped_validate(const tess_device_info *info, const tess_gro
     const int masked = desc->layout == TESS_GROUP_MASKED;
     const int64_t xy_batch = masked ? g : 1;
     tess_status s;
-    if ((s = tess_matrix_check(&desc->x, xy_batch, "X")) || (s = tess_matrix_check(&desc->w, g, "W")) ||
-        (s = tess_matrix_check(&desc->y, xy_batch, "Y")) ||
-        (s = tess_matrix_check_shape(&desc->x, m, k, "X", "M x K")) ||
-        (s = tess_matrix_check_shape(&desc->w, k, n, "W", "K x N (each expert's N x K weight, K-major)")) ||
-        (s = tess_matrix_check_shape(&desc->y, m, n, "Y", "M x N")))
+    const tess_operand_shape xwy[] = {
+        {&desc->x, xy_batch, m, k, "X", "M x K"},
+        {&desc->w, g, k, n, "W", "K x N (each expert's N x K weight, K-major)"},
+        {&desc->y, xy_batch, m, n, "Y", "M x N"},
+    };
+    if ((s = tess_gemm_check_matrices(xwy, 3)))
         return s;
     if (desc->x.order != TESS_ORDER_ROW || desc->y.order != TESS_ORDER_ROW)
         return tess_fail(TESS_STATUS_NOT_SUPPORTED,
@@ -124,7 +124,7 @@ static tess_status grouped_validate(const tess_device_info *info, const tess_gro
                          tess_dtype_name(ty));
     const tess_gemm_desc view = tess_grouped_as_batch(desc);
     if ((s = tess_gemm_check_tma(&view.a, x, xy_batch, "X")) || (s = tess_gemm_check_tma(&view.b, w, g, "W")) ||
-        (s = tess_gemm_check_scales(&view, xs, ws)))
+        (s = tess_gemm_check_scales(&view, o->a_scale, o->b_scale)))
         return s;
     if (tess_scale_is_block(view.a_scale.mode) &&
         (view.a_scale.mode != TESS_SCALE_BLOCK_1x128 || view.b_scale.mode != TESS_SCALE_BLOCK_128x128))
@@ -147,38 +147,27 @@ int tess_grouped_candidates(const tess_device_info *info, const tess_grouped_gem
     return tess_family_plans(info, &problem, SIZE_MAX, plans, capacity);
 }
 
-/* Handle and descriptor checks shared by the plan queries: the descriptor
- * read into `full` and validated with stand-in pointers. */
-static tess_status grouped_prepare(tess_handle h, const tess_grouped_gemm_desc *desc, tess_grouped_gemm_desc *full,
-                                   const char *caller) {
+/* The checks every grouped call makes first: the handle, then the caller's
+ * descriptor read into `full` and validated with the call's pointers
+ * (tess_stand_ins for the plan queries). */
+static tess_status grouped_prepare(tess_handle h, const tess_grouped_gemm_desc *desc, const tess_operands *o,
+                                   tess_grouped_gemm_desc *full, const char *caller) {
     tess_status s = tess_handle_check(h, caller);
     if (s != TESS_STATUS_SUCCESS || (s = tess_grouped_gemm_accept(desc, full)))
         return s;
-    static const _Alignas(16) char stand_in[16];
-    return grouped_validate(&h->info, full, stand_in, (const float *)stand_in, stand_in, (const float *)stand_in,
-                            (const int32_t *)stand_in, stand_in);
+    return grouped_validate(&h->info, full, o);
 }
 
-/* The sentence for a valid problem no grouped kernel runs. */
-static tess_status no_grouped_kernel(const char *caller) {
-    return tess_fail(TESS_STATUS_NOT_SUPPORTED,
-                     "%s: no grouped kernel of this build runs this problem (grouped recipes: bf16 or f16 with "
-                     "optional TENSOR/OUTER_VEC factors; e4m3 with TENSOR or OUTER_VEC factors, or 1x128 X with "
-                     "128x128 W factors)",
-                     caller);
-}
-
+/* Grouped plans need no workspace: this query and tess_grouped_gemm rank
+ * them all, whatever the handle holds (workspace limit SIZE_MAX). */
 TESS_API tess_status tess_grouped_gemm_plans(tess_handle handle, const tess_grouped_gemm_desc *desc,
                                              tess_plan *plans, int capacity, int *count) {
     tess_grouped_gemm_desc full;
-    tess_status s = grouped_prepare(handle, desc, &full, "tess_grouped_gemm_plans");
+    const tess_problem problem = {NULL, &full};
+    tess_status s = grouped_prepare(handle, desc, &tess_stand_ins, &full, "tess_grouped_gemm_plans");
     if (s != TESS_STATUS_SUCCESS)
         return s;
-    if (!count || (capacity > 0 && !plans) || capacity < 0)
-        return tess_fail(TESS_STATUS_INVALID_VALUE,
-                         "tess_grouped_gemm_plans: count must not be NULL, nor plans when capacity > 0");
-    *count = tess_grouped_candidates(&handle->info, &full, plans, capacity);
-    return *count ? TESS_STATUS_SUCCESS : no_grouped_kernel("tess_grouped_gemm_plans");
+    return tess_family_query(handle, &problem, SIZE_MAX, plans, capacity, count, "tess_grouped_gemm_plans");
 }
 
 TESS_API tess_status tess_grouped_gemm_plan(tess_handle handle, const tess_grouped_gemm_desc *desc, tess_plan *plan) {
@@ -191,19 +180,11 @@ TESS_API tess_status tess_grouped_gemm_plan(tess_handle handle, const tess_group
 TESS_API tess_status tess_grouped_gemm(tess_handle handle, const tess_grouped_gemm_desc *desc, const tess_plan *plan,
                                        const void *x, const float *x_scale, const void *w, const float *w_scale,
                                        const int32_t *group_rows, void *y) {
-    tess_status s = tess_handle_check(handle, "tess_grouped_gemm");
-    tess_grouped_gemm_desc full;
-    if (s != TESS_STATUS_SUCCESS || (s = tess_grouped_gemm_accept(desc, &full)) ||
-        (s = grouped_validate(&handle->info, &full, x, x_scale, w, w_scale, group_rows, y)))
-        return s;
-    tess_plan chosen;
-    if (!plan) {
-        if (tess_grouped_candidates(&handle->info, &full, &chosen, 1) == 0)
-            return no_grouped_kernel("tess_grouped_gemm");
-    } else if ((s = tess_plan_accept(plan, &chosen, "tess_grouped_gemm"))) {
-        return s;
-    }
-    const tess_problem problem = {NULL, &full};
     const tess_operands operands = {x, x_scale, w, w_scale, NULL, y, group_rows};
-    return tess_family_run(handle, &problem, &chosen, &operands, "tess_grouped_gemm");
+    tess_grouped_gemm_desc full;
+    const tess_problem problem = {NULL, &full};
+    tess_status s = grouped_prepare(handle, desc, &operands, &full, "tess_grouped_gemm");
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    return tess_family_run(handle, &problem, plan, SIZE_MAX, &operands, "tess_grouped_gemm");
 }

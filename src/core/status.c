@@ -3,6 +3,36 @@
 #include <stdio.h>
 
 #include "core/error.h"
+#include "core/names.h"
+
+/* Each status's enum name, for tess_status_name. */
+#define TESS_STATUS_NAMED(status) {status, #status}
+static const tess_named status_names[] = {
+    TESS_STATUS_NAMED(TESS_STATUS_SUCCESS),
+    TESS_STATUS_NAMED(TESS_STATUS_NOT_INITIALIZED),
+    TESS_STATUS_NAMED(TESS_STATUS_ALLOC_FAILED),
+    TESS_STATUS_NAMED(TESS_STATUS_INVALID_VALUE),
+    TESS_STATUS_NAMED(TESS_STATUS_ARCH_MISMATCH),
+    TESS_STATUS_NAMED(TESS_STATUS_EXECUTION_FAILED),
+    TESS_STATUS_NAMED(TESS_STATUS_INTERNAL_ERROR),
+    TESS_STATUS_NAMED(TESS_STATUS_NOT_SUPPORTED),
+    TESS_STATUS_NAMED(TESS_STATUS_INSUFFICIENT_WORKSPACE),
+    TESS_STATUS_NAMED(TESS_STATUS_NO_DEVICE),
+};
+
+/* What each status means, for tess_status_string. */
+static const tess_named status_meanings[] = {
+    {TESS_STATUS_SUCCESS, "success"},
+    {TESS_STATUS_NOT_INITIALIZED, "the handle is null or was destroyed"},
+    {TESS_STATUS_ALLOC_FAILED, "a host allocation failed"},
+    {TESS_STATUS_INVALID_VALUE, "an argument breaks a stated rule"},
+    {TESS_STATUS_ARCH_MISMATCH, "the device lacks a feature the call needs"},
+    {TESS_STATUS_EXECUTION_FAILED, "a CUDA call failed"},
+    {TESS_STATUS_INTERNAL_ERROR, "internal error in tessera"},
+    {TESS_STATUS_NOT_SUPPORTED, "valid, but no kernel in this build supports it"},
+    {TESS_STATUS_INSUFFICIENT_WORKSPACE, "the workspace is smaller than the plan needs"},
+    {TESS_STATUS_NO_DEVICE, "no CUDA driver or no such device"},
+};
 
 /* Long enough for a sentence naming a constraint, two values and a remedy. */
 #define TESS_ERROR_CAPACITY 512
@@ -20,33 +50,9 @@ tess_status tess_fail(tess_status status, const char *fmt, ...) {
 }
 
 TESS_API const char *tess_status_name(tess_status status) {
-    switch (status) {
-    case TESS_STATUS_SUCCESS: return "TESS_STATUS_SUCCESS";
-    case TESS_STATUS_NOT_INITIALIZED: return "TESS_STATUS_NOT_INITIALIZED";
-    case TESS_STATUS_ALLOC_FAILED: return "TESS_STATUS_ALLOC_FAILED";
-    case TESS_STATUS_INVALID_VALUE: return "TESS_STATUS_INVALID_VALUE";
-    case TESS_STATUS_ARCH_MISMATCH: return "TESS_STATUS_ARCH_MISMATCH";
-    case TESS_STATUS_EXECUTION_FAILED: return "TESS_STATUS_EXECUTION_FAILED";
-    case TESS_STATUS_INTERNAL_ERROR: return "TESS_STATUS_INTERNAL_ERROR";
-    case TESS_STATUS_NOT_SUPPORTED: return "TESS_STATUS_NOT_SUPPORTED";
-    case TESS_STATUS_INSUFFICIENT_WORKSPACE: return "TESS_STATUS_INSUFFICIENT_WORKSPACE";
-    case TESS_STATUS_NO_DEVICE: return "TESS_STATUS_NO_DEVICE";
-    }
-    return "TESS_STATUS_UNKNOWN";
+    return TESS_NAME_OF(status_names, status, "TESS_STATUS_UNKNOWN");
 }
 
 TESS_API const char *tess_status_string(tess_status status) {
-    switch (status) {
-    case TESS_STATUS_SUCCESS: return "success";
-    case TESS_STATUS_NOT_INITIALIZED: return "the handle is null or was destroyed";
-    case TESS_STATUS_ALLOC_FAILED: return "a host allocation failed";
-    case TESS_STATUS_INVALID_VALUE: return "an argument breaks a stated rule";
-    case TESS_STATUS_ARCH_MISMATCH: return "the device lacks a feature the call needs";
-    case TESS_STATUS_EXECUTION_FAILED: return "a CUDA call failed";
-    case TESS_STATUS_INTERNAL_ERROR: return "internal error in tessera";
-    case TESS_STATUS_NOT_SUPPORTED: return "valid, but no kernel in this build supports it";
-    case TESS_STATUS_INSUFFICIENT_WORKSPACE: return "the workspace is smaller than the plan needs";
-    case TESS_STATUS_NO_DEVICE: return "no CUDA driver or no such device";
-    }
-    return "unknown status";
+    return TESS_NAME_OF(status_meanings, status, "unknown status");
 }

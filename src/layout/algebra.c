@@ -308,9 +308,11 @@ typedef struct sorted_modes {
     int n;
     int64_t *s, *d, *pre; /* shape, stride, exclusive prefix product of shapes */
     int *order;           /* indices by ascending stride (stable) */
+    int64_t *rs;          /* room for the shapes and strides of the n + 1 modes */
+    tl_stride *rd;        /* an inverse is built from */
 } sorted_modes;
 
-/* The modes of coalesce(layout), sorted by stride. */
+/* The modes of coalesce(layout), sorted by stride, with room for an inverse. */
 static int sort_modes(tl_ctx *c, const tl_node *layout, sorted_modes *m, const char *name) {
     if (tl_has_basis(layout)) {
         tl_fail(c, "%s: the layout must have integer strides", name);
@@ -326,7 +328,9 @@ static int sort_modes(tl_ctx *c, const tl_node *layout, sorted_modes *m, const c
     m->d = tl_alloc(c, sizeof(int64_t) * (size_t)m->n);
     m->pre = tl_alloc(c, sizeof(int64_t) * (size_t)m->n);
     m->order = tl_alloc(c, sizeof(int) * (size_t)m->n);
-    if (!m->s || !m->d || !m->pre || !m->order)
+    m->rs = tl_alloc(c, sizeof(int64_t) * (size_t)(m->n + 1));
+    m->rd = tl_alloc(c, sizeof(tl_stride) * (size_t)(m->n + 1));
+    if (!m->s || !m->d || !m->pre || !m->order || !m->rs || !m->rd)
         return 0;
     int64_t running = 1;
     for (int i = 0; i < m->n; i++) {
@@ -348,45 +352,34 @@ static int sort_modes(tl_ctx *c, const tl_node *layout, sorted_modes *m, const c
     return c->status == TESS_STATUS_SUCCESS;
 }
 
-/* Room for the n + 1 modes an inverse is built from. */
-static int alloc_modes(tl_ctx *c, int n, int64_t **rs, tl_stride **rd) {
-    *rs = tl_alloc(c, sizeof(int64_t) * (size_t)(n + 1));
-    *rd = tl_alloc(c, sizeof(tl_stride) * (size_t)(n + 1));
-    return *rs && *rd;
-}
-
 tl_node *tl_right_inverse(tl_ctx *c, const tl_node *layout) {
     sorted_modes m;
-    int64_t *rs;
-    tl_stride *rd;
-    if (!sort_modes(c, layout, &m, "right_inverse") || !alloc_modes(c, m.n, &rs, &rd))
+    if (!sort_modes(c, layout, &m, "right_inverse"))
         return NULL;
     int n = 1;
-    rs[0] = 1, rd[0] = tl_int_stride(0);
+    m.rs[0] = 1, m.rd[0] = tl_int_stride(0);
     int64_t curr = 1; /* the next stride to find: each found mode continues the last */
     for (int k = 0; k < m.n; k++) {
         int i = m.order[k];
         if (m.d[i] != curr)
             continue;
-        rs[n] = m.s[i];
-        rd[n] = tl_int_stride(m.pre[i]);
+        m.rs[n] = m.s[i];
+        m.rd[n] = tl_int_stride(m.pre[i]);
         n++;
         curr = tl_mul(c, m.s[i], m.d[i]);
     }
-    tl_node *r = flat_layout(c, n, rs, rd);
+    tl_node *r = flat_layout(c, n, m.rs, m.rd);
     return r ? tl_coalesce(c, r) : NULL;
 }
 
 /* C++'s construction: sorted strides divide one another. */
 static tl_node *left_inverse_direct(tl_ctx *c, const tl_node *layout) {
     sorted_modes m;
-    int64_t *rs;
-    tl_stride *rd;
-    if (!sort_modes(c, layout, &m, "left_inverse") || !alloc_modes(c, m.n, &rs, &rd))
+    if (!sort_modes(c, layout, &m, "left_inverse"))
         return NULL;
     int n = 0;
     int64_t covered = 1; /* size of the result so far */
-    rd[0] = tl_int_stride(0);
+    m.rd[0] = tl_int_stride(0);
     for (int k = 0; k < m.n; k++) {
         int i = m.order[k];
         if (m.d[i] == 0)
@@ -394,13 +387,13 @@ static tl_node *left_inverse_direct(tl_ctx *c, const tl_node *layout) {
         if (m.d[i] % covered != 0)
             return tl_fail(c, "left_inverse: stride %lld is not a multiple of %lld, the extent below it",
                            (long long)m.d[i], (long long)covered);
-        rs[n] = m.d[i] / covered;
-        rd[n + 1] = tl_int_stride(m.pre[i]);
-        covered = tl_mul(c, covered, rs[n]);
+        m.rs[n] = m.d[i] / covered;
+        m.rd[n + 1] = tl_int_stride(m.pre[i]);
+        covered = tl_mul(c, covered, m.rs[n]);
         n++;
     }
-    rs[n] = m.s[m.order[m.n - 1]];
-    tl_node *r = flat_layout(c, n + 1, rs, rd);
+    m.rs[n] = m.s[m.order[m.n - 1]];
+    tl_node *r = flat_layout(c, n + 1, m.rs, m.rd);
     return r ? tl_coalesce(c, r) : NULL;
 }
 

@@ -111,6 +111,14 @@ static tess_status null_out(const void *out, const char *fn) {
     return out ? TESS_STATUS_SUCCESS : tess_fail(TESS_STATUS_INVALID_VALUE, "%s: the output pointer is NULL", fn);
 }
 
+/* Opens the context of a call that writes *out; 0 where out is NULL, the
+ * context then holding null_out's sentence for finish to return. */
+static int open_call(tl_ctx *c, const void *out, const char *fn) {
+    tl_init(c);
+    c->status = null_out(out, fn);
+    return out != NULL;
+}
+
 /* ---- making, printing, freeing ---- */
 
 TESS_API tess_status tess_layout_parse(const char *text, tess_layout **out) {
@@ -176,10 +184,7 @@ TESS_API int tess_layout_equal(const tess_layout *a, const tess_layout *b) {
 
 /* ---- generic call shapes ---- */
 
-typedef int (*unary_fn)(tl_ctx *, const tl_value *, tl_value *);
-typedef int (*binary_fn)(tl_ctx *, const tl_value *, const tl_value *, tl_value *);
-
-static tess_status call_unary(const tess_layout *x, tess_layout **out, unary_fn fn, const char *name) {
+static tess_status call_unary(const tess_layout *x, tess_layout **out, tv_unary fn, const char *name) {
     if (null_out(out, name))
         return TESS_STATUS_INVALID_VALUE;
     *out = NULL;
@@ -192,7 +197,7 @@ static tess_status call_unary(const tess_layout *x, tess_layout **out, unary_fn 
 
 /* `optional_b` lets b be NULL (then fn sees NULL). */
 static tess_status call_binary(const tess_layout *x, const tess_layout *y, int optional_b, tess_layout **out,
-                               binary_fn fn, const char *name) {
+                               tv_binary fn, const char *name) {
     if (null_out(out, name))
         return TESS_STATUS_INVALID_VALUE;
     *out = NULL;
@@ -205,16 +210,20 @@ static tess_status call_binary(const tess_layout *x, const tess_layout *y, int o
     return finish(&c, good, &r, out);
 }
 
-typedef int (*query_fn)(tl_ctx *, const tl_value *, int64_t *);
-
-static tess_status call_query(const tess_layout *x, int64_t *out, query_fn fn, const char *name) {
-    if (null_out(out, name))
-        return TESS_STATUS_INVALID_VALUE;
+static tess_status call_query(const tess_layout *x, int64_t *out, tv_query fn, const char *name) {
     tl_ctx c;
-    tl_init(&c);
     tl_value a;
-    int good = tv_unpack(&c, x, &a, name, "the value") && fn(&c, &a, out);
+    int good = open_call(&c, out, name) && tv_unpack(&c, x, &a, name, "the value") && fn(&c, &a, out);
     return finish(&c, good, NULL, NULL);
+}
+
+/* A query whose answer is small (a rank, a depth), for an int output. */
+static tess_status call_int_query(const tess_layout *x, int *out, tv_query fn, const char *name) {
+    int64_t v = 0;
+    tess_status s = call_query(x, out ? &v : NULL, fn, name);
+    if (s == TESS_STATUS_SUCCESS)
+        *out = (int)v;
+    return s;
 }
 
 /* ---- making ---- */
@@ -228,32 +237,26 @@ TESS_API tess_status tess_layout_make_identity(const tess_layout *shape, tess_la
 }
 
 TESS_API tess_status tess_layout_make_int(int64_t value, tess_layout **out) {
-    if (null_out(out, "tess_layout_make_int"))
-        return TESS_STATUS_INVALID_VALUE;
     tl_ctx c;
-    tl_init(&c);
-    tl_value v = tv_int(&c, value);
+    tl_value v = {0};
+    if (open_call(&c, out, "tess_layout_make_int"))
+        v = tv_int(&c, value);
     return finish(&c, v.node != NULL, &v, out);
 }
 
 TESS_API tess_status tess_layout_make_swizzle(int bits, int base, int shift, tess_layout **out) {
-    if (null_out(out, "tess_layout_make_swizzle"))
-        return TESS_STATUS_INVALID_VALUE;
     tl_ctx c;
-    tl_init(&c);
     tl_value v;
-    int good = tv_make_swizzle(&c, bits, base, shift, &v);
+    int good = open_call(&c, out, "tess_layout_make_swizzle") && tv_make_swizzle(&c, bits, base, shift, &v);
     return finish(&c, good, &v, out);
 }
 
 TESS_API tess_status tess_layout_make_swizzled(const tess_layout *swizzle, int64_t offset, const tess_layout *layout,
                                                tess_layout **out) {
-    if (null_out(out, "tess_layout_make_swizzled"))
-        return TESS_STATUS_INVALID_VALUE;
     tl_ctx c;
-    tl_init(&c);
     tl_value sw, l, r;
-    int good = tv_unpack(&c, swizzle, &sw, "tess_layout_make_swizzled", "the swizzle") &&
+    int good = open_call(&c, out, "tess_layout_make_swizzled") &&
+               tv_unpack(&c, swizzle, &sw, "tess_layout_make_swizzled", "the swizzle") &&
                tv_unpack(&c, layout, &l, "tess_layout_make_swizzled", "the layout");
     if (good && sw.kind != TESS_LAYOUT_SWIZZLE)
         good = tl_fail(&c, "tess_layout_make_swizzled: the first argument is not a swizzle") != NULL;
@@ -262,41 +265,37 @@ TESS_API tess_status tess_layout_make_swizzled(const tess_layout *swizzle, int64
     return finish(&c, good, &r, out);
 }
 
-/* Unpacks an array of values, NULL entries becoming '_' when allowed. */
-static int unpack_array(tl_ctx *c, const tess_layout *const *xs, int count, tl_value *vs, int allow_null,
-                        const char *fn) {
-    if (!xs || count < 1 || count > TL_MAX_RANK) {
-        tl_fail(c, "%s: between 1 and %d values are needed", fn, TL_MAX_RANK);
-        return 0;
-    }
+/* Opens a call on an array of values and unpacks them into the context,
+ * NULL entries becoming '_' when allowed; NULL on failure. */
+static tl_value *open_array_call(tl_ctx *c, const void *out, const tess_layout *const *xs, int count, int allow_null,
+                                 const char *fn) {
+    if (!open_call(c, out, fn))
+        return NULL;
+    tl_value *vs = tl_alloc(c, sizeof(tl_value) * (size_t)(count > 0 ? count : 1));
+    if (!vs)
+        return NULL;
+    if (!xs || count < 1 || count > TL_MAX_RANK)
+        return tl_fail(c, "%s: between 1 and %d values are needed", fn, TL_MAX_RANK);
     for (int i = 0; i < count; i++) {
-        if (!xs[i] && allow_null) {
+        if (!xs[i] && allow_null)
             vs[i] = tv_of(TESS_LAYOUT_TUPLE, tl_under(c));
-            continue;
-        }
-        if (!tv_unpack(c, xs[i], &vs[i], fn, "a mode"))
-            return 0;
+        else if (!tv_unpack(c, xs[i], &vs[i], fn, "a mode"))
+            return NULL;
     }
-    return 1;
+    return vs;
 }
 
 TESS_API tess_status tess_layout_concat(const tess_layout *const *modes, int count, tess_layout **out) {
-    if (null_out(out, "tess_layout_concat"))
-        return TESS_STATUS_INVALID_VALUE;
     tl_ctx c;
-    tl_init(&c);
-    tl_value *vs = tl_alloc(&c, sizeof(tl_value) * (size_t)(count > 0 ? count : 1)), r;
-    int good = vs && unpack_array(&c, modes, count, vs, 0, "tess_layout_concat") && tv_concat(&c, vs, count, &r);
+    tl_value r, *vs = open_array_call(&c, out, modes, count, 0, "tess_layout_concat");
+    int good = vs && tv_concat(&c, vs, count, &r);
     return finish(&c, good, &r, out);
 }
 
 TESS_API tess_status tess_layout_make_tiler(const tess_layout *const *modes, int count, tess_layout **out) {
-    if (null_out(out, "tess_layout_make_tiler"))
-        return TESS_STATUS_INVALID_VALUE;
     tl_ctx c;
-    tl_init(&c);
-    tl_value *vs = tl_alloc(&c, sizeof(tl_value) * (size_t)(count > 0 ? count : 1)), r;
-    int good = vs && unpack_array(&c, modes, count, vs, 1, "tess_layout_make_tiler");
+    tl_value r, *vs = open_array_call(&c, out, modes, count, 1, "tess_layout_make_tiler");
+    int good = vs != NULL;
     tl_list l = {0};
     for (int i = 0; good && i < count; i++)
         tl_push(&c, &l, tv_tiler(&c, &vs[i], "tess_layout_make_tiler"));
@@ -314,19 +313,11 @@ TESS_API tess_status tess_layout_cosize(const tess_layout *x, int64_t *out) {
     return call_query(x, out, tv_cosize, "tess_layout_cosize");
 }
 
-static tess_status int_query(const tess_layout *x, int *out, int (*fn)(tl_ctx *, const tl_value *, int *),
-                             const char *name) {
-    if (null_out(out, name))
-        return TESS_STATUS_INVALID_VALUE;
-    tl_ctx c;
-    tl_init(&c);
-    tl_value a;
-    int good = tv_unpack(&c, x, &a, name, "the value") && fn(&c, &a, out);
-    return finish(&c, good, NULL, NULL);
+TESS_API tess_status tess_layout_rank(const tess_layout *x, int *out) {
+    return call_int_query(x, out, tv_rank, "tess_layout_rank");
 }
-TESS_API tess_status tess_layout_rank(const tess_layout *x, int *out) { return int_query(x, out, tv_rank, "tess_layout_rank"); }
 TESS_API tess_status tess_layout_depth(const tess_layout *x, int *out) {
-    return int_query(x, out, tv_depth, "tess_layout_depth");
+    return call_int_query(x, out, tv_depth, "tess_layout_depth");
 }
 
 TESS_API tess_status tess_layout_shape(const tess_layout *x, tess_layout **out) {
@@ -337,43 +328,36 @@ TESS_API tess_status tess_layout_stride(const tess_layout *x, tess_layout **out)
 }
 
 TESS_API tess_status tess_layout_mode(const tess_layout *x, int i, tess_layout **out) {
-    if (null_out(out, "tess_layout_mode"))
-        return TESS_STATUS_INVALID_VALUE;
     tl_ctx c;
-    tl_init(&c);
     tl_value a, r;
-    int good = tv_unpack(&c, x, &a, "tess_layout_mode", "the value") && tv_mode(&c, &a, i, &r);
+    int good = open_call(&c, out, "tess_layout_mode") && tv_unpack(&c, x, &a, "tess_layout_mode", "the value") &&
+               tv_mode(&c, &a, i, &r);
     return finish(&c, good, &r, out);
 }
 
-/* Unpacks x (and coord, when given) and evaluates at coord or at idx. */
-static int eval_at(tl_ctx *c, const tess_layout *x, const tess_layout *coord, int64_t idx, tl_value *r,
-                   const char *name) {
+/* Opens a call that writes *out, unpacks x (and coord, when given) and
+ * evaluates at coord or at idx. */
+static int eval_at(tl_ctx *c, const void *out, const tess_layout *x, const tess_layout *coord, int64_t idx,
+                   tl_value *r, const char *name) {
     tl_value a, k;
-    return tv_unpack(c, x, &a, name, "the layout") && (!coord || tv_unpack(c, coord, &k, name, "the coordinate")) &&
-           tv_eval(c, &a, coord ? &k : NULL, idx, r);
+    return open_call(c, out, name) && tv_unpack(c, x, &a, name, "the layout") &&
+           (!coord || tv_unpack(c, coord, &k, name, "the coordinate")) && tv_eval(c, &a, coord ? &k : NULL, idx, r);
 }
 
 TESS_API tess_status tess_layout_eval_value(const tess_layout *x, const tess_layout *coord, int64_t idx,
                                             tess_layout **out) {
-    if (null_out(out, "tess_layout_eval_value"))
-        return TESS_STATUS_INVALID_VALUE;
     tl_ctx c;
-    tl_init(&c);
     tl_value r;
-    int good = eval_at(&c, x, coord, idx, &r, "tess_layout_eval_value");
+    int good = eval_at(&c, out, x, coord, idx, &r, "tess_layout_eval_value");
     return finish(&c, good, &r, out);
 }
 
 /* Evaluates to an integer (refusing coordinate-valued results). */
 static tess_status eval_int(const tess_layout *x, const tess_layout *coord, int64_t idx, int64_t *out,
                             const char *name) {
-    if (null_out(out, name))
-        return TESS_STATUS_INVALID_VALUE;
     tl_ctx c;
-    tl_init(&c);
     tl_value r;
-    int good = eval_at(&c, x, coord, idx, &r, name);
+    int good = eval_at(&c, out, x, coord, idx, &r, name);
     if (good && r.node->kind != TL_INT)
         good = tl_fail(&c, "%s: the layout is coordinate-valued; use tess_layout_eval_value", name) != NULL;
     if (good)
@@ -424,39 +408,26 @@ TESS_API tess_status tess_layout_left_inverse(const tess_layout *x, tess_layout 
     return call_unary(x, out, tv_left_inverse, "tess_layout_left_inverse");
 }
 
-/* Each public divide and product: an adapter fixing the arrangement, and the entry point. */
-#define TV_ARRANGED_API(api, op, how)                                                                        \
-    static int api##_fn(tl_ctx *c, const tl_value *a, const tl_value *b, tl_value *r) {                     \
-        return tv_##op(c, a, b, how, r);                                                                    \
-    }                                                                                                       \
-    TESS_API tess_status tess_layout_##api(const tess_layout *a, const tess_layout *t, tess_layout **out) { \
-        return call_binary(a, t, 0, out, api##_fn, "tess_layout_" #api);                                  \
+/* Each public divide and product with an arrangement (TL_ARRANGED). */
+#define ARRANGED_API(name, op, how)                                                                           \
+    TESS_API tess_status tess_layout_##name(const tess_layout *a, const tess_layout *tiler, tess_layout **out) { \
+        return call_binary(a, tiler, 0, out, tv_##name, "tess_layout_" #name);                                \
     }
-TV_ARRANGED_API(logical_divide, divide, TL_LOGICAL)
-TV_ARRANGED_API(zipped_divide, divide, TL_ZIPPED)
-TV_ARRANGED_API(tiled_divide, divide, TL_TILED)
-TV_ARRANGED_API(flat_divide, divide, TL_FLAT)
-TV_ARRANGED_API(logical_product, product, TL_LOGICAL)
-TV_ARRANGED_API(zipped_product, product, TL_ZIPPED)
-TV_ARRANGED_API(tiled_product, product, TL_TILED)
-TV_ARRANGED_API(flat_product, product, TL_FLAT)
+TL_ARRANGED(ARRANGED_API)
+#undef ARRANGED_API
 
-static int blocked_fn(tl_ctx *c, const tl_value *a, const tl_value *b, tl_value *r) { return tv_blocked_product(c, a, b, 0, r); }
-static int raked_fn(tl_ctx *c, const tl_value *a, const tl_value *b, tl_value *r) { return tv_blocked_product(c, a, b, 1, r); }
 TESS_API tess_status tess_layout_blocked_product(const tess_layout *a, const tess_layout *b, tess_layout **out) {
-    return call_binary(a, b, 0, out, blocked_fn, "tess_layout_blocked_product");
+    return call_binary(a, b, 0, out, tv_blocked_product, "tess_layout_blocked_product");
 }
 TESS_API tess_status tess_layout_raked_product(const tess_layout *a, const tess_layout *b, tess_layout **out) {
-    return call_binary(a, b, 0, out, raked_fn, "tess_layout_raked_product");
+    return call_binary(a, b, 0, out, tv_raked_product, "tess_layout_raked_product");
 }
 
 TESS_API tess_status tess_layout_max_common_vector(const tess_layout *a, const tess_layout *b, int64_t *out) {
-    if (null_out(out, "tess_layout_max_common_vector"))
-        return TESS_STATUS_INVALID_VALUE;
     tl_ctx c;
-    tl_init(&c);
     tl_value x, y;
-    int good = tv_unpack(&c, a, &x, "tess_layout_max_common_vector", "the first layout") &&
+    int good = open_call(&c, out, "tess_layout_max_common_vector") &&
+               tv_unpack(&c, a, &x, "tess_layout_max_common_vector", "the first layout") &&
                tv_unpack(&c, b, &y, "tess_layout_max_common_vector", "the second layout") &&
                tv_max_common_vector(&c, &x, &y, out);
     return finish(&c, good, NULL, NULL);
@@ -476,12 +447,10 @@ TESS_API tess_status tess_layout_shape_div(const tess_layout *a, const tess_layo
 
 TESS_API tess_status tess_layout_idx2crd(int64_t idx, const tess_layout *shape, const tess_layout *stride,
                                          tess_layout **out) {
-    if (null_out(out, "tess_layout_idx2crd"))
-        return TESS_STATUS_INVALID_VALUE;
     tl_ctx c;
-    tl_init(&c);
     tl_value s, d, r;
-    int good = tv_unpack(&c, shape, &s, "tess_layout_idx2crd", "the shape") &&
+    int good = open_call(&c, out, "tess_layout_idx2crd") &&
+               tv_unpack(&c, shape, &s, "tess_layout_idx2crd", "the shape") &&
                (!stride || tv_unpack(&c, stride, &d, "tess_layout_idx2crd", "the stride")) &&
                tv_idx2crd(&c, idx, &s, stride ? &d : NULL, &r);
     return finish(&c, good, &r, out);
@@ -489,12 +458,10 @@ TESS_API tess_status tess_layout_idx2crd(int64_t idx, const tess_layout *shape, 
 
 TESS_API tess_status tess_layout_crd2idx(const tess_layout *coord, const tess_layout *shape,
                                          const tess_layout *stride, int64_t *out) {
-    if (null_out(out, "tess_layout_crd2idx"))
-        return TESS_STATUS_INVALID_VALUE;
     tl_ctx c;
-    tl_init(&c);
     tl_value k, s, d;
-    int good = tv_unpack(&c, coord, &k, "tess_layout_crd2idx", "the coordinate") &&
+    int good = open_call(&c, out, "tess_layout_crd2idx") &&
+               tv_unpack(&c, coord, &k, "tess_layout_crd2idx", "the coordinate") &&
                tv_unpack(&c, shape, &s, "tess_layout_crd2idx", "the shape") &&
                (!stride || tv_unpack(&c, stride, &d, "tess_layout_crd2idx", "the stride")) &&
                tv_crd2idx(&c, &k, &s, stride ? &d : NULL, out);

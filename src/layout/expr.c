@@ -13,6 +13,7 @@
 #define EXPR_MAX_DEPTH 32
 #define EXPR_MAX_ARGS 8
 
+/* A calculator function that takes its arguments as they come. */
 typedef int (*fn_impl)(tl_ctx *c, tl_value *args, int n, tl_value *out);
 
 static int need_int(tl_ctx *c, const tl_value *v, const char *fn, int64_t *out) {
@@ -24,47 +25,12 @@ static int need_int(tl_ctx *c, const tl_value *v, const char *fn, int64_t *out) 
     return 1;
 }
 
-static int fn_composition(tl_ctx *c, tl_value *a, int n, tl_value *out) {
-    (void)n;
-    return tv_composition(c, &a[0], &a[1], out);
-}
-static int fn_complement(tl_ctx *c, tl_value *a, int n, tl_value *out) {
-    return tv_complement(c, &a[0], n > 1 ? &a[1] : NULL, out);
-}
-static int fn_coalesce(tl_ctx *c, tl_value *a, int n, tl_value *out) {
-    return tv_coalesce(c, &a[0], n > 1 ? &a[1] : NULL, out);
-}
-static int fn_filter(tl_ctx *c, tl_value *a, int n, tl_value *out) { return tv_filter(c, &a[0], n > 1 ? &a[1] : NULL, out); }
-static int fn_right_inverse(tl_ctx *c, tl_value *a, int n, tl_value *out) {
-    (void)n;
-    return tv_right_inverse(c, &a[0], out);
-}
-static int fn_left_inverse(tl_ctx *c, tl_value *a, int n, tl_value *out) {
-    (void)n;
-    return tv_left_inverse(c, &a[0], out);
-}
-
-#define ARRANGED(name, op, how)                                                 \
-    static int fn_##name(tl_ctx *c, tl_value *a, int n, tl_value *out) {         \
-        (void)n;                                                                 \
-        return tv_##op(c, &a[0], &a[1], how, out);                               \
-    }
-ARRANGED(logical_divide, divide, TL_LOGICAL)
-ARRANGED(zipped_divide, divide, TL_ZIPPED)
-ARRANGED(tiled_divide, divide, TL_TILED)
-ARRANGED(flat_divide, divide, TL_FLAT)
-ARRANGED(logical_product, product, TL_LOGICAL)
-ARRANGED(zipped_product, product, TL_ZIPPED)
-ARRANGED(tiled_product, product, TL_TILED)
-ARRANGED(flat_product, product, TL_FLAT)
-
-static int fn_blocked_product(tl_ctx *c, tl_value *a, int n, tl_value *out) {
-    (void)n;
-    return tv_blocked_product(c, &a[0], &a[1], 0, out);
-}
-static int fn_raked_product(tl_ctx *c, tl_value *a, int n, tl_value *out) {
-    (void)n;
-    return tv_blocked_product(c, &a[0], &a[1], 1, out);
+/* Wraps an integer query's answer as a value; `v` is read only after `good` was computed. */
+static int int_result(tl_ctx *c, int good, const int64_t *v, tl_value *out) {
+    if (!good)
+        return 0;
+    *out = tv_int(c, *v);
+    return out->node != NULL;
 }
 
 /* make_layout(shape[, stride]) for tuples, make_layout(L0, L1, ...) for layouts. */
@@ -77,51 +43,6 @@ static int fn_make_layout(tl_ctx *c, tl_value *a, int n, tl_value *out) {
     return tv_concat(c, a, n, out);
 }
 
-static int fn_identity(tl_ctx *c, tl_value *a, int n, tl_value *out) {
-    (void)n;
-    return tv_identity(c, &a[0], out);
-}
-
-/* Wraps an integer query's answer as a value; `v` is read only after `good` was computed. */
-static int int_result(tl_ctx *c, int good, const int64_t *v, tl_value *out) {
-    if (!good)
-        return 0;
-    *out = tv_int(c, *v);
-    return out->node != NULL;
-}
-
-static int fn_size(tl_ctx *c, tl_value *a, int n, tl_value *out) {
-    (void)n;
-    int64_t v = 0;
-    return int_result(c, tv_size(c, &a[0], &v), &v, out);
-}
-static int fn_cosize(tl_ctx *c, tl_value *a, int n, tl_value *out) {
-    (void)n;
-    int64_t v = 0;
-    return int_result(c, tv_cosize(c, &a[0], &v), &v, out);
-}
-static int fn_rank(tl_ctx *c, tl_value *a, int n, tl_value *out) {
-    (void)n;
-    int r = 0;
-    int good = tv_rank(c, &a[0], &r);
-    int64_t v = r;
-    return int_result(c, good, &v, out);
-}
-static int fn_depth(tl_ctx *c, tl_value *a, int n, tl_value *out) {
-    (void)n;
-    int r = 0;
-    int good = tv_depth(c, &a[0], &r);
-    int64_t v = r;
-    return int_result(c, good, &v, out);
-}
-static int fn_shape(tl_ctx *c, tl_value *a, int n, tl_value *out) {
-    (void)n;
-    return tv_shape(c, &a[0], out);
-}
-static int fn_stride(tl_ctx *c, tl_value *a, int n, tl_value *out) {
-    (void)n;
-    return tv_stride(c, &a[0], out);
-}
 static int fn_get(tl_ctx *c, tl_value *a, int n, tl_value *out) {
     tl_value cur = a[0];
     for (int i = 1; i < n; i++) { /* get(L, i, j) = get(get(L, i), j) */
@@ -147,18 +68,6 @@ static int fn_slice_offset(tl_ctx *c, tl_value *a, int n, tl_value *out) {
     tl_value sub;
     return int_result(c, tv_slice(c, &a[0], &a[1], &sub, &offset), &offset, out);
 }
-static int fn_flatten(tl_ctx *c, tl_value *a, int n, tl_value *out) {
-    (void)n;
-    return tv_flatten(c, &a[0], out);
-}
-static int fn_prefix_product(tl_ctx *c, tl_value *a, int n, tl_value *out) {
-    (void)n;
-    return tv_prefix_product(c, &a[0], out);
-}
-static int fn_shape_div(tl_ctx *c, tl_value *a, int n, tl_value *out) {
-    (void)n;
-    return tv_shape_div(c, &a[0], &a[1], out);
-}
 static int fn_idx2crd(tl_ctx *c, tl_value *a, int n, tl_value *out) {
     int64_t idx;
     return need_int(c, &a[0], "idx2crd", &idx) && tv_idx2crd(c, idx, &a[1], n > 2 ? &a[2] : NULL, out);
@@ -173,47 +82,64 @@ static int fn_max_common_vector(tl_ctx *c, tl_value *a, int n, tl_value *out) {
     return int_result(c, tv_max_common_vector(c, &a[0], &a[1], &v), &v, out);
 }
 
-static const struct {
+/* The calculator's functions: each calls one operation, given in one of four
+ * forms (layout/value.h's shapes, or fn_impl for the others). */
+typedef struct function {
     const char *name;
-    int min_args, max_args;
-    fn_impl impl;
+    int min_args, max_args; /* max_args 0: any number, up to EXPR_MAX_ARGS */
+    tv_unary unary;   /* f(x) */
+    tv_binary binary; /* f(x[, y]): y NULL when not given */
+    tv_query query;   /* f(x), an integer */
+    fn_impl impl;     /* f(args...) */
     const char *usage;
-} functions[] = {
-    {"composition", 2, 2, fn_composition, "composition(A, B)"},
-    {"complement", 1, 2, fn_complement, "complement(L[, cotarget])"},
-    {"coalesce", 1, 2, fn_coalesce, "coalesce(L[, profile])"},
-    {"filter", 1, 2, fn_filter, "filter(L[, profile])"},
-    {"right_inverse", 1, 1, fn_right_inverse, "right_inverse(L)"},
-    {"left_inverse", 1, 1, fn_left_inverse, "left_inverse(L)"},
-    {"logical_divide", 2, 2, fn_logical_divide, "logical_divide(L, tiler)"},
-    {"zipped_divide", 2, 2, fn_zipped_divide, "zipped_divide(L, tiler)"},
-    {"tiled_divide", 2, 2, fn_tiled_divide, "tiled_divide(L, tiler)"},
-    {"flat_divide", 2, 2, fn_flat_divide, "flat_divide(L, tiler)"},
-    {"logical_product", 2, 2, fn_logical_product, "logical_product(L, tiler)"},
-    {"zipped_product", 2, 2, fn_zipped_product, "zipped_product(L, tiler)"},
-    {"tiled_product", 2, 2, fn_tiled_product, "tiled_product(L, tiler)"},
-    {"flat_product", 2, 2, fn_flat_product, "flat_product(L, tiler)"},
-    {"blocked_product", 2, 2, fn_blocked_product, "blocked_product(A, B)"},
-    {"raked_product", 2, 2, fn_raked_product, "raked_product(A, B)"},
-    {"make_layout", 1, EXPR_MAX_ARGS, fn_make_layout, "make_layout(shape[, stride]) or make_layout(L0, L1, ...)"},
-    {"make_identity_layout", 1, 1, fn_identity, "make_identity_layout(shape)"},
-    {"size", 1, 1, fn_size, "size(x)"},
-    {"cosize", 1, 1, fn_cosize, "cosize(L)"},
-    {"rank", 1, 1, fn_rank, "rank(x)"},
-    {"depth", 1, 1, fn_depth, "depth(x)"},
-    {"shape", 1, 1, fn_shape, "shape(L)"},
-    {"stride", 1, 1, fn_stride, "stride(L)"},
-    {"get", 2, EXPR_MAX_ARGS, fn_get, "get(x, i[, j, ...])"},
-    {"eval", 2, 2, fn_eval, "eval(L, coordinate)"},
-    {"slice", 2, 2, fn_slice, "slice(L, coordinate with _)"},
-    {"slice_offset", 2, 2, fn_slice_offset, "slice_offset(L, coordinate with _)"},
-    {"flatten", 1, 1, fn_flatten, "flatten(x)"},
-    {"prefix_product", 1, 1, fn_prefix_product, "prefix_product(t)"},
-    {"shape_div", 2, 2, fn_shape_div, "shape_div(a, b)"},
-    {"idx2crd", 2, 3, fn_idx2crd, "idx2crd(index, shape[, stride])"},
-    {"crd2idx", 2, 3, fn_crd2idx, "crd2idx(coordinate, shape[, stride])"},
-    {"max_common_vector", 2, 2, fn_max_common_vector, "max_common_vector(A, B)"},
+} function;
+
+/* The row of each arranged divide and product (TL_ARRANGED). */
+#define ARRANGED_FUNCTION(name, op, how) {#name, 2, 2, .binary = tv_##name, .usage = #name "(L, tiler)"},
+
+static const function functions[] = {
+    {"composition", 2, 2, .binary = tv_composition, .usage = "composition(A, B)"},
+    {"complement", 1, 2, .binary = tv_complement, .usage = "complement(L[, cotarget])"},
+    {"coalesce", 1, 2, .binary = tv_coalesce, .usage = "coalesce(L[, profile])"},
+    {"filter", 1, 2, .binary = tv_filter, .usage = "filter(L[, profile])"},
+    {"right_inverse", 1, 1, .unary = tv_right_inverse, .usage = "right_inverse(L)"},
+    {"left_inverse", 1, 1, .unary = tv_left_inverse, .usage = "left_inverse(L)"},
+    TL_ARRANGED(ARRANGED_FUNCTION)
+    {"blocked_product", 2, 2, .binary = tv_blocked_product, .usage = "blocked_product(A, B)"},
+    {"raked_product", 2, 2, .binary = tv_raked_product, .usage = "raked_product(A, B)"},
+    {"make_layout", 1, 0, .impl = fn_make_layout, .usage = "make_layout(shape[, stride]) or make_layout(L0, L1, ...)"},
+    {"make_identity_layout", 1, 1, .unary = tv_identity, .usage = "make_identity_layout(shape)"},
+    {"size", 1, 1, .query = tv_size, .usage = "size(x)"},
+    {"cosize", 1, 1, .query = tv_cosize, .usage = "cosize(L)"},
+    {"rank", 1, 1, .query = tv_rank, .usage = "rank(x)"},
+    {"depth", 1, 1, .query = tv_depth, .usage = "depth(x)"},
+    {"shape", 1, 1, .unary = tv_shape, .usage = "shape(L)"},
+    {"stride", 1, 1, .unary = tv_stride, .usage = "stride(L)"},
+    {"get", 2, 0, .impl = fn_get, .usage = "get(x, i[, j, ...])"},
+    {"eval", 2, 2, .impl = fn_eval, .usage = "eval(L, coordinate)"},
+    {"slice", 2, 2, .impl = fn_slice, .usage = "slice(L, coordinate with _)"},
+    {"slice_offset", 2, 2, .impl = fn_slice_offset, .usage = "slice_offset(L, coordinate with _)"},
+    {"flatten", 1, 1, .unary = tv_flatten, .usage = "flatten(x)"},
+    {"prefix_product", 1, 1, .unary = tv_prefix_product, .usage = "prefix_product(t)"},
+    {"shape_div", 2, 2, .binary = tv_shape_div, .usage = "shape_div(a, b)"},
+    {"idx2crd", 2, 3, .impl = fn_idx2crd, .usage = "idx2crd(index, shape[, stride])"},
+    {"crd2idx", 2, 3, .impl = fn_crd2idx, .usage = "crd2idx(coordinate, shape[, stride])"},
+    {"max_common_vector", 2, 2, .impl = fn_max_common_vector, .usage = "max_common_vector(A, B)"},
 };
+#undef ARRANGED_FUNCTION
+
+/* Calls `f` on its n arguments (already counted against its arity). */
+static int call_function(tl_ctx *c, const function *f, tl_value *a, int n, tl_value *out) {
+    if (f->unary)
+        return f->unary(c, &a[0], out);
+    if (f->binary)
+        return f->binary(c, &a[0], n > 1 ? &a[1] : NULL, out);
+    if (f->query) {
+        int64_t v = 0;
+        return int_result(c, f->query(c, &a[0], &v), &v, out);
+    }
+    return f->impl(c, a, n, out);
+}
 
 static int parse_expr(tl_ctx *c, tl_scan *s, tl_value *out, int depth);
 
@@ -246,12 +172,13 @@ static int parse_call(tl_ctx *c, tl_scan *s, const char *name, size_t len, tl_va
             return 0;
         }
     }
-    if (n < functions[f].min_args || n > functions[f].max_args) {
-        tl_fail(c, "%s takes %d to %d arguments, got %d: %s", functions[f].name, functions[f].min_args,
-                functions[f].max_args, n, functions[f].usage);
+    const int most = functions[f].max_args ? functions[f].max_args : EXPR_MAX_ARGS;
+    if (n < functions[f].min_args || n > most) {
+        tl_fail(c, "%s takes %d to %d arguments, got %d: %s", functions[f].name, functions[f].min_args, most, n,
+                functions[f].usage);
         return 0;
     }
-    return functions[f].impl(c, args, n, out);
+    return call_function(c, &functions[f], args, n, out);
 }
 
 static int parse_expr(tl_ctx *c, tl_scan *s, tl_value *out, int depth) {

@@ -51,6 +51,20 @@ tl_node *tl_right_inverse(tl_ctx *c, const tl_node *layout);
 tl_node *tl_left_inverse(tl_ctx *c, const tl_node *layout);
 
 typedef enum { TL_LOGICAL, TL_ZIPPED, TL_TILED, TL_FLAT } tl_arrangement;
+
+/* The eight divides and products that differ only in how they arrange the
+ * result's modes, as X(name, operation, arrangement): one list that the
+ * operations (layout/value.h), the public API and the calculator expand. */
+#define TL_ARRANGED(X)                      \
+    X(logical_divide, divide, TL_LOGICAL)   \
+    X(zipped_divide, divide, TL_ZIPPED)     \
+    X(tiled_divide, divide, TL_TILED)       \
+    X(flat_divide, divide, TL_FLAT)         \
+    X(logical_product, product, TL_LOGICAL) \
+    X(zipped_product, product, TL_ZIPPED)   \
+    X(tiled_product, product, TL_TILED)     \
+    X(flat_product, product, TL_FLAT)
+
 tl_node *tl_divide(tl_ctx *c, const tl_node *a, const tl_node *tiler, tl_arrangement how);
 tl_node *tl_product_op(tl_ctx *c, const tl_node *a, const tl_node *tiler, tl_arrangement how);
 /* C++ blocked_product (raked = 0) or raked_product (raked = 1). */

@@ -62,22 +62,20 @@ void *tl_alloc(tl_ctx *c, size_t bytes) {
     return p;
 }
 
+/* Records that `a op b` overflows 64-bit integers; 0 is checked arithmetic's result then. */
+static int64_t overflowed(tl_ctx *c, int64_t a, char op, int64_t b) {
+    tl_fail(c, "%lld %c %lld overflows 64-bit integers", (long long)a, op, (long long)b);
+    return 0;
+}
+
 int64_t tl_mul(tl_ctx *c, int64_t a, int64_t b) {
     int64_t r;
-    if (__builtin_mul_overflow(a, b, &r)) {
-        tl_fail(c, "%lld * %lld overflows 64-bit integers", (long long)a, (long long)b);
-        return 0;
-    }
-    return r;
+    return __builtin_mul_overflow(a, b, &r) ? overflowed(c, a, '*', b) : r;
 }
 
 int64_t tl_add(tl_ctx *c, int64_t a, int64_t b) {
     int64_t r;
-    if (__builtin_add_overflow(a, b, &r)) {
-        tl_fail(c, "%lld + %lld overflows 64-bit integers", (long long)a, (long long)b);
-        return 0;
-    }
-    return r;
+    return __builtin_add_overflow(a, b, &r) ? overflowed(c, a, '+', b) : r;
 }
 
 int64_t tl_ceil_div(int64_t a, int64_t b) { return -tl_floor_div(-a, b); }
@@ -243,27 +241,25 @@ int tl_congruent(const tl_node *a, const tl_node *b) {
     return 1;
 }
 
-int tl_has_under(const tl_node *x) {
-    if (x->kind == TL_UNDER)
-        return 1;
-    if (x->kind == TL_INT)
-        return 0;
+/* Whether `holds` is true of a leaf or '_' of x (a tuple's or tiler's modes, at any depth). */
+static int any_leaf(const tl_node *x, int (*holds)(const tl_node *)) {
+    if (x->kind == TL_INT || x->kind == TL_UNDER)
+        return holds(x);
     for (int i = 0; i < x->rank; i++)
-        if (tl_has_under(x->child[i]))
+        if (any_leaf(x->child[i], holds))
             return 1;
     return 0;
 }
 
-int tl_has_basis(const tl_node *x) {
-    if (x->kind == TL_INT)
-        return x->stride.basis >= 0 && x->stride.value != 0;
-    if (x->kind == TL_UNDER)
-        return 0;
-    for (int i = 0; i < x->rank; i++)
-        if (tl_has_basis(x->child[i]))
-            return 1;
-    return 0;
+static int is_under(const tl_node *x) { return x->kind == TL_UNDER; }
+
+static int has_basis_stride(const tl_node *x) {
+    return x->kind == TL_INT && x->stride.basis >= 0 && x->stride.value != 0;
 }
+
+int tl_has_under(const tl_node *x) { return any_leaf(x, is_under); }
+
+int tl_has_basis(const tl_node *x) { return any_leaf(x, has_basis_stride); }
 
 tl_node *tl_copy(tl_ctx *c, const tl_node *x) {
     if (x->kind == TL_UNDER)
@@ -303,24 +299,35 @@ void tl_text_printf(tl_text *t, const char *fmt, ...) {
     tl_text_put(t, buf);
 }
 
-/* Prints the tree with `leaf` printing each leaf. */
-static void print_tree(tl_text *t, const tl_node *x, void (*leaf)(tl_text *, const tl_node *)) {
+/* A bracketed notation: which nodes are groups of modes, the brackets
+ * around a group's modes, and how any other node but '_' is printed. */
+typedef struct notation {
+    int (*is_group)(const tl_node *x);
+    const char *open, *close;
+    void (*item)(tl_text *t, const tl_node *x);
+} notation;
+
+/* Prints x in notation `n`: '_', a group's modes in brackets separated by commas, or an item. */
+static void print_nested(tl_text *t, const tl_node *x, const notation *n) {
     if (x->kind == TL_UNDER) {
         tl_text_put(t, "_");
         return;
     }
-    if (x->kind == TL_INT) {
-        leaf(t, x);
+    if (!n->is_group(x)) {
+        n->item(t, x);
         return;
     }
-    tl_text_put(t, "(");
+    tl_text_put(t, n->open);
     for (int i = 0; i < x->rank; i++) {
         if (i)
             tl_text_put(t, ",");
-        print_tree(t, x->child[i], leaf);
+        print_nested(t, x->child[i], n);
     }
-    tl_text_put(t, ")");
+    tl_text_put(t, n->close);
 }
+
+static int is_tuple_or_tiler(const tl_node *x) { return x->kind != TL_INT; }
+static int is_tiler(const tl_node *x) { return x->kind == TL_TILER; }
 
 static void print_value(tl_text *t, const tl_node *x) { tl_text_printf(t, "%lld", (long long)x->value); }
 
@@ -331,8 +338,15 @@ static void print_stride_leaf(tl_text *t, const tl_node *x) {
         tl_text_printf(t, "%lld", (long long)x->stride.value);
 }
 
-void tl_print_shape(tl_text *t, const tl_node *x) { print_tree(t, x, print_value); }
-void tl_print_stride(tl_text *t, const tl_node *x) { print_tree(t, x, print_stride_leaf); }
+void tl_print_shape(tl_text *t, const tl_node *x) {
+    static const notation shape = {is_tuple_or_tiler, "(", ")", print_value};
+    print_nested(t, x, &shape);
+}
+
+void tl_print_stride(tl_text *t, const tl_node *x) {
+    static const notation stride = {is_tuple_or_tiler, "(", ")", print_stride_leaf};
+    print_nested(t, x, &stride);
+}
 
 void tl_print_layout(tl_text *t, const tl_node *x) {
     tl_print_shape(t, x);
@@ -341,21 +355,8 @@ void tl_print_layout(tl_text *t, const tl_node *x) {
 }
 
 void tl_print_tiler(tl_text *t, const tl_node *x) {
-    if (x->kind == TL_UNDER) {
-        tl_text_put(t, "_");
-        return;
-    }
-    if (x->kind != TL_TILER) {
-        tl_print_layout(t, x);
-        return;
-    }
-    tl_text_put(t, "<");
-    for (int i = 0; i < x->rank; i++) {
-        if (i)
-            tl_text_put(t, ",");
-        tl_print_tiler(t, x->child[i]);
-    }
-    tl_text_put(t, ">");
+    static const notation tiler = {is_tiler, "<", ">", tl_print_layout};
+    print_nested(t, x, &tiler);
 }
 
 void tl_vec_add(tl_ctx *c, tl_vec *v, tl_stride d, int64_t k) {

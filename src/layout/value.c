@@ -3,7 +3,17 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/names.h"
 #include "layout/value.h"
+
+/* Each kind of value as the sentences name it. */
+static const tess_named kind_names[] = {
+    {TESS_LAYOUT_TUPLE, "an integer tuple"},
+    {TESS_LAYOUT_PLAIN, "a layout"},
+    {TESS_LAYOUT_SWIZZLED, "a swizzled layout"},
+    {TESS_LAYOUT_TILER, "a tiler"},
+    {TESS_LAYOUT_SWIZZLE, "a swizzle"},
+};
 
 tl_value tv_of(tess_layout_kind kind, tl_node *node) {
     tl_value v;
@@ -191,16 +201,7 @@ tess_status tv_emit(tl_ctx *c, int good, const tl_text *t, char *buf, size_t cap
 
 /* ---- conversions ---- */
 
-static const char *kind_name(tess_layout_kind k) {
-    switch (k) {
-    case TESS_LAYOUT_TUPLE: return "an integer tuple";
-    case TESS_LAYOUT_PLAIN: return "a layout";
-    case TESS_LAYOUT_SWIZZLED: return "a swizzled layout";
-    case TESS_LAYOUT_TILER: return "a tiler";
-    case TESS_LAYOUT_SWIZZLE: return "a swizzle";
-    }
-    return "an unknown value";
-}
+static const char *kind_name(tess_layout_kind k) { return TESS_NAME_OF(kind_names, k, "an unknown value"); }
 
 tl_node *tv_layout(tl_ctx *c, const tl_value *v, const char *what) {
     if (v->kind == TESS_LAYOUT_PLAIN)
@@ -269,7 +270,7 @@ int tv_cosize(tl_ctx *c, const tl_value *x, int64_t *out) {
     return c->status == TESS_STATUS_SUCCESS;
 }
 
-int tv_rank(tl_ctx *c, const tl_value *x, int *out) {
+int tv_rank(tl_ctx *c, const tl_value *x, int64_t *out) {
     if (x->kind == TESS_LAYOUT_SWIZZLE) {
         tl_fail(c, "rank: a swizzle has no modes");
         return 0;
@@ -278,7 +279,7 @@ int tv_rank(tl_ctx *c, const tl_value *x, int *out) {
     return 1;
 }
 
-int tv_depth(tl_ctx *c, const tl_value *x, int *out) {
+int tv_depth(tl_ctx *c, const tl_value *x, int64_t *out) {
     if (x->kind == TESS_LAYOUT_SWIZZLE) {
         tl_fail(c, "depth: a swizzle has no modes");
         return 0;
@@ -437,24 +438,41 @@ int tv_left_inverse(tl_ctx *c, const tl_value *x, tl_value *out) {
     return l && ok(c, out, TESS_LAYOUT_PLAIN, tl_left_inverse(c, l));
 }
 
-int tv_divide(tl_ctx *c, const tl_value *a, const tl_value *tiler, tl_arrangement how, tl_value *out) {
+static int tv_divide(tl_ctx *c, const tl_value *a, const tl_value *tiler, tl_arrangement how, tl_value *out) {
     tl_node *l = tv_base_layout(c, a, "divide"), *t = tv_tiler(c, tiler, "divide: the tiler");
     if (!l || !t)
         return 0;
     return keep_swizzle(c, a, tl_divide(c, l, t, how), out);
 }
 
-int tv_product(tl_ctx *c, const tl_value *a, const tl_value *tiler, tl_arrangement how, tl_value *out) {
+static int tv_product(tl_ctx *c, const tl_value *a, const tl_value *tiler, tl_arrangement how, tl_value *out) {
     tl_node *l = tv_layout(c, a, "product"), *t = tv_tiler(c, tiler, "product: the tiler");
     return l && t && ok(c, out, TESS_LAYOUT_PLAIN, tl_product_op(c, l, t, how));
 }
 
-int tv_blocked_product(tl_ctx *c, const tl_value *a, const tl_value *b, int raked, tl_value *out) {
+/* Each arranged divide or product: tv_divide or tv_product with its arrangement. */
+#define TV_ARRANGED_DEFINE(name, op, how)                                                    \
+    int tv_##name(tl_ctx *c, const tl_value *a, const tl_value *tiler, tl_value *out) {       \
+        return tv_##op(c, a, tiler, how, out);                                               \
+    }
+TL_ARRANGED(TV_ARRANGED_DEFINE)
+#undef TV_ARRANGED_DEFINE
+
+/* C++ blocked_product (raked 0) or raked_product (raked 1). */
+static int rank_product(tl_ctx *c, const tl_value *a, const tl_value *b, int raked, tl_value *out) {
     const char *name = raked ? "raked_product" : "blocked_product";
     tl_node *l = tv_layout(c, a, name), *r = tv_layout(c, b, name);
     if (!l || !r)
         return 0;
     return ok(c, out, TESS_LAYOUT_PLAIN, tl_rank_product(c, l, r, raked));
+}
+
+int tv_blocked_product(tl_ctx *c, const tl_value *a, const tl_value *b, tl_value *out) {
+    return rank_product(c, a, b, 0, out);
+}
+
+int tv_raked_product(tl_ctx *c, const tl_value *a, const tl_value *b, tl_value *out) {
+    return rank_product(c, a, b, 1, out);
 }
 
 int tv_max_common_vector(tl_ctx *c, const tl_value *a, const tl_value *b, int64_t *out) {

@@ -44,10 +44,17 @@ int tv_make_swizzle(tl_ctx *c, int bits, int base, int shift, tl_value *out);
 tess_status tv_emit(tl_ctx *c, int good, const tl_text *t, char *buf, size_t cap, size_t *length);
 
 /* ---- operations (1 on success; on failure the context holds the sentence) ---- */
+/* The shapes most operations share, so that the public API and the
+ * calculator call them alike. A binary operation's b may be NULL where it
+ * is optional (a profile, a cotarget, a stride). */
+typedef int (*tv_unary)(tl_ctx *c, const tl_value *x, tl_value *out);
+typedef int (*tv_binary)(tl_ctx *c, const tl_value *a, const tl_value *b, tl_value *out);
+typedef int (*tv_query)(tl_ctx *c, const tl_value *x, int64_t *out);
+
 int tv_size(tl_ctx *c, const tl_value *x, int64_t *out);
 int tv_cosize(tl_ctx *c, const tl_value *x, int64_t *out);
-int tv_rank(tl_ctx *c, const tl_value *x, int *out);
-int tv_depth(tl_ctx *c, const tl_value *x, int *out);
+int tv_rank(tl_ctx *c, const tl_value *x, int64_t *out);
+int tv_depth(tl_ctx *c, const tl_value *x, int64_t *out);
 int tv_shape(tl_ctx *c, const tl_value *x, tl_value *out);
 int tv_stride(tl_ctx *c, const tl_value *x, tl_value *out);
 int tv_mode(tl_ctx *c, const tl_value *x, int i, tl_value *out);
@@ -60,9 +67,13 @@ int tv_composition(tl_ctx *c, const tl_value *a, const tl_value *b, tl_value *ou
 int tv_complement(tl_ctx *c, const tl_value *x, const tl_value *cotarget, tl_value *out);
 int tv_right_inverse(tl_ctx *c, const tl_value *x, tl_value *out);
 int tv_left_inverse(tl_ctx *c, const tl_value *x, tl_value *out);
-int tv_divide(tl_ctx *c, const tl_value *a, const tl_value *tiler, tl_arrangement how, tl_value *out);
-int tv_product(tl_ctx *c, const tl_value *a, const tl_value *tiler, tl_arrangement how, tl_value *out);
-int tv_blocked_product(tl_ctx *c, const tl_value *a, const tl_value *b, int raked, tl_value *out);
+/* tv_logical_divide, tv_zipped_divide, ..., tv_flat_product (TL_ARRANGED). */
+#define TV_ARRANGED_DECLARE(name, op, how) \
+    int tv_##name(tl_ctx *c, const tl_value *a, const tl_value *tiler, tl_value *out);
+TL_ARRANGED(TV_ARRANGED_DECLARE)
+#undef TV_ARRANGED_DECLARE
+int tv_blocked_product(tl_ctx *c, const tl_value *a, const tl_value *b, tl_value *out);
+int tv_raked_product(tl_ctx *c, const tl_value *a, const tl_value *b, tl_value *out);
 int tv_max_common_vector(tl_ctx *c, const tl_value *a, const tl_value *b, int64_t *out);
 int tv_make_layout(tl_ctx *c, const tl_value *shape, const tl_value *stride, tl_value *out);
 int tv_concat(tl_ctx *c, const tl_value *modes, int count, tl_value *out);

@@ -54,15 +54,27 @@ typedef struct tess_small_format {
     uint32_t max_code;
     uint32_t overflow_code;
     uint32_t nan_code;
-    int sign_shift; /* position of the sign bit: total width - 1 */
+    int sign_shift;    /* position of the sign bit: total width - 1 */
+    int ieee_specials; /* the top exponent holds inf/NaN (f16, e5m2); else only nan_code is special (e4m3) */
 } tess_small_format;
 
 /* f16: 5 exponent bits (bias 15), 10 mantissa bits; 0x7bff = 65504, 0x7c00 = inf. */
-#define TESS_FORMAT_F16 {10, 15, 0x7bffu, 0x7c00u, 0x7e00u, 15}
+TESS_HD tess_small_format tess_format_f16(void) {
+    const tess_small_format f = {10, 15, 0x7bffu, 0x7c00u, 0x7e00u, 15, 1};
+    return f;
+}
+
 /* e4m3 (OCP "fn"): bias 7, 3 mantissa bits; 0x7e = 448; S.1111.111 is the only NaN. */
-#define TESS_FORMAT_E4M3 {3, 7, 0x7eu, 0x7eu, 0x7fu, 7}
+TESS_HD tess_small_format tess_format_e4m3(void) {
+    const tess_small_format f = {3, 7, 0x7eu, 0x7eu, 0x7fu, 7, 0};
+    return f;
+}
+
 /* e5m2: bias 15, 2 mantissa bits; 0x7b = 57344; saturating, so overflow stays 0x7b. */
-#define TESS_FORMAT_E5M2 {2, 15, 0x7bu, 0x7bu, 0x7fu, 7}
+TESS_HD tess_small_format tess_format_e5m2(void) {
+    const tess_small_format f = {2, 15, 0x7bu, 0x7bu, 0x7fu, 7, 1};
+    return f;
+}
 
 /* Rounds float32 to the format `fmt` (round to nearest, ties to even). */
 TESS_HD uint32_t tess_f32_to_small(float f, tess_small_format fmt) {
@@ -97,18 +109,17 @@ TESS_HD uint32_t tess_f32_to_small(float f, tess_small_format fmt) {
     return sign | r;
 }
 
-/* Exact float32 value of a code of `fmt`. ieee_specials: the top exponent
- * holds inf/NaN (f16, e5m2); otherwise only nan_code is special (e4m3). */
-TESS_HD float tess_small_to_f32(uint32_t code, tess_small_format fmt, int ieee_specials) {
+/* Exact float32 value of a code of `fmt`. */
+TESS_HD float tess_small_to_f32(uint32_t code, tess_small_format fmt) {
     uint32_t sign = (code >> fmt.sign_shift) & 1u;
     uint32_t mag = code & ((1u << fmt.sign_shift) - 1u);
     uint32_t e = mag >> fmt.man_bits;
     uint32_t m = mag & ((1u << fmt.man_bits) - 1u);
     uint32_t e_max = (1u << (fmt.sign_shift - fmt.man_bits)) - 1u;
     uint32_t bits;
-    if (ieee_specials && e == e_max) {
+    if (fmt.ieee_specials && e == e_max) {
         bits = m ? 0x7fc00000u : 0x7f800000u;
-    } else if (!ieee_specials && mag == fmt.nan_code) {
+    } else if (!fmt.ieee_specials && mag == fmt.nan_code) {
         bits = 0x7fc00000u;
     } else if (e != 0) {
         bits = ((e - (uint32_t)fmt.bias + 127u) << 23) | (m << (23 - fmt.man_bits));
@@ -130,35 +141,12 @@ TESS_HD uint16_t tess_f32_to_bf16_soft(float f) {
 
 TESS_HD float tess_bf16_to_f32_soft(uint16_t h) { return tess_f32_from_bits((uint32_t)h << 16); }
 
-TESS_HD uint16_t tess_f32_to_f16_soft(float f) {
-    tess_small_format fmt = TESS_FORMAT_F16;
-    return (uint16_t)tess_f32_to_small(f, fmt);
-}
-
-TESS_HD float tess_f16_to_f32_soft(uint16_t h) {
-    tess_small_format fmt = TESS_FORMAT_F16;
-    return tess_small_to_f32(h, fmt, 1);
-}
-
-TESS_HD uint8_t tess_f32_to_e4m3_soft(float f) {
-    tess_small_format fmt = TESS_FORMAT_E4M3;
-    return (uint8_t)tess_f32_to_small(f, fmt);
-}
-
-TESS_HD float tess_e4m3_to_f32_soft(uint8_t c) {
-    tess_small_format fmt = TESS_FORMAT_E4M3;
-    return tess_small_to_f32(c, fmt, 0);
-}
-
-TESS_HD uint8_t tess_f32_to_e5m2_soft(float f) {
-    tess_small_format fmt = TESS_FORMAT_E5M2;
-    return (uint8_t)tess_f32_to_small(f, fmt);
-}
-
-TESS_HD float tess_e5m2_to_f32_soft(uint8_t c) {
-    tess_small_format fmt = TESS_FORMAT_E5M2;
-    return tess_small_to_f32(c, fmt, 1);
-}
+TESS_HD uint16_t tess_f32_to_f16_soft(float f) { return (uint16_t)tess_f32_to_small(f, tess_format_f16()); }
+TESS_HD float tess_f16_to_f32_soft(uint16_t h) { return tess_small_to_f32(h, tess_format_f16()); }
+TESS_HD uint8_t tess_f32_to_e4m3_soft(float f) { return (uint8_t)tess_f32_to_small(f, tess_format_e4m3()); }
+TESS_HD float tess_e4m3_to_f32_soft(uint8_t c) { return tess_small_to_f32(c, tess_format_e4m3()); }
+TESS_HD uint8_t tess_f32_to_e5m2_soft(float f) { return (uint8_t)tess_f32_to_small(f, tess_format_e5m2()); }
+TESS_HD float tess_e5m2_to_f32_soft(uint8_t c) { return tess_small_to_f32(c, tess_format_e5m2()); }
 
 /* The conversions kernels and host code use: the hardware's instructions on
  * the device (the same results, proven by tests/gpu/test_convert.cu), the

@@ -21,6 +21,7 @@
 #include <cuda_runtime_api.h>
 
 #include "core/matrix.h"
+#include "core/names.h"
 #include "ref/convert.h"
 #include "ref/random.h"
 #include "ref/ref_gemm.h"
@@ -297,14 +298,15 @@ static float *random_factors(int64_t count, tess_rng *r) {
     return d;
 }
 
+/* A scale recipe as the rows and the CSV name it ("none": no factors). */
 static const char *scale_name(int mode) {
-    switch (mode) {
-    case TESS_SCALE_TENSOR: return "tensor";
-    case TESS_SCALE_OUTER_VEC: return "outer";
-    case TESS_SCALE_BLOCK_1x128: return "1x128";
-    case TESS_SCALE_BLOCK_128x128: return "128x128";
-    }
-    return "none";
+    static const tess_named names[] = {
+        {TESS_SCALE_TENSOR, "tensor"},
+        {TESS_SCALE_OUTER_VEC, "outer"},
+        {TESS_SCALE_BLOCK_1x128, "1x128"},
+        {TESS_SCALE_BLOCK_128x128, "128x128"},
+    };
+    return TESS_NAME_OF(names, mode, "none");
 }
 
 /* Benchmarks one problem with every provider; prints a row per provider and appends to the CSV. */
