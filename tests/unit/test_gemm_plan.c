@@ -546,10 +546,41 @@ static void test_h200_choices(void) {
     }
 }
 
+/* Plans are identified by name (the run call finds the kernel again by it):
+ * every plan of a problem is found again, each to a kernel whose tile is
+ * the plan's; a name no plan of the problem has (another stage count,
+ * another problem's types, a family's prefix alone) is found nowhere. */
+static void test_plans_by_name(void) {
+    enum { CAP = 64 };
+    tess_gemm_desc g = problem(4096, 4096, 4096), f16 = g;
+    f16.a.dtype = f16.b.dtype = TESS_DTYPE_F16;
+    tess_plan plans[CAP];
+    const int count = tess_gemm_candidates(NULL, &g, TESS_GEMM_WORKSPACE_BYTES, plans, CAP);
+    CHECK(count > 8);
+    for (int i = 0; i < count && i < CAP; i++) {
+        const tess_gemm_kernel *k = tess_sm90_kernel(tess_sm90_dense_plan_kernel(NULL, &g, &plans[i]));
+        CHECKF(k && k->tile_n == plans[i].tile_n && k->stages == plans[i].stages, "%s not found again",
+               plans[i].name);
+        CHECKF(tess_sm90_dense_plan_kernel(NULL, &f16, &plans[i]) < 0, "%s found for an f16 problem", plans[i].name);
+    }
+    tess_plan wrong = plans[0];
+    char *stages = strstr(wrong.name, "_s4_");
+    if (CHECK(stages != NULL)) {
+        stages[2] = '7'; /* no 7-stage kernel of this tile */
+        CHECK(tess_sm90_dense_plan_kernel(NULL, &g, &wrong) < 0);
+    }
+    snprintf(wrong.name, sizeof wrong.name, "sm90_");
+    CHECK(tess_sm90_dense_plan_kernel(NULL, &g, &wrong) < 0);
+    CHECK(tess_family_of_plan(&wrong) != NULL);
+    snprintf(wrong.name, sizeof wrong.name, "sm100_bf16_tn_256x256x64");
+    CHECK(tess_family_of_plan(&wrong) == NULL);
+}
+
 int main(void) {
     tess_rng_seed(&rng, check_seed());
     test_refusals();
     test_plans();
+    test_plans_by_name();
     test_gemv_plans();
     test_suite_choices();
     test_h200_choices();
