@@ -65,14 +65,12 @@ TESS_API tess_status tess_gemm_workspace_size(tess_handle handle, const tess_gem
 TESS_API tess_status tess_gemm_scaled(tess_handle handle, const tess_gemm_desc *desc, const tess_plan *plan,
                                       const void *a, const float *a_scale, const void *b, const float *b_scale,
                                       const void *c, void *d) {
-    tess_operands operands = {a, a_scale, b, b_scale, c, d, NULL};
+    const tess_operands operands = {a, a_scale, b, b_scale, c, d, NULL}; /* C: read where beta != 0 (tess_epilogue_of) */
     tess_gemm_desc full;
     const tess_problem problem = {&full, NULL};
     tess_status s = prepare(handle, desc, &operands, &full, "tess_gemm");
     if (s != TESS_STATUS_SUCCESS)
         return s;
-    if (full.beta == 0.0f)
-        operands.c = NULL; /* C is read only where beta is not 0 */
     return tess_family_run(handle, &problem, plan, handle->workspace_bytes, &operands, "tess_gemm");
 }
 

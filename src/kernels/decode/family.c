@@ -180,28 +180,33 @@ static void plans(const tess_device_info *info, const tess_problem *problem, siz
     }
 }
 
-const tess_gemv_kernel *tess_decode_plan_kernel(const tess_gemm_desc *d, const tess_plan *plan) {
+/* The kernel of the GEMV plan named plan->name for problem d, and the plan
+ * it makes (*made), or NULL. */
+static const tess_gemv_kernel *plan_kernel(const tess_gemm_desc *d, const tess_plan *plan, tess_plan *made) {
     for (int g = 0; g < tess_gemv_kernel_count(); g++) {
         if (!gemv_offered(d, g))
             continue;
-        tess_plan made;
-        describe(tess_gemv_kernel_at(g), d, &made);
-        if (strcmp(made.name, plan->name) == 0)
+        describe(tess_gemv_kernel_at(g), d, made);
+        if (strcmp(made->name, plan->name) == 0)
             return tess_gemv_kernel_at(g);
     }
     return NULL;
 }
 
+const tess_gemv_kernel *tess_decode_plan_kernel(const tess_gemm_desc *d, const tess_plan *plan) {
+    tess_plan made;
+    return plan_kernel(d, plan, &made);
+}
+
 static tess_status run(tess_handle h, const tess_problem *problem, const tess_plan *plan, const tess_operands *o) {
     const tess_gemm_desc *desc = problem->gemm;
-    const tess_gemv_kernel *k = desc ? tess_decode_plan_kernel(desc, plan) : NULL;
+    tess_plan made;
+    const tess_gemv_kernel *k = desc ? plan_kernel(desc, plan, &made) : NULL;
     if (!k)
         return tess_fail(TESS_STATUS_INVALID_VALUE,
                          "tess_gemm: plan %s is none of the GEMV plans for this problem (another type, layout or "
                          "shape)",
                          plan->name);
-    tess_plan made;
-    describe(k, desc, &made);
     if (made.grid != plan->grid)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: plan %s was made for another problem", plan->name);
     tess_gemv_params p;

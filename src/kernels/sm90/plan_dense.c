@@ -116,14 +116,10 @@ tess_status tess_sm90_dense_run(tess_handle h, const tess_gemm_desc *desc, const
                          "tess_gemm: plan %s is none of the plans tess_gemm_plans makes for this problem (another "
                          "type, layout or shape)",
                          plan->name);
+    /* (tess_family_run has checked plan->workspace_bytes against the handle's.) */
     if (r.launch.grid != plan->grid || r.launch.workspace != plan->workspace_bytes)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: plan %s was made for another problem or device",
                          plan->name);
-    if (r.launch.workspace > h->workspace_bytes)
-        return tess_fail(TESS_STATUS_INSUFFICIENT_WORKSPACE,
-                         "tess_gemm: plan %s needs %zu bytes of workspace and the handle has %zu; give it more "
-                         "with tess_set_workspace (tess_gemm_workspace_size says how much)",
-                         plan->name, r.launch.workspace, h->workspace_bytes);
     const tess_gemm_kernel *k = tess_sm90_kernel(r.kernel);
     /* A transposed plan's kernel runs D^T = B^T A^T: B is its A, A its B. */
     const int transposed = plan->transposed != 0;

@@ -342,10 +342,10 @@ tess_status tess_sm90_grouped_run(tess_handle h, const tess_grouped_gemm_desc *d
                          plan->name);
     tess_plan want;
     grouped_describe(&h->info, d, index, plan->group_order, &want);
-    const int mixed = strcmp(want.name, plan->name) != 0;
-    if (mixed) { /* its second launch, as tess_sm90_grouped_plans makes it */
+    int large = -1; /* a mixed plan's 128-row kernel, in want.large_order */
+    if (strcmp(want.name, plan->name) != 0) { /* mixed: its second launch, as tess_sm90_grouped_plans makes it */
         int order = TESS_GROUP_ORDER_N_FASTEST;
-        const int large = large_groups_kernel(&h->info, d, &order);
+        large = large_groups_kernel(&h->info, d, &order);
         if (large >= 0 && is_token_tile(tess_sm90_kernel(index)))
             mixed_describe(&h->info, d, index, large, order, &want);
         if (strcmp(want.name, plan->name) != 0 || !want.large_min_rows)
@@ -363,10 +363,7 @@ tess_status tess_sm90_grouped_run(tess_handle h, const tess_grouped_gemm_desc *d
     /* Every group, or a mixed plan's smaller ones and then its larger ones. */
     const int first_max_rows = want.large_min_rows ? want.large_min_rows - 1 : INT32_MAX;
     tess_status s = grouped_launch(h, d, index, want.group_order, want.grid, 0, first_max_rows, o);
-    if (!s && want.large_min_rows) {
-        int order = TESS_GROUP_ORDER_N_FASTEST;
-        const int large = large_groups_kernel(&h->info, d, &order);
-        s = grouped_launch(h, d, large, order, want.large_grid, want.large_min_rows, INT32_MAX, o);
-    }
+    if (!s && want.large_min_rows)
+        s = grouped_launch(h, d, large, want.large_order, want.large_grid, want.large_min_rows, INT32_MAX, o);
     return s;
 }
