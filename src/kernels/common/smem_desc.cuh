@@ -21,8 +21,18 @@
 #define TESS_SW128_ATOM_BYTES 1024
 
 // Each field holds its byte value >> 4 in 14 bits (0x3FFF); the start address
-// is a shared-memory address below 2^18 (256 KiB, 0x3FFFF).
+// is a shared-memory address below 2^18 (256 KiB, 0x3FFFF). The low word
+// holds the start address and the leading byte offset, the high word the
+// stride byte offset and the swizzle mode: a tile's descriptors differ only
+// in their low words, and moving one 16-byte multiple further is an add on
+// the low word that cannot carry into the next field.
+static constexpr __host__ __device__ uint32_t smem_desc_sw128_lo(uint32_t addr, uint32_t lbo_bytes) {
+    return ((addr & 0x3FFFF) >> 4) | (((lbo_bytes >> 4) & 0x3FFF) << 16);
+}
+static constexpr __host__ __device__ uint32_t smem_desc_sw128_hi(uint32_t sbo_bytes) {
+    return ((sbo_bytes >> 4) & 0x3FFF) | (1u << 30);
+}
+TESS_DEVICE uint64_t smem_desc_of_words(uint32_t lo, uint32_t hi) { return ((uint64_t)hi << 32) | lo; }
 TESS_DEVICE uint64_t smem_desc_sw128(uint32_t addr, uint32_t lbo_bytes, uint32_t sbo_bytes) {
-    return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)((lbo_bytes >> 4) & 0x3FFF) << 16) |
-           ((uint64_t)((sbo_bytes >> 4) & 0x3FFF) << 32) | (1ull << 62);
+    return smem_desc_of_words(smem_desc_sw128_lo(addr, lbo_bytes), smem_desc_sw128_hi(sbo_bytes));
 }

@@ -72,10 +72,15 @@ struct gemm_cfg {
     // Promoting consumers keep one K block's wgmmas in flight while they
     // promote the previous block, in a third BN / 2 accumulator: 3 x 64
     // registers fit the consumer's budget for BN = 128, 3 x 96 do not for
-    // 192 (those wait for each block and take turns with the other
-    // consumer warpgroup instead).
+    // 192 (those wait for each block).
     static constexpr bool PIPELINES_PROMOTION = PROMOTES && BN <= 128;
-    static constexpr bool TAKES_MMA_TURNS = PROMOTES && !PIPELINES_PROMOTION;
+    // Whether the two consumer warpgroups of a kernel that waits for each
+    // block take turns issuing their wgmmas (mma_turn_take, mainloop.cuh).
+    // Per-tensor and per-row/column promotion do. Block-scaled kernels
+    // run free, as DeepGEMM's do: beside DeepGEMM on an H100 the turns cost
+    // 1.6% (31 block-scaled cases, geomean; 9% on a contiguous grouped case)
+    // and 1.1% held at the power cap (dev/results/fp8-ab-h100/).
+    static constexpr bool TAKES_MMA_TURNS = PROMOTES && !PIPELINES_PROMOTION && !BLOCK_SCALED;
     // A consumer warpgroup whose 64 rows all lie past a tile's rows (M <= 64
     // on 128-row tiles: the tokens of a small-M problem) skips the tile's
     // wgmmas and only follows the ring (consumer_follow_ring), leaving the
@@ -114,11 +119,11 @@ struct gemm_cfg {
     // Releases of a stage per consumer warpgroup: one, or, where consumers
     // read scale factors from the stage with ordinary loads, one per warp
     // (each warp vouches for its own reads).
-    // 256-wide tiles promoted in halves release a stage after the second
-    // half's turn barrier, a bar.sync of the warpgroup's 128 threads that
-    // follows every warp's factor reads (and orders them before the
-    // release): one release per warpgroup does.
-    static constexpr int RELEASERS = BLOCK_SCALED && !PROMOTES_IN_HALVES ? 4 : 1;
+    // 256-wide tiles promoted in halves, taking turns, release a stage after
+    // the second half's turn barrier, a bar.sync of the warpgroup's 128
+    // threads that follows every warp's factor reads (and orders them before
+    // the release): one release per warpgroup does.
+    static constexpr int RELEASERS = BLOCK_SCALED && !(PROMOTES_IN_HALVES && TAKES_MMA_TURNS) ? 4 : 1;
     // Arrivals an empty barrier waits for: every consumer of every CTA in the
     // cluster (each CTA's producer writes B into all of them).
     static constexpr int EMPTY_ARRIVALS = TESS_SM90_CONSUMERS * CLUSTER_ * RELEASERS;
@@ -178,7 +183,7 @@ struct gemm_cfg {
     // at a 16-byte aligned K block (a box's inner start must be 16-byte
     // aligned in global memory), and the producer's copies use the same place.
     static constexpr __host__ __device__ int b_factor_slot(int kb) {
-        return SCALING == TESS_SCALING_BLOCK_ROWS ? kb % TESS_TMA_FACTOR_BOX_K : 0;
+        return SCALING == TESS_SCALING_BLOCK_ROWS ? (int)((unsigned)kb % TESS_TMA_FACTOR_BOX_K) : 0;
     }
     // Block-scaled kernels: each stage's float factors, one per row of A
     // (A_FACTOR_SPAN floats), then B's (space for BN, of which BLOCK_ROWS
@@ -241,6 +246,9 @@ struct gemm_cfg {
     // unused ("assumed 1", i.e. 16 bytes) for K-major tiles.
     static constexpr uint32_t A_LBO = A_MN ? MN_CHUNK_BYTES : 16;
     static constexpr uint32_t B_LBO = B_MN ? MN_CHUNK_BYTES : 16;
+    // The high words of the A and B descriptors (smem_desc.cuh): the same for every stage and step.
+    static constexpr uint32_t A_DESC_HI = smem_desc_sw128_hi(TESS_SW128_ATOM_BYTES);
+    static constexpr uint32_t B_DESC_HI = smem_desc_sw128_hi(TESS_SW128_ATOM_BYTES);
 };
 
 // Whether this launch's block factors come by TMA with their stage's tiles

@@ -119,6 +119,7 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
         const int cw = wg - 1, t = threadIdx.x % 128, barrier = TESS_EPI_BARRIER_BASE + cw;
         char *my_staging = staging + cw * Cfg::EPI_WG_BYTES;
         float acc[Cfg::BN / 2];
+        const mma_descs descs = mma_descs_of<Cfg>(smem_a, smem_b, cw);
         bool pending = false;
         mma_turns_begin<Cfg>(cw);
         for (tess_work_cursor w = tess_work_first(&split, cluster); w.item >= 0; tess_work_next(&split, &w)) {
@@ -133,7 +134,7 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
                 continue;
             }
             const int a_shift = factors_by_tma<Cfg>(p) ? Cfg::a_factor_shift(tile.m0) : 0;
-            consumer_mma<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, cursor, w.k_begin, w.k_end, tile.n0,
+            consumer_mma<Cfg>(acc, descs, smem_scales, full, empty, cursor, w.k_begin, w.k_end, tile.n0,
                               a_shift, cw, t);
             if (tess_work_is_partial(&split, &w)) {
                 int *flag;

@@ -211,22 +211,39 @@ TESS_DEVICE void fence_accumulators(float (&acc)[N]) {
         wgmma_fence_operand(acc[i]);
 }
 
-// Issues one ring stage's wgmmas (K_STEPS of them) for consumer warpgroup
-// wg into acc, and commits them as one group; `accumulate` false overwrites
-// acc with the first product. N columns of the tile from column n0 (a
-// 256-wide promoted tile's half: Cfg::PROMOTES_IN_HALVES), or all of them.
+// The low words of a consumer warpgroup's wgmma descriptors for the ring's
+// first stage: its 64 rows of A (the second 64 rows of a K-major A stage,
+// or the second 64-row chunk) and B. Every stage's and step's descriptor is
+// an add on them (the high words are compile-time constants: Cfg::A_DESC_HI,
+// B_DESC_HI). Built once per kernel and made warp-uniform (__shfl_sync), so
+// that a wgmma's descriptor costs one add on a uniform register, not a
+// rebuild of every field per K block.
+struct mma_descs {
+    uint32_t a_lo, b_lo;
+};
+template <class Cfg>
+TESS_DEVICE mma_descs mma_descs_of(char *smem_a, char *smem_b, int wg) {
+    mma_descs d;
+    d.a_lo = __shfl_sync(0xffffffff, smem_desc_sw128_lo(smem_u32(smem_a) + wg * Cfg::MN_CHUNK_BYTES, Cfg::A_LBO), 0);
+    d.b_lo = __shfl_sync(0xffffffff, smem_desc_sw128_lo(smem_u32(smem_b), Cfg::B_LBO), 0);
+    return d;
+}
+
+// Issues one ring stage's wgmmas (K_STEPS of them) for the consumer
+// warpgroup whose descriptors are d into acc, and commits them as one group;
+// `accumulate` false overwrites acc with the first product. N columns of the
+// tile from column n0 (a 256-wide promoted tile's half:
+// Cfg::PROMOTES_IN_HALVES), or all of them.
 template <class Cfg, int N = Cfg::BN>
-TESS_DEVICE void mma_stage(float (&acc)[N / 2], char *smem_a, char *smem_b, int stage, int wg, bool accumulate,
-                           int n0 = 0) {
+TESS_DEVICE void mma_stage(float (&acc)[N / 2], const mma_descs &d, int stage, bool accumulate, int n0 = 0) {
     static_assert(N == Cfg::BN || !Cfg::B_MN, "part of a tile's columns: K-major B, whose rows are 128 bytes apart");
-    // This warpgroup's 64 rows: the second 64 rows of a K-major A stage, or the second 64-row chunk.
-    const uint32_t a = smem_u32(smem_a + stage * Cfg::A_STAGE_BYTES) + wg * Cfg::MN_CHUNK_BYTES;
-    const uint32_t bt = smem_u32(smem_b + stage * Cfg::B_STAGE_BYTES) + n0 * TESS_SM90_BK_BYTES;
+    const uint32_t a = d.a_lo + (uint32_t)(stage * Cfg::A_STAGE_BYTES) / 16;
+    const uint32_t b = d.b_lo + (uint32_t)(stage * Cfg::B_STAGE_BYTES + n0 * TESS_SM90_BK_BYTES) / 16;
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < Cfg::K_STEPS; kk++) {
-        uint64_t da = smem_desc_sw128(a + kk * Cfg::A_KSTEP_BYTES, Cfg::A_LBO, TESS_SW128_ATOM_BYTES);
-        uint64_t db = smem_desc_sw128(bt + kk * Cfg::B_KSTEP_BYTES, Cfg::B_LBO, TESS_SW128_ATOM_BYTES);
+        const uint64_t da = smem_desc_of_words(a + kk * Cfg::A_KSTEP_BYTES / 16, Cfg::A_DESC_HI);
+        const uint64_t db = smem_desc_of_words(b + kk * Cfg::B_KSTEP_BYTES / 16, Cfg::B_DESC_HI);
         wgmma_ss<N, Cfg::IN, Cfg::A_MN, Cfg::B_MN>(acc, da, db, accumulate || kk != 0);
     }
     wgmma_commit();
@@ -237,13 +254,13 @@ TESS_DEVICE void mma_stage(float (&acc)[N / 2], char *smem_a, char *smem_b, int 
 // One wgmma group stays in flight: after issuing block kb, it waits for block
 // kb - 1 and releases that slot.
 template <class Cfg>
-TESS_DEVICE void consumer_mma_tile(float (&acc)[Cfg::BN / 2], char *smem_a, char *smem_b, uint64_t *full,
+TESS_DEVICE void consumer_mma_tile(float (&acc)[Cfg::BN / 2], const mma_descs &d, uint64_t *full,
                                    uint64_t *empty, pipe_cursor &c, int k_begin, int k_end, int wg, bool releases) {
     fence_accumulators(acc);
     int previous = -1;
     for (int kb = k_begin; kb < k_end; kb++) {
         pipe_consumer_wait(full, c);
-        mma_stage<Cfg>(acc, smem_a, smem_b, c.stage, wg, kb != k_begin);
+        mma_stage<Cfg>(acc, d, c.stage, kb != k_begin);
         wgmma_wait<1>();
         if (previous >= 0 && releases)
             consumer_release<Cfg>(empty, previous);
@@ -256,16 +273,30 @@ TESS_DEVICE void consumer_mma_tile(float (&acc)[Cfg::BN / 2], char *smem_a, char
     fence_accumulators(acc);
 }
 
-// Promoting consumers take turns issuing their K blocks' wgmmas (turn
-// barriers over both consumer warpgroups' threads). Left alone,
-// the two warpgroups fall into step: their batches share the tensor cores,
-// finish together, and both promote while the tensor cores idle. Issued in
-// turn, one warpgroup's batch runs while the other promotes.
+// Promoting consumers of Cfg::TAKES_MMA_TURNS kernels take turns issuing
+// their K blocks' wgmmas (turn barriers over both consumer warpgroups'
+// threads). Left alone, the two warpgroups may fall into step: their
+// batches share the tensor cores, finish together, and both promote while
+// the tensor cores idle. Issued in turn, one warpgroup's batch runs while
+// the other promotes.
 static_assert(TESS_SM90_CONSUMERS == 2, "the turns alternate between two consumer warpgroups");
 #define TESS_MMA_TURN_THREADS (TESS_SM90_CONSUMERS * 128)
 TESS_DEVICE void mma_turn_wait(int wg) { named_barrier_sync(TESS_MMA_TURN_BARRIER_BASE + wg, TESS_MMA_TURN_THREADS); }
 TESS_DEVICE void mma_turn_pass(int wg) {
     named_barrier_arrive(TESS_MMA_TURN_BARRIER_BASE + (wg ^ 1), TESS_MMA_TURN_THREADS);
+}
+
+// Before and after a promoting consumer issues a batch of wgmmas: waits for
+// its turn, and passes it on; nothing where the kernel does not take turns.
+template <class Cfg>
+TESS_DEVICE void mma_turn_take(int wg) {
+    if (Cfg::TAKES_MMA_TURNS)
+        mma_turn_wait(wg);
+}
+template <class Cfg>
+TESS_DEVICE void mma_turn_give(int wg) {
+    if (Cfg::TAKES_MMA_TURNS)
+        mma_turn_pass(wg);
 }
 
 // Starts the turns (warpgroup 0 goes first) before a promoting consumer's
@@ -386,7 +417,7 @@ TESS_DEVICE void promotion_begin(float (&acc)[Cfg::BN / 2], int t, int a_shift, 
 // block's wgmmas before promoting; the other consumer warpgroup's wgmmas,
 // issued in turn, keep the tensor cores busy meanwhile.
 template <class Cfg>
-TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], char *smem_a, char *smem_b,
+TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], const mma_descs &d,
                                             const char *smem_scales, uint64_t *full, uint64_t *empty, pipe_cursor &c,
                                             int k_begin, int k_end, int n0, int a_shift, int wg, int t,
                                             bool releases) {
@@ -406,10 +437,10 @@ TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], char *sme
         row_factors s;
         if (FACTORS_EARLY)
             s = stage_row_factors<Cfg>(f, wg, row, kb);
-        mma_turn_wait(wg);
+        mma_turn_take<Cfg>(wg);
         fence_accumulators(part);
-        mma_stage<Cfg>(part, smem_a, smem_b, c.stage, wg, false);
-        mma_turn_pass(wg);
+        mma_stage<Cfg>(part, d, c.stage, false);
+        mma_turn_give<Cfg>(wg);
         wgmma_wait<0>();
         fence_accumulators(part);
         if (!FACTORS_EARLY)
@@ -425,13 +456,13 @@ TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], char *sme
 // (where the factors are already in registers), and promotes the half with
 // its B factor (128x128 B: the tile's h-th 128-column block).
 template <class Cfg, int H>
-TESS_DEVICE void promote_half(float (&acc)[Cfg::BN / 2], float (&part)[Cfg::MMA_N / 2], char *smem_a, char *smem_b,
+TESS_DEVICE void promote_half(float (&acc)[Cfg::BN / 2], float (&part)[Cfg::MMA_N / 2], const mma_descs &d,
                               uint64_t *empty, int stage, const row_factors &s, const float *f, int wg, int col,
                               bool releases) {
-    mma_turn_wait(wg);
+    mma_turn_take<Cfg>(wg);
     fence_accumulators(part);
-    mma_stage<Cfg, Cfg::MMA_N>(part, smem_a, smem_b, stage, wg, false, H * Cfg::MMA_N);
-    mma_turn_pass(wg);
+    mma_stage<Cfg, Cfg::MMA_N>(part, d, stage, false, H * Cfg::MMA_N);
+    mma_turn_give<Cfg>(wg);
     wgmma_wait<0>();
     fence_accumulators(part);
     if constexpr (H == 1)
@@ -446,11 +477,11 @@ TESS_DEVICE void promote_half(float (&acc)[Cfg::BN / 2], float (&part)[Cfg::MMA_
 // turns issuing, as consumer_mma_tile_promoted's do). The factors of a
 // block are read before its wgmmas, which hide their latency.
 template <class Cfg>
-TESS_DEVICE void consumer_mma_tile_promoted_halves(float (&acc)[Cfg::BN / 2], char *smem_a, char *smem_b,
+TESS_DEVICE void consumer_mma_tile_promoted_halves(float (&acc)[Cfg::BN / 2], const mma_descs &d,
                                                    const char *smem_scales, uint64_t *full, uint64_t *empty,
                                                    pipe_cursor &c, int k_begin, int k_end, int a_shift, int wg,
                                                    int t, bool releases) {
-    static_assert(Cfg::PROMOTES_IN_HALVES && Cfg::TAKES_MMA_TURNS, "256-wide promoted tiles, taking turns");
+    static_assert(Cfg::PROMOTES_IN_HALVES, "256-wide promoted tiles");
     float part[Cfg::MMA_N / 2];
     int row, col;
     promotion_begin<Cfg>(acc, t, a_shift, row, col);
@@ -458,8 +489,8 @@ TESS_DEVICE void consumer_mma_tile_promoted_halves(float (&acc)[Cfg::BN / 2], ch
         pipe_consumer_wait(full, c);
         const float *f = stage_factors<Cfg>(smem_scales, c.stage);
         const row_factors s = stage_row_factors<Cfg>(f, wg, row, kb);
-        promote_half<Cfg, 0>(acc, part, smem_a, smem_b, empty, c.stage, s, f, wg, col, releases);
-        promote_half<Cfg, 1>(acc, part, smem_a, smem_b, empty, c.stage, s, f, wg, col, releases);
+        promote_half<Cfg, 0>(acc, part, d, empty, c.stage, s, f, wg, col, releases);
+        promote_half<Cfg, 1>(acc, part, d, empty, c.stage, s, f, wg, col, releases);
         pipe_advance(c, Cfg::STAGES);
     }
 }
@@ -482,12 +513,12 @@ TESS_DEVICE void promote_finished(float (&acc)[Cfg::BN / 2], float (&done)[Cfg::
 // (`done`: K block done_kb, stage `previous`) while the new ones run.
 template <class Cfg>
 TESS_DEVICE void promote_pipelined_step(float (&acc)[Cfg::BN / 2], float (&next)[Cfg::BN / 2],
-                                        float (&done)[Cfg::BN / 2], char *smem_a, char *smem_b,
+                                        float (&done)[Cfg::BN / 2], const mma_descs &d,
                                         const char *smem_scales, uint64_t *full, uint64_t *empty, pipe_cursor &c,
                                         int &previous, int done_kb, int wg, int row, int col, bool releases) {
     pipe_consumer_wait(full, c);
     fence_accumulators(next);
-    mma_stage<Cfg>(next, smem_a, smem_b, c.stage, wg, false);
+    mma_stage<Cfg>(next, d, c.stage, false);
     promote_finished<Cfg, 1>(acc, done, smem_scales, empty, previous, done_kb, wg, row, col, releases);
     previous = c.stage;
     pipe_advance(c, Cfg::STAGES);
@@ -499,7 +530,7 @@ TESS_DEVICE void promote_pipelined_step(float (&acc)[Cfg::BN / 2], float (&next)
 // neither for the promotion nor for the other consumer warpgroup. The two
 // partial-sum accumulators alternate (part0 for blocks k_begin, k_begin + 2, ...).
 template <class Cfg>
-TESS_DEVICE void consumer_mma_tile_promoted_pipelined(float (&acc)[Cfg::BN / 2], char *smem_a, char *smem_b,
+TESS_DEVICE void consumer_mma_tile_promoted_pipelined(float (&acc)[Cfg::BN / 2], const mma_descs &d,
                                                       const char *smem_scales, uint64_t *full, uint64_t *empty,
                                                       pipe_cursor &c, int k_begin, int k_end, int a_shift, int wg,
                                                       int t, bool releases) {
@@ -511,7 +542,7 @@ TESS_DEVICE void consumer_mma_tile_promoted_pipelined(float (&acc)[Cfg::BN / 2],
         return;
     pipe_consumer_wait(full, c);
     fence_accumulators(part0);
-    mma_stage<Cfg>(part0, smem_a, smem_b, c.stage, wg, false);
+    mma_stage<Cfg>(part0, d, c.stage, false);
     int previous = c.stage;
     pipe_advance(c, Cfg::STAGES);
     for (int kb = k_begin + 1;; kb += 2) {
@@ -519,13 +550,13 @@ TESS_DEVICE void consumer_mma_tile_promoted_pipelined(float (&acc)[Cfg::BN / 2],
             promote_finished<Cfg, 0>(acc, part0, smem_scales, empty, previous, kb - 1, wg, row, col, releases);
             return;
         }
-        promote_pipelined_step<Cfg>(acc, part1, part0, smem_a, smem_b, smem_scales, full, empty, c, previous, kb - 1,
+        promote_pipelined_step<Cfg>(acc, part1, part0, d, smem_scales, full, empty, c, previous, kb - 1,
                                     wg, row, col, releases);
         if (kb + 1 >= k_end) {
             promote_finished<Cfg, 0>(acc, part1, smem_scales, empty, previous, kb, wg, row, col, releases);
             return;
         }
-        promote_pipelined_step<Cfg>(acc, part0, part1, smem_a, smem_b, smem_scales, full, empty, c, previous, kb, wg,
+        promote_pipelined_step<Cfg>(acc, part0, part1, d, smem_scales, full, empty, c, previous, kb, wg,
                                     row, col, releases);
     }
 }
@@ -534,19 +565,19 @@ TESS_DEVICE void consumer_mma_tile_promoted_pipelined(float (&acc)[Cfg::BN / 2],
 // kernel's accumulation mode.
 // a_shift: where the tile's first row's factor lies in a stage's A factors.
 template <class Cfg>
-TESS_DEVICE void consumer_mma(float (&acc)[Cfg::BN / 2], char *smem_a, char *smem_b, const char *smem_scales,
+TESS_DEVICE void consumer_mma(float (&acc)[Cfg::BN / 2], const mma_descs &d, const char *smem_scales,
                               uint64_t *full, uint64_t *empty, pipe_cursor &c, int k_begin, int k_end, int n0,
                               int a_shift, int wg, int t) {
     const bool releases = releasing_thread<Cfg>(t);
     if constexpr (Cfg::PIPELINES_PROMOTION)
-        consumer_mma_tile_promoted_pipelined<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, c, k_begin, k_end,
+        consumer_mma_tile_promoted_pipelined<Cfg>(acc, d, smem_scales, full, empty, c, k_begin, k_end,
                                                   a_shift, wg, t, releases);
     else if constexpr (Cfg::PROMOTES_IN_HALVES)
-        consumer_mma_tile_promoted_halves<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, c, k_begin, k_end,
+        consumer_mma_tile_promoted_halves<Cfg>(acc, d, smem_scales, full, empty, c, k_begin, k_end,
                                                a_shift, wg, t, releases);
     else if constexpr (Cfg::PROMOTES)
-        consumer_mma_tile_promoted<Cfg>(acc, smem_a, smem_b, smem_scales, full, empty, c, k_begin, k_end, n0,
+        consumer_mma_tile_promoted<Cfg>(acc, d, smem_scales, full, empty, c, k_begin, k_end, n0,
                                         a_shift, wg, t, releases);
     else
-        consumer_mma_tile<Cfg>(acc, smem_a, smem_b, full, empty, c, k_begin, k_end, wg, releases);
+        consumer_mma_tile<Cfg>(acc, d, full, empty, c, k_begin, k_end, wg, releases);
 }

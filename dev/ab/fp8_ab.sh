@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# FP8 A/B beside DeepGEMM in one device call. Builds tessera variants side
+# by side: this tree ("new"), this tree with each named patch applied (the
+# variant is the patch's file name), and a baseline tree (`git archive` tar,
+# "base"); with DeepGEMM's extension from ../shared/peers copied to .peers
+# (see its README). Then, for each variant: the FP8 GPU test (not for the
+# baseline), the peers' fp8.py cases (DeepGEMM timed in the same process on
+# the same data), and, time allowing, sustained.py (held at the power cap).
+# CSVs under OUT (the device returns at most 8 files), logs in /tmp/ab-logs,
+# a table of fp8.py's summaries last.
+#   bash dev/ab/fp8_ab.sh OUT BASE_TAR|- [PATCH...] [-- FP8_ARGS...]
+#     BASE_TAR "-": no baseline. FP8_ARGS go to fp8.py (e.g. --quick).
+#   env: SUSTAINED=0 skips sustained.py; AB_BUDGET_S (default 560) is the
+#   time after which no phase starts; NEW_TAR: "new" (and the patched
+#   variants) from this tar instead of the working tree.
+set -uo pipefail
+out=${1:?usage: fp8_ab.sh OUT BASE_TAR|- [PATCH...] [-- FP8_ARGS...]} base_tar=${2:?usage: fp8_ab.sh OUT BASE_TAR}
+shift 2
+patches=() fp8_args=()
+while [ $# -gt 0 ]; do
+    [ "$1" = -- ] && { shift; fp8_args=("$@"); break; }
+    patches+=("$1"); shift
+done
+here=$(pwd)
+peers=$here/.peers
+[ -f "$peers/fp8.py" ] || { echo "no .peers: copy ../shared/peers there (its README)"; exit 2; }
+export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda} PATH=/usr/local/cuda/bin:$PATH
+export DG_JIT_CACHE_DIR=${DG_JIT_CACHE_DIR:-/tmp/dg_jit_cache} PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
+export TESSERA_ROOT=$here PYTHONPATH=$peers/deepgemm:$here/python
+budget=${AB_BUDGET_S:-560}
+logs=/tmp/ab-logs
+mkdir -p "$out" "$logs" "$DG_JIT_CACHE_DIR"
+nvidia-smi --query-gpu=name,clocks.max.sm,power.limit --format=csv,noheader | tee "$out/device.txt"
+
+# The variants' sources: this tree, patched copies of it, the baseline.
+variants=(new)
+declare -A src=([new]=$here)
+if [ -n "${NEW_TAR:-}" ]; then
+    rm -rf /tmp/ab-src-new && mkdir -p /tmp/ab-src-new && tar -xf "$NEW_TAR" -C /tmp/ab-src-new
+    src[new]=/tmp/ab-src-new
+fi
+copy_tree() { mkdir -p "$2" && tar -C "$1" --exclude=./build --exclude='./build-*' --exclude=./.peers \
+    --exclude=./.base -cf - . | tar -xf - -C "$2"; }
+for p in ${patches[@]+"${patches[@]}"}; do
+    v=$(basename "$p" .patch)
+    rm -rf "/tmp/ab-src-$v"
+    copy_tree "${src[new]}" "/tmp/ab-src-$v"
+    (cd "/tmp/ab-src-$v" && patch -p1 -s < "$here/$p") || { echo "patch $p does not apply"; exit 1; }
+    variants+=("$v") src[$v]=/tmp/ab-src-$v
+done
+if [ "$base_tar" != - ]; then
+    rm -rf /tmp/ab-src-base && mkdir -p /tmp/ab-src-base && tar -xf "$base_tar" -C /tmp/ab-src-base
+    variants+=(base) src[base]=/tmp/ab-src-base
+fi
+
+# Builds in parallel, with DeepGEMM's extension.
+bash "$peers/build_deepgemm.sh" > "$logs/build_deepgemm.log" 2>&1 &
+dg_pid=$!
+pids=()
+for v in "${variants[@]}"; do
+    targets=(--target tessera)
+    [ "$v" != base ] && targets+=(gpu_gemm_fp8)
+    { cmake -S "${src[$v]}" -B "/tmp/ab-build-$v" -G Ninja -DCMAKE_BUILD_TYPE=Release &&
+        cmake --build "/tmp/ab-build-$v" -j 16 "${targets[@]}"; } > "$logs/build-$v.log" 2>&1 &
+    pids+=($!)
+done
+for i in "${!variants[@]}"; do
+    wait "${pids[$i]}" || { echo "build of ${variants[$i]} failed:"; tail -20 "$logs/build-${variants[$i]}.log"; exit 1; }
+done
+wait $dg_pid || { echo "DeepGEMM's build failed:"; tail -8 "$logs/build_deepgemm.log"; exit 1; }
+echo "== builds done ($SECONDS s)"
+
+# DeepGEMM's JIT kernels for the cases, compiled in parallel (as .peers/run.sh does).
+for i in 0 1 2 3 4 5 6 7; do
+    timeout 200 python3 "$peers/fp8.py" --warmup-only --shard "$i/8" ${fp8_args[@]+"${fp8_args[@]}"} > "$logs/warm_$i.log" 2>&1 &
+done
+wait
+echo "== JIT warm ($SECONDS s): $(cat "$logs"/warm_*.log | grep -c '^warm ok') ok, $(cat "$logs"/warm_*.log | grep -c '^warm FAIL') failed"
+
+lib() { echo "/tmp/ab-build-$1/lib/libtessera.so"; }
+for v in "${variants[@]}"; do
+    [ "$v" = base ] && continue
+    TESS_TRIALS=${TESS_TRIALS:-2} timeout 120 "/tmp/ab-build-$v/tests/gpu_gemm_fp8" > "$logs/test-$v.log" 2>&1
+    echo "test $v rc=$? $(tail -1 "$logs/test-$v.log") ($SECONDS s)"
+done | tee "$out/tests.txt"
+for v in "${variants[@]}"; do
+    [ $SECONDS -lt "$budget" ] || { echo "fp8 $v: skipped (budget)"; continue; }
+    TESSERA_LIBRARY=$(lib "$v") TESSERA_COMMIT=$v timeout 150 python3 "$peers/fp8.py" --no-torch --csv "$out/fp8-$v.csv" \
+        ${fp8_args[@]+"${fp8_args[@]}"} > "$logs/fp8-$v.log" 2>&1
+    echo "fp8 $v rc=$? ($SECONDS s)"
+done
+if [ "${SUSTAINED:-1}" != 0 ]; then
+    for v in "${variants[@]}"; do
+        [ "$v" = base ] && continue
+        [ $((SECONDS + 70)) -lt "$budget" ] || { echo "sustained $v: skipped (budget)"; continue; }
+        TESSERA_LIBRARY=$(lib "$v") TESSERA_COMMIT=$v timeout 120 python3 "$peers/sustained.py" --no-torch \
+            --csv "$out/sustained-$v.csv" --smi-log "$logs/smi-$v.csv" > "$logs/sustained-$v.log" 2>&1
+        echo "sustained $v rc=$? ($SECONDS s)"; grep '^SUMMARY' "$logs/sustained-$v.log"
+    done
+fi
+for v in "${variants[@]}"; do
+    echo "$v: $(grep '^SUMMARY' "$logs/fp8-$v.log" 2>/dev/null | tail -1)"
+done
