@@ -24,6 +24,16 @@ not timed; --rounds rounds of --warmup + --reps runs, the providers' order
 alternating between rounds; a round's median, and the median of rounds, is
 reported. No cache flush: every case's weights (>= 117 MB) exceed the L2
 (50-60 MB), so they stream from memory anyway.
+Energy: the mean SM clock and board power during each provider's timed runs
+(NVML through bench/energy.py; NaN without it), with TF/s per GHz and TF/J
+(TF/s / W); burst power is an average over the provider's timed loops (every
+round's, the sleep that covers queueing included).
+--hold SECONDS (at most 60) measures at the board's power cap instead, as
+../shared/peers/sustained.py does: per case, each provider runs back to back
+1 s untimed, then SECONDS between two CUDA events (the host waiting every 50
+calls for the call 50 before, so the queue stays bounded and never drains),
+in two rounds, the second in reverse order; a row gives round 2 (by then the
+board is at its cap for every provider) and the best round's TF/s.
 The device-to-device copy rate (a 1 GiB torch copy_, median of 20) is
 measured in the same run and counted as bytes read + bytes written
 (2 x 1 GiB / time), the convention of `tessera bench copy`; the one-way
@@ -44,6 +54,7 @@ sys.path.insert(0, os.path.join(HERE, os.pardir, "python"))  # the repository's 
 
 import torch  # noqa: E402
 
+import energy  # noqa: E402  (bench/energy.py, beside this script)
 import tessera  # noqa: E402
 
 QUICK = ["4096 7168 8 128 uniform", "7168 2048 32 256 skewed", "4096 7168 64 16 skewed"]
@@ -51,7 +62,12 @@ BOUND = 1e-2  # relative Frobenius error allowed per group (bf16 rounding of y i
 ORDERS = {"nfast": tessera.GroupOrder.N_FASTEST, "mfast": tessera.GroupOrder.M_FASTEST,
           "band": tessera.GroupOrder.BANDED}
 COLUMNS = ["n", "k", "groups", "tokens_per_group", "split", "total_tokens", "active_experts", "dtype", "provider",
-           "recipe", "plan", "ms", "tflops", "weight_gbs", "weight_vs_copy", "vs_torch", "rel_error", "note"]
+           "recipe", "plan", "ms", "tflops", "weight_gbs", "weight_vs_copy", "vs_torch", "rel_error", "sm_mhz",
+           "board_w", "tflops_per_ghz", "tflop_per_j", "best_tflops", "hold_s", "note"]
+HOLD_WARM_S = 1.0   # --hold: untimed back-to-back seconds before each timed part
+HOLD_SYNC_CALLS = 50  # --hold: the host waits for the call this many back
+HOLD_ROUNDS = 2
+MAX_HOLD_S = 60.0
 COLUMN_DOC = """# columns: n,k = each expert's weight N x K; groups = G; tokens_per_group = the suite's tokens;
 # split = uniform|skewed; total_tokens = rows of x; active_experts = experts with >= 1 token;
 # dtype = bf16|fp8; provider = tessera|torch; recipe = the scale factors (none, block = x 1x128 with
@@ -60,7 +76,10 @@ COLUMN_DOC = """# columns: n,k = each expert's weight N x K; groups = G; tokens_
 # the active experts' weights / time (GB = 1e9 B); weight_vs_copy = weight_gbs / the copy rate of the
 # device line (read + write); vs_torch = torch's time / this row's time for the same dtype (> 1: faster
 # than torch); rel_error = the largest per-group relative Frobenius error vs the float32 reference of
-# the dequantized inputs; note = why a row has no time
+# the dequantized inputs; sm_mhz, board_w = mean SM clock and board power during the provider's timed runs
+# (NVML; nan without it); tflops_per_ghz = tflops / (sm_mhz / 1000); tflop_per_j = tflops / board_w;
+# best_tflops = the best round's; hold_s = 0: bursts, else --hold (ms, tflops, energy: round 2);
+# note = why a row has no time
 """
 
 
@@ -120,11 +139,12 @@ def memory_bytes(case, dtype):
 # ---- measuring ---------------------------------------------------------------
 
 class Timer:
-    """Times a callable with CUDA events, the GPU kept busy by a sleep kernel while the host queues."""
+    """Times a callable with CUDA events, the GPU kept busy by a sleep kernel while the host queues; returns
+    (median ms, the energy window of the timed runs: from the last one queued to the end)."""
 
-    def __init__(self, sm_clock_khz, warmup, reps):
+    def __init__(self, sm_clock_khz, warmup, reps, meter):
         self.cycles_per_ms = sm_clock_khz  # kHz = cycles per ms
-        self.warmup, self.reps = warmup, reps
+        self.warmup, self.reps, self.meter = warmup, reps, meter
 
     def __call__(self, fn):
         t0 = time.perf_counter()
@@ -140,8 +160,41 @@ class Timer:
             start.record()
             fn()
             end.record()
+        self.meter.start()  # the sleep still runs: the window holds every timed run and less of the sleep
         torch.cuda.synchronize()
-        return statistics.median(s.elapsed_time(e) for s, e in events)
+        window = self.meter.stop()
+        return statistics.median(s.elapsed_time(e) for s, e in events), window
+
+
+def run_back_to_back(fn, seconds, marks):
+    """Queues fn back to back for `seconds` of host time (at least once); every HOLD_SYNC_CALLS calls records
+    one of the two `marks` and waits for the other, recorded that many calls before. Returns the calls."""
+    calls, k, end = 0, 0, time.perf_counter() + seconds
+    while True:
+        fn()
+        calls += 1
+        if calls % HOLD_SYNC_CALLS == 0:
+            marks[k].record()
+            k ^= 1
+            marks[k].synchronize()
+        if time.perf_counter() >= end:
+            return calls
+
+
+def time_held(fn, seconds, meter):
+    """(ms per call, calls, energy window) of fn run back to back for `seconds` between two CUDA events,
+    after HOLD_WARM_S seconds untimed."""
+    marks = [torch.cuda.Event(), torch.cuda.Event()]
+    run_back_to_back(fn, HOLD_WARM_S, marks)
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    meter.start()
+    start.record()
+    calls = run_back_to_back(fn, seconds, marks)
+    end.record()
+    end.synchronize()
+    window = meter.stop()
+    return start.elapsed_time(end) / calls, calls, window
 
 
 def copy_rate():
@@ -317,25 +370,41 @@ def run_dtype(case, dtype, sizes, offs, args, timer, copy_gbs, failures):
         if not err <= BOUND:
             failures.append(f"{case_label(case)} {dtype} {name}/{recipe}: relative error {err:.3g} > {BOUND}")
             print(f"  FAIL {failures[-1]}")
-    # timing: rounds, the providers' order alternating
+    # timing: rounds, the providers' order alternating; bursts (median of each round's runs, the energy of every
+    # round's timed runs) or --hold (round 2's time and energy)
     runnable = [key for key, res in results.items() if "fn" in res]
     times = {key: [] for key in runnable}
-    for r in range(args.rounds):
+    windows = {key: energy.EMPTY for key in runnable}
+    for r in range(HOLD_ROUNDS if args.hold else args.rounds):
         for key in (runnable if r % 2 == 0 else runnable[::-1]):
-            times[key].append(timer(results[key]["fn"]))
-    ms_of = {key: statistics.median(ts) for key, ts in times.items()}
+            if args.hold:
+                ms, _, window = time_held(results[key]["fn"], args.hold, timer.meter)
+                windows[key] = window
+            else:
+                ms, window = timer(results[key]["fn"])
+                windows[key] = windows[key].merge(window)
+            times[key].append(ms)
+    ms_of = {key: ts[-1] if args.hold else statistics.median(ts) for key, ts in times.items()}
     torch_ms = next((ms for (name, _), ms in ms_of.items() if name == "torch"), math.nan)
     rows = []
     for (name, recipe), res in results.items():
         row = dict(base, provider=name, recipe=recipe, plan=res["plan"], rel_error=res.get("rel_error", "nan"),
                    note=res.get("note", ""))
         if (name, recipe) in ms_of:
-            ms = ms_of[(name, recipe)]
+            ms, w = ms_of[(name, recipe)], windows[(name, recipe)]
             gbs = active * expert_bytes / ms / 1e6
-            row.update(ms=f"{ms:.4f}", tflops=f"{2 * total * n * k / ms / 1e9:.1f}", weight_gbs=f"{gbs:.0f}",
-                       weight_vs_copy=f"{gbs / copy_gbs:.3f}", vs_torch=f"{torch_ms / ms:.3f}")
+            flop = 2 * total * n * k
+            tflops = flop / ms / 1e9
+            row.update(ms=f"{ms:.4f}", tflops=f"{tflops:.1f}", weight_gbs=f"{gbs:.0f}",
+                       weight_vs_copy=f"{gbs / copy_gbs:.3f}", vs_torch=f"{torch_ms / ms:.3f}",
+                       sm_mhz=f"{w.sm_mhz:.0f}", board_w=f"{w.board_w:.1f}",
+                       tflops_per_ghz=f"{energy.per_ghz(tflops, w):.2f}",
+                       tflop_per_j=f"{energy.per_joule(tflops, w):.4f}",
+                       best_tflops=f"{flop / min(times[(name, recipe)]) / 1e9:.1f}", hold_s=f"{args.hold:g}")
         rows.append(row)
         print(f"  {dtype:4} {name:7} {recipe:7} {row.get('ms', '-'):>9} ms {row.get('tflops', '-'):>7} TFLOP/s "
+              f"{row.get('sm_mhz', '-'):>5} MHz {row.get('board_w', '-'):>6} W "
+              f"{row.get('tflops_per_ghz', '-'):>7} TF/s/GHz {row.get('tflop_per_j', '-'):>7} TF/J "
               f"{row.get('weight_gbs', '-'):>5} GB/s W  {row.get('vs_torch', '-'):>6}x torch  "
               f"err {row['rel_error']}  {res['plan']}")
     return rows
@@ -353,6 +422,25 @@ def run_case(case, dtypes, args, timer, copy_gbs, failures):
 
 
 # ---- main ----------------------------------------------------------------------
+
+def hold_seconds(text):
+    """--hold's seconds: a number above 0 and at most MAX_HOLD_S."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds <= MAX_HOLD_S:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected seconds above 0 and at most {MAX_HOLD_S:g}, e.g. 2.5")
+    return seconds
+
+
+def pci_bus_id(device):
+    """The PCI bus id of a torch CUDA device as NVML reads it ("00000000:3b:00.0"), or None where this torch
+    does not say (energy.Meter then takes the machine's only GPU, if it has one)."""
+    props = torch.cuda.get_device_properties(device)
+    parts = [getattr(props, f, None) for f in ("pci_domain_id", "pci_bus_id", "pci_device_id")]
+    return None if None in parts else f"{parts[0]:08x}:{parts[1]:02x}:{parts[2]:02x}.0"
+
 
 def write_csv(path, device, rows):
     """The results so far, with the device line and the column documentation as '#' comments."""
@@ -375,6 +463,10 @@ def main():
     ap.add_argument("--reps", type=int, default=30, help="timed runs per round (default 30; >= 20 advised)")
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=2, help="rounds per provider, the order alternating")
+    ap.add_argument("--hold", type=hold_seconds, default=0.0, metavar="SECONDS",
+                    help=f"measure at the power cap: each provider {HOLD_WARM_S:g} s untimed, then SECONDS (at most "
+                    f"{MAX_HOLD_S:g}) back to back, {HOLD_ROUNDS} rounds; rows give round 2 (--rounds, --warmup "
+                    "and --reps then do not apply)")
     ap.add_argument("--order", help="force tessera's plan: a tile order (nfast, mfast, band: the first plan with "
                     "it) or a piece of a plan's name (e.g. 128x128x64_s6_band; a trailing $ anchors it at the end)")
     ap.add_argument("--check-groups", type=int, default=16, help="groups checked against the reference per case")
@@ -399,13 +491,19 @@ def main():
     with tessera.Handle(torch.cuda.current_device()) as h:
         info = h.device_info()
     read_write, one_way = copy_rate()
+    meter = energy.Meter(pci_bus_id(torch.cuda.current_device()))
+    if not meter.available:
+        print(f"energy: {meter.why}: the MHz, W, per-GHz and per-J columns are nan")
     device = (f"device={info.name} sm_clock_mhz={info.sm_clock_khz // 1000} mem_clock_mhz={info.mem_clock_khz // 1000}"
-              f" sms={info.sm_count} library={tessera.version_string()} torch={torch.__version__}"
-              f" copy_gbs={read_write:.1f}")
+              f" sms={info.sm_count} power_limit_w={meter.power_limit_w():.0f} library={tessera.version_string()}"
+              f" torch={torch.__version__} copy_gbs={read_write:.1f}")
     print(device)
     print(f"device-to-device copy (1 GiB, median of 20): {read_write:.1f} GB/s counting read + write "
           f"(used below), {one_way:.1f} GB/s one way")
-    timer = Timer(info.sm_clock_khz, args.warmup, args.reps)
+    timer = Timer(info.sm_clock_khz, args.warmup, args.reps, meter)
+    if args.hold:
+        print(f"hold: per case and provider, {HOLD_WARM_S:g} s back to back untimed, then {args.hold:g} s timed, "
+              f"{HOLD_ROUNDS} rounds (the second in reverse order); rows give round 2 and the best round's TF/s")
     rows, failures = [], []
     for case in cases:
         print(f"== {case_label(case)}: sizes {group_sizes(case[2], case[3], case[4], args.seed)[:16]}"
@@ -422,13 +520,15 @@ def main():
             write_csv(args.csv, device, rows)  # after every case, so that a fault keeps what was measured
 
     # summary: tessera's ratio to torch per dtype and recipe, geometric means
-    print(f"\n{'case':34} {'dtype':5} {'recipe':8} {'TFLOP/s':>8} {'W GB/s':>7} {'%copy':>6} {'vs torch':>8}  plan")
+    print(f"\n{'case':34} {'dtype':5} {'recipe':8} {'TFLOP/s':>8} {'TF/J':>7} {'W GB/s':>7} {'%copy':>6} "
+          f"{'vs torch':>8}  plan")
     ratios = {}
     for r in rows:
         if r["provider"] != "tessera" or not r.get("ms"):
             continue
         case = (r["n"], r["k"], r["groups"], r["tokens_per_group"], r["split"])
-        print(f"{case_label(case):34} {r['dtype']:5} {r['recipe']:8} {r['tflops']:>8} {r['weight_gbs']:>7} "
+        print(f"{case_label(case):34} {r['dtype']:5} {r['recipe']:8} {r['tflops']:>8} {r['tflop_per_j']:>7} "
+              f"{r['weight_gbs']:>7} "
               f"{100 * float(r['weight_vs_copy']):>5.1f}% {r['vs_torch']:>8}  {r['plan']}")
         if r["vs_torch"] not in ("", "nan"):
             ratios.setdefault((r["dtype"], r["recipe"]), []).append(float(r["vs_torch"]))

@@ -12,7 +12,16 @@
  * or --plan=all, every plan, best-ranked first: the view for autotuning),
  * --rounds=R (time the providers R times, alternating; report the median),
  * --chain=N (N calls back to back per timing, on rotating buffers; the time
- * per call is reported, the kernel column saying "chain N"). */
+ * per call is reported, the kernel column saying "chain N"),
+ * --hold=SECONDS (at the power cap instead of in bursts: per problem, each
+ * provider runs back to back 1 s untimed, then SECONDS (at most 60) between
+ * two CUDA events, in two rounds, the second in reverse order; a row gives
+ * round 2, by when every provider meets a board already at its cap, and the
+ * best round's TF/s; the method of ../shared/peers/sustained.py; --rounds
+ * and the iteration counts apply to bursts only).
+ * Every row also gives the mean SM clock and board power during the
+ * provider's timed runs (NVML, energy.h; NaN without it), TF/s per GHz and
+ * TF/J (TF/s / W). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +38,7 @@
 
 #include "tools/tessera/commands.h"
 #include "tools/tessera/cublaslt.h"
+#include "tools/tessera/energy.h"
 #include "tools/tessera/timing.h"
 
 #define MAX_VALUES 64
@@ -38,6 +48,11 @@
 #define MAX_SETS 16
 /* Plans listed per problem (more than any problem has: small M adds transposed plans). */
 #define MAX_PLANS 64
+/* --hold: the longest timed part, and the untimed warm-up before it (s). */
+#define MAX_HOLD_SECONDS 60.0
+#define HOLD_WARM_SECONDS 1.0
+/* --hold: rounds per provider, the second in reverse order. */
+#define HOLD_ROUNDS 2
 
 typedef struct options {
     int64_t m[MAX_VALUES], n[MAX_VALUES], k[MAX_VALUES];
@@ -53,6 +68,7 @@ typedef struct options {
     const char *plan_name; /* --plan=TEXT: the first plan whose name ends with TEXT */
     int all_plans;         /* --plan=all */
     int chain;             /* --chain=N: calls timed back to back, per-call time reported */
+    double hold;           /* --hold=SECONDS: held at the power cap for that long (0: bursts) */
 } options;
 
 static void defaults(options *o) {
@@ -132,7 +148,20 @@ static int all_digits(const char *v) {
 
 static int parse_bool(const char *v) { return !(v && (!strcmp(v, "false") || !strcmp(v, "0"))); }
 
-/* Applies one flag; 0 (after a message) if it is not understood. */
+/* Parses --hold's seconds: a number in (0, MAX_HOLD_SECONDS]; -1 after saying why. */
+static int parse_hold(const char *v, double *seconds) {
+    char *end = NULL;
+    double x = strtod(v, &end);
+    if (end == v || *end != '\0' || !(x > 0.0 && x <= MAX_HOLD_SECONDS)) {
+        fprintf(stderr, "tessera bench gemm: --hold=%s: expected seconds above 0 and at most %g, e.g. --hold=2.5\n", v,
+                MAX_HOLD_SECONDS);
+        return -1;
+    }
+    *seconds = x;
+    return 1;
+}
+
+/* Applies one flag: 1, 0 if it is not understood, -1 if its value was refused (after saying why). */
 static int apply_flag(options *o, int argc, char **argv, int *i, const char **suite, const char **output) {
     const char *v;
     if ((v = option_value(argc, argv, i, "--m")))
@@ -171,6 +200,8 @@ static int apply_flag(options *o, int argc, char **argv, int *i, const char **su
         return (o->iterations = atoi(v)) >= 1;
     if ((v = option_value(argc, argv, i, "--chain")))
         return (o->chain = atoi(v)) >= 1 && o->chain <= 64;
+    if ((v = option_value(argc, argv, i, "--hold")))
+        return parse_hold(v, &o->hold);
     if ((v = option_value(argc, argv, i, "--rounds")))
         return (o->rounds = atoi(v)) >= 1 && o->rounds <= MAX_ROUNDS;
     if ((v = option_value(argc, argv, i, "--verify")))
@@ -311,7 +342,7 @@ static const char *scale_name(int mode) {
 
 /* Benchmarks one problem with every provider; prints a row per provider and appends to the CSV. */
 static int bench_one(tess_handle h, const tess_device_info *info, const options *o, int64_t m, int64_t n, int64_t k,
-                     FILE *csv, tess_rng *rng) {
+                     FILE *csv, tess_rng *rng, energy_meter *meter) {
     tess_gemm_desc g;
     tess_gemm_desc_init(&g);
     g.m = m, g.n = n, g.k = k, g.batch = o->batch, g.alpha = o->alpha, g.beta = o->beta;
@@ -373,6 +404,7 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
         timed_fn fn;
         char name[96];
         double err, ms[MAX_ROUNDS], host_us[MAX_ROUNDS];
+        energy_window energy; /* bursts: every round's timed loop; --hold: round 2's timed part */
     } pv[1 + MAX_PLANS];
     int providers = 1;
     tess_plan plans[MAX_PLANS];
@@ -427,19 +459,33 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
                 q->err = rel_error(&g, sets[0].d, &rd, ref);
         }
     }
-    /* Rounds rotate the providers' order, each going first in turn, so that
-     * drifting clocks (a GPU warming up at its power limit) favour none. */
-    for (int r = 0; r < o->rounds; r++)
+    /* Bursts: rounds rotate the providers' order, each going first in turn,
+     * so that drifting clocks (a GPU warming up at its power limit) favour
+     * none. A provider's burst power is an average over its timed loops
+     * (every round's), gaps between runs included. --hold: two rounds, the
+     * second in reverse order; round 2's figures are reported. */
+    const int rounds = o->hold > 0 ? HOLD_ROUNDS : o->rounds;
+    for (int r = 0; r < rounds; r++)
         for (int turn = 0; turn < providers; turn++) {
-            struct provider *q = &pv[(turn + r) % providers];
+            const int index = o->hold > 0 ? (r % 2 ? providers - 1 - turn : turn) : (turn + r) % providers;
+            struct provider *q = &pv[index];
             if (!q->ready)
                 continue;
             q->j.next = 0;
             chained c = {q->fn, &q->j, o->chain};
-            if (time_median_ms(run_chained, &c, NULL, o->warmup, o->iterations, &q->ms[r], &q->host_us[r]) != 0)
-                q->ready = 0;
-            if (q->ready)
-                q->ms[r] /= o->chain, q->host_us[r] /= o->chain;
+            if (o->hold > 0) {
+                held_result held;
+                q->ready = time_held(run_chained, &c, NULL, HOLD_WARM_SECONDS, o->hold, meter, &held) == 0;
+                q->ms[r] = held.ms_per_call, q->host_us[r] = NAN;
+                if (r == HOLD_ROUNDS - 1)
+                    q->energy = held.energy;
+            } else {
+                energy_window w;
+                q->ready = time_median_ms(run_chained, &c, NULL, o->warmup, o->iterations, &q->ms[r], &q->host_us[r],
+                                          meter, &w) == 0;
+                energy_window_merge(&q->energy, &w);
+            }
+            q->ms[r] /= o->chain, q->host_us[r] /= o->chain;
         }
     if (pv[0].j.lt)
         cublaslt_release(pv[0].j.lt);
@@ -447,8 +493,15 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
         struct provider *q = &pv[prov];
         if (!q->ready)
             continue;
-        double ms = median_of(q->ms, o->rounds), host_us = median_of(q->host_us, o->rounds);
+        double best_ms = q->ms[0];
+        for (int r = 1; r < rounds; r++)
+            best_ms = q->ms[r] < best_ms ? q->ms[r] : best_ms;
+        double ms = o->hold > 0 ? q->ms[HOLD_ROUNDS - 1] : median_of(q->ms, rounds);
+        double host_us = o->hold > 0 ? NAN : median_of(q->host_us, rounds);
         double tflops = flops / (ms * 1e-3) / 1e12, gbs = (double)set_bytes / (ms * 1e-3) / 1e9;
+        double best_tflops = flops / (best_ms * 1e-3) / 1e12;
+        const energy_window *w = &q->energy;
+        double per_ghz = tflops / (w->mean_sm_mhz * 1e-3), per_j = tflops / w->mean_board_w; /* TF/s / W = TF/J */
         if (prov == 0)
             cublas_ms = ms;
         double ratio = prov > 0 && cublas_ms > 0 ? cublas_ms / ms : NAN;
@@ -457,16 +510,25 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
             snprintf(chain, sizeof chain, " chain %d", o->chain);
             strncat(q->name, chain, sizeof q->name - strlen(q->name) - 1);
         }
-        printf("%-44s %-8s %9.4f ms %8.1f TFLOP/s %8.1f GB/s  x%-5.3f err %.2e  host %5.1f us  %s\n", problem,
-               prov > 0 ? "tessera" : "cublas", ms, tflops, gbs, ratio, q->err, host_us, q->name);
+        char tail[40];
+        if (o->hold > 0)
+            snprintf(tail, sizeof tail, "best %7.1f TF/s", best_tflops);
+        else
+            snprintf(tail, sizeof tail, "host %5.1f us", host_us);
+        printf("%-44s %-8s %9.4f ms %8.1f TFLOP/s %5.0f MHz %4.0f W %6.1f TF/s/GHz %5.2f TF/J %8.1f GB/s  x%-5.3f "
+               "err %.2e  %s  %s\n",
+               problem, prov > 0 ? "tessera" : "cublas", ms, tflops, w->mean_sm_mhz, w->mean_board_w, per_ghz, per_j,
+               gbs, ratio, q->err, tail, q->name);
         if (csv)
-            fprintf(csv, "%lld,%lld,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%g,%g,%s,%s,%d,%s,%s,%.6f,%.2f,%.2f,%.4f,%.3e,%.2f\n",
+            fprintf(csv,
+                    "%lld,%lld,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%g,%g,%s,%s,%d,%s,%s,%.6f,%.2f,%.2f,%.4f,%.3e,%.2f,"
+                    "%.0f,%.1f,%.2f,%.4f,%.2f,%g\n",
                     (long long)m, (long long)n, (long long)k, (long long)g.batch, tess_dtype_name(g.a.dtype),
                     order_name(g.a.order), tess_dtype_name(g.b.dtype), order_name(g.b.order),
                     tess_dtype_name(g.c.dtype), order_name(g.c.order), tess_dtype_name(g.d.dtype),
                     order_name(g.d.order), g.alpha, g.beta, scale_name(o->scale_a), scale_name(o->scale_b),
                     o->fast_accum, prov > 0 ? "tessera" : "cublas", q->name, ms, tflops, gbs, ratio, q->err,
-                    host_us);
+                    host_us, w->mean_sm_mhz, w->mean_board_w, per_ghz, per_j, best_tflops, o->hold);
     }
     for (int s = 0; s < nsets; s++)
         cudaFree(sets[s].a), cudaFree(sets[s].b), cudaFree(sets[s].c), cudaFree(sets[s].d), cudaFree(sets[s].sa),
@@ -476,7 +538,8 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
 }
 
 /* Runs the problems `o` names (every m x n x k combination). */
-static int bench_options(tess_handle h, const tess_device_info *info, options *o, FILE *csv, tess_rng *rng) {
+static int bench_options(tess_handle h, const tess_device_info *info, options *o, FILE *csv, tess_rng *rng,
+                         energy_meter *meter) {
     if (!o->nm || !o->nn || !o->nk) {
         fprintf(stderr, "tessera bench gemm: --m, --n and --k are required\n");
         return 2;
@@ -485,7 +548,7 @@ static int bench_options(tess_handle h, const tess_device_info *info, options *o
     for (int a = 0; a < o->nm; a++)
         for (int b = 0; b < o->nn; b++)
             for (int c = 0; c < o->nk; c++)
-                rc |= bench_one(h, info, o, o->m[a], o->n[b], o->k[c], csv, rng);
+                rc |= bench_one(h, info, o, o->m[a], o->n[b], o->k[c], csv, rng, meter);
     return rc;
 }
 
@@ -493,11 +556,13 @@ int bench_gemm(int argc, char **argv) {
     options o;
     defaults(&o);
     const char *suite = NULL, *output = NULL;
-    for (int i = 0; i < argc; i++)
-        if (!apply_flag(&o, argc, argv, &i, &suite, &output)) {
+    for (int i = 0; i < argc; i++) {
+        const int applied = apply_flag(&o, argc, argv, &i, &suite, &output);
+        if (applied == 0)
             fprintf(stderr, "tessera bench gemm: cannot use '%s'\n", argv[i]);
+        if (applied != 1)
             return 2;
-        }
+    }
     tess_handle h = NULL;
     if (tess_create(&h, 0) != TESS_STATUS_SUCCESS) {
         fprintf(stderr, "tessera bench gemm: %s\n", tess_last_error());
@@ -505,6 +570,13 @@ int bench_gemm(int argc, char **argv) {
     }
     tess_device_info info = {.struct_size = sizeof info};
     tess_get_device_info(h, &info);
+    energy_meter *meter = energy_open(0); /* the device of tess_create(&h, 0) */
+    if (!energy_available(meter))
+        fprintf(stderr, "tessera bench gemm: %s: the MHz, W, per-GHz and per-J figures are nan\n", energy_why(meter));
+    if (o.hold > 0)
+        printf("hold: per problem and provider, %g s back to back untimed, then %g s timed, %d rounds (the second in "
+               "reverse order); rows give round 2 and the best round's TF/s\n",
+               HOLD_WARM_SECONDS, o.hold, HOLD_ROUNDS);
     /* Both libraries get the same workspace: cuBLAS's recommended 32 MiB on Hopper (cublaslt.c). */
     void *workspace = NULL;
     if (cudaMalloc(&workspace, TESS_GEMM_WORKSPACE_BYTES) == cudaSuccess)
@@ -516,10 +588,15 @@ int bench_gemm(int argc, char **argv) {
             fprintf(stderr, "tessera bench gemm: cannot write %s\n", output);
             return 1;
         }
-        fprintf(csv, "# device=%s sm_clock_mhz=%d mem_clock_mhz=%d sms=%d library=%s\n", info.name,
-                info.sm_clock_khz / 1000, info.mem_clock_khz / 1000, info.sm_count, tess_version_string());
+        fprintf(csv, "# device=%s sm_clock_mhz=%d mem_clock_mhz=%d sms=%d power_limit_w=%.0f library=%s\n", info.name,
+                info.sm_clock_khz / 1000, info.mem_clock_khz / 1000, info.sm_count, energy_power_limit_w(meter),
+                tess_version_string());
+        fprintf(csv, "# sm_mhz, board_w: means during the provider's timed runs (NVML; nan without it); "
+                     "tflops_per_ghz = tflops / (sm_mhz / 1000); tflop_per_j = tflops / board_w; hold_s = 0: bursts, "
+                     "else --hold (ms, tflops: round 2; best_tflops: the best round)\n");
         fprintf(csv, "m,n,k,batch,a_type,a_order,b_type,b_order,c_type,c_order,d_type,d_order,alpha,beta,scale_a,"
-                     "scale_b,fast_accum,provider,kernel,ms,tflops,gbs,speedup_vs_cublas,rel_error,host_us\n");
+                     "scale_b,fast_accum,provider,kernel,ms,tflops,gbs,speedup_vs_cublas,rel_error,host_us,sm_mhz,"
+                     "board_w,tflops_per_ghz,tflop_per_j,best_tflops,hold_s\n");
     }
     tess_rng rng;
     tess_rng_seed(&rng, 20261121); /* a fixed seed (a date): every run times the same inputs */
@@ -544,19 +621,20 @@ int bench_gemm(int argc, char **argv) {
             options lo = o; /* command-line flags are the defaults of each line */
             lo.nm = lo.nn = lo.nk = 0;
             for (int i = 0; i < n; i++)
-                if (!apply_flag(&lo, n, args, &i, NULL, NULL)) {
+                if (apply_flag(&lo, n, args, &i, NULL, NULL) != 1) {
                     fprintf(stderr, "tessera bench gemm: %s: cannot use '%s'\n", suite, args[i]);
                     rc = 2;
                 }
             if (!rc)
-                rc |= bench_options(h, &info, &lo, csv, &rng);
+                rc |= bench_options(h, &info, &lo, csv, &rng, meter);
         }
         fclose(f);
     } else {
-        rc = bench_options(h, &info, &o, csv, &rng);
+        rc = bench_options(h, &info, &o, csv, &rng, meter);
     }
     if (csv)
         fclose(csv);
+    energy_close(meter);
     tess_destroy(h);
     cudaFree(workspace);
     return rc;

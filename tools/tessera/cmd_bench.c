@@ -58,7 +58,7 @@ static int bench_copy(int argc, char **argv) {
     /* Non-zero contents: never time on untouched memory. */
     cudaMemset(job.src, 0x5a, job.bytes);
     double ms = 0.0;
-    int rc = time_median_ms(run_copy, &job, NULL, 5, iterations, &ms, NULL);
+    int rc = time_median_ms(run_copy, &job, NULL, 5, iterations, &ms, NULL, NULL, NULL);
     if (rc == 0)
         printf("copy  device=%s  bytes=%lld  median=%.4f ms  bandwidth=%.1f GB/s (read + write)\n", info.name, bytes,
                ms, 2.0 * (double)bytes / (ms * 1e-3) / 1e9);
