@@ -12,7 +12,11 @@
 #     BASE_TAR "-": no baseline. FP8_ARGS go to fp8.py (e.g. --quick).
 #   env: SUSTAINED=0 skips sustained.py; AB_BUDGET_S (default 560) is the
 #   time after which no phase starts; NEW_TAR: "new" (and the patched
-#   variants) from this tar instead of the working tree.
+#   variants) from this tar instead of the working tree; GPU_TESTS: the
+#   GPU tests run on each variant but the baseline (default gpu_gemm_fp8);
+#   PROFILE="M N K": DeepGEMM's and "new"'s kernels on that problem under
+#   Nsight Compute (per-instruction stall samples, dev/ncu_stalls.py),
+#   before the timings.
 set -uo pipefail
 out=${1:?usage: fp8_ab.sh OUT BASE_TAR|- [PATCH...] [-- FP8_ARGS...]} base_tar=${2:?usage: fp8_ab.sh OUT BASE_TAR}
 shift 2
@@ -59,7 +63,8 @@ dg_pid=$!
 pids=()
 for v in "${variants[@]}"; do
     targets=(--target tessera)
-    [ "$v" != base ] && targets+=(gpu_gemm_fp8)
+    [ "$v" != base ] && targets+=(${GPU_TESTS:-gpu_gemm_fp8})
+    [ "$v" = new ] && [ -n "${PROFILE:-}" ] && targets+=(tessera_cli)
     { cmake -S "${src[$v]}" -B "/tmp/ab-build-$v" -G Ninja -DCMAKE_BUILD_TYPE=Release &&
         cmake --build "/tmp/ab-build-$v" -j 16 "${targets[@]}"; } > "$logs/build-$v.log" 2>&1 &
     pids+=($!)
@@ -77,11 +82,38 @@ done
 wait
 echo "== JIT warm ($SECONDS s): $(cat "$logs"/warm_*.log | grep -c '^warm ok') ok, $(cat "$logs"/warm_*.log | grep -c '^warm FAIL') failed"
 
+if [ -n "${PROFILE:-}" ]; then
+    read -r pm pn pk <<< "$PROFILE"
+    sections=(--section SpeedOfLight --section ComputeWorkloadAnalysis --section SchedulerStats
+              --section WarpStateStats --section SourceCounters)
+    ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+    # --clock-control none: we never change the GPU's clocks.
+    "$ncu" --clock-control none --kernel-name regex:sm90_fp8_gemm --launch-skip 2 --launch-count 1 "${sections[@]}" \
+        --export "$logs/dg" --force-overwrite python3 "$peers/fp8.py" --filter "dense m=$pm n=$pn k=$pk" --no-torch \
+        --no-tessera --reps 3 --warmup 2 > "$logs/ncu-dg.log" 2>&1
+    "$ncu" --clock-control none --kernel-name regex:gemm_sm90 --launch-skip 3 --launch-count 1 "${sections[@]}" \
+        --export "$logs/tessera" --force-overwrite /tmp/ab-build-new/bin/tessera bench gemm --providers=tessera \
+        --verify=false --rounds=1 --warmup-iterations=3 --profiling-iterations=1 --A=e4m3:row --B=e4m3:col \
+        --D=bf16:row --scale-a=block1x128 --scale-b=block128x128 --m="$pm" --n="$pn" --k="$pk" > "$logs/ncu-tessera.log" 2>&1
+    for who in dg tessera; do
+        [ -f "$logs/$who.ncu-rep" ] || { echo "profile $who: no report"; tail -3 "$logs/ncu-$who.log"; continue; }
+        "$ncu" --import "$logs/$who.ncu-rep" --page details > "$logs/$who-details.txt" 2>&1
+        "$ncu" --import "$logs/$who.ncu-rep" --page source --csv --print-source sass > "$logs/$who-sass.csv" 2>&1
+        { grep -E "Duration|SM Frequency|Compute \(SM\) Throughput|Issued Warp Per Scheduler" "$logs/$who-details.txt"
+          python3 dev/ncu_stalls.py "$logs/$who-sass.csv" --top 25; } > "$logs/profile-$who.txt"
+    done
+    cat "$logs"/profile-*.txt > "$out/profile.txt"
+    tar -C "$logs" -czf "$out/profile-reports.tgz" dg-sass.csv tessera-sass.csv dg-details.txt tessera-details.txt 2>/dev/null
+    echo "== profiles ($SECONDS s)"; head -4 "$logs/profile-dg.txt" "$logs/profile-tessera.txt" 2>/dev/null
+fi
+
 lib() { echo "/tmp/ab-build-$1/lib/libtessera.so"; }
 for v in "${variants[@]}"; do
     [ "$v" = base ] && continue
-    TESS_TRIALS=${TESS_TRIALS:-2} timeout 120 "/tmp/ab-build-$v/tests/gpu_gemm_fp8" > "$logs/test-$v.log" 2>&1
-    echo "test $v rc=$? $(tail -1 "$logs/test-$v.log") ($SECONDS s)"
+    for t in ${GPU_TESTS:-gpu_gemm_fp8}; do
+        TESS_TRIALS=${TESS_TRIALS:-2} timeout 120 "/tmp/ab-build-$v/tests/$t" > "$logs/$t-$v.log" 2>&1
+        echo "$t $v rc=$? $(tail -1 "$logs/$t-$v.log") ($SECONDS s)"
+    done
 done | tee "$out/tests.txt"
 for v in "${variants[@]}"; do
     [ $SECONDS -lt "$budget" ] || { echo "fp8 $v: skipped (budget)"; continue; }

@@ -178,9 +178,9 @@ tess_status tess_gemm_validate(const tess_device_info *info, const tess_gemm_des
     if ((uintptr_t)d % tess_dtype_size(td) != 0)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "D=%p is not aligned to its %s elements", d, tess_dtype_name(td));
     /* Tile indices are ints in the kernels: a bound in the smallest table
-     * tile, 128 x 16 (token tiles, clusters of 1; a transposed plan's tiles,
-     * M <= 64 wide, are fewer). */
-    int64_t tiles = ((m + 127) / 128) * ((n + 15) / 16) * batch;
+     * tile, 64 x 16 (clusters of 1; a transposed plan's tiles, M <= 64
+     * wide, are fewer). */
+    int64_t tiles = ((m + 63) / 64) * ((n + 15) / 16) * batch;
     if (tiles > INT32_MAX)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: %" PRId64 " output tiles are more than 2^31", tiles);
     if (info)

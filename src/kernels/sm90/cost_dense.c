@@ -116,7 +116,7 @@ double tess_sm90_tile_width_efficiency(int tile_n) {
  * less than one tile a kernel that skips empty rows (tess_gemm_kernel)
  * computes only the consumer warpgroups' shares holding some. */
 static int computed_rows(const tess_gemm_kernel *k, const tess_gemm_desc *d) {
-    const int share = k->tile_m / TESS_SM90_CONSUMERS;
+    const int share = TESS_SM90_CONSUMER_ROWS;
     return k->skips_empty_rows && d->m < k->tile_m ? (int)(d->m + share - 1) / share * share : k->tile_m;
 }
 

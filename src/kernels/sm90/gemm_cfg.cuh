@@ -8,7 +8,10 @@
 #include "kernels/sm90/gemm_params.h"
 
 // 3 warpgroups: one producer (TMA), two consumers (wgmma, TESS_SM90_CONSUMERS
-// in gemm_params.h), each consumer owning 64 rows of the BM = 128 tile.
+// in gemm_params.h), each consumer owning 64 rows of a BM = 128 tile. A
+// 64-row tile's kernel has one consumer; its third warpgroup idles
+// (gemm_cfg::CONSUMERS), so every kernel launches the same 384 threads
+// with the same register pool.
 #define TESS_SM90_THREADS 384
 // The most shared memory a Hopper CTA may opt into (227 KiB of the SM's 228;
 // cudaDevAttrMaxSharedMemoryPerBlockOptin).
@@ -34,6 +37,10 @@
 #define TESS_SM90_CONSUMER_REGS 224
 #define TESS_SM90_SCALED_PRODUCER_REGS 72
 #define TESS_SM90_SCALED_CONSUMER_REGS 216
+// A 64-row tile's one consumer takes what an idle warpgroup (the least
+// setmaxnreg allows, 24) leaves: 128 x 72 + 128 x 24 + 128 x 240 = 43008.
+#define TESS_SM90_IDLE_REGS 24
+#define TESS_SM90_SOLE_CONSUMER_REGS 240
 
 // Named barrier ids (0 is __syncthreads): each consumer warpgroup's own
 // (epilogue, stream-K), then the two by which promoting consumers take turns
@@ -64,6 +71,12 @@ struct gemm_cfg {
     static constexpr int IN = IN_, SCALING = SCALING_;
     static constexpr int ELEM_BYTES = IN <= TESS_MMA_F16 ? 2 : 1;
     static constexpr int BM = BM_, BN = BN_, BK = TESS_SM90_BK_BYTES / ELEM_BYTES, STAGES = STAGES_;
+    // Consumer warpgroups, each owning 64 rows of the tile: two for 128-row
+    // tiles, one for 64-row ones (the small-M tiles, which spare the
+    // stream-K fixup a 128-row tile split along K would pay).
+    static constexpr int CONSUMERS = BM / 64;
+    static_assert(BM == 64 * CONSUMERS && CONSUMERS >= 1 && CONSUMERS <= TESS_SM90_CONSUMERS,
+                  "64 or 128 rows: each consumer warpgroup owns 64");
     // wgmma instructions per stage (4: 64 / k16 or 128 / k32).
     static constexpr int K_STEPS = TESS_SM90_BK_BYTES / TESS_WGMMA_K_BYTES;
     static constexpr bool BLOCK_SCALED = SCALING >= TESS_SCALING_BLOCK_ROWS;
@@ -80,7 +93,7 @@ struct gemm_cfg {
     // run free, as DeepGEMM's do: beside DeepGEMM on an H100 the turns cost
     // 1.6% (31 block-scaled cases, geomean; 9% on a contiguous grouped case)
     // and 1.1% held at the power cap (dev/results/fp8-ab-h100/).
-    static constexpr bool TAKES_MMA_TURNS = PROMOTES && !PIPELINES_PROMOTION && !BLOCK_SCALED;
+    static constexpr bool TAKES_MMA_TURNS = PROMOTES && !PIPELINES_PROMOTION && !BLOCK_SCALED && CONSUMERS == 2;
     // A consumer warpgroup whose 64 rows all lie past a tile's rows (M <= 64
     // on 128-row tiles: the tokens of a small-M problem) skips the tile's
     // wgmmas and only follows the ring (consumer_follow_ring), leaving the
@@ -107,8 +120,11 @@ struct gemm_cfg {
     // lanes also copy the stage's scale factors.
     static constexpr int PRODUCER_THREADS = BLOCK_SCALED ? 32 : 1;
     static constexpr int PRODUCER_REGS = BLOCK_SCALED ? TESS_SM90_SCALED_PRODUCER_REGS : TESS_SM90_PRODUCER_REGS;
-    static constexpr int CONSUMER_REGS = BLOCK_SCALED ? TESS_SM90_SCALED_CONSUMER_REGS : TESS_SM90_CONSUMER_REGS;
-    static_assert(128 * PRODUCER_REGS + 128 * TESS_SM90_CONSUMERS * CONSUMER_REGS <=
+    static constexpr int CONSUMER_REGS = CONSUMERS == 1  ? TESS_SM90_SOLE_CONSUMER_REGS
+                                         : BLOCK_SCALED ? TESS_SM90_SCALED_CONSUMER_REGS
+                                                        : TESS_SM90_CONSUMER_REGS;
+    static_assert(128 * PRODUCER_REGS + 128 * CONSUMERS * CONSUMER_REGS +
+                          128 * (TESS_SM90_CONSUMERS - CONSUMERS) * TESS_SM90_IDLE_REGS <=
                       TESS_SM90_THREADS * TESS_SM90_LAUNCH_REGS,
                   "setmaxnreg.inc would wait forever for registers the CTA does not hold");
     // Arrivals a full barrier waits for: the TMA thread's expect_tx, plus one
@@ -126,7 +142,7 @@ struct gemm_cfg {
     static constexpr int RELEASERS = BLOCK_SCALED && !(PROMOTES_IN_HALVES && TAKES_MMA_TURNS) ? 4 : 1;
     // Arrivals an empty barrier waits for: every consumer of every CTA in the
     // cluster (each CTA's producer writes B into all of them).
-    static constexpr int EMPTY_ARRIVALS = TESS_SM90_CONSUMERS * CLUSTER_ * RELEASERS;
+    static constexpr int EMPTY_ARRIVALS = CONSUMERS * CLUSTER_ * RELEASERS;
     // CLUSTER CTAs along M share each B tile: each loads 1/CLUSTER of it and
     // multicasts it to all (TMA multicast), so B crosses L2 once per cluster.
     static constexpr int CLUSTER = CLUSTER_;
@@ -140,7 +156,6 @@ struct gemm_cfg {
     static_assert(CLUSTER == 1 || CLUSTER == 2 || CLUSTER == 4, "clusters of 1, 2 or 4 CTAs along M");
     static_assert(BN / CLUSTER % (B_MN ? 64 : 8) == 0,
                   "each CTA multicasts whole 64-column chunks of an N-major B, or whole 8-row swizzle atoms");
-    static_assert(BM == 64 * TESS_SM90_CONSUMERS, "each consumer warpgroup owns 64 rows");
     // Tiles narrower than the epilogue's 64-column sub-tile: the token side
     // of a small-M problem run transposed (the host swaps the operands, so
     // the weights fill the 128-row wgmma M side and a few tokens are N). Their
@@ -148,6 +163,7 @@ struct gemm_cfg {
     static constexpr bool NARROW = BN < TESS_EPI_SUBTILE;
     static_assert(!NARROW || (CLUSTER_ == 1 && B_MN_ == 0 && !GROUPED_ALONG_M),
                   "narrow tiles: clusters of 1, K-major B, dense or grouped along N");
+    static_assert(CONSUMERS == TESS_SM90_CONSUMERS || !GROUPED, "64-row tiles: dense GEMMs");
     static_assert(!GROUPED_ALONG_N || (CLUSTER_ == 1 && BN <= 64),
                   "token tiles of a grouped GEMM: clusters of 1, BN <= 64");
     // Output stored from registers, element by element: narrow tiles, and
@@ -222,8 +238,8 @@ struct gemm_cfg {
     // buffer; the next tile's epilogue waits, a mainloop later), else 128
     // columns where BN allows (two sub-tiles per warpgroup), else one
     // 64-column sub-tile.
-    static constexpr int EPI_FULL_BYTES = TESS_SM90_CONSUMERS * (BN / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;
-    static constexpr int EPI_WIDE_BYTES = TESS_SM90_CONSUMERS * (TESS_EPI_ROUND_COLS / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;
+    static constexpr int EPI_FULL_BYTES = CONSUMERS * (BN / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;
+    static constexpr int EPI_WIDE_BYTES = CONSUMERS * (TESS_EPI_ROUND_COLS / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;
     static constexpr int EPI_COLS = BN % TESS_EPI_SUBTILE == 0 && RING_BYTES + EPI_FULL_BYTES <= TESS_SM90_SMEM_LIMIT
                                         ? BN
                                     : BN % TESS_EPI_ROUND_COLS == 0 && RING_BYTES + EPI_WIDE_BYTES <= TESS_SM90_SMEM_LIMIT
@@ -232,7 +248,7 @@ struct gemm_cfg {
     static constexpr int EPI_ROUNDS = STORES_FROM_REGISTERS ? 1 : BN / EPI_COLS;
     static constexpr int EPI_WG_BYTES =
         STORES_FROM_REGISTERS ? 0 : (EPI_COLS / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;
-    static constexpr int EPI_BYTES = TESS_SM90_CONSUMERS * EPI_WG_BYTES;
+    static constexpr int EPI_BYTES = CONSUMERS * EPI_WG_BYTES;
     static constexpr int SMEM_BYTES = RING_BYTES + EPI_BYTES;
     static_assert(SMEM_BYTES <= TESS_SM90_SMEM_LIMIT, "over the 227 KiB a Hopper CTA may use");
     // Moving one wgmma step along K inside a stage: 32 bytes along a K-major

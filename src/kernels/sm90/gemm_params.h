@@ -12,9 +12,11 @@
 #include "kernels/common/sched.h"
 #include "tessera.h"
 
-/* Consumer warpgroups per CTA (each owns 64 rows of the 128-row tile); the
- * stream-K workspace holds one ready flag per consumer warpgroup. */
+/* Consumer warpgroups per CTA at most (each owns TESS_SM90_CONSUMER_ROWS
+ * of the tile: two for 128-row tiles, one for 64-row ones); the stream-K
+ * workspace holds one ready flag per consumer warpgroup. */
 #define TESS_SM90_CONSUMERS 2
+#define TESS_SM90_CONSUMER_ROWS 64
 /* Stream-K launches have at most this many CTAs (one per SM: an H100 has
  * 132, a full GH100 144; 1024 leaves room for any GPU these kernels may
  * meet, and the planner refuses stream-K beyond it) and their ready flags,

@@ -4,7 +4,8 @@
 //
 // A persistent, warp-specialized kernel. Warpgroup 0
 // produces (one thread issues TMA loads into a STAGES-deep ring); warpgroups
-// 1 and 2 consume (wgmma, 64 rows each), then run the epilogue of the tile
+// 1 and 2 consume (wgmma, 64 rows each; a 64-row tile's kernel has only
+// warpgroup 1, and 2 idles), then run the epilogue of the tile
 // while the producer already fetches the next. With clusters of 2, the two
 // CTAs take vertically adjacent tiles and share B by TMA multicast. Each
 // cluster walks its list of (tile pair, K range) segments from
@@ -114,6 +115,8 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
                                         rank, threadIdx.x);
             }
         }
+    } else if (wg > Cfg::CONSUMERS) {
+        setmaxnreg_dec<TESS_SM90_IDLE_REGS>(); // a 64-row tile's spare warpgroup: its registers go to the consumer
     } else {
         setmaxnreg_inc<Cfg::CONSUMER_REGS>();
         const int cw = wg - 1, t = threadIdx.x % 128, barrier = TESS_EPI_BARRIER_BASE + cw;

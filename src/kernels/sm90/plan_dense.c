@@ -11,9 +11,11 @@
 
 _Static_assert(TESS_SK_FLAG_BYTES <= TESS_HANDLE_FLAG_BYTES, "the handle's flags hold every stream-K CTA's");
 
-/* A dense kernel that serves the problem. */
+/* A dense kernel that serves the problem (64-row tiles only problems of
+ * 65 to TESS_SM90_SHORT_TILE_MAX_M rows). */
 static int kernel_fits(const tess_gemm_kernel *k, const tess_gemm_desc *d) {
-    return !k->grouped && tess_sm90_kernel_serves(k, d);
+    return !k->grouped && tess_sm90_kernel_serves(k, d) &&
+           (k->tile_m == 128 || (d->m > TESS_SM90_TRANSPOSED_MAX_M && d->m <= TESS_SM90_SHORT_TILE_MAX_M));
 }
 
 /* Fills plan p for kernel `index` running problem `run`: the user's

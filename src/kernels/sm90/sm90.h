@@ -25,6 +25,16 @@ extern "C" {
  * fits one token tile of at most 64 columns. */
 #define TESS_SM90_TRANSPOSED_MAX_M 64
 
+/* Kernels of 64-row tiles (one consumer warpgroup) run problems of more
+ * than TESS_SM90_TRANSPOSED_MAX_M and at most this many rows: there they
+ * fill the SMs with whole tiles where 128-row tiles would split K and pay
+ * stream-K's fixup (128 rows is the range meant). Larger problems keep the
+ * 128-row tiles, whose two consumers hide each other's promotion, and
+ * smaller ones the transposed token tiles and GEMVs measured best there.
+ * The range stays empty until the 64-row kernels have passed the GPU tests
+ * (dev/ab/short_tiles.patch opens it for that run). */
+#define TESS_SM90_SHORT_TILE_MAX_M 64
+
 /* Whether kernel k multiplies the problem's input types in its operand
  * majors and scaling, dense or grouped alike. */
 int tess_sm90_kernel_serves(const tess_gemm_kernel *k, const tess_gemm_desc *d);

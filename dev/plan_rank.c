@@ -1,0 +1,43 @@
+/* Prints the planner's ranking (best first) of FP8
+ * block-scaled problems (1x128 A factors, 128x128 B factors, e4m3, bf16 D)
+ * on an H100 as the planner describes it, no GPU needed: to see what a
+ * cost-model or kernel-list change picks before timing it.
+ *   cc -std=c11 -Iinclude -Isrc -IBUILD/generated dev/plan_rank.c BUILD/lib/libtessera.a \
+ *      -L/usr/local/cuda/lib64 -lcudart_static -lstdc++ -lm -ldl -lpthread -lrt -o /tmp/plan_rank
+ *   /tmp/plan_rank TOP M,N,K [M,N,K ...] */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/gemm.h"
+#include "core/matrix.h"
+
+enum { CAP = 256 };
+static tess_plan plans[CAP];
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fprintf(stderr, "usage: plan_rank TOP M,N,K [M,N,K ...]\n");
+        return 2;
+    }
+    const int top = atoi(argv[1]);
+    for (int a = 2; a < argc; a++) {
+        long long m, n, k;
+        if (sscanf(argv[a], "%lld,%lld,%lld", &m, &n, &k) != 3) {
+            fprintf(stderr, "plan_rank: '%s' is not M,N,K\n", argv[a]);
+            return 2;
+        }
+        tess_gemm_desc g;
+        tess_gemm_desc_init(&g);
+        g.m = m, g.n = n, g.k = k;
+        g.a = (tess_matrix_desc){TESS_DTYPE_E4M3, TESS_ORDER_ROW, m, k, k, 0};
+        g.b = (tess_matrix_desc){TESS_DTYPE_E4M3, TESS_ORDER_COL, k, n, k, 0};
+        g.d = g.c = (tess_matrix_desc){TESS_DTYPE_BF16, TESS_ORDER_ROW, m, n, n, 0};
+        tess_scale_layout_query(TESS_SCALE_BLOCK_1x128, m, k, &g.a_scale, NULL, NULL, NULL);
+        tess_scale_layout_query(TESS_SCALE_BLOCK_128x128, n, k, &g.b_scale, NULL, NULL, NULL);
+        const int count = tess_gemm_candidates(NULL, &g, TESS_GEMM_WORKSPACE_BYTES, plans, CAP);
+        printf("%lldx%lldx%lld: %d plans\n", m, n, k, count);
+        for (int i = 0; i < count && i < top; i++)
+            printf("  %2d %s grid %d\n", i, plans[i].name, plans[i].grid);
+    }
+    return 0;
+}
