@@ -19,7 +19,7 @@
 /* The plans a problem can have: 6 tile configurations, data-parallel or stream-K. */
 #define PLANS_PER_PROBLEM 12
 /* Room for every plan of any problem: small M adds transposed plans and token tiles. */
-#define MAX_PLANS 64
+#define MAX_PLANS 128
 
 static tess_rng rng;
 
@@ -186,6 +186,34 @@ static void test_stream_k(tess_handle h, case_stats *st) {
     }
 }
 
+/* The pingpong plans (names with "_pp") on problems of several tiles per
+ * CTA, so that both consumer warpgroups take tiles in turn, an even and an
+ * odd count of them per CTA, in each operand layout, ragged edges, beta with
+ * C, f32 D, column-major D, a batch. */
+static void test_pingpong(tess_handle h, case_stats *st) {
+    static const int64_t shapes[][4] = {{2048, 2048, 512, 1}, {3000, 2500, 700, 1}, {1111, 4100, 300, 1}, {900, 1700, 264, 3}};
+    const int runs = st->runs;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (int layout_bits = 0; layout_bits < 4; layout_bits++) {
+            tess_gemm_desc g;
+            tess_gemm_desc_init(&g);
+            g.m = shapes[i][0], g.n = shapes[i][1], g.k = shapes[i][2], g.batch = shapes[i][3];
+            g.a = layout(TESS_DTYPE_BF16, g.m, g.k, g.batch, layout_bits & 1);
+            g.b = layout(TESS_DTYPE_BF16, g.k, g.n, g.batch, (layout_bits >> 1) & 1);
+            g.d = layout(i == 2 ? TESS_DTYPE_F32 : TESS_DTYPE_BF16, g.m, g.n, g.batch, i != 3);
+            g.c = layout(TESS_DTYPE_F16, g.m, g.n, g.batch, 1);
+            g.beta = i == 1 ? 0.5f : 0.0f;
+            tess_plan plans[MAX_PLANS];
+            int count = 0;
+            CHECK_STATUS(tess_gemm_plans(h, &g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
+            for (int p = 0; p < count && p < MAX_PLANS; p++)
+                if (strstr(plans[p].name, "_pp"))
+                    run_case(h, &g, p, 0, st);
+        }
+    /* (None runs where the planner offers no pingpong plan: sm90.h TESS_SM90_OFFERS_PINGPONG.) */
+    printf("gemm pingpong cases: %d runs\n", st->runs - runs);
+}
+
 /* Decode shapes (M of 1 to 64 tokens, and a few up to 128: a second
  * consumer warpgroup with no rows or a few, a cluster's second tile wholly
  * past M), each with every plan: transposed
@@ -298,6 +326,7 @@ int main(void) {
             run_case(h, &g, plan, 0, &st);
         }
     test_stream_k(h, &st);
+    test_pingpong(h, &st);
     test_small_m(h, &st);
     test_refusals(h);
     printf("gemm cases: %d run (%d stream-K, %d transposed), %d failed\n", st.runs, st.stream_k, st.transposed,

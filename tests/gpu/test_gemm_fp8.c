@@ -24,7 +24,7 @@
 #include "ref/convert.h"
 
 /* Room for every plan of any problem: small M adds transposed plans and token tiles. */
-#define MAX_PLANS 64
+#define MAX_PLANS 128
 
 static tess_rng rng;
 
@@ -280,6 +280,42 @@ static void test_every_plan(tess_handle h) {
     CHECKF(halves > 0, "no plan ran a 256-wide promoted tile (%d runs)", runs);
 }
 
+/* The pingpong plans (names with "_pp") on problems of several tiles per
+ * CTA, so that both consumer warpgroups take tiles in turn, an even and an
+ * odd count of them per CTA (the turn barriers' last pass), ragged edges:
+ * block-scaled (factors packed for TMA, and in random layouts), per-tensor
+ * promoted, fast accumulation. */
+static void test_pingpong(tess_handle h) {
+    static const int64_t shapes[][3] = {{2048, 2048, 1024}, {3000, 2500, 700}, {1111, 4100, 1300}};
+    int runs = 0;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (int kind = 0; kind < 4; kind++) {
+            const int recipe = kind < 2 ? 3 : 0, fast = kind == 3; /* 1x128 x 128x128, or per-tensor */
+            fp8_case c;
+            make_case(&c, shapes[i][0], shapes[i][1], shapes[i][2], 1, TESS_DTYPE_E4M3, TESS_DTYPE_E4M3, recipe,
+                      i == 2 ? TESS_DTYPE_F32 : TESS_DTYPE_BF16, 1, i == 1 ? 0.5f : 0.0f, fast);
+            if (kind < 2)
+                make_scales(&c, recipe, kind == 0);
+            tess_plan plans[MAX_PLANS];
+            int count = 0;
+            CHECK_STATUS(tess_gemm_plans(h, &c.g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
+            for (int p = 0; p < count && p < MAX_PLANS; p++) {
+                if (!strstr(plans[p].name, "_pp"))
+                    continue;
+                char name[64];
+                const double rel = run_case(h, &c, p, 0, name);
+                const double bound =
+                    test_dtype_rounding(c.g.d.dtype).unit + (fast ? FAST_ALLOWANCE : PROMOTED_ALLOWANCE);
+                CHECKF(rel >= 0 && rel <= bound, "pingpong %lldx%lldx%lld kind %d, plan %s: rel error %.3g (bound %.3g)",
+                       (long long)c.g.m, (long long)c.g.n, (long long)c.g.k, kind, name, rel, bound);
+                runs++;
+            }
+            test_problem_free(&c.t);
+        }
+    /* (None runs where the planner offers no pingpong plan: sm90.h TESS_SM90_OFFERS_PINGPONG.) */
+    printf("fp8 pingpong cases: %d runs\n", runs);
+}
+
 /* Decode shapes (M of 1 to 64 tokens, and up to 128: a second consumer
  * warpgroup with a few rows, ragged token tiles) in every recipe, each with every plan: transposed
  * ones (the weights on the kernels' 128-row side, so B's 128x128 factors
@@ -434,6 +470,7 @@ int main(void) {
     test_random(h);
     test_factors_by_tma(h);
     test_every_plan(h);
+    test_pingpong(h);
     test_small_m(h);
     test_depth(h);
     tess_destroy(h);

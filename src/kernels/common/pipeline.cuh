@@ -18,6 +18,14 @@ TESS_DEVICE void pipe_advance(pipe_cursor &c, int stages) {
     }
 }
 
+// Moves the cursor past `blocks` fills it does not read (a pingpong
+// consumer passing the other consumer's tile).
+TESS_DEVICE void pipe_skip(pipe_cursor &c, int blocks, int stages) {
+    const int at = c.stage + blocks;
+    c.stage = at % stages;
+    c.phase ^= (uint32_t)(at / stages) & 1u;
+}
+
 // Producer: waits until the slot is free (its consumers released the previous fill).
 TESS_DEVICE void pipe_producer_acquire(uint64_t *empty, const pipe_cursor &c) { mbar_wait(&empty[c.stage], c.phase ^ 1u); }
 

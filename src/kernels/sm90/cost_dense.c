@@ -225,6 +225,11 @@ static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, cons
  * rows"). */
 #define TESS_FILL_PADDED_ROWS_COST 0.8
 
+/* Pingpong plans are listed (for --plan and autotuning) but ranked behind
+ * the cooperative ones by this factor on their estimate: the schedule has
+ * no timings the cost model was fitted to yet. */
+#define TESS_SM90_UNMEASURED_SCHEDULE 2.0
+
 double tess_sm90_compute_seconds(const tess_device_info *info, int fp8, double flops) {
     return flops / (TESS_SM90_FLOPS_PER_CLOCK * (fp8 ? 2 : 1) * tess_device_sm_hz(info) * TESS_SUSTAINED_CLOCK);
 }
@@ -321,7 +326,8 @@ double tess_sm90_dense_estimate(const tess_device_info *info, const tess_gemm_ke
      * of the padded fraction. */
     if (tess_split_fills(&x->split) && !transposed)
         memory *= 1.0 + TESS_FILL_PADDED_ROWS_COST * padded / (double)other_tile;
-    return tess_overlapped_seconds(compute, memory) + fill_fixup_seconds(info, k, x);
+    const double seconds = tess_overlapped_seconds(compute, memory) + fill_fixup_seconds(info, k, x);
+    return k->pingpong ? seconds * TESS_SM90_UNMEASURED_SCHEDULE : seconds;
 }
 
 
@@ -331,7 +337,8 @@ double tess_sm90_dense_estimate(const tess_device_info *info, const tess_gemm_ke
 int tess_sm90_dense_launch(const tess_device_info *info, const tess_gemm_desc *desc, int kernel, int stream_k,
                            tess_sm90_launch *x) {
     const tess_gemm_kernel *k = tess_sm90_kernel(kernel);
-    if (!k || !launch_split(k, desc, tess_sm90_resident_ctas(kernel, info), stream_k, &x->split, &x->grid))
+    if (!k || (stream_k && k->pingpong) ||
+        !launch_split(k, desc, tess_sm90_resident_ctas(kernel, info), stream_k, &x->split, &x->grid))
         return 0;
     if (stream_k && x->grid > TESS_SK_MAX_CTAS)
         return 0;

@@ -53,7 +53,7 @@
 #define TESS_EPI_ROUND_COLS 128
 
 template <int BM_, int BN_, int STAGES_, int CLUSTER_, int IN_, int SCALING_, int A_MN_, int B_MN_,
-          int GROUPED_ = TESS_GROUPED_NONE>
+          int GROUPED_ = TESS_GROUPED_NONE, int PINGPONG_ = 0>
 struct gemm_cfg {
     // A grouped GEMM (kernels/sm90/grouped.cuh, GROUPED_ = TESS_GROUPED_ROWS
     // or TESS_GROUPED_TOKENS) keeps its group table in shared memory and
@@ -71,12 +71,21 @@ struct gemm_cfg {
     static constexpr int IN = IN_, SCALING = SCALING_;
     static constexpr int ELEM_BYTES = IN <= TESS_MMA_F16 ? 2 : 1;
     static constexpr int BM = BM_, BN = BN_, BK = TESS_SM90_BK_BYTES / ELEM_BYTES, STAGES = STAGES_;
-    // Consumer warpgroups, each owning 64 rows of the tile: two for 128-row
-    // tiles, one for 64-row ones (the small-M tiles, which spare the
-    // stream-K fixup a 128-row tile split along K would pay).
-    static constexpr int CONSUMERS = BM / 64;
-    static_assert(BM == 64 * CONSUMERS && CONSUMERS >= 1 && CONSUMERS <= TESS_SM90_CONSUMERS,
-                  "64 or 128 rows: each consumer warpgroup owns 64");
+    // The schedule. Cooperative (PINGPONG 0): the consumer warpgroups
+    // share each tile, 64 rows each: two for 128-row tiles, one for 64-row
+    // ones (the small-M tiles, which spare the stream-K fixup a 128-row
+    // tile split along K would pay). Pingpong (seed 004): two consumer
+    // warpgroups, each owning whole 64-row tiles, the CTA's even items and
+    // its odd ones; they run their mainloops in turn (pingpong_take,
+    // mainloop.cuh), so that one's epilogue overlaps the other's mainloop.
+    static constexpr bool PINGPONG = PINGPONG_ != 0;
+    static constexpr int CONSUMERS = PINGPONG ? TESS_SM90_CONSUMERS : BM / 64;
+    // The 64-row blocks of a tile (the consumers sharing it).
+    static constexpr int ROW_BLOCKS = PINGPONG ? 1 : CONSUMERS;
+    static_assert(BM == 64 * ROW_BLOCKS && CONSUMERS >= 1 && CONSUMERS <= TESS_SM90_CONSUMERS,
+                  "64 or 128 rows: each consumer warpgroup owns 64 rows of a tile");
+    static_assert(!PINGPONG || (BM == 64 && GROUPED_ == TESS_GROUPED_NONE && CLUSTER_ == 1),
+                  "pingpong: dense 64-row tiles, clusters of 1");
     // wgmma instructions per stage (4: 64 / k16 or 128 / k32).
     static constexpr int K_STEPS = TESS_SM90_BK_BYTES / TESS_WGMMA_K_BYTES;
     static constexpr bool BLOCK_SCALED = SCALING >= TESS_SCALING_BLOCK_ROWS;
@@ -93,7 +102,7 @@ struct gemm_cfg {
     // run free, as DeepGEMM's do: beside DeepGEMM on an H100 the turns cost
     // 1.6% (31 block-scaled cases, geomean; 9% on a contiguous grouped case)
     // and 1.1% held at the power cap (dev/results/fp8-ab-h100/).
-    static constexpr bool TAKES_MMA_TURNS = PROMOTES && !PIPELINES_PROMOTION && !BLOCK_SCALED && CONSUMERS == 2;
+    static constexpr bool TAKES_MMA_TURNS = PROMOTES && !PIPELINES_PROMOTION && !BLOCK_SCALED && ROW_BLOCKS == 2;
     // A consumer warpgroup whose 64 rows all lie past a tile's rows (M <= 64
     // on 128-row tiles: the tokens of a small-M problem) skips the tile's
     // wgmmas and only follows the ring (consumer_follow_ring), leaving the
@@ -102,8 +111,8 @@ struct gemm_cfg {
     // in 128-wide tiles with per-column B factors, whose three accumulators
     // and column factors fill the registers: the extra path spilled there
     // (140 bytes).
-    static constexpr bool SKIPS_EMPTY_ROWS =
-        !TAKES_MMA_TURNS && !(PIPELINES_PROMOTION && BN == 128 && SCALING == TESS_SCALING_BLOCK_ROWS_COLS);
+    static constexpr bool SKIPS_EMPTY_ROWS = !TAKES_MMA_TURNS && !PINGPONG &&
+                                             !(PIPELINES_PROMOTION && BN == 128 && SCALING == TESS_SCALING_BLOCK_ROWS_COLS);
     // A promoted 256-wide tile cannot hold two 128-register accumulators
     // (the tile's and a K block's), so each K block's wgmmas run as two
     // 128-wide halves into one 64-register partial sum, each half promoted
@@ -120,7 +129,7 @@ struct gemm_cfg {
     // lanes also copy the stage's scale factors.
     static constexpr int PRODUCER_THREADS = BLOCK_SCALED ? 32 : 1;
     static constexpr int PRODUCER_REGS = BLOCK_SCALED ? TESS_SM90_SCALED_PRODUCER_REGS : TESS_SM90_PRODUCER_REGS;
-    static constexpr int CONSUMER_REGS = CONSUMERS == 1  ? TESS_SM90_SOLE_CONSUMER_REGS
+    static constexpr int CONSUMER_REGS = CONSUMERS == 1 ? TESS_SM90_SOLE_CONSUMER_REGS
                                          : BLOCK_SCALED ? TESS_SM90_SCALED_CONSUMER_REGS
                                                         : TESS_SM90_CONSUMER_REGS;
     static_assert(128 * PRODUCER_REGS + 128 * CONSUMERS * CONSUMER_REGS +
@@ -142,7 +151,8 @@ struct gemm_cfg {
     static constexpr int RELEASERS = BLOCK_SCALED && !(PROMOTES_IN_HALVES && TAKES_MMA_TURNS) ? 4 : 1;
     // Arrivals an empty barrier waits for: every consumer of every CTA in the
     // cluster (each CTA's producer writes B into all of them).
-    static constexpr int EMPTY_ARRIVALS = CONSUMERS * CLUSTER_ * RELEASERS;
+    // (A pingpong tile's stages are its one consumer's.)
+    static constexpr int EMPTY_ARRIVALS = ROW_BLOCKS * CLUSTER_ * RELEASERS;
     // CLUSTER CTAs along M share each B tile: each loads 1/CLUSTER of it and
     // multicasts it to all (TMA multicast), so B crosses L2 once per cluster.
     static constexpr int CLUSTER = CLUSTER_;

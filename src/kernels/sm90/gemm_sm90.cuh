@@ -120,25 +120,38 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
     } else {
         setmaxnreg_inc<Cfg::CONSUMER_REGS>();
         const int cw = wg - 1, t = threadIdx.x % 128, barrier = TESS_EPI_BARRIER_BASE + cw;
+        // The 64-row block of each tile this warpgroup computes (a pingpong
+        // tile is all one warpgroup's).
+        const int row_block = Cfg::PINGPONG ? 0 : cw;
         char *my_staging = staging + cw * Cfg::EPI_WG_BYTES;
         float acc[Cfg::BN / 2];
-        const mma_descs descs = mma_descs_of<Cfg>(smem_a, smem_b, cw);
+        const mma_descs descs = mma_descs_of<Cfg>(smem_a, smem_b, row_block);
         bool pending = false;
+        int items = 0;
         mma_turns_begin<Cfg>(cw);
+        pingpong_begin<Cfg>(cw);
         for (tess_work_cursor w = tess_work_first(&split, cluster); w.item >= 0; tess_work_next(&split, &w)) {
+            // A pingpong warpgroup takes every other item, and passes the
+            // other's K blocks in the ring.
+            if (Cfg::PINGPONG && (items++ & 1) != cw) {
+                pipe_skip(cursor, w.k_end - w.k_begin, Cfg::STAGES);
+                continue;
+            }
             tile_coord tile = cta_tile<Cfg>(p, groups, w.item, rank, hint);
             if (Cfg::GROUPED) // read before the mainloop, which hides the latency
                 group_tile_end<Cfg>(p, tile);
             // Rows all past the tile's: nothing to compute, store or hand on
             // (every unit sharing the tile's K skips alike, so no stream-K
             // partial sum is awaited).
-            if (Cfg::SKIPS_EMPTY_ROWS && tile.m0 + cw * 64 >= tile.m_end) {
+            if (Cfg::SKIPS_EMPTY_ROWS && tile.m0 + row_block * 64 >= tile.m_end) {
                 consumer_follow_ring<Cfg>(full, empty, cursor, w.k_begin, w.k_end, t);
                 continue;
             }
             const int a_shift = factors_by_tma<Cfg>(p) ? Cfg::a_factor_shift(tile.m0) : 0;
+            pingpong_take<Cfg>(cw);
             consumer_mma<Cfg>(acc, descs, smem_scales, full, empty, cursor, w.k_begin, w.k_end, tile.n0,
-                              a_shift, cw, t);
+                              a_shift, row_block, t);
+            pingpong_give<Cfg>(cw);
             if (tess_work_is_partial(&split, &w)) {
                 int *flag;
                 if (w.k_begin != 0) { // another unit finishes this tile
@@ -155,11 +168,12 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
                 from.count = end - cluster - 1;
                 sk_add_partials(acc, from, t, barrier);
             }
-            const int m0 = tile.m0 + cw * 64; // this warpgroup's rows
+            const int m0 = tile.m0 + row_block * 64; // this warpgroup's rows
             apply_outer_scales<Cfg>(p, acc, t, tile, m0);
             epilogue<Cfg>(p, acc, my_staging, cw, t, tile, m0, pending);
         }
         mma_turns_end<Cfg>(cw);
+        pingpong_end<Cfg>(cw, items);
         if (pending && t == 0)
             tma_store_wait<0>(); // shared memory must outlive the stores reading it
     }
@@ -227,15 +241,18 @@ static int max_clusters(void) {
 }
 
 // One table entry for configuration (BM, BN, STAGES, CLUSTER, input pair,
-// scaling kind, A major, B major, grouped).
-#define TESS_GEMM_ENTRY_G(BM, BN, ST, CL, IN, SC, AMN, BMN, GR)                                                   \
-    {BM, BN, gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR>::BK, ST, CL, IN, SC, AMN, BMN, GR,                   \
-     gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR>::EPI_ROUNDS,                                                  \
-     gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR>::SKIPS_EMPTY_ROWS,                                            \
-     launch_gemm<gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR>>,                                                 \
-     max_clusters<gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR>>}
+// scaling kind, A major, B major, grouped, pingpong).
+#define TESS_GEMM_ENTRY_S(BM, BN, ST, CL, IN, SC, AMN, BMN, GR, PP)                                               \
+    {BM, BN, gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR, PP>::BK, ST, CL, IN, SC, AMN, BMN, GR,               \
+     gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR, PP>::EPI_ROUNDS,                                              \
+     gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR, PP>::SKIPS_EMPTY_ROWS, PP,                                    \
+     launch_gemm<gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR, PP>>,                                             \
+     max_clusters<gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR, PP>>}
+#define TESS_GEMM_ENTRY_G(BM, BN, ST, CL, IN, SC, AMN, BMN, GR) TESS_GEMM_ENTRY_S(BM, BN, ST, CL, IN, SC, AMN, BMN, GR, 0)
 // A dense GEMM's entry.
 #define TESS_GEMM_ENTRY(BM, BN, ST, CL, IN, SC, AMN, BMN) TESS_GEMM_ENTRY_G(BM, BN, ST, CL, IN, SC, AMN, BMN, 0)
+// A dense pingpong entry (gemm_cfg::PINGPONG: BM = 64 rows per consumer's tile, clusters of 1).
+#define TESS_PINGPONG_ENTRY(BM, BN, ST, IN, SC, AMN, BMN) TESS_GEMM_ENTRY_S(BM, BN, ST, 1, IN, SC, AMN, BMN, 0, 1)
 // A grouped GEMM's entry (K-major operands; clusters of CL CTAs along M).
 #define TESS_GROUPED_ENTRY(BM, BN, ST, CL, IN, SC) TESS_GEMM_ENTRY_G(BM, BN, ST, CL, IN, SC, 0, 0, TESS_GROUPED_ROWS)
 // A grouped GEMM's token-tile entry (run transposed: BM weight rows by BN
@@ -272,6 +289,21 @@ static int max_clusters(void) {
         TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_E4M3_E5M2, SC, 0, 0),                                            \
         TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_E5M2_E4M3, SC, 0, 0),                                            \
         TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_E5M2_E5M2, SC, 0, 0)
+// fp8_pingpong: the FP8 pingpong kernels of one tile configuration and
+// scaling kind: the four (A, B) type pairs, K-major operands (4 entries).
+#define TESS_GEMM_FP8_PINGPONG_TILE(BM, BN, ST, CL, SC)                                                           \
+    TESS_PINGPONG_ENTRY(BM, BN, ST, TESS_MMA_E4M3_E4M3, SC, 0, 0),                                                \
+        TESS_PINGPONG_ENTRY(BM, BN, ST, TESS_MMA_E4M3_E5M2, SC, 0, 0),                                            \
+        TESS_PINGPONG_ENTRY(BM, BN, ST, TESS_MMA_E5M2_E4M3, SC, 0, 0),                                            \
+        TESS_PINGPONG_ENTRY(BM, BN, ST, TESS_MMA_E5M2_E5M2, SC, 0, 0)
+// f16_pingpong: the 16-bit pingpong kernels of one tile configuration:
+// bf16 and f16, all four operand majors (8 entries).
+#define TESS_GEMM_PINGPONG_TILE(BM, BN, ST, CL)                                                                   \
+    TESS_PINGPONG_ENTRY(BM, BN, ST, TESS_MMA_BF16, 0, 0, 0), TESS_PINGPONG_ENTRY(BM, BN, ST, TESS_MMA_BF16, 0, 0, 1), \
+        TESS_PINGPONG_ENTRY(BM, BN, ST, TESS_MMA_BF16, 0, 1, 0),                                                  \
+        TESS_PINGPONG_ENTRY(BM, BN, ST, TESS_MMA_BF16, 0, 1, 1),                                                  \
+        TESS_PINGPONG_ENTRY(BM, BN, ST, TESS_MMA_F16, 0, 0, 0), TESS_PINGPONG_ENTRY(BM, BN, ST, TESS_MMA_F16, 0, 0, 1), \
+        TESS_PINGPONG_ENTRY(BM, BN, ST, TESS_MMA_F16, 0, 1, 0), TESS_PINGPONG_ENTRY(BM, BN, ST, TESS_MMA_F16, 0, 1, 1)
 // grouped_f16: a grouped tile configuration's bf16 and f16 kernels (2 entries).
 #define TESS_GROUPED_F16_TILE(BM, BN, ST, CL)                                                                     \
     TESS_GROUPED_ENTRY(BM, BN, ST, CL, TESS_MMA_BF16, TESS_SCALING_PLAIN),                                        \

@@ -24,6 +24,8 @@ typedef struct tess_gemm_kernel {
     int grouped;          /* enum tess_grouped_kind: 0 dense, else a grouped GEMM (tess_grouped_gemm) */
     int epi_rounds;       /* rounds in which the epilogue stages a 16-bit D tile through shared memory */
     int skips_empty_rows; /* 1: a consumer warpgroup whose 64 rows lie past M computes nothing (gemm_cfg.cuh) */
+    int pingpong;         /* 1: each consumer warpgroup owns whole tiles, mainloops in turn (gemm_cfg.cuh);
+                             data-parallel only */
     tess_gemm_launch_fn launch;
     tess_gemm_occupancy_fn max_clusters;
 } tess_gemm_kernel;

@@ -313,6 +313,35 @@ TESS_DEVICE void mma_turns_end(int wg) {
         mma_turn_wait(wg);
 }
 
+// Pingpong kernels (Cfg::PINGPONG): the two consumer warpgroups run their
+// tiles' mainloops in turn, through the turn barriers (which no pingpong
+// kernel uses for wgmma turns): warpgroup 0 first, each passing the turn
+// when its mainloop is done and it goes on to the tile's epilogue.
+template <class Cfg>
+TESS_DEVICE void pingpong_begin(int wg) {
+    if (Cfg::PINGPONG && wg == 1)
+        mma_turn_pass(wg);
+}
+template <class Cfg>
+TESS_DEVICE void pingpong_take(int wg) {
+    if (Cfg::PINGPONG)
+        mma_turn_wait(wg);
+}
+template <class Cfg>
+TESS_DEVICE void pingpong_give(int wg) {
+    if (Cfg::PINGPONG)
+        mma_turn_pass(wg);
+}
+// After the CTA's `items` tiles (both warpgroups walk the same list) the
+// last pass is taken, so that no barrier is left with arrivals pending:
+// warpgroup 1 made it after an even count (its first pass, for none),
+// warpgroup 0 after an odd one.
+template <class Cfg>
+TESS_DEVICE void pingpong_end(int wg, int items) {
+    if (Cfg::PINGPONG && (items & 1) == wg)
+        mma_turn_wait(wg);
+}
+
 // Releases a stage a promoting consumer has read its factors from: the
 // whole warp vouches for its reads (__syncwarp), then its releasing thread
 // arrives.

@@ -11,11 +11,15 @@
 
 _Static_assert(TESS_SK_FLAG_BYTES <= TESS_HANDLE_FLAG_BYTES, "the handle's flags hold every stream-K CTA's");
 
-/* A dense kernel that serves the problem (64-row tiles only problems of
- * 65 to TESS_SM90_SHORT_TILE_MAX_M rows). */
+/* A dense kernel that serves the problem (cooperative 64-row tiles only
+ * problems of 65 to TESS_SM90_SHORT_TILE_MAX_M rows; pingpong ones where
+ * TESS_SM90_OFFERS_PINGPONG). */
 static int kernel_fits(const tess_gemm_kernel *k, const tess_gemm_desc *d) {
-    return !k->grouped && tess_sm90_kernel_serves(k, d) &&
-           (k->tile_m == 128 || (d->m > TESS_SM90_TRANSPOSED_MAX_M && d->m <= TESS_SM90_SHORT_TILE_MAX_M));
+    if (k->grouped || !tess_sm90_kernel_serves(k, d))
+        return 0;
+    if (k->pingpong)
+        return TESS_SM90_OFFERS_PINGPONG;
+    return k->tile_m == 128 || (d->m > TESS_SM90_TRANSPOSED_MAX_M && d->m <= TESS_SM90_SHORT_TILE_MAX_M);
 }
 
 /* Fills plan p for kernel `index` running problem `run`: the user's
@@ -34,17 +38,19 @@ static void describe(const tess_gemm_kernel *k, const tess_gemm_desc *d, const t
     p->workspace_bytes = x->workspace;
     p->transposed = transposed;
     /* FP8 names carry both types and the accumulation: _fa fast (tensor
-     * cores only), _pr promoted, _blk block-scaled, _blkc with per-column B factors. */
+     * cores only), _pr promoted, _blk block-scaled, _blkc with per-column B
+     * factors; _pp marks the pingpong schedule. */
     const int fp8 = k->input >= TESS_MMA_E4M3_E4M3;
     char types[16];
     if (fp8)
         snprintf(types, sizeof types, "%s%s", tess_dtype_name(d->a.dtype), tess_dtype_name(d->b.dtype));
     else
         snprintf(types, sizeof types, "%s", tess_dtype_name(d->a.dtype));
-    snprintf(p->name, sizeof p->name, "sm90_%s_%c%c_%dx%dx%d_s%d_c%dx1%s%s%s%s", types,
+    snprintf(p->name, sizeof p->name, "sm90_%s_%c%c_%dx%dx%d_s%d_c%dx1%s%s%s%s%s", types,
              d->a.order == TESS_ORDER_ROW ? 't' : 'n', d->b.order == TESS_ORDER_COL ? 'n' : 't', k->tile_m,
-             k->tile_n, k->tile_k, k->stages, k->cluster_m, fp8 && k->scaling == TESS_SCALING_PLAIN ? "_fa" : "",
-             tess_sm90_scaling_suffix(k->scaling), p->stream_k ? "_sk" : "", transposed ? "_swap" : "");
+             k->tile_n, k->tile_k, k->stages, k->cluster_m, k->pingpong ? "_pp" : "",
+             fp8 && k->scaling == TESS_SCALING_PLAIN ? "_fa" : "", tess_sm90_scaling_suffix(k->scaling),
+             p->stream_k ? "_sk" : "", transposed ? "_swap" : "");
 }
 
 void tess_sm90_dense_plans(const tess_device_info *info, const tess_gemm_desc *desc, size_t workspace_limit,

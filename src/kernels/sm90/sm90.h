@@ -31,9 +31,11 @@ extern "C" {
  * stream-K's fixup (128 rows is the range meant). Larger problems keep the
  * 128-row tiles, whose two consumers hide each other's promotion, and
  * smaller ones the transposed token tiles and GEMVs measured best there.
- * The range stays empty until the 64-row kernels have passed the GPU tests
- * (dev/ab/short_tiles.patch opens it for that run). */
+ * Whether the planner offers pingpong plans (gemm_cfg::PINGPONG).
+ * Both stay closed until their kernels have passed the GPU tests
+ * (dev/ab/new_kernels.patch opens them for that run). */
 #define TESS_SM90_SHORT_TILE_MAX_M 64
+#define TESS_SM90_OFFERS_PINGPONG 0
 
 /* Whether kernel k multiplies the problem's input types in its operand
  * majors and scaling, dense or grouped alike. */
