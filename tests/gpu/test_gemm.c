@@ -13,6 +13,7 @@
 #include "check.h"
 #include "core/matrix.h"
 #include "gpu_skip.h"
+#include "kernels/sm90/sm90.h"
 #include "problem.h"
 #include "ref/convert.h"
 
@@ -189,9 +190,11 @@ static void test_stream_k(tess_handle h, case_stats *st) {
 /* The pingpong plans (names with "_pp") on problems of several tiles per
  * CTA, so that both consumer warpgroups take tiles in turn, an even and an
  * odd count of them per CTA, in each operand layout, ragged edges, beta with
- * C, f32 D, column-major D, a batch. */
+ * C, f32 D, a batch; D stored by TMA (3-4 tiles per warpgroup's staging,
+ * a ring lap cut short), row- and column-major, and from registers. */
 static void test_pingpong(tess_handle h, case_stats *st) {
-    static const int64_t shapes[][4] = {{2048, 2048, 512, 1}, {3000, 2500, 700, 1}, {1111, 4100, 300, 1}, {900, 1700, 264, 3}};
+    static const int64_t shapes[][4] = {{4096, 2048, 700, 1}, {3000, 2500, 700, 1}, {1111, 4100, 300, 1},
+                                        {904, 1700, 264, 3}};
     const int runs = st->runs;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         for (int layout_bits = 0; layout_bits < 4; layout_bits++) {
@@ -210,8 +213,8 @@ static void test_pingpong(tess_handle h, case_stats *st) {
                 if (strstr(plans[p].name, "_pp"))
                     run_case(h, &g, p, 0, st);
         }
-    /* (None runs where the planner offers no pingpong plan: sm90.h TESS_SM90_OFFERS_PINGPONG.) */
     printf("gemm pingpong cases: %d runs\n", st->runs - runs);
+    CHECKF(st->runs > runs || !TESS_SM90_OFFERS_PINGPONG, "no pingpong plan ran");
 }
 
 /* Decode shapes (M of 1 to 64 tokens, and a few up to 128: a second

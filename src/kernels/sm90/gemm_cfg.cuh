@@ -76,7 +76,7 @@ struct gemm_cfg {
     // ones (the small-M tiles, which spare the stream-K fixup a 128-row
     // tile split along K would pay). Pingpong (seed 004): two consumer
     // warpgroups, each owning whole 64-row tiles, the CTA's even items and
-    // its odd ones; they run their mainloops in turn (pingpong_take,
+    // its odd ones; they run their mainloops in turn (turn_take,
     // mainloop.cuh), so that one's epilogue overlaps the other's mainloop.
     static constexpr bool PINGPONG = PINGPONG_ != 0;
     static constexpr int CONSUMERS = PINGPONG ? TESS_SM90_CONSUMERS : BM / 64;
@@ -97,7 +97,7 @@ struct gemm_cfg {
     // 192 (those wait for each block).
     static constexpr bool PIPELINES_PROMOTION = PROMOTES && BN <= 128;
     // Whether the two consumer warpgroups of a kernel that waits for each
-    // block take turns issuing their wgmmas (mma_turn_take, mainloop.cuh).
+    // block take turns issuing their wgmmas (turn_take, mainloop.cuh).
     // Per-tensor and per-row/column promotion do. Block-scaled kernels
     // run free, as DeepGEMM's do: beside DeepGEMM on an H100 the turns cost
     // 1.6% (31 block-scaled cases, geomean; 9% on a contiguous grouped case)

@@ -128,8 +128,7 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
         const mma_descs descs = mma_descs_of<Cfg>(smem_a, smem_b, row_block);
         bool pending = false;
         int items = 0;
-        mma_turns_begin<Cfg>(cw);
-        pingpong_begin<Cfg>(cw);
+        turns_begin<Cfg::TAKES_MMA_TURNS || Cfg::PINGPONG>(cw);
         for (tess_work_cursor w = tess_work_first(&split, cluster); w.item >= 0; tess_work_next(&split, &w)) {
             // A pingpong warpgroup takes every other item, and passes the
             // other's K blocks in the ring.
@@ -148,10 +147,13 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
                 continue;
             }
             const int a_shift = factors_by_tma<Cfg>(p) ? Cfg::a_factor_shift(tile.m0) : 0;
-            pingpong_take<Cfg>(cw);
+            // (The turn passes after the tile's last full-barrier wait: the
+            // other warpgroup then waits only for fills past every one it
+            // skipped, so no ring slot is a lap behind its phase.)
+            turn_take<Cfg::PINGPONG>(cw);
             consumer_mma<Cfg>(acc, descs, smem_scales, full, empty, cursor, w.k_begin, w.k_end, tile.n0,
                               a_shift, row_block, t);
-            pingpong_give<Cfg>(cw);
+            turn_give<Cfg::PINGPONG>(cw);
             if (tess_work_is_partial(&split, &w)) {
                 int *flag;
                 if (w.k_begin != 0) { // another unit finishes this tile
@@ -172,8 +174,9 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
             apply_outer_scales<Cfg>(p, acc, t, tile, m0);
             epilogue<Cfg>(p, acc, my_staging, cw, t, tile, m0, pending);
         }
-        mma_turns_end<Cfg>(cw);
-        pingpong_end<Cfg>(cw, items);
+        // Every turn of the wgmma turns comes in pairs (one per warpgroup):
+        // their count is even.
+        turns_end<Cfg::TAKES_MMA_TURNS || Cfg::PINGPONG>(cw, Cfg::PINGPONG ? items : 0);
         if (pending && t == 0)
             tma_store_wait<0>(); // shared memory must outlive the stores reading it
     }

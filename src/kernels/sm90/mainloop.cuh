@@ -286,59 +286,34 @@ TESS_DEVICE void mma_turn_pass(int wg) {
     named_barrier_arrive(TESS_MMA_TURN_BARRIER_BASE + (wg ^ 1), TESS_MMA_TURN_THREADS);
 }
 
-// Before and after a promoting consumer issues a batch of wgmmas: waits for
-// its turn, and passes it on; nothing where the kernel does not take turns.
-template <class Cfg>
-TESS_DEVICE void mma_turn_take(int wg) {
-    if (Cfg::TAKES_MMA_TURNS)
+// Turns between the two consumer warpgroups, where ON: the wgmma turns of
+// Cfg::TAKES_MMA_TURNS kernels (each K block's batch), or a pingpong
+// kernel's mainloops (Cfg::PINGPONG: each tile's, with its epilogue after
+// the pass). turn_take waits for this warpgroup's turn, turn_give passes it.
+template <bool ON>
+TESS_DEVICE void turn_take(int wg) {
+    if (ON)
         mma_turn_wait(wg);
 }
-template <class Cfg>
-TESS_DEVICE void mma_turn_give(int wg) {
-    if (Cfg::TAKES_MMA_TURNS)
+template <bool ON>
+TESS_DEVICE void turn_give(int wg) {
+    if (ON)
         mma_turn_pass(wg);
 }
 
-// Starts the turns (warpgroup 0 goes first) before a promoting consumer's
-// first tile, and ends them after its last: warpgroup 1's last pass is
-// taken, so no barrier is left with arrivals pending.
-template <class Cfg>
-TESS_DEVICE void mma_turns_begin(int wg) {
-    if (Cfg::TAKES_MMA_TURNS && wg == 1)
-        mma_turn_pass(wg);
-}
-template <class Cfg>
-TESS_DEVICE void mma_turns_end(int wg) {
-    if (Cfg::TAKES_MMA_TURNS && wg == 0)
-        mma_turn_wait(wg);
-}
-
-// Pingpong kernels (Cfg::PINGPONG): the two consumer warpgroups run their
-// tiles' mainloops in turn, through the turn barriers (which no pingpong
-// kernel uses for wgmma turns): warpgroup 0 first, each passing the turn
-// when its mainloop is done and it goes on to the tile's epilogue.
-template <class Cfg>
-TESS_DEVICE void pingpong_begin(int wg) {
-    if (Cfg::PINGPONG && wg == 1)
-        mma_turn_pass(wg);
-}
-template <class Cfg>
-TESS_DEVICE void pingpong_take(int wg) {
-    if (Cfg::PINGPONG)
-        mma_turn_wait(wg);
-}
-template <class Cfg>
-TESS_DEVICE void pingpong_give(int wg) {
-    if (Cfg::PINGPONG)
-        mma_turn_pass(wg);
-}
-// After the CTA's `items` tiles (both warpgroups walk the same list) the
-// last pass is taken, so that no barrier is left with arrivals pending:
-// warpgroup 1 made it after an even count (its first pass, for none),
+// Starts the turns before a consumer's first (warpgroup 0 goes first), and
+// ends them after its last, when `turns` were taken by the two together:
+// the last pass is taken, so no barrier is left with arrivals pending.
+// Warpgroup 1 made it after an even count (its first pass, for none),
 // warpgroup 0 after an odd one.
-template <class Cfg>
-TESS_DEVICE void pingpong_end(int wg, int items) {
-    if (Cfg::PINGPONG && (items & 1) == wg)
+template <bool ON>
+TESS_DEVICE void turns_begin(int wg) {
+    if (ON && wg == 1)
+        mma_turn_pass(wg);
+}
+template <bool ON>
+TESS_DEVICE void turns_end(int wg, int turns) {
+    if (ON && (turns & 1) == wg)
         mma_turn_wait(wg);
 }
 
@@ -466,10 +441,10 @@ TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], const mma
         row_factors s;
         if (FACTORS_EARLY)
             s = stage_row_factors<Cfg>(f, wg, row, kb);
-        mma_turn_take<Cfg>(wg);
+        turn_take<Cfg::TAKES_MMA_TURNS>(wg);
         fence_accumulators(part);
         mma_stage<Cfg>(part, d, c.stage, false);
-        mma_turn_give<Cfg>(wg);
+        turn_give<Cfg::TAKES_MMA_TURNS>(wg);
         wgmma_wait<0>();
         fence_accumulators(part);
         if (!FACTORS_EARLY)
@@ -488,10 +463,10 @@ template <class Cfg, int H>
 TESS_DEVICE void promote_half(float (&acc)[Cfg::BN / 2], float (&part)[Cfg::MMA_N / 2], const mma_descs &d,
                               uint64_t *empty, int stage, const row_factors &s, const float *f, int wg, int col,
                               bool releases) {
-    mma_turn_take<Cfg>(wg);
+    turn_take<Cfg::TAKES_MMA_TURNS>(wg);
     fence_accumulators(part);
     mma_stage<Cfg, Cfg::MMA_N>(part, d, stage, false, H * Cfg::MMA_N);
-    mma_turn_give<Cfg>(wg);
+    turn_give<Cfg::TAKES_MMA_TURNS>(wg);
     wgmma_wait<0>();
     fence_accumulators(part);
     if constexpr (H == 1)
