@@ -16,7 +16,10 @@
 #   GPU tests run on each variant but the baseline (default gpu_gemm_fp8);
 #   PROFILE="M N K": DeepGEMM's and "new"'s kernels on that problem under
 #   Nsight Compute (per-instruction stall samples, dev/ncu_stalls.py),
-#   before the timings.
+#   before the timings; PLANS="M N K[;M N K...]": every plan of each
+#   problem (FP8 1x128 x 128x128 and bf16, `tessera bench gemm --plan=all`)
+#   on the last variant built from a patch (else "new"), into
+#   OUT/plans.tgz, the five fastest of each printed.
 set -uo pipefail
 out=${1:?usage: fp8_ab.sh OUT BASE_TAR|- [PATCH...] [-- FP8_ARGS...]} base_tar=${2:?usage: fp8_ab.sh OUT BASE_TAR}
 shift 2
@@ -64,7 +67,7 @@ pids=()
 for v in "${variants[@]}"; do
     targets=(--target tessera)
     [ "$v" != base ] && targets+=(${GPU_TESTS:-gpu_gemm_fp8})
-    [ "$v" = new ] && [ -n "${PROFILE:-}" ] && targets+=(tessera_cli)
+    [ "$v" != base ] && { [ -n "${PROFILE:-}" ] || [ -n "${PLANS:-}" ]; } && targets+=(tessera_cli)
     { cmake -S "${src[$v]}" -B "/tmp/ab-build-$v" -G Ninja -DCMAKE_BUILD_TYPE=Release &&
         cmake --build "/tmp/ab-build-$v" -j 16 "${targets[@]}"; } > "$logs/build-$v.log" 2>&1 &
     pids+=($!)
@@ -105,6 +108,26 @@ if [ -n "${PROFILE:-}" ]; then
     cat "$logs"/profile-*.txt > "$out/profile.txt"
     tar -C "$logs" -czf "$out/profile-reports.tgz" dg-sass.csv tessera-sass.csv dg-details.txt tessera-details.txt 2>/dev/null
     echo "== profiles ($SECONDS s)"; head -4 "$logs/profile-dg.txt" "$logs/profile-tessera.txt" 2>/dev/null
+fi
+
+if [ -n "${PLANS:-}" ]; then
+    pv=new
+    for v in "${variants[@]}"; do [ "$v" != base ] && pv=$v; done
+    mkdir -p "$logs/plans"
+    IFS=';' read -ra problems <<< "$PLANS"
+    for prob in "${problems[@]}"; do
+        read -r qm qn qk <<< "$prob"
+        for kind in fp8 bf16; do
+            flags=(--A=bf16:row --B=bf16:col --D=bf16:row)
+            [ $kind = fp8 ] && flags=(--A=e4m3:row --B=e4m3:col --D=bf16:row --scale-a=block1x128 --scale-b=block128x128)
+            csv="$logs/plans/$kind-$qm-$qn-$qk.csv"
+            timeout 90 "/tmp/ab-build-$pv/bin/tessera" bench gemm "${flags[@]}" --m="$qm" --n="$qn" --k="$qk" \
+                --plan=all --output="$csv" > /dev/null 2>&1
+            echo "== $pv $kind ${qm}x${qn}x${qk}: fastest plans (TF/s)"
+            grep -v '^#' "$csv" | awk -F, 'NR > 1 {print $21, $19}' | sort -rn | head -5
+        done
+    done
+    tar -C "$logs" -czf "$out/plans.tgz" plans
 fi
 
 lib() { echo "/tmp/ab-build-$1/lib/libtessera.so"; }
