@@ -3,7 +3,9 @@
 A pure-Python package over the C library (ctypes). Errors raise
 tessera.TesseraError subclasses (all ValueErrors) whose text is the library's
 sentence naming what was wrong. Matrices may be torch tensors, anything with
-__dlpack__, DLPack capsules, or tessera.Matrix views.
+__dlpack__, DLPack capsules, or tessera.Matrix views. Where PyTorch is
+installed, importing tessera also registers its GEMMs as custom operators,
+torch.ops.tessera.* (tessera.ops), which torch.compile traces through.
 """
 from ._lib import library_path
 from .dtypes import DType, as_dtype
@@ -16,12 +18,19 @@ from .grouped import GroupLayout, GroupOrder, grouped_mm, grouped_mm_masked, gro
 from . import layout
 from .matrix import Matrix, Order, as_matrix, from_parts
 
+try:  # torch.ops.tessera.*: registered where PyTorch is installed
+    import torch as _torch  # noqa: F401
+except ImportError:
+    ops = None
+else:
+    from . import ops
+
 __version__ = "0.2.0"
 
 __all__ = [
     "AllocFailedError", "ArchMismatchError", "DType", "DeviceInfo", "ExecutionFailedError", "Handle",
     "InsufficientWorkspaceError", "InternalError", "InvalidValueError", "Matrix", "layout", "NoDeviceError",
-    "NotInitializedError", "NotSupportedError", "Order", "Status", "TesseraError", "as_dtype", "as_matrix",
+    "NotInitializedError", "NotSupportedError", "ops", "Order", "Status", "TesseraError", "as_dtype", "as_matrix",
     "from_parts", "gemm", "gemm_plans", "gemm_workspace_size", "GroupLayout", "GroupOrder", "grouped_mm",
     "grouped_mm_masked", "grouped_plans", "library_path", "Plan", "quantize_fp8", "status_name",
     "transpose", "version",

@@ -44,7 +44,7 @@ def ceil_div(a, b):
     return -(-a // b)
 
 
-def _packed(mode, mn, k):
+def packed_strides(mode, mn, k):
     """(stride_mn, stride_k) of tess_scale_layout_query's packed layout: the strides given to
     dimensions of extent 1, whose stride is never multiplied by anything but 0."""
     if mode == OUTER_VEC:
@@ -68,7 +68,7 @@ _Candidate = collections.namedtuple("_Candidate", "mode shape roles")
 
 def _reading(cand, strides, mn, k, batched):
     """The ScaleLayout a candidate reads from these strides, and the largest offset it addresses."""
-    smn, sk = _packed(cand.mode, mn, k)
+    smn, sk = packed_strides(cand.mode, mn, k)
     bs, top = 0, 0
     for extent, role, stride in zip(cand.shape, cand.roles, strides):
         if role == "1" or extent == 1:

@@ -66,3 +66,11 @@ def test_missing_library_is_reported_clearly(tmp_path):
     code = "import tessera\ntry:\n    tessera.version()\nexcept OSError as e:\n    print(e)\n"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     assert "cannot load libtessera.so" in out and "nowhere.so" in out
+
+
+def test_imports_without_torch():
+    """Without PyTorch, tessera imports and registers no operators (tessera.ops is None)."""
+    code = "import sys; sys.modules['torch'] = None; import tessera; print(tessera.ops is None, tessera.version_string())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("True ")

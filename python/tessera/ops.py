@@ -1,0 +1,130 @@
+"""tessera's GEMMs as PyTorch custom operators: torch.ops.tessera.gemm,
+grouped_mm, grouped_mm_masked and quantize_fp8.
+
+Registered with torch.library (importing tessera registers them where torch
+is installed), each with a fake implementation that gives the output's
+shape, dtype, strides and device without running anything, so that
+torch.compile(fullgraph=True), torch.export and FakeTensor tracing see
+through them with no graph break. The real implementations are
+tessera.gemm, tessera.grouped_mm, tessera.grouped_mm_masked and
+tessera.quantize_fp8 (same arguments, the outputs always new tensors: a
+custom operator returns no tensor that aliases its inputs), which check
+every argument before the call. Rows a grouped GEMM's groups do not
+cover are undefined in the new output.
+
+    y = torch.ops.tessera.gemm(x, w.T)                                   # bf16
+    y = torch.ops.tessera.gemm(q, wq.T, scale_a=sx, scale_b=sw,
+                               scale_recipe_a="1x128", scale_recipe_b="128x128")
+    y = torch.ops.tessera.grouped_mm(x, w, offs)                         # MoE experts
+"""
+from typing import List, Optional, Tuple
+
+import torch
+
+from . import gemm as _gemm
+from . import grouped as _grouped
+from . import scales as _scales
+from .errors import InvalidValueError
+
+_FP8 = (torch.float8_e4m3fn, torch.float8_e5m2)
+
+
+def _out_dtype(a_dtype, out_dtype):
+    """D's dtype: out_dtype, else A's for 16-bit inputs, bf16 for FP8 (tessera.gemm's rule)."""
+    if out_dtype is not None:
+        return out_dtype
+    return torch.bfloat16 if a_dtype in _FP8 else a_dtype
+
+
+def _batch(t):
+    """A 2-D operand's batch (1), or a 3-D one's leading dimension."""
+    return t.shape[0] if t.dim() == 3 else 1
+
+
+@torch.library.custom_op("tessera::gemm", mutates_args=(), device_types="cuda")
+def gemm(a: torch.Tensor, b: torch.Tensor, c: Optional[torch.Tensor] = None, alpha: float = 1.0, beta: float = 0.0,
+         out_dtype: Optional[torch.dtype] = None, scale_a: Optional[torch.Tensor] = None,
+         scale_b: Optional[torch.Tensor] = None, scale_recipe_a: Optional[str] = None,
+         scale_recipe_b: Optional[str] = None, fast_accum: bool = False) -> torch.Tensor:
+    """D = alpha * (scale_a . a) @ (scale_b . b) + beta * c, a new row-major tensor (tessera.gemm)."""
+    return _gemm.gemm(a, b, c=c, alpha=alpha, beta=beta, out_dtype=_out_dtype(a.dtype, out_dtype), scale_a=scale_a,
+                      scale_b=scale_b, scale_recipe_a=scale_recipe_a, scale_recipe_b=scale_recipe_b,
+                      fast_accum=fast_accum)
+
+
+@gemm.register_fake
+def _gemm_fake(a, b, c=None, alpha=1.0, beta=0.0, out_dtype=None, scale_a=None, scale_b=None, scale_recipe_a=None,
+               scale_recipe_b=None, fast_accum=False):
+    """(batch,) M x N, row-major: 3-D where either operand has a batch of more than one."""
+    batch = max(_batch(a), _batch(b))
+    m, n = a.shape[-2], b.shape[-1]
+    shape = (batch, m, n) if batch > 1 else (m, n)
+    return a.new_empty(shape, dtype=_out_dtype(a.dtype, out_dtype))
+
+
+@torch.library.custom_op("tessera::grouped_mm", mutates_args=(), device_types="cuda")
+def grouped_mm(x: torch.Tensor, w: torch.Tensor, offs: torch.Tensor, scale_x: Optional[torch.Tensor] = None,
+               scale_w: Optional[torch.Tensor] = None, expected_m: Optional[int] = None,
+               out_dtype: Optional[torch.dtype] = None, scale_recipe_x: Optional[str] = None,
+               scale_recipe_w: Optional[str] = None) -> torch.Tensor:
+    """y[rows of g] = x[rows of g] @ w[g].T for each expert g of the contiguous layout (tessera.grouped_mm);
+    rows past offs[-1] are undefined (as torch._grouped_mm's: clearing them would cost a pass over y)."""
+    return _grouped.grouped_mm(x, w, offs, scale_x=scale_x, scale_w=scale_w, expected_m=expected_m,
+                               out_dtype=_out_dtype(x.dtype, out_dtype), scale_recipe_x=scale_recipe_x,
+                               scale_recipe_w=scale_recipe_w)
+
+
+@grouped_mm.register_fake
+def _grouped_mm_fake(x, w, offs, scale_x=None, scale_w=None, expected_m=None, out_dtype=None, scale_recipe_x=None,
+                     scale_recipe_w=None):
+    """total_M x N, row-major."""
+    return x.new_empty((x.shape[0], w.shape[1]), dtype=_out_dtype(x.dtype, out_dtype))
+
+
+@torch.library.custom_op("tessera::grouped_mm_masked", mutates_args=(), device_types="cuda")
+def grouped_mm_masked(x: torch.Tensor, w: torch.Tensor, masked_m: torch.Tensor, expected_m: int,
+                      scale_x: Optional[torch.Tensor] = None, scale_w: Optional[torch.Tensor] = None,
+                      out_dtype: Optional[torch.dtype] = None, scale_recipe_x: Optional[str] = None,
+                      scale_recipe_w: Optional[str] = None) -> torch.Tensor:
+    """y[g, :masked_m[g]] = x[g, :masked_m[g]] @ w[g].T (tessera.grouped_mm_masked); rows past masked_m[g]
+    are undefined (as DeepGEMM's)."""
+    return _grouped.grouped_mm_masked(x, w, masked_m, expected_m, scale_x=scale_x, scale_w=scale_w,
+                                      out_dtype=_out_dtype(x.dtype, out_dtype), scale_recipe_x=scale_recipe_x,
+                                      scale_recipe_w=scale_recipe_w)
+
+
+@grouped_mm_masked.register_fake
+def _grouped_mm_masked_fake(x, w, masked_m, expected_m, scale_x=None, scale_w=None, out_dtype=None,
+                            scale_recipe_x=None, scale_recipe_w=None):
+    """G x M_max x N, row-major."""
+    return x.new_empty((x.shape[0], x.shape[1], w.shape[1]), dtype=_out_dtype(x.dtype, out_dtype))
+
+
+@torch.library.custom_op("tessera::quantize_fp8", mutates_args=(), device_types="cuda")
+def quantize_fp8(x: torch.Tensor, recipe: str = "1x128", dtype: str = "e4m3") -> Tuple[torch.Tensor, torch.Tensor]:
+    """(q, scales) of tessera.quantize_fp8: x ~ q * scales per block, scales in the layout gemm reads fastest."""
+    return _gemm.quantize_fp8(x, recipe, dtype)
+
+
+@quantize_fp8.register_fake
+def _quantize_fp8_fake(x, recipe="1x128", dtype="e4m3"):
+    """q: x's shape in FP8; scales: (1,) per tensor, else tess_scale_layout_query's packed layout.
+    Refuses what the real one refuses before it reads x."""
+    if x.dim() != 2 or x.stride(1) != 1:
+        raise InvalidValueError("quantize_fp8: x must be a 2-D row-major tensor (contiguous rows)")
+    mode = _scales.RECIPES.get(recipe)
+    if mode not in (_scales.TENSOR, _scales.BLOCK_1x128, _scales.BLOCK_128x128):
+        raise InvalidValueError(f"quantize_fp8: recipe {recipe!r}: one of 'tensor', '1x128', '128x128'")
+    if dtype not in ("e4m3", "e5m2"):
+        raise InvalidValueError(f"quantize_fp8: dtype {dtype!r}: 'e4m3' or 'e5m2'")
+    rows, cols = x.shape
+    q = x.new_empty((rows, cols), dtype=torch.float8_e4m3fn if dtype == "e4m3" else torch.float8_e5m2)
+    if mode == _scales.TENSOR:
+        return q, x.new_empty((1,), dtype=torch.float32)
+    block_rows = rows if mode == _scales.BLOCK_1x128 else _scales.ceil_div(rows, _scales.BLOCK)
+    stride_mn, stride_k = _scales.packed_strides(mode, rows, cols)
+    return q, x.new_empty_strided((block_rows, _scales.ceil_div(cols, _scales.BLOCK)),
+                                  (max(stride_mn, 1), max(stride_k, 1)), dtype=torch.float32)
+
+
+__all__: List[str] = ["gemm", "grouped_mm", "grouped_mm_masked", "quantize_fp8"]
