@@ -12,14 +12,14 @@
 _Static_assert(TESS_SK_FLAG_BYTES <= TESS_HANDLE_FLAG_BYTES, "the handle's flags hold every stream-K CTA's");
 
 /* A dense kernel that serves the problem (cooperative 64-row tiles only
- * problems of 65 to TESS_SM90_SHORT_TILE_MAX_M rows; pingpong ones where
- * TESS_SM90_OFFERS_PINGPONG). */
+ * problems of TESS_SM90_SHORT_TILE_MIN_M to _MAX_M rows; pingpong ones
+ * where TESS_SM90_OFFERS_PINGPONG). */
 static int kernel_fits(const tess_gemm_kernel *k, const tess_gemm_desc *d) {
     if (k->grouped || !tess_sm90_kernel_serves(k, d))
         return 0;
     if (k->pingpong)
         return TESS_SM90_OFFERS_PINGPONG;
-    return k->tile_m == 128 || (d->m > TESS_SM90_TRANSPOSED_MAX_M && d->m <= TESS_SM90_SHORT_TILE_MAX_M);
+    return k->tile_m == 128 || (d->m >= TESS_SM90_SHORT_TILE_MIN_M && d->m <= TESS_SM90_SHORT_TILE_MAX_M);
 }
 
 /* Fills plan p for kernel `index` running problem `run`: the user's

@@ -25,15 +25,17 @@ extern "C" {
  * fits one token tile of at most 64 columns. */
 #define TESS_SM90_TRANSPOSED_MAX_M 64
 
-/* Kernels of 64-row tiles (one consumer warpgroup) run problems of more
- * than TESS_SM90_TRANSPOSED_MAX_M and at most this many rows: there they
- * fill the SMs with whole tiles where 128-row tiles would split K and pay
- * stream-K's fixup (128 rows is the range meant). Larger problems keep the
- * 128-row tiles, whose two consumers hide each other's promotion, and
- * smaller ones the transposed token tiles and GEMVs measured best there.
- * Whether the planner offers pingpong plans (gemm_cfg::PINGPONG).
- * Both stay closed until their kernels have passed the GPU tests
- * (dev/ab/new_kernels.patch opens them for that run). */
+/* Kernels of 64-row cooperative tiles (one consumer warpgroup) run
+ * problems of TESS_SM90_SHORT_TILE_MIN_M to TESS_SM90_SHORT_TILE_MAX_M
+ * rows: there they fill the SMs with whole tiles where 128-row tiles would
+ * split K and pay stream-K's fixup (65 to 128 rows is the range meant).
+ * Larger problems keep the 128-row tiles, whose two consumers hide each
+ * other's promotion, and smaller ones the transposed token tiles and GEMVs
+ * measured best there. TESS_SM90_OFFERS_PINGPONG: whether the planner
+ * offers pingpong plans (gemm_cfg::PINGPONG). Both stay closed until their
+ * kernels have passed the GPU tests (dev/ab/new_kernels.patch opens them,
+ * down to one row, for that run). */
+#define TESS_SM90_SHORT_TILE_MIN_M 65
 #define TESS_SM90_SHORT_TILE_MAX_M 64
 #define TESS_SM90_OFFERS_PINGPONG 0
 
