@@ -13,7 +13,8 @@
 #   env: SUSTAINED=0 skips sustained.py; AB_BUDGET_S (default 560) is the
 #   time after which no phase starts; NEW_TAR: "new" (and the patched
 #   variants) from this tar instead of the working tree; GPU_TESTS: the
-#   GPU tests run on each variant but the baseline (default gpu_gemm_fp8);
+#   GPU tests run on each variant but the baseline (default gpu_gemm_fp8),
+#   or on the variants named in TEST_VARIANTS;
 #   PROFILE="M N K": DeepGEMM's and "new"'s kernels on that problem under
 #   Nsight Compute (per-instruction stall samples, dev/ncu_stalls.py),
 #   before the timings; PLANS="M N K[;M N K...]": every plan of each
@@ -131,7 +132,7 @@ if [ -n "${PLANS:-}" ]; then
 fi
 
 lib() { echo "/tmp/ab-build-$1/lib/libtessera.so"; }
-for v in "${variants[@]}"; do
+for v in ${TEST_VARIANTS:-${variants[@]}}; do
     [ "$v" = base ] && continue
     for t in ${GPU_TESTS:-gpu_gemm_fp8}; do
         TESS_TRIALS=${TESS_TRIALS:-2} timeout 120 "/tmp/ab-build-$v/tests/$t" > "$logs/$t-$v.log" 2>&1
