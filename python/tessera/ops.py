@@ -12,6 +12,11 @@ custom operator returns no tensor that aliases its inputs), which check
 every argument before the call. Rows a grouped GEMM's groups do not
 cover are undefined in the new output.
 
+Autograd: gemm and grouped_mm on bf16/f16 operands differentiate through
+tessera's own GEMMs (dA = alpha dD B^T, dB = alpha A^T dD; a grouped
+GEMM's dx on the transposed experts, its dw one GEMM per expert); FP8
+operands and scale factors take no gradient (NotImplementedError).
+
     y = torch.ops.tessera.gemm(x, w.T)                                   # bf16
     y = torch.ops.tessera.gemm(q, wq.T, scale_a=sx, scale_b=sw,
                                scale_recipe_a="1x128", scale_recipe_b="128x128")
@@ -128,3 +133,83 @@ def _quantize_fp8_fake(x, recipe="1x128", dtype="e4m3"):
 
 
 __all__: List[str] = ["gemm", "grouped_mm", "grouped_mm_masked", "quantize_fp8"]
+
+
+# ---- autograd: bf16/f16 GEMMs differentiate through tessera's own kernels -------------------------
+
+_SIXTEEN = (torch.bfloat16, torch.float16)
+
+
+def _check_differentiable(what, scaled, *tensors):
+    """Refuses a gradient through FP8 operands or dequantization factors (no FP8 backward here)."""
+    if scaled or any(t.dtype not in _SIXTEEN for t in tensors):
+        raise NotImplementedError(f"tessera.ops.{what}: gradients flow through bf16/f16 GEMMs only, not FP8 "
+                                  "operands or scale factors")
+
+
+def _sum_to(t, shape):
+    """t summed over the batch dimension that `shape` (a broadcast operand's) lacks or has as 1."""
+    if t.dim() == 3 and len(shape) == 2:
+        return t.sum(0)
+    if t.dim() == 3 and shape[0] == 1 and t.shape[0] != 1:
+        return t.sum(0, keepdim=True)
+    return t.reshape(shape)
+
+
+def _gemm_setup(ctx, inputs, output):
+    a, b, c, alpha, beta = inputs[:5]
+    ctx.save_for_backward(a, b)
+    ctx.alpha, ctx.beta = alpha, beta
+    ctx.c_dtype = c.dtype if c is not None else None
+    ctx.scaled = inputs[6] is not None or inputs[7] is not None
+
+
+def _gemm_backward(ctx, grad):
+    """dA = alpha dD B^T, dB = alpha A^T dD (batched as D is, summed over a broadcast operand's
+    batch), dC = beta dD; each product a tessera GEMM on transposed views (no copies). dD is taken
+    in A's type (an f32 D of bf16 inputs gives bf16 gradients)."""
+    a, b = ctx.saved_tensors
+    _check_differentiable("gemm", ctx.scaled, a, b)
+    g = grad.to(a.dtype).contiguous()
+    if g.dim() == 2 and (a.dim() == 3 or b.dim() == 3):  # a batch of one gave a 2-D D
+        g = g.unsqueeze(0)
+    da = db = dc = None
+    if ctx.needs_input_grad[0]:
+        da = _sum_to(gemm(g, b.transpose(-1, -2), alpha=ctx.alpha), a.shape)
+    if ctx.needs_input_grad[1]:
+        db = _sum_to(gemm(a.transpose(-1, -2), g, alpha=ctx.alpha), b.shape)
+    if ctx.c_dtype is not None and ctx.needs_input_grad[2]:
+        dc = (grad * ctx.beta).to(ctx.c_dtype)
+    return da, db, dc, None, None, None, None, None, None, None, None
+
+
+torch.library.register_autograd("tessera::gemm", _gemm_backward, setup_context=_gemm_setup)
+
+
+def _grouped_setup(ctx, inputs, output):
+    x, w, offs = inputs[:3]
+    ctx.save_for_backward(x, w, offs)
+    ctx.scaled = inputs[3] is not None or inputs[4] is not None
+
+
+def _grouped_backward(ctx, grad):
+    """dx[rows of g] = dy[rows of g] @ w[g] (a grouped GEMM on the experts' weights transposed into
+    a copy, N contiguous: the grouped kernels read K-major operands); dw[g] = dy[rows of g]^T @
+    x[rows of g], one tessera GEMM per expert (the group ends read once on the host), zero for an
+    expert without rows. Rows past offs[-1] get no gradient (dx there is undefined, as y was)."""
+    x, w, offs = ctx.saved_tensors
+    _check_differentiable("grouped_mm", ctx.scaled, x, w)
+    g = grad.to(x.dtype).contiguous()
+    dx = dw = None
+    if ctx.needs_input_grad[0]:
+        dx = grouped_mm(g, w.transpose(1, 2).contiguous(), offs)
+    if ctx.needs_input_grad[1]:
+        ends = [0] + offs.tolist()
+        dw = torch.zeros_like(w)
+        for e in range(w.shape[0]):
+            if ends[e + 1] > ends[e]:
+                dw[e] = gemm(g[ends[e]:ends[e + 1]].T, x[ends[e]:ends[e + 1]])
+    return dx, dw, None, None, None, None, None, None, None
+
+
+torch.library.register_autograd("tessera::grouped_mm", _grouped_backward, setup_context=_grouped_setup)

@@ -167,3 +167,76 @@ def test_cuda_graph_capture():
     graph.replay()
     torch.cuda.synchronize()
     assert torch.equal(y, expected)
+
+
+def backward_ctx(saved, needs, **fields):
+    """What register_autograd's setup_context leaves for the backward, for calling it directly
+    (the autograd engine itself needs a GPU for CUDA tensors, fake or not)."""
+    import types
+    return types.SimpleNamespace(saved_tensors=saved, needs_input_grad=needs, **fields)
+
+
+@pytest.mark.parametrize("shape_a, shape_b", [((3, 64, 256), (256, 96)), ((64, 256), (3, 256, 96)),
+                                              ((1, 64, 256), (1, 256, 96)), ((64, 256), (256, 96))])
+def test_gemm_backward_shapes(shape_a, shape_b):
+    with fake_mode():
+        a = torch.empty(shape_a, device="cuda", dtype=torch.bfloat16)
+        b = torch.empty(shape_b, device="cuda", dtype=torch.bfloat16)
+        c = torch.empty((64, 96), device="cuda", dtype=torch.float32)
+        y = torch.ops.tessera.gemm(a, b)
+        ctx = backward_ctx((a, b), (True, True, True), alpha=0.5, beta=2.0, c_dtype=torch.float32, scaled=False)
+        da, db, dc, *rest = tessera.ops._gemm_backward(ctx, torch.empty_like(y))
+    assert tuple(da.shape) == shape_a and tuple(db.shape) == shape_b and da.dtype == torch.bfloat16
+    assert dc.dtype == torch.float32 and all(r is None for r in rest)
+
+
+def test_grouped_backward_shapes():
+    with fake_mode():
+        x = torch.empty(300, 128, device="cuda", dtype=torch.bfloat16)
+        w = torch.empty(4, 256, 128, device="cuda", dtype=torch.bfloat16)
+        offs = torch.empty(4, device="cuda", dtype=torch.int32)
+        y = torch.ops.tessera.grouped_mm(x, w, offs)
+        dx, dw, *rest = tessera.ops._grouped_backward(backward_ctx((x, w, offs), (True, False, False), scaled=False),
+                                                      torch.empty_like(y))
+    assert tuple(dx.shape) == (300, 128) and dw is None and all(r is None for r in rest)
+
+
+def test_no_fp8_gradients():
+    with fake_mode():
+        a = torch.empty(64, 256, device="cuda", dtype=torch.float8_e4m3fn)
+        b = torch.empty(256, 96, device="cuda", dtype=torch.float8_e4m3fn)
+        ctx = backward_ctx((a, b), (True, True, False), alpha=1.0, beta=0.0, c_dtype=None, scaled=True)
+        with pytest.raises(NotImplementedError, match="bf16/f16"):
+            tessera.ops._gemm_backward(ctx, torch.empty(64, 96, device="cuda", dtype=torch.bfloat16))
+
+
+@needs_cuda
+def test_gemm_gradients_match_float64():
+    torch.manual_seed(1)
+    a = torch.randn(3, 96, 200, dtype=torch.bfloat16, device="cuda", requires_grad=True)
+    b = torch.randn(200, 136, dtype=torch.bfloat16, device="cuda", requires_grad=True)
+    y = torch.ops.tessera.gemm(a, b, alpha=0.5, out_dtype=torch.float32)
+    g = torch.randn_like(y)
+    da, db = torch.autograd.grad(y, (a, b), g)
+    a64, b64 = a.detach().double().requires_grad_(), b.detach().double().requires_grad_()
+    ra, rb = torch.autograd.grad(0.5 * a64 @ b64, (a64, b64), g.double())
+    for got, ref in ((da, ra), (db, rb)):
+        assert (got.double() - ref).norm() / ref.norm() < 1e-2
+
+
+@needs_cuda
+def test_grouped_gradients_match_float64():
+    torch.manual_seed(2)
+    x = torch.randn(300, 128, dtype=torch.bfloat16, device="cuda", requires_grad=True)
+    w = torch.randn(4, 256, 128, dtype=torch.bfloat16, device="cuda", requires_grad=True)
+    ends = [50, 120, 120, 300]
+    offs = torch.tensor(ends, dtype=torch.int32, device="cuda")
+    y = torch.ops.tessera.grouped_mm(x, w, offs)
+    g = torch.randn_like(y)
+    dx, dw = torch.autograd.grad(y, (x, w), g)
+    x64, w64 = x.detach().double().requires_grad_(), w.detach().double().requires_grad_()
+    ref = torch.cat([x64[lo:hi] @ w64[e].T for e, (lo, hi) in enumerate(zip([0] + ends[:-1], ends))])
+    rx, rw = torch.autograd.grad(ref, (x64, w64), g.double())
+    for got, want in ((dx, rx), (dw, rw)):
+        assert (got.double() - want).norm() / want.norm() < 1e-2
+    assert torch.count_nonzero(dw[2]) == 0  # the expert without rows
