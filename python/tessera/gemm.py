@@ -9,10 +9,11 @@ Operands are torch tensors, objects with __dlpack__ or tessera.Matrix views of
 device memory; 2-D, or 3-D with the batch first (a 2-D operand is shared by
 the batch). Any mix of row- and column-major A and B works; their leading
 dimensions must be multiples of 8 elements (TMA's rule; the error says how to
-pad). Work runs on the handle's stream; without a handle, a per-device one
-follows PyTorch's current stream and owns a 32 MiB workspace. A handle's calls
-must not overlap in time: for work on concurrent streams, give each stream its
-own Handle (with its own workspace).
+pad). Work runs on the handle's stream; without a handle, on PyTorch's
+current stream with that stream's default handle (one per device and
+stream, each owning a 32 MiB workspace: calls on concurrent streams never
+share one). A handle's calls must not overlap in time: a Handle given to
+calls on concurrent streams must be one per stream.
 """
 import ctypes
 import dataclasses
@@ -113,26 +114,54 @@ _default_lock = threading.Lock()
 _default_handles = {}
 
 
-def default_handle(device):
-    """This process's handle for a device, with a 32 MiB workspace (from PyTorch when it is installed)."""
+def default_handle(device, stream=None):
+    """This process's handle for a device and a stream (a cudaStream_t as an int, e.g. a torch
+    stream's cuda_stream; None: the legacy default stream), with a 32 MiB workspace (from PyTorch
+    when it is installed). One handle per stream, so that calls on two streams may overlap: a
+    handle's calls share its stream-K flags and workspace (tess_create). Inside CUDA graph capture
+    no handle can be made (that allocates and synchronizes): a stream first met there borrows one
+    the device already has, so warm up before capturing, as torch.cuda.graph asks."""
     with _default_lock:
-        h = _default_handles.get(device)
+        h = _default_handles.get((device, stream))
+        if h is None and stream is not None and _capturing(device):
+            h = next((x for (d, _), x in _default_handles.items() if d == device), None)
+            if h is None:
+                raise InvalidValueError(f"tessera's first call on CUDA device {device} is inside CUDA graph capture, "
+                                        "where its handle cannot be made: run the call once before capturing")
+            h.stream = stream
+            return h
         if h is None:
             h = Handle(device)
+            if stream is not None:
+                h.stream = stream
             try:
                 import torch
                 h.set_workspace(torch.empty(DEFAULT_WORKSPACE_BYTES, dtype=torch.uint8, device=f"cuda:{device}"))
             except ImportError:
                 pass  # no allocator at hand: data-parallel plans only
-            _default_handles[device] = h
+            _default_handles[(device, stream)] = h
+        elif stream is not None and h.stream != stream:
+            h.stream = stream  # a borrowed handle comes home
         return h
 
 
-def _follow_torch_stream(h, device, tensors):
-    """Queues on PyTorch's current stream when the operands are torch tensors (the default handle only)."""
+def _capturing(device):
+    """Whether PyTorch's current stream on the device is capturing a CUDA graph."""
+    try:
+        import torch
+        with torch.cuda.device(device):
+            return torch.cuda.is_current_stream_capturing()
+    except ImportError:
+        return False
+
+
+def _stream_handle(device, tensors):
+    """The default handle for a call: that of PyTorch's current stream when the operands are
+    torch tensors, else the legacy default stream's."""
     if any(type(t).__module__.startswith("torch") for t in tensors if t is not None):
         import torch
-        h.stream = torch.cuda.current_stream(device).cuda_stream
+        return default_handle(device, torch.cuda.current_stream(device).cuda_stream)
+    return default_handle(device)
 
 
 def _prepare(a, b, c, out, alpha, beta, handle, out_dtype, scale_args=None):
@@ -149,8 +178,7 @@ def _prepare(a, b, c, out, alpha, beta, handle, out_dtype, scale_args=None):
         out = _torch_out(a, b, views, out_dtype)
         views["out"] = as_matrix(out, "out")
     if handle is None:
-        handle = default_handle(device)
-        _follow_torch_stream(handle, device, (a, b, c, out))
+        handle = _stream_handle(device, (a, b, c, out))
     elif handle.device != device:
         raise InvalidValueError(f"the operands are on CUDA device {device}, the handle on {handle.device}")
     if float(beta) != 0.0 and c is None:
@@ -228,12 +256,10 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
 
 
 def _torch_handle(x):
-    """The default handle of a torch tensor's device, following PyTorch's current stream."""
+    """The default handle of a torch tensor's device and PyTorch's current stream there."""
     if x.device.type != "cuda":
         raise InvalidValueError(f"the tensor is in {x.device.type} memory; this runs on the GPU")
-    h = default_handle(x.device.index or 0)
-    _follow_torch_stream(h, x.device.index or 0, (x,))
-    return h
+    return _stream_handle(x.device.index or 0, (x,))
 
 
 def quantize_fp8(x, recipe="1x128", dtype="e4m3", *, handle=None):

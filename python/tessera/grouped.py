@@ -10,8 +10,8 @@
 Group sizes stay on the device: nothing synchronizes with the host, and a call
 is safe under CUDA graph capture. x, w and out may be torch tensors, objects
 with __dlpack__ or tessera.Matrix views; offs / masked_m and scale factors are
-torch tensors. Work runs on the handle's stream; without a handle, on the
-device's default handle following PyTorch's current stream (as tessera.gemm).
+torch tensors. Work runs on the handle's stream; without a handle, on
+PyTorch's current stream with its default handle (as tessera.gemm).
 The C library checks the problem in full and its sentence is the exception's
 text; Python checks only what the C descriptor cannot carry (dimensions, how
 many groups a tensor holds, devices, the type of offs, and that each scale
@@ -26,7 +26,7 @@ from . import _lib, scales
 from ._lib import GroupedGemmDescStruct, PlanStruct, ScaleDescStruct, TesseraDesc
 from .dtypes import DType, as_dtype
 from .errors import InvalidValueError, check
-from .gemm import Plan, _follow_torch_stream, _one_cuda_device, default_handle
+from .gemm import Plan, _one_cuda_device, _stream_handle
 from .matrix import Order, as_matrix
 
 SCALE_BLOCK = 128  # K (and N, for W's 128x128 factors) elements per block factor
@@ -173,8 +173,7 @@ def _prepare(layout, x, w, out, scale_x, scale_w, recipe_x, recipe_w, expected_m
     else:  # plans only: a packed row-major Y of the problem's shape
         desc.y = TesseraDesc(int(y_dtype), int(Order.ROW), xm.rows, n, n, xm.rows * n if masked else 0)
     if handle is None:
-        handle = default_handle(device)
-        _follow_torch_stream(handle, device, (x, w, out))
+        handle = _stream_handle(device, (x, w, out))
     ptrs = {"x": xm.ptr, "w": wm.ptr, "y": views["out"].ptr if out is not None else None, "sx": sx, "sw": sw}
     return handle, desc, ptrs, out, device
 
