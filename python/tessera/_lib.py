@@ -1,9 +1,10 @@
 """Finding and loading libtessera, and declaring the C functions' signatures.
 
-The library is looked up, in order, at: $TESSERA_LIBRARY; next to this
-package (a wheel or an install that bundles it); the build tree of the
-repository this package sits in (build/lib); then the system's loader paths.
-It is loaded on first use, so `import tessera` never fails for lack of it.
+The library is looked up, in order, at: $TESSERA_LIBRARY (then the only
+place tried); next to this package (`pip install ./python` puts it there);
+the build tree of the repository, build/lib, when the package is imported
+from its checkout (python/tessera); then the system's loader paths. It is
+loaded on first use, so `import tessera` never fails for lack of it.
 """
 import ctypes
 import ctypes.util
@@ -66,13 +67,26 @@ class GroupedGemmDescStruct(ctypes.Structure):
                 ("w_scale", ScaleDescStruct)]
 
 
+def _checkout_root(package_dir):
+    """The repository holding package_dir as python/tessera, or None (an installed package)."""
+    python_dir = os.path.dirname(package_dir)
+    root = os.path.dirname(python_dir)
+    if (os.path.basename(python_dir) == "python" and os.path.isfile(os.path.join(python_dir, "pyproject.toml"))
+            and os.path.isfile(os.path.join(root, "include", "tessera.h"))):
+        return root
+    return None
+
+
 def _candidates():
+    """The paths (or loader names) tried for libtessera, in order; see the module's docstring."""
     env = os.environ.get("TESSERA_LIBRARY")
     if env:
         return [env]  # an explicit choice is the only one tried
     here = os.path.dirname(os.path.abspath(__file__))
-    paths = [os.path.join(here, "libtessera.so"),
-             os.path.join(here, os.pardir, os.pardir, "build", "lib", "libtessera.so")]
+    paths = [os.path.join(here, "libtessera.so")]
+    root = _checkout_root(here)
+    if root:
+        paths.append(os.path.join(root, "build", "lib", "libtessera.so"))
     found = ctypes.util.find_library("tessera")
     if found:
         paths.append(found)

@@ -1,27 +1,17 @@
 /* `tessera bench gemm`: tessera and cuBLASLt on the same random-normal inputs
  * in one process, timed with CUDA events on a held stream (GPU time of one
  * call, with the host's time to queue it reported apart), median after
- * warm-up, inputs rotated across enough buffer sets that small problems do not sit in L2,
- * each result checked against the GPU reference GEMM. Flags follow
- * cutlass_profiler: --m --n --k (lists a,b,c and ranges start:end:step),
- * --A=bf16:row --B=bf16:col --C=... --D=bf16:row, --alpha --beta --batch,
- * --providers=tessera,cublas, --warmup-iterations, --profiling-iterations,
- * --verify=true|false, --output=FILE.csv, --suite=FILE (one set of flags per line),
- * --plan=I (the I-th of tess_gemm_plans instead of the heuristic's choice; or
- * --plan=TEXT, the first plan whose name ends with TEXT, e.g. c4x1 or c2x1_sk;
- * or --plan=all, every plan, best-ranked first: the view for autotuning),
- * --rounds=R (time the providers R times, alternating; report the median),
- * --chain=N (N calls back to back per timing, on rotating buffers; the time
- * per call is reported, the kernel column saying "chain N"),
- * --hold=SECONDS (at the power cap instead of in bursts: per problem, each
- * provider runs back to back 1 s untimed, then SECONDS (at most 60) between
+ * warm-up, inputs rotated across enough buffer sets that small problems do
+ * not sit in L2, each result checked against the GPU reference GEMM. Its
+ * options (cutlass_profiler's flags) are in bench_options.c, whose table is
+ * also `tessera bench gemm --help`. Bursts: the providers take turns over
+ * --rounds rounds. --hold=SECONDS measures at the power cap instead: per
+ * problem, each provider runs back to back 1 s untimed, then SECONDS between
  * two CUDA events, in two rounds, the second in reverse order; a row gives
  * round 2, by when every provider meets a board already at its cap, and the
- * best round's TF/s; the method of ../shared/peers/sustained.py; --rounds
- * and the iteration counts apply to bursts only).
- * Every row also gives the mean SM clock and board power during the
- * provider's timed runs (NVML, energy.h; NaN without it), TF/s per GHz and
- * TF/J (TF/s / W). */
+ * best round's TF/s (the method of ../shared/peers/sustained.py). Every row
+ * also gives the mean SM clock and board power during the provider's timed
+ * runs (NVML, energy.h; NaN without it), TF/s per GHz and TF/J (TF/s / W). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,192 +20,25 @@
 #include <cuda_runtime_api.h>
 
 #include "core/matrix.h"
-#include "core/names.h"
 #include "ref/convert.h"
 #include "ref/random.h"
 #include "ref/ref_gemm.h"
 #include "tessera.h"
 
+#include "tools/tessera/bench_options.h"
 #include "tools/tessera/commands.h"
 #include "tools/tessera/cublaslt.h"
 #include "tools/tessera/energy.h"
 #include "tools/tessera/timing.h"
 
-#define MAX_VALUES 64
-/* Most alternating timing rounds (--rounds). */
-#define MAX_ROUNDS 9
 /* Input sets rotated through: enough to exceed twice the L2, at most this many. */
 #define MAX_SETS 16
 /* Plans listed per problem (more than any problem has: small M adds transposed plans). */
 #define MAX_PLANS 64
-/* --hold: the longest timed part, and the untimed warm-up before it (s). */
-#define MAX_HOLD_SECONDS 60.0
+/* --hold: the untimed warm-up before the timed part (s). */
 #define HOLD_WARM_SECONDS 1.0
 /* --hold: rounds per provider, the second in reverse order. */
 #define HOLD_ROUNDS 2
-
-typedef struct options {
-    int64_t m[MAX_VALUES], n[MAX_VALUES], k[MAX_VALUES];
-    int nm, nn, nk;
-    tess_dtype ta, tb, tc, td;
-    tess_order oa, ob, oc, od;
-    int c_given;
-    float alpha, beta;
-    int64_t batch;
-    int tessera, cublas, verify, warmup, iterations, plan, rounds;
-    int scale_a, scale_b; /* tess_scale_mode, or -1: no factors */
-    int fast_accum;
-    const char *plan_name; /* --plan=TEXT: the first plan whose name ends with TEXT */
-    int all_plans;         /* --plan=all */
-    int chain;             /* --chain=N: calls timed back to back, per-call time reported */
-    double hold;           /* --hold=SECONDS: held at the power cap for that long (0: bursts) */
-} options;
-
-static void defaults(options *o) {
-    memset(o, 0, sizeof *o);
-    o->ta = o->tb = o->tc = o->td = TESS_DTYPE_BF16;
-    o->oa = TESS_ORDER_ROW, o->ob = TESS_ORDER_COL, o->oc = o->od = TESS_ORDER_ROW;
-    o->alpha = 1.0f;
-    o->batch = 1;
-    o->tessera = o->cublas = o->verify = 1;
-    o->warmup = 10, o->iterations = 50, o->plan = -1, o->rounds = 4;
-    o->scale_a = o->scale_b = -1;
-    o->chain = 1;
-}
-
-/* Parses a scale recipe: none, tensor, outer (rowwise), block1x128, block128x128. */
-static int parse_scale(const char *v, int *mode) {
-    static const struct {
-        const char *name;
-        int mode;
-    } names[] = {{"none", -1},
-                 {"tensor", TESS_SCALE_TENSOR},
-                 {"outer", TESS_SCALE_OUTER_VEC},
-                 {"rowwise", TESS_SCALE_OUTER_VEC},
-                 {"block1x128", TESS_SCALE_BLOCK_1x128},
-                 {"vec128", TESS_SCALE_BLOCK_1x128},
-                 {"block128x128", TESS_SCALE_BLOCK_128x128},
-                 {"blk128x128", TESS_SCALE_BLOCK_128x128}};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!strcmp(v, names[i].name))
-            return (*mode = names[i].mode), 1;
-    return 0;
-}
-
-/* Parses "a,b,c" and "start:end:step" into values; 0 on malformed input. */
-static int parse_values(const char *text, int64_t *out, int *count) {
-    *count = 0;
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", text);
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        long long a, b, step = 1;
-        int fields = sscanf(tok, "%lld:%lld:%lld", &a, &b, &step);
-        if (fields == 1)
-            b = a;
-        if (fields < 1 || step <= 0 || a < 1 || b < a)
-            return 0;
-        for (long long v = a; v <= b && *count < MAX_VALUES; v += step)
-            out[(*count)++] = v;
-    }
-    return *count > 0;
-}
-
-/* Parses "bf16:row" / "f16:col" / "f32:row" (also cutlass_profiler's "row"/"column", "t"/"n"). */
-static int parse_operand(const char *text, tess_dtype *t, tess_order *o) {
-    char type[32] = "", order[32] = "row";
-    if (sscanf(text, "%31[^:]:%31s", type, order) < 1)
-        return 0;
-    if (tess_dtype_from_name(type, t) != TESS_STATUS_SUCCESS)
-        return 0;
-    if (!strcmp(order, "row") || !strcmp(order, "t") || !strcmp(order, "row-major"))
-        *o = TESS_ORDER_ROW;
-    else if (!strcmp(order, "col") || !strcmp(order, "column") || !strcmp(order, "n") || !strcmp(order, "col-major"))
-        *o = TESS_ORDER_COL;
-    else
-        return 0;
-    return 1;
-}
-
-/* Whether v is a plan index ("12"), not a name suffix ("128x128x128_s6_c1x1_blk"). */
-static int all_digits(const char *v) {
-    if (!*v)
-        return 0;
-    for (; *v; v++)
-        if (*v < '0' || *v > '9')
-            return 0;
-    return 1;
-}
-
-static int parse_bool(const char *v) { return !(v && (!strcmp(v, "false") || !strcmp(v, "0"))); }
-
-/* Parses --hold's seconds: a number in (0, MAX_HOLD_SECONDS]; -1 after saying why. */
-static int parse_hold(const char *v, double *seconds) {
-    char *end = NULL;
-    double x = strtod(v, &end);
-    if (end == v || *end != '\0' || !(x > 0.0 && x <= MAX_HOLD_SECONDS)) {
-        fprintf(stderr, "tessera bench gemm: --hold=%s: expected seconds above 0 and at most %g, e.g. --hold=2.5\n", v,
-                MAX_HOLD_SECONDS);
-        return -1;
-    }
-    *seconds = x;
-    return 1;
-}
-
-/* Applies one flag: 1, 0 if it is not understood, -1 if its value was refused (after saying why). */
-static int apply_flag(options *o, int argc, char **argv, int *i, const char **suite, const char **output) {
-    const char *v;
-    if ((v = option_value(argc, argv, i, "--m")))
-        return parse_values(v, o->m, &o->nm);
-    if ((v = option_value(argc, argv, i, "--n")))
-        return parse_values(v, o->n, &o->nn);
-    if ((v = option_value(argc, argv, i, "--k")))
-        return parse_values(v, o->k, &o->nk);
-    if ((v = option_value(argc, argv, i, "--A")))
-        return parse_operand(v, &o->ta, &o->oa);
-    if ((v = option_value(argc, argv, i, "--B")))
-        return parse_operand(v, &o->tb, &o->ob);
-    if ((v = option_value(argc, argv, i, "--C")))
-        return (o->c_given = 1), parse_operand(v, &o->tc, &o->oc);
-    if ((v = option_value(argc, argv, i, "--D")))
-        return parse_operand(v, &o->td, &o->od);
-    if ((v = option_value(argc, argv, i, "--alpha")))
-        return (o->alpha = strtof(v, NULL)), 1;
-    if ((v = option_value(argc, argv, i, "--beta")))
-        return (o->beta = strtof(v, NULL)), 1;
-    if ((v = option_value(argc, argv, i, "--scale-a")))
-        return parse_scale(v, &o->scale_a);
-    if ((v = option_value(argc, argv, i, "--scale-b")))
-        return parse_scale(v, &o->scale_b);
-    if (!strcmp(argv[*i], "--fast-accum")) /* before option_value, which would take the next argument */
-        return (o->fast_accum = 1), 1;
-    if ((v = option_value(argc, argv, i, "--fast-accum")))
-        return (o->fast_accum = parse_bool(v)), 1;
-    if ((v = option_value(argc, argv, i, "--batch")))
-        return (o->batch = atoll(v)) >= 1;
-    if ((v = option_value(argc, argv, i, "--providers")))
-        return (o->tessera = strstr(v, "tessera") != NULL), (o->cublas = strstr(v, "cublas") != NULL), 1;
-    if ((v = option_value(argc, argv, i, "--warmup-iterations")))
-        return (o->warmup = atoi(v)) >= 0;
-    if ((v = option_value(argc, argv, i, "--profiling-iterations")))
-        return (o->iterations = atoi(v)) >= 1;
-    if ((v = option_value(argc, argv, i, "--chain")))
-        return (o->chain = atoi(v)) >= 1 && o->chain <= 64;
-    if ((v = option_value(argc, argv, i, "--hold")))
-        return parse_hold(v, &o->hold);
-    if ((v = option_value(argc, argv, i, "--rounds")))
-        return (o->rounds = atoi(v)) >= 1 && o->rounds <= MAX_ROUNDS;
-    if ((v = option_value(argc, argv, i, "--verify")))
-        return (o->verify = parse_bool(v)), 1;
-    if ((v = option_value(argc, argv, i, "--plan")))
-        return !strcmp(v, "all") ? (o->all_plans = 1) : all_digits(v) ? (o->plan = atoi(v), 1) : (o->plan_name = v, 1);
-    if (suite && (v = option_value(argc, argv, i, "--suite")))
-        return (*suite = v), 1;
-    if (output && (v = option_value(argc, argv, i, "--output")))
-        return (*output = v), 1;
-    if (!strcmp(argv[*i], "--verify"))
-        return (o->verify = 1), 1;
-    return 0;
-}
 
 /* Buffers of one input set on the device. */
 typedef struct buffers {
@@ -299,7 +122,6 @@ static tess_matrix_desc packed(tess_dtype t, tess_order o, int64_t rows, int64_t
     return d;
 }
 
-static const char *order_name(tess_order o) { return o == TESS_ORDER_ROW ? "row" : "col"; }
 
 /* A scale layout for `mode` (mn rows of A or columns of B, depth k) that
  * cuBLASLt reads too: tessera's packed layout, with 128x128 factors' rows
@@ -329,19 +151,8 @@ static float *random_factors(int64_t count, tess_rng *r) {
     return d;
 }
 
-/* A scale recipe as the rows and the CSV name it ("none": no factors). */
-static const char *scale_name(int mode) {
-    static const tess_named names[] = {
-        {TESS_SCALE_TENSOR, "tensor"},
-        {TESS_SCALE_OUTER_VEC, "outer"},
-        {TESS_SCALE_BLOCK_1x128, "1x128"},
-        {TESS_SCALE_BLOCK_128x128, "128x128"},
-    };
-    return TESS_NAME_OF(names, mode, "none");
-}
-
 /* Benchmarks one problem with every provider; prints a row per provider and appends to the CSV. */
-static int bench_one(tess_handle h, const tess_device_info *info, const options *o, int64_t m, int64_t n, int64_t k,
+static int bench_one(tess_handle h, const tess_device_info *info, const bench_options *o, int64_t m, int64_t n, int64_t k,
                      FILE *csv, tess_rng *rng, energy_meter *meter) {
     tess_gemm_desc g;
     tess_gemm_desc_init(&g);
@@ -388,14 +199,8 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
     }
     double flops = 2.0 * (double)m * (double)n * (double)k * (double)g.batch;
     double cublas_ms = 0;
-    char problem[200], scales[48] = "";
-    if (o->scale_a >= 0 || o->scale_b >= 0)
-        snprintf(scales, sizeof scales, " s:%s,%s%s", scale_name(o->scale_a), scale_name(o->scale_b),
-                 o->fast_accum ? " fast" : "");
-    snprintf(problem, sizeof problem, "%lldx%lldx%lld b%lld %s:%s,%s:%s->%s:%s%s", (long long)m, (long long)n,
-             (long long)k, (long long)g.batch, tess_dtype_name(g.a.dtype), order_name(g.a.order),
-             tess_dtype_name(g.b.dtype), order_name(g.b.order), tess_dtype_name(g.d.dtype), order_name(g.d.order),
-             scales);
+    char problem[200];
+    bench_problem_label(o, m, n, k, problem, sizeof problem);
     /* Provider 0 is cuBLAS, then tessera's plan (or every plan, --plan=all):
      * cuBLAS's row comes first so tessera's can show the ratio. */
     struct provider {
@@ -403,7 +208,7 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
         job j;
         timed_fn fn;
         char name[96];
-        double err, ms[MAX_ROUNDS], host_us[MAX_ROUNDS];
+        double err, ms[BENCH_MAX_ROUNDS], host_us[BENCH_MAX_ROUNDS];
         energy_window energy; /* bursts: every round's timed loop; --hold: round 2's timed part */
     } pv[1 + MAX_PLANS];
     int providers = 1;
@@ -524,9 +329,9 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
                     "%lld,%lld,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%g,%g,%s,%s,%d,%s,%s,%.6f,%.2f,%.2f,%.4f,%.3e,%.2f,"
                     "%.0f,%.1f,%.2f,%.4f,%.2f,%g\n",
                     (long long)m, (long long)n, (long long)k, (long long)g.batch, tess_dtype_name(g.a.dtype),
-                    order_name(g.a.order), tess_dtype_name(g.b.dtype), order_name(g.b.order),
-                    tess_dtype_name(g.c.dtype), order_name(g.c.order), tess_dtype_name(g.d.dtype),
-                    order_name(g.d.order), g.alpha, g.beta, scale_name(o->scale_a), scale_name(o->scale_b),
+                    bench_order_name(g.a.order), tess_dtype_name(g.b.dtype), bench_order_name(g.b.order),
+                    tess_dtype_name(g.c.dtype), bench_order_name(g.c.order), tess_dtype_name(g.d.dtype),
+                    bench_order_name(g.d.order), g.alpha, g.beta, bench_scale_name(o->scale_a), bench_scale_name(o->scale_b),
                     o->fast_accum, prov > 0 ? "tessera" : "cublas", q->name, ms, tflops, gbs, ratio, q->err,
                     host_us, w->mean_sm_mhz, w->mean_board_w, per_ghz, per_j, best_tflops, o->hold);
     }
@@ -537,105 +342,129 @@ static int bench_one(tess_handle h, const tess_device_info *info, const options 
     return 0;
 }
 
-/* Runs the problems `o` names (every m x n x k combination). */
-static int bench_options(tess_handle h, const tess_device_info *info, options *o, FILE *csv, tess_rng *rng,
-                         energy_meter *meter) {
+/* What the problems run with: the GPU, its meter and the CSV; or, for
+ * --dry-run, nothing (the problems are listed instead). */
+typedef struct session {
+    int dry_run;
+    tess_handle h;
+    tess_device_info info;
+    energy_meter *meter;
+    void *workspace;
+    FILE *csv;
+    tess_rng rng;
+} session;
+
+/* Runs (or lists) the problems `o` names, every m x n x k combination. */
+static int bench_problems(session *s, const bench_options *o) {
     if (!o->nm || !o->nn || !o->nk) {
         fprintf(stderr, "tessera bench gemm: --m, --n and --k are required\n");
         return 2;
+    }
+    if (s->dry_run) {
+        bench_print_dry_run(o);
+        return 0;
     }
     int rc = 0;
     for (int a = 0; a < o->nm; a++)
         for (int b = 0; b < o->nn; b++)
             for (int c = 0; c < o->nk; c++)
-                rc |= bench_one(h, info, o, o->m[a], o->n[b], o->k[c], csv, rng, meter);
+                rc |= bench_one(s->h, &s->info, o, o->m[a], o->n[b], o->k[c], s->csv, &s->rng, s->meter);
+    return rc;
+}
+
+/* Writes the CSV's header: the device, what the columns mean, their names. */
+static void csv_header(FILE *csv, const tess_device_info *info, energy_meter *meter) {
+    fprintf(csv, "# device=%s sm_clock_mhz=%d mem_clock_mhz=%d sms=%d power_limit_w=%.0f library=%s\n", info->name,
+            info->sm_clock_khz / 1000, info->mem_clock_khz / 1000, info->sm_count, energy_power_limit_w(meter),
+            tess_version_string());
+    fprintf(csv, "# sm_mhz, board_w: means during the provider's timed runs (NVML; nan without it); "
+                 "tflops_per_ghz = tflops / (sm_mhz / 1000); tflop_per_j = tflops / board_w; hold_s = 0: bursts, "
+                 "else --hold (ms, tflops: round 2; best_tflops: the best round)\n");
+    fprintf(csv, "m,n,k,batch,a_type,a_order,b_type,b_order,c_type,c_order,d_type,d_order,alpha,beta,scale_a,"
+                 "scale_b,fast_accum,provider,kernel,ms,tflops,gbs,speedup_vs_cublas,rel_error,host_us,sm_mhz,"
+                 "board_w,tflops_per_ghz,tflop_per_j,best_tflops,hold_s\n");
+}
+
+/* Opens the GPU (device 0), its meter, the shared workspace and the CSV; 0, or the exit code after saying why. */
+static int session_open(session *s, const bench_options *o, const char *output) {
+    if (tess_create(&s->h, 0) != TESS_STATUS_SUCCESS) {
+        fprintf(stderr, "tessera bench gemm: %s\n", tess_last_error());
+        return 1;
+    }
+    s->info.struct_size = sizeof s->info;
+    tess_get_device_info(s->h, &s->info);
+    s->meter = energy_open(0); /* the device of tess_create(&h, 0) */
+    if (!energy_available(s->meter))
+        fprintf(stderr, "tessera bench gemm: %s: the MHz, W, per-GHz and per-J figures are nan\n",
+                energy_why(s->meter));
+    if (o->hold > 0)
+        printf("hold: per problem and provider, %g s back to back untimed, then %g s timed, %d rounds (the second in "
+               "reverse order); rows give round 2 and the best round's TF/s\n",
+               HOLD_WARM_SECONDS, o->hold, HOLD_ROUNDS);
+    /* Both libraries get the same workspace: cuBLAS's recommended 32 MiB on Hopper (cublaslt.c). */
+    if (cudaMalloc(&s->workspace, TESS_GEMM_WORKSPACE_BYTES) == cudaSuccess)
+        tess_set_workspace(s->h, s->workspace, TESS_GEMM_WORKSPACE_BYTES);
+    if (output) {
+        s->csv = fopen(output, "w");
+        if (!s->csv) {
+            fprintf(stderr, "tessera bench gemm: cannot write %s\n", output);
+            return 1;
+        }
+        csv_header(s->csv, &s->info, s->meter);
+    }
+    return 0;
+}
+
+/* Releases what session_open opened (any part of it). */
+static void session_close(session *s) {
+    if (s->csv)
+        fclose(s->csv);
+    energy_close(s->meter);
+    tess_destroy(s->h);
+    if (s->workspace)
+        cudaFree(s->workspace);
+}
+
+/* Runs each line of `suite` over the command line's settings `o`; after a
+ * line fails, the rest are only read (and refused where wrong). */
+static int bench_suite(session *s, const bench_options *o, const char *suite) {
+    FILE *f = fopen(suite, "r");
+    if (!f) {
+        fprintf(stderr, "tessera bench gemm: cannot read %s\n", suite);
+        return 1;
+    }
+    char line[1024];
+    int rc = 0;
+    for (int number = 1; fgets(line, sizeof line, f); number++) {
+        bench_options lo = *o; /* the command line's settings are every line's defaults */
+        const int named = bench_parse_line(line, suite, number, &lo);
+        if (named < 0)
+            rc = 2;
+        else if (named > 0 && !rc)
+            rc |= bench_problems(s, &lo);
+    }
+    fclose(f);
     return rc;
 }
 
 int bench_gemm(int argc, char **argv) {
-    options o;
-    defaults(&o);
-    const char *suite = NULL, *output = NULL;
-    for (int i = 0; i < argc; i++) {
-        const int applied = apply_flag(&o, argc, argv, &i, &suite, &output);
-        if (applied == 0)
-            fprintf(stderr, "tessera bench gemm: cannot use '%s'\n", argv[i]);
-        if (applied != 1)
-            return 2;
+    bench_options o;
+    bench_run run;
+    const int parsed = bench_parse_args(argc, argv, &o, &run);
+    if (parsed != CLI_OK)
+        return parsed == CLI_HELP ? 0 : 2;
+    if (!run.suite && (!o.nm || !o.nn || !o.nk)) { /* said before any GPU is looked for */
+        fprintf(stderr, "tessera bench gemm: --m, --n and --k are required (or --suite=FILE)\n");
+        return 2;
     }
-    tess_handle h = NULL;
-    if (tess_create(&h, 0) != TESS_STATUS_SUCCESS) {
-        fprintf(stderr, "tessera bench gemm: %s\n", tess_last_error());
-        return 1;
-    }
-    tess_device_info info = {.struct_size = sizeof info};
-    tess_get_device_info(h, &info);
-    energy_meter *meter = energy_open(0); /* the device of tess_create(&h, 0) */
-    if (!energy_available(meter))
-        fprintf(stderr, "tessera bench gemm: %s: the MHz, W, per-GHz and per-J figures are nan\n", energy_why(meter));
-    if (o.hold > 0)
-        printf("hold: per problem and provider, %g s back to back untimed, then %g s timed, %d rounds (the second in "
-               "reverse order); rows give round 2 and the best round's TF/s\n",
-               HOLD_WARM_SECONDS, o.hold, HOLD_ROUNDS);
-    /* Both libraries get the same workspace: cuBLAS's recommended 32 MiB on Hopper (cublaslt.c). */
-    void *workspace = NULL;
-    if (cudaMalloc(&workspace, TESS_GEMM_WORKSPACE_BYTES) == cudaSuccess)
-        tess_set_workspace(h, workspace, TESS_GEMM_WORKSPACE_BYTES);
-    FILE *csv = NULL;
-    if (output) {
-        csv = fopen(output, "w");
-        if (!csv) {
-            fprintf(stderr, "tessera bench gemm: cannot write %s\n", output);
-            return 1;
-        }
-        fprintf(csv, "# device=%s sm_clock_mhz=%d mem_clock_mhz=%d sms=%d power_limit_w=%.0f library=%s\n", info.name,
-                info.sm_clock_khz / 1000, info.mem_clock_khz / 1000, info.sm_count, energy_power_limit_w(meter),
-                tess_version_string());
-        fprintf(csv, "# sm_mhz, board_w: means during the provider's timed runs (NVML; nan without it); "
-                     "tflops_per_ghz = tflops / (sm_mhz / 1000); tflop_per_j = tflops / board_w; hold_s = 0: bursts, "
-                     "else --hold (ms, tflops: round 2; best_tflops: the best round)\n");
-        fprintf(csv, "m,n,k,batch,a_type,a_order,b_type,b_order,c_type,c_order,d_type,d_order,alpha,beta,scale_a,"
-                     "scale_b,fast_accum,provider,kernel,ms,tflops,gbs,speedup_vs_cublas,rel_error,host_us,sm_mhz,"
-                     "board_w,tflops_per_ghz,tflop_per_j,best_tflops,hold_s\n");
-    }
-    tess_rng rng;
-    tess_rng_seed(&rng, 20261121); /* a fixed seed (a date): every run times the same inputs */
-    int rc = 0;
-    if (suite) {
-        FILE *f = fopen(suite, "r");
-        if (!f) {
-            fprintf(stderr, "tessera bench gemm: cannot read %s\n", suite);
-            return 1;
-        }
-        char line[1024];
-        while (fgets(line, sizeof line, f)) {
-            char *args[32];
-            int n = 0;
-            for (char *tok = strtok(line, " \t\r\n"); tok && n < 32; tok = strtok(NULL, " \t\r\n")) {
-                if (tok[0] == '#')
-                    break;
-                args[n++] = tok;
-            }
-            if (n == 0)
-                continue;
-            options lo = o; /* command-line flags are the defaults of each line */
-            lo.nm = lo.nn = lo.nk = 0;
-            for (int i = 0; i < n; i++)
-                if (apply_flag(&lo, n, args, &i, NULL, NULL) != 1) {
-                    fprintf(stderr, "tessera bench gemm: %s: cannot use '%s'\n", suite, args[i]);
-                    rc = 2;
-                }
-            if (!rc)
-                rc |= bench_options(h, &info, &lo, csv, &rng, meter);
-        }
-        fclose(f);
-    } else {
-        rc = bench_options(h, &info, &o, csv, &rng, meter);
-    }
-    if (csv)
-        fclose(csv);
-    energy_close(meter);
-    tess_destroy(h);
-    cudaFree(workspace);
+    session s;
+    memset(&s, 0, sizeof s);
+    s.dry_run = run.dry_run;
+    int rc = run.dry_run ? 0 : session_open(&s, &o, run.output);
+    tess_rng_seed(&s.rng, 20261121); /* a fixed seed (a date): every run times the same inputs */
+    if (rc == 0)
+        rc = run.suite ? bench_suite(&s, &o, run.suite) : bench_problems(&s, &o);
+    if (!run.dry_run)
+        session_close(&s);
     return rc;
 }

@@ -1,5 +1,6 @@
 /* `tessera bench`: benchmarks run on the GPU. `copy` measures the device-to-
  * device copy bandwidth, the ceiling memory-bound kernels are judged against. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,27 +26,49 @@ static int run_copy(void *ctx, void *stream) {
     return 0;
 }
 
+/* bench copy's settings. */
+typedef struct copy_options {
+    long long bytes;
+    int iterations, device;
+} copy_options;
+
+static const cli_option copy_options_table[] = {
+    {"bytes", CLI_VALUE, "SIZE", "bytes per buffer, with K, M or G (binary) after it; default 1G"},
+    {"iterations", CLI_VALUE, "N", "timed copies (their median); default 50"},
+    {"device", CLI_VALUE, "N", "the CUDA device; default 0"},
+    {NULL, 0, NULL, NULL},
+};
+
+const cli_command bench_copy_command = {
+    "tessera bench copy",
+    "[--bytes=SIZE] [--iterations=N] [--device=N]\n"
+    "Device-to-device copy bandwidth (bytes read + written), the ceiling that\n"
+    "memory-bound kernels are measured against.",
+    copy_options_table,
+    NULL,
+};
+
+/* cli_apply_fn of `tessera bench copy`. */
+static int apply_copy(void *ctx, int index, const char *value) {
+    copy_options *o = ctx;
+    long long v;
+    switch (index) {
+    case 0: return (o->bytes = parse_size(value)) > 0;
+    case 1: return cli_int(value, 1, INT_MAX, &v) ? (o->iterations = (int)v), 1 : 0;
+    case 2: return cli_int(value, 0, INT_MAX, &v) ? (o->device = (int)v), 1 : 0;
+    default: return 0;
+    }
+}
+
+/* `tessera bench copy`: the median rate of copying one buffer into another. */
 static int bench_copy(int argc, char **argv) {
     /* 1 GiB per buffer: many times any L2, so the copy measures DRAM. */
-    long long bytes = 1ll << 30;
-    int iterations = 50, device = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *v;
-        if ((v = option_value(argc, argv, &i, "--bytes")))
-            bytes = parse_size(v);
-        else if ((v = option_value(argc, argv, &i, "--iterations")))
-            iterations = atoi(v);
-        else if ((v = option_value(argc, argv, &i, "--device")))
-            device = atoi(v);
-        else {
-            fprintf(stderr, "tessera bench copy: unknown option '%s'\n", argv[i]);
-            return 2;
-        }
-    }
-    if (bytes <= 0 || iterations <= 0) {
-        fprintf(stderr, "tessera bench copy: --bytes and --iterations must be positive\n");
-        return 2;
-    }
+    copy_options o = {1ll << 30, 50, 0};
+    const int parsed = cli_parse(&bench_copy_command, argc, argv, apply_copy, &o);
+    if (parsed != CLI_OK)
+        return parsed == CLI_HELP ? 0 : 2;
+    const long long bytes = o.bytes;
+    const int iterations = o.iterations, device = o.device;
     tess_device_info info;
     if (query_device(device, &info, "tessera bench copy"))
         return 1;
@@ -67,11 +90,20 @@ static int bench_copy(int argc, char **argv) {
     return rc == 0 ? 0 : 1;
 }
 
+/* `tessera bench`: hands the words from the benchmark's name on to it. */
 int cmd_bench(int argc, char **argv) {
-    if (argc >= 1 && strcmp(argv[0], "copy") == 0)
+    if (argc >= 2 && strcmp(argv[1], "copy") == 0)
         return bench_copy(argc - 1, argv + 1);
-    if (argc >= 1 && strcmp(argv[0], "gemm") == 0)
+    if (argc >= 2 && strcmp(argv[1], "gemm") == 0)
         return bench_gemm(argc - 1, argv + 1);
-    fprintf(stderr, "tessera bench: expected a benchmark name: copy or gemm\n");
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        printf("usage: tessera bench copy|gemm [options]\n\n");
+        cli_print_help(stdout, &bench_copy_command);
+        printf("\n");
+        cli_print_help(stdout, &bench_gemm_command);
+        return 0;
+    }
+    fprintf(stderr, "tessera bench: expected a benchmark name, copy or gemm%s%s%s (tessera bench --help)\n",
+            argc >= 2 ? ", not '" : "", argc >= 2 ? argv[1] : "", argc >= 2 ? "'" : "");
     return 2;
 }

@@ -1,4 +1,5 @@
 /* `tessera info`: what the GPU is and what this build can run on it. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -21,16 +22,34 @@ static void print_families(uint32_t mask) {
     printf("\n");
 }
 
+static const cli_option info_options[] = {
+    {"device", CLI_VALUE, "N", "the CUDA device to describe; default 0"},
+    {NULL, 0, NULL, NULL},
+};
+
+const cli_command info_command = {
+    "tessera info",
+    "[--device=N]\n"
+    "The GPU (SMs, shared memory, L2, clocks, compute capability) and the kernel\n"
+    "families this build runs on it; without a GPU, one line saying why (exit 1).",
+    info_options,
+    NULL,
+};
+
+/* cli_apply_fn of `tessera info`: its one option, --device. */
+static int apply_info(void *ctx, int index, const char *value) {
+    long long device;
+    if (index != 0 || !cli_int(value, 0, INT_MAX, &device))
+        return 0;
+    *(int *)ctx = (int)device;
+    return 1;
+}
+
 int cmd_info(int argc, char **argv) {
     int device = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *v = option_value(argc, argv, &i, "--device");
-        if (!v) {
-            fprintf(stderr, "tessera info: unknown option '%s' (usage: tessera info [--device N])\n", argv[i]);
-            return 2;
-        }
-        device = atoi(v);
-    }
+    const int parsed = cli_parse(&info_command, argc, argv, apply_info, &device);
+    if (parsed != CLI_OK)
+        return parsed == CLI_HELP ? 0 : 2;
     tess_device_info d;
     if (query_device(device, &d, "tessera info"))
         return 1;

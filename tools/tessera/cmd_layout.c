@@ -7,13 +7,61 @@
 #include "tessera/layout.h"
 #include "tools/tessera/commands.h"
 
-static void usage(FILE *out) {
+static const cli_option layout_options[] = {
+    {"table", CLI_NO_VALUE, NULL, "also print the layout as CuTe's print_layout table"},
+    {"latex", CLI_NO_VALUE, NULL, "also print it as TikZ (CuTe's print_latex)"},
+    {"explain", CLI_VALUE, "COORD", "walk one coordinate through the layout, step by step"},
+    {"svg", CLI_VALUE, "FILE", "draw the layout into FILE"},
+    {"atom", CLI_VALUE, "NAME", "an MMA atom's TV layout instead of EXPR (--atoms lists the names)"},
+    {"operand", CLI_VALUE, "A|B|C", "the atom's operand; default C"},
+    {"atoms", CLI_NO_VALUE, NULL, "list the MMA atoms' names"},
+    {NULL, 0, NULL, NULL},
+};
+
+const cli_command layout_command = {
+    "tessera layout",
+    "EXPR [--table] [--latex] [--explain=COORD] [--svg=FILE]\n"
+    "       tessera layout --atom=NAME [--operand=A|B|C] [--table] [--explain=COORD] [--svg=FILE]\n"
+    "       tessera layout --atoms\n"
+    "The layout algebra calculator: EXPR is a value in CuTe notation or a call\n"
+    "(`tessera layout --help` lists the functions).",
+    layout_options,
+    NULL,
+};
+
+/* The option indexes of layout_options. */
+enum { OPT_TABLE, OPT_LATEX, OPT_EXPLAIN, OPT_SVG, OPT_ATOM, OPT_OPERAND, OPT_ATOMS };
+
+/* What `tessera layout` was asked for. */
+typedef struct layout_request {
+    const char *expr, *atom, *operand, *explain, *svg;
+    int table, latex, atoms;
+} layout_request;
+
+/* cli_apply_fn of `tessera layout`; -1 after saying why for a second expression. */
+static int apply_layout(void *ctx, int index, const char *value) {
+    layout_request *r = ctx;
+    switch (index) {
+    case CLI_ARGUMENT:
+        if (r->expr) {
+            fprintf(stderr, "tessera layout: one expression at a time (quote it)\n");
+            return -1;
+        }
+        return (r->expr = value), 1;
+    case OPT_TABLE: return (r->table = 1);
+    case OPT_LATEX: return (r->latex = 1);
+    case OPT_EXPLAIN: return (r->explain = value), 1;
+    case OPT_SVG: return (r->svg = value), 1;
+    case OPT_ATOM: return (r->atom = value), 1;
+    case OPT_OPERAND: return (r->operand = value), 1;
+    default: return (r->atoms = 1); /* OPT_ATOMS */
+    }
+}
+
+/* The rest of `tessera layout --help`, after the options: examples and the calculator's functions. */
+static void print_examples(FILE *out) {
     fprintf(out,
-            "usage: tessera layout EXPR [--table] [--latex] [--explain COORD] [--svg FILE]\n"
-            "       tessera layout --atom NAME [--operand A|B|C] [--table] [--explain COORD] [--svg FILE]\n"
-            "       tessera layout --atoms\n"
-            "\n"
-            "EXPR is a value in CuTe notation or a call, e.g.\n"
+            "\nexamples:\n"
             "  tessera layout 'logical_divide((24):(1), (4):(1))'      -> ((4),6):((1),4)\n"
             "  tessera layout '(2,(2,2)):(4,(2,1))' --table\n"
             "  tessera layout --atom wgmma_64x64x16_f32 --explain '(1,0)' --svg c.svg\n"
@@ -110,41 +158,22 @@ static int print_atom(const char *atom, const tess_layout *tv, int64_t rows, int
 }
 
 int cmd_layout(int argc, char **argv) {
-    const char *expr = NULL, *atom = NULL, *operand = "C", *explain = NULL, *svg = NULL;
-    int table = 0, latex = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *v;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "--atoms") == 0) {
-            for (int k = 0; k < tess_layout_mma_atom_count(); k++)
-                printf("%s\n", tess_layout_mma_atom_name(k));
-            return 0;
-        } else if (strcmp(argv[i], "--table") == 0) {
-            table = 1;
-        } else if (strcmp(argv[i], "--latex") == 0) {
-            latex = 1;
-        } else if ((v = option_value(argc, argv, &i, "--atom"))) {
-            atom = v;
-        } else if ((v = option_value(argc, argv, &i, "--operand"))) {
-            operand = v;
-        } else if ((v = option_value(argc, argv, &i, "--explain"))) {
-            explain = v;
-        } else if ((v = option_value(argc, argv, &i, "--svg"))) {
-            svg = v;
-        } else if (argv[i][0] == '-' && argv[i][1] == '-') {
-            fprintf(stderr, "tessera layout: unknown option '%s'\n", argv[i]);
-            return 2;
-        } else if (!expr) {
-            expr = argv[i];
-        } else {
-            fprintf(stderr, "tessera layout: one expression at a time (quote it)\n");
-            return 2;
-        }
+    layout_request r = {NULL, NULL, "C", NULL, NULL, 0, 0, 0};
+    const int read = cli_parse(&layout_command, argc, argv, apply_layout, &r);
+    if (read == CLI_HELP)
+        print_examples(stdout);
+    if (read != CLI_OK)
+        return read == CLI_HELP ? 0 : 2;
+    if (r.atoms) {
+        for (int k = 0; k < tess_layout_mma_atom_count(); k++)
+            printf("%s\n", tess_layout_mma_atom_name(k));
+        return 0;
     }
+    const char *expr = r.expr, *atom = r.atom, *operand = r.operand, *explain = r.explain, *svg = r.svg;
+    const int table = r.table, latex = r.latex;
     if (!expr == !atom) {
-        usage(stderr);
+        fprintf(stderr, "tessera layout: %s (tessera layout --help)\n",
+                expr ? "an expression or --atom, not both" : "expected an expression, --atom=NAME or --atoms");
         return 2;
     }
     tess_layout *x = NULL;

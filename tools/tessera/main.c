@@ -1,4 +1,4 @@
-/* `tessera`: the command-line tool (device info, benchmarks; later the layout calculator). */
+/* `tessera`: the command-line tool (device info, benchmarks, the layout calculator). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,35 +6,25 @@
 #include "tessera.h"
 #include "tools/tessera/commands.h"
 
+/* The commands, then every command's options (the same text as each one's --help). */
 static void usage(FILE *out) {
     fprintf(out,
             "usage: tessera <command> [options]\n"
             "\n"
             "commands:\n"
-            "  info [--device N]           the GPU, and which kernel families this build runs on it\n"
-            "  bench copy [--bytes N] [--iterations N] [--device N]\n"
-            "                              device-to-device copy bandwidth (the memory ceiling)\n"
-            "  bench gemm --m M --n N --k K [--A=bf16:row --B=bf16:col --D=bf16:row ...] [--hold=SECONDS]\n"
-            "                              tessera vs cuBLASLt, with SM MHz, board W, TF/s per GHz and TF/J;\n"
-            "                              --hold: each provider held SECONDS (at most 60) at the power cap\n"
-            "                              (see tools/tessera/bench_gemm.c for all flags)\n"
-            "  layout EXPR [--table] [--latex] [--explain COORD] [--svg FILE]\n"
-            "  layout --atom NAME [--operand A|B|C] [--explain COORD] [--svg FILE]\n"
-            "                              the layout algebra calculator (tessera layout --help)\n"
-            "  version                     library version and the GPU architectures built\n"
-            "  help                        this text\n");
-}
-
-const char *option_value(int argc, char **argv, int *i, const char *name) {
-    size_t n = strlen(name);
-    const char *arg = argv[*i];
-    if (strncmp(arg, name, n) != 0)
-        return NULL;
-    if (arg[n] == '=')
-        return arg + n + 1;
-    if (arg[n] == '\0' && *i + 1 < argc)
-        return argv[++*i];
-    return NULL;
+            "  info                        the GPU, and which kernel families this build runs on it\n"
+            "  bench copy                  device-to-device copy bandwidth (the memory ceiling)\n"
+            "  bench gemm                  tessera vs cuBLASLt, with SM MHz, board W, TF/s per GHz and TF/J\n"
+            "  layout                      the layout algebra calculator\n"
+            "  version, --version          library version and the GPU architectures built\n"
+            "  help, --help, -h            this text\n"
+            "\n"
+            "`tessera <command> --help` prints one command's part of what follows.\n");
+    const cli_command *commands[] = {&info_command, &bench_copy_command, &bench_gemm_command, &layout_command};
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        fputc('\n', out);
+        cli_print_help(out, commands[i]);
+    }
 }
 
 int query_device(int device, tess_device_info *info, const char *cmd) {
@@ -74,20 +64,26 @@ int main(int argc, char **argv) {
     }
     const char *cmd = argv[1];
     if (strcmp(cmd, "info") == 0)
-        return cmd_info(argc - 2, argv + 2);
+        return cmd_info(argc - 1, argv + 1);
     if (strcmp(cmd, "bench") == 0)
-        return cmd_bench(argc - 2, argv + 2);
+        return cmd_bench(argc - 1, argv + 1);
     if (strcmp(cmd, "layout") == 0)
-        return cmd_layout(argc - 2, argv + 2);
-    if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+        return cmd_layout(argc - 1, argv + 1);
+    const int version = strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0;
+    const int help = strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0;
+    if ((version || help) && argc > 2) {
+        fprintf(stderr, "tessera: %s takes nothing after it ('%s')\n", cmd, argv[2]);
+        return 2;
+    }
+    if (version) {
         printf("tessera %s\n", tess_version_string());
         return 0;
     }
-    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+    if (help) {
         usage(stdout);
         return 0;
     }
-    fprintf(stderr, "tessera: unknown command '%s'\n", cmd);
-    usage(stderr);
+    fprintf(stderr, "tessera: unknown %s '%s' (tessera --help lists them)\n", cmd[0] == '-' ? "option" : "command",
+            cmd);
     return 2;
 }

@@ -1,0 +1,73 @@
+/* `tessera bench gemm`'s settings: its options (the table that is also its
+ * --help), read from the command line and from a suite's lines, and the
+ * listing --dry-run prints instead of running. */
+#ifndef TESS_TOOLS_BENCH_OPTIONS_H
+#define TESS_TOOLS_BENCH_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tessera.h"
+#include "tools/tessera/cli.h"
+
+/* Most values of one of --m, --n, --k (after expanding ranges). */
+#define BENCH_MAX_VALUES 64
+/* Most alternating timing rounds (--rounds). */
+#define BENCH_MAX_ROUNDS 9
+/* --hold: the longest timed part (s). */
+#define BENCH_MAX_HOLD_SECONDS 60.0
+/* --chain: most calls per timed run (a bound that keeps one timed run short). */
+#define BENCH_MAX_CHAIN 64
+/* Largest M, N or K taken: no GPU holds a matrix that long, and ranges up to
+ * it never overflow while they are expanded. */
+#define BENCH_MAX_EXTENT (1ll << 40)
+
+/* The problems and how they are timed: the command line's, then each suite line's over them. */
+typedef struct bench_options {
+    int64_t m[BENCH_MAX_VALUES], n[BENCH_MAX_VALUES], k[BENCH_MAX_VALUES];
+    int nm, nn, nk;
+    tess_dtype ta, tb, tc, td;
+    tess_order oa, ob, oc, od;
+    int c_given;
+    float alpha, beta;
+    int64_t batch;
+    int tessera, cublas, verify, warmup, iterations, plan, rounds;
+    int scale_a, scale_b; /* tess_scale_mode, or -1: no factors */
+    int fast_accum;
+    const char *plan_name; /* --plan=TEXT: the first plan whose name ends with TEXT */
+    int all_plans;         /* --plan=all */
+    int chain;             /* --chain=N: calls timed back to back, per-call time reported */
+    double hold;           /* --hold=SECONDS: held at the power cap for that long (0: bursts) */
+} bench_options;
+
+/* What only the command line sets. */
+typedef struct bench_run {
+    const char *suite;  /* --suite=FILE, or NULL */
+    const char *output; /* --output=FILE (CSV), or NULL */
+    int dry_run;        /* --dry-run: list the problems, run nothing */
+} bench_run;
+
+/* The command, for its --help and `tessera --help`. */
+extern const cli_command bench_gemm_command;
+
+/* Reads the command line (argv[0] is "gemm") into *o (from the defaults)
+ * and *run; CLI_OK, CLI_HELP or CLI_ERROR (after saying why). */
+int bench_parse_args(int argc, char **argv, bench_options *o, bench_run *run);
+
+/* Applies one line of `suite` (line number `number`; comments from a word
+ * starting with '#') over *o, which holds the command line's settings and
+ * no problem sizes yet; the line is split in place. Returns 1 if it names
+ * problems, 0 if it is empty, -1 after saying what is wrong with it. */
+int bench_parse_line(char *line, const char *suite, int number, bench_options *o);
+
+/* The rows' name of a problem: "MxNxK bB a:row,b:col->d:row[ s:A,B[ fast]]". */
+void bench_problem_label(const bench_options *o, int64_t m, int64_t n, int64_t k, char *buf, size_t cap);
+
+/* A scale recipe's name in rows and CSV ("none": no factors), and an order's ("row", "col"). */
+const char *bench_scale_name(int mode);
+const char *bench_order_name(tess_order order);
+
+/* --dry-run: one line per problem `o` names, with every setting it runs under. */
+void bench_print_dry_run(const bench_options *o);
+
+#endif
