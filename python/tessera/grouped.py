@@ -126,6 +126,26 @@ def _torch_dtype(dt):
     return t
 
 
+def _weights(w, w_layout):
+    """W as the [G, N, K] tensor the kernels read: w itself ("nk": y = x @ w[g].T, the stacked
+    nn.Linear weights), or for "kn" (torch._grouped_mm's mat_b: y = x @ w[g], w [G, K, N]) its
+    view w.transpose(1, 2), which must have K contiguous (the grouped kernels read K-major
+    weights): never a copy or a silent transpose."""
+    if w_layout == "nk":
+        return w
+    if w_layout != "kn":
+        raise InvalidValueError(f"w_layout={w_layout!r}: 'nk' (w [G, N, K], y = x @ w[g].T) or 'kn' (w [G, K, N], "
+                                "y = x @ w[g], as torch._grouped_mm)")
+    shape = _shape(w)
+    if shape is None or not hasattr(w, "transpose") or len(shape) != 3:
+        raise InvalidValueError("w_layout='kn': w must be a 3-D torch tensor [G, K, N]")
+    if shape[1] > 1 and w.stride(1) != 1:
+        raise InvalidValueError(f"w_layout='kn': w {list(shape)} with strides {list(w.stride())} has N contiguous; "
+                                "the grouped kernels read each expert's K x N weight with K contiguous: pass "
+                                "w.transpose(1, 2).contiguous() with w_layout='nk' (or keep such a copy)")
+    return w.transpose(1, 2)
+
+
 def _prepare(layout, x, w, out, scale_x, scale_w, recipe_x, recipe_w, expected_m, out_dtype, handle, allocate):
     """Checks what Python can see and fills the descriptor. Returns (handle, desc, pointers, out);
     with allocate=False and no out, Y is described (row-major, packed) but not allocated."""
@@ -193,12 +213,14 @@ def _empty_rows(x):
 
 
 def grouped_mm(x, w, offs, out=None, *, scale_x=None, scale_w=None, expected_m=None, out_dtype=None, plan=None,
-               handle=None, scale_recipe_x=None, scale_recipe_w=None):
+               handle=None, scale_recipe_x=None, scale_recipe_w=None, w_layout="nk"):
     """y[rows of g] = (scale_x . x[rows of g]) @ (scale_w . w[g]).T for each expert g; returns y.
 
     x: [total_M, K] row-major, the groups' rows one after another (tokens
     sorted by expert). w: [G, N, K], each expert's weight with K contiguous
-    (the layout of nn.Linear weights stacked). offs: int32 [G] on the GPU,
+    (the layout of nn.Linear weights stacked); with w_layout="kn", w is
+    [G, K, N] and y = x @ w[g] (torch._grouped_mm's mat_b), K contiguous
+    (e.g. the transpose view of stacked nn.Linear weights). offs: int32 [G] on the GPU,
     cumulative row ends (torch._grouped_mm's convention): group g owns rows
     offs[g-1] .. offs[g]-1 (offs[-1] = 0); empty groups are fine, and rows
     past offs[G-1] are left as they were. out: [total_M, N] (default: a new
@@ -219,13 +241,14 @@ def grouped_mm(x, w, offs, out=None, *, scale_x=None, scale_w=None, expected_m=N
       scale_w  (1,) or (G,)       per tensor / per expert         TENSOR
                (G, N)             one per output column           OUTER_VEC
                (G, N/128, K/128)  e4m3: per 128x128 block         BLOCK_128x128
-    (K/128 and N/128 rounded up.) 1-D factors are always per tensor, group
+    (K/128 and N/128 rounded up; w's factors are indexed so whatever w_layout.) 1-D factors are always per tensor, group
     or row, 2-D ones (X) block factors; ambiguous shapes (G == total_M, or a
     square (K/128, total_M)) need scale_recipe_x ("tensor", "rowwise",
     "1x128"; an explicit "1x128" reads a 2-D tensor as (rows, K blocks)).
     The block recipe is DeepSeek-V3's, 1x128 for x with 128x128 for w;
     tessera.quantize_fp8 makes both (rows contiguous for x, the layout the
     kernels load by TMA)."""
+    w = _weights(w, w_layout)
     if _empty_rows(x):  # no tokens at all (a rank whose experts got none): nothing to compute
         if out is not None:
             return out
@@ -240,7 +263,7 @@ def grouped_mm(x, w, offs, out=None, *, scale_x=None, scale_w=None, expected_m=N
 
 
 def grouped_mm_masked(x, w, masked_m, expected_m, out=None, *, scale_x=None, scale_w=None, out_dtype=None,
-                      plan=None, handle=None, scale_recipe_x=None, scale_recipe_w=None):
+                      plan=None, handle=None, scale_recipe_x=None, scale_recipe_w=None, w_layout="nk"):
     """y[g, :masked_m[g]] = (scale_x . x[g, :masked_m[g]]) @ (scale_w . w[g]).T for each expert g
     (DeepGEMM's masked layout); returns y.
 
@@ -251,7 +274,8 @@ def grouped_mm_masked(x, w, masked_m, expected_m, out=None, *, scale_x=None, sca
     there. expected_m: the typical masked_m, a planner hint (0: M_max).
     Scale factors as grouped_mm's, with the group first for x's too:
     scale_x (1,)/(G,) per tensor/group, (G, M_max) per row,
-    (G, M_max, K/128) or (G, K/128, M_max) 1x128 blocks."""
+    (G, M_max, K/128) or (G, K/128, M_max) 1x128 blocks. w_layout as grouped_mm's."""
+    w = _weights(w, w_layout)
     handle, desc, ptrs, out, device = _prepare(GroupLayout.MASKED, x, w, out, scale_x, scale_w, scale_recipe_x,
                                                scale_recipe_w, expected_m, out_dtype, handle, True)
     rows = _torch_vector(masked_m, "masked_m", desc.groups, "int32", device)
@@ -260,12 +284,13 @@ def grouped_mm_masked(x, w, masked_m, expected_m, out=None, *, scale_x=None, sca
 
 
 def grouped_plans(x, w, out=None, *, scale_x=None, scale_w=None, expected_m=None, out_dtype=None, handle=None,
-                  scale_recipe_x=None, scale_recipe_w=None, limit=64):
+                  scale_recipe_x=None, scale_recipe_w=None, limit=64, w_layout="nk"):
     """Every plan that can run this grouped problem, best first (the first is the heuristic's
     choice): each grouped kernel in each tile order (Plan.group_order, a GroupOrder). A 2-D x
     means the contiguous layout (grouped_mm), a 3-D x the masked one (grouped_mm_masked); the
     group sizes are not needed. Pass a plan back as plan=... to run it (for autotuning)."""
     masked = len(_shape(x)) == 3 if _shape(x) is not None else as_matrix(x, "x").batch > 1
+    w = _weights(w, w_layout)
     handle, desc, _, _, _ = _prepare(GroupLayout.MASKED if masked else GroupLayout.CONTIGUOUS, x, w, out, scale_x,
                                      scale_w, scale_recipe_x, scale_recipe_w, expected_m, out_dtype, handle, False)
     plans = (PlanStruct * limit)()

@@ -363,3 +363,29 @@ def test_no_tokens(torch):
     y = tessera.grouped_mm(torch.empty(0, 64, device="cuda").bfloat16(), w,
                            torch.zeros(4, dtype=torch.int32, device="cuda"))
     assert y.shape == (0, 64) and y.dtype == torch.bfloat16
+
+
+def test_weight_layouts_are_explicit():
+    """w_layout names what w means ('nk': y = x @ w[g].T; 'kn': y = x @ w[g], torch._grouped_mm's
+    mat_b); 'kn' takes a K-contiguous [G, K, N] as a view and refuses an N-contiguous one, never
+    copying or transposing in silence. Checked before anything touches a GPU."""
+    torch = pytest.importorskip("torch")
+    x = torch.zeros(300, 128, dtype=torch.bfloat16)
+    offs = torch.zeros(4, dtype=torch.int32)
+    w_kn = torch.zeros(4, 128, 256, dtype=torch.bfloat16)  # [G, K, N], N contiguous
+    with pytest.raises(tessera.InvalidValueError, match="w_layout='xy'"):
+        tessera.grouped_mm(x, w_kn, offs, w_layout="xy")
+    with pytest.raises(tessera.InvalidValueError, match="N contiguous"):
+        tessera.grouped_mm(x, w_kn, offs, w_layout="kn")
+    w_view = torch.zeros(4, 256, 128, dtype=torch.bfloat16).transpose(1, 2)  # [G, K, N], K contiguous
+    with pytest.raises(tessera.InvalidValueError, match="cpu memory"):  # past the layout check: the host tensors
+        tessera.grouped_mm(x, w_view, offs, w_layout="kn")
+
+
+def test_weight_layout_kn_matches_nk(torch):
+    """The same experts given as [G, N, K] ('nk') and as its [G, K, N] view ('kn') give the same y."""
+    g = torch.Generator(device="cuda").manual_seed(11)
+    x = torch.randn(300, 128, device="cuda", generator=g).bfloat16()
+    w = torch.randn(4, 256, 128, device="cuda", generator=g).bfloat16()
+    offs = torch.tensor([50, 120, 120, 300], dtype=torch.int32, device="cuda")
+    assert torch.equal(tessera.grouped_mm(x, w, offs), tessera.grouped_mm(x, w.transpose(1, 2), offs, w_layout="kn"))
