@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Host time per call from Python: how long tessera.gemm, torch.ops.tessera.gemm
+and torch.matmul (cuBLAS) take to return, per call, on a small decode-shaped
+problem, their GPU work queued asynchronously: a round's calls are few enough
+that the launch queue (about a thousand kernels) never fills and stalls the host.
+Beside the C library's own host time (`tessera bench gemm` reports it as
+host_us), this is what Python adds.
+
+    python3 bench/python_overhead.py [--m 1 --n 4096 --k 4096] [--calls 500] [--csv FILE]
+"""
+import argparse
+import csv
+import statistics
+import sys
+import time
+
+
+def per_call_us(fn, calls, rounds):
+    """Median over rounds of the host microseconds one call of fn takes (the GPU drained between rounds)."""
+    import torch
+    times = []
+    for _ in range(rounds):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        times.append((time.perf_counter() - t0) / calls * 1e6)
+    torch.cuda.synchronize()
+    return statistics.median(times)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--m", type=int, default=1)
+    ap.add_argument("--n", type=int, default=4096)
+    ap.add_argument("--k", type=int, default=4096)
+    ap.add_argument("--calls", type=int, default=500, help="calls per round (under the launch queue's depth)")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--csv", help="also write the rows here")
+    args = ap.parse_args()
+    import torch
+
+    import tessera
+    if not torch.cuda.is_available():
+        sys.exit("python_overhead.py: needs a CUDA device")
+    x = torch.randn(args.m, args.k, dtype=torch.bfloat16, device="cuda")
+    w = torch.randn(args.n, args.k, dtype=torch.bfloat16, device="cuda")
+    out = torch.empty(args.m, args.n, dtype=torch.bfloat16, device="cuda")
+    plan = tessera.gemm_plans(x, w.T)[0]
+    cases = [
+        ("tessera.gemm", lambda: tessera.gemm(x, w.T)),
+        ("tessera.gemm out= plan=", lambda: tessera.gemm(x, w.T, out, plan=plan)),
+        ("torch.ops.tessera.gemm", lambda: torch.ops.tessera.gemm(x, w.T)),
+        ("torch.matmul (cuBLAS)", lambda: torch.matmul(x, w.T)),
+    ]
+    for _, fn in cases:  # warm-up: handles, plans, allocator
+        for _ in range(20):
+            fn()
+    rows = []
+    for name, fn in cases:
+        us = per_call_us(fn, args.calls, args.rounds)
+        rows.append({"call": name, "m": args.m, "n": args.n, "k": args.k, "host_us_per_call": f"{us:.2f}"})
+        print(f"{name:28s} {us:7.2f} us per call")
+    if args.csv:
+        with open(args.csv, "w", newline="") as f:
+            f.write(f"# device={torch.cuda.get_device_name()} torch={torch.__version__} "
+                    f"tessera={tessera.version_string()}\n")
+            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+
+
+if __name__ == "__main__":
+    main()
