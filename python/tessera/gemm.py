@@ -112,36 +112,46 @@ def _torch_out(a, b, views, out_dtype):
 
 _default_lock = threading.Lock()
 _default_handles = {}
+_capture_handles = {}
+
+
+def _new_handle(device, stream):
+    """A handle on `stream` (None: the legacy default stream) with a 32 MiB workspace (from PyTorch
+    when it is installed)."""
+    h = Handle(device)
+    if stream is not None:
+        h.stream = stream
+    try:
+        import torch
+        h.set_workspace(torch.empty(DEFAULT_WORKSPACE_BYTES, dtype=torch.uint8, device=f"cuda:{device}"))
+    except ImportError:
+        pass  # no allocator at hand: data-parallel plans only
+    return h
 
 
 def default_handle(device, stream=None):
     """This process's handle for a device and a stream (a cudaStream_t as an int, e.g. a torch
-    stream's cuda_stream; None: the legacy default stream), with a 32 MiB workspace (from PyTorch
-    when it is installed). One handle per stream, so that calls on two streams may overlap: a
-    handle's calls share its stream-K flags and workspace (tess_create). Inside CUDA graph capture
-    no handle can be made (that allocates and synchronizes): a stream first met there borrows one
-    the device already has, so warm up before capturing, as torch.cuda.graph asks."""
+    stream's cuda_stream; None: the legacy default stream). One handle per stream, so that calls
+    on two streams may overlap: a handle's calls share its stream-K flags and workspace
+    (tess_create). Inside CUDA graph capture no handle can be made (that allocates and
+    synchronizes): a capturing stream without its own handle takes the device's capture handle,
+    made beside the device's first one and used for nothing else, so graphs captured so replay
+    on that handle's flags and workspace (replay them one at a time, or warm each capture stream
+    up first, or pass handle=)."""
     with _default_lock:
         h = _default_handles.get((device, stream))
-        if h is None and stream is not None and _capturing(device):
-            h = next((x for (d, _), x in _default_handles.items() if d == device), None)
+        if h is not None:
+            return h
+        if stream is not None and _capturing(device):
+            h = _capture_handles.get(device)
             if h is None:
                 raise InvalidValueError(f"tessera's first call on CUDA device {device} is inside CUDA graph capture, "
                                         "where its handle cannot be made: run the call once before capturing")
             h.stream = stream
             return h
-        if h is None:
-            h = Handle(device)
-            if stream is not None:
-                h.stream = stream
-            try:
-                import torch
-                h.set_workspace(torch.empty(DEFAULT_WORKSPACE_BYTES, dtype=torch.uint8, device=f"cuda:{device}"))
-            except ImportError:
-                pass  # no allocator at hand: data-parallel plans only
-            _default_handles[(device, stream)] = h
-        elif stream is not None and h.stream != stream:
-            h.stream = stream  # a borrowed handle comes home
+        h = _default_handles[(device, stream)] = _new_handle(device, stream)
+        if device not in _capture_handles:
+            _capture_handles[device] = _new_handle(device, None)
         return h
 
 

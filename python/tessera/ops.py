@@ -132,7 +132,7 @@ def _quantize_fp8_fake(x, recipe="1x128", dtype="e4m3"):
                                   (max(stride_mn, 1), max(stride_k, 1)), dtype=torch.float32)
 
 
-__all__: List[str] = ["gemm", "grouped_mm", "grouped_mm_masked", "quantize_fp8"]
+__all__: List[str] = ["gemm", "grouped_mm", "grouped_mm_masked", "grouped_mm_wgrad", "quantize_fp8"]
 
 
 # ---- autograd: bf16/f16 GEMMs differentiate through tessera's own kernels -------------------------
@@ -160,7 +160,7 @@ def _gemm_setup(ctx, inputs, output):
     a, b, c, alpha, beta = inputs[:5]
     ctx.save_for_backward(a, b)
     ctx.alpha, ctx.beta = alpha, beta
-    ctx.c_dtype = c.dtype if c is not None else None
+    ctx.c_dtype, ctx.c_shape = (c.dtype, tuple(c.shape)) if c is not None else (None, None)
     ctx.scaled = inputs[6] is not None or inputs[7] is not None
 
 
@@ -179,7 +179,8 @@ def _gemm_backward(ctx, grad):
     if ctx.needs_input_grad[1]:
         db = _sum_to(gemm(a.transpose(-1, -2), g, alpha=ctx.alpha), b.shape)
     if ctx.c_dtype is not None and ctx.needs_input_grad[2]:
-        dc = (grad * ctx.beta).to(ctx.c_dtype)
+        dg = grad.unsqueeze(0) if grad.dim() == 2 and len(ctx.c_shape) == 3 else grad
+        dc = _sum_to(dg * ctx.beta, ctx.c_shape).to(ctx.c_dtype)
     return da, db, dc, None, None, None, None, None, None, None, None
 
 
@@ -192,23 +193,38 @@ def _grouped_setup(ctx, inputs, output):
     ctx.scaled = inputs[3] is not None or inputs[4] is not None
 
 
+@torch.library.custom_op("tessera::grouped_mm_wgrad", mutates_args=(), device_types="cuda")
+def grouped_mm_wgrad(dy: torch.Tensor, x: torch.Tensor, offs: torch.Tensor, groups: int) -> torch.Tensor:
+    """dw[g] = dy[rows of g]^T @ x[rows of g], [G, N, K]: grouped_mm's weight gradient, one tessera
+    GEMM per expert (the group ends read once on the host: not for CUDA graph capture), zero for an
+    expert without rows. One operator, so that torch.compile sees no data-dependent loop."""
+    ends = [0] + offs.tolist()
+    dw = torch.zeros((groups, dy.shape[1], x.shape[1]), dtype=x.dtype, device=x.device)
+    for e in range(groups):
+        if ends[e + 1] > ends[e]:
+            dw[e] = gemm(dy[ends[e]:ends[e + 1]].T, x[ends[e]:ends[e + 1]])
+    return dw
+
+
+@grouped_mm_wgrad.register_fake
+def _grouped_mm_wgrad_fake(dy, x, offs, groups):
+    return x.new_empty((groups, dy.shape[1], x.shape[1]))
+
+
 def _grouped_backward(ctx, grad):
     """dx[rows of g] = dy[rows of g] @ w[g] (a grouped GEMM on the experts' weights transposed into
-    a copy, N contiguous: the grouped kernels read K-major operands); dw[g] = dy[rows of g]^T @
-    x[rows of g], one tessera GEMM per expert (the group ends read once on the host), zero for an
-    expert without rows. Rows past offs[-1] get no gradient (dx there is undefined, as y was)."""
+    a copy, N contiguous: the grouped kernels read K-major operands), zero in rows past offs[-1]
+    (which no group owns); dw by grouped_mm_wgrad."""
     x, w, offs = ctx.saved_tensors
     _check_differentiable("grouped_mm", ctx.scaled, x, w)
     g = grad.to(x.dtype).contiguous()
     dx = dw = None
     if ctx.needs_input_grad[0]:
         dx = grouped_mm(g, w.transpose(1, 2).contiguous(), offs)
+        unowned = torch.arange(dx.shape[0], device=dx.device).unsqueeze(1) >= offs[-1:].to(torch.int64)
+        dx = dx.masked_fill(unowned, 0)
     if ctx.needs_input_grad[1]:
-        ends = [0] + offs.tolist()
-        dw = torch.zeros_like(w)
-        for e in range(w.shape[0]):
-            if ends[e + 1] > ends[e]:
-                dw[e] = gemm(g[ends[e]:ends[e + 1]].T, x[ends[e]:ends[e + 1]])
+        dw = grouped_mm_wgrad(g, x, offs, w.shape[0])
     return dx, dw, None, None, None, None, None, None, None
 
 

@@ -16,7 +16,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
 
 from conftest import gpu_count  # noqa: E402
 
-OPS = ("gemm", "grouped_mm", "grouped_mm_masked", "quantize_fp8")
+OPS = ("gemm", "grouped_mm", "grouped_mm_masked", "grouped_mm_wgrad", "quantize_fp8")
 
 
 def fake_mode():
@@ -182,12 +182,13 @@ def test_gemm_backward_shapes(shape_a, shape_b):
     with fake_mode():
         a = torch.empty(shape_a, device="cuda", dtype=torch.bfloat16)
         b = torch.empty(shape_b, device="cuda", dtype=torch.bfloat16)
-        c = torch.empty((64, 96), device="cuda", dtype=torch.float32)
         y = torch.ops.tessera.gemm(a, b)
-        ctx = backward_ctx((a, b), (True, True, True), alpha=0.5, beta=2.0, c_dtype=torch.float32, scaled=False)
+        c_shape = (1,) + tuple(y.shape[-2:])  # C with a batch of one, whatever D's batch
+        ctx = backward_ctx((a, b), (True, True, True), alpha=0.5, beta=2.0, c_dtype=torch.float32, c_shape=c_shape,
+                           scaled=False)
         da, db, dc, *rest = tessera.ops._gemm_backward(ctx, torch.empty_like(y))
     assert tuple(da.shape) == shape_a and tuple(db.shape) == shape_b and da.dtype == torch.bfloat16
-    assert dc.dtype == torch.float32 and all(r is None for r in rest)
+    assert tuple(dc.shape) == c_shape and dc.dtype == torch.float32 and all(r is None for r in rest)
 
 
 def test_grouped_backward_shapes():
@@ -196,16 +197,16 @@ def test_grouped_backward_shapes():
         w = torch.empty(4, 256, 128, device="cuda", dtype=torch.bfloat16)
         offs = torch.empty(4, device="cuda", dtype=torch.int32)
         y = torch.ops.tessera.grouped_mm(x, w, offs)
-        dx, dw, *rest = tessera.ops._grouped_backward(backward_ctx((x, w, offs), (True, False, False), scaled=False),
+        dx, dw, *rest = tessera.ops._grouped_backward(backward_ctx((x, w, offs), (True, True, False), scaled=False),
                                                       torch.empty_like(y))
-    assert tuple(dx.shape) == (300, 128) and dw is None and all(r is None for r in rest)
+    assert tuple(dx.shape) == (300, 128) and tuple(dw.shape) == (4, 256, 128) and all(r is None for r in rest)
 
 
 def test_no_fp8_gradients():
     with fake_mode():
         a = torch.empty(64, 256, device="cuda", dtype=torch.float8_e4m3fn)
         b = torch.empty(256, 96, device="cuda", dtype=torch.float8_e4m3fn)
-        ctx = backward_ctx((a, b), (True, True, False), alpha=1.0, beta=0.0, c_dtype=None, scaled=True)
+        ctx = backward_ctx((a, b), (True, True, False), alpha=1.0, beta=0.0, c_dtype=None, c_shape=None, scaled=True)
         with pytest.raises(NotImplementedError, match="bf16/f16"):
             tessera.ops._gemm_backward(ctx, torch.empty(64, 96, device="cuda", dtype=torch.bfloat16))
 
@@ -229,13 +230,15 @@ def test_grouped_gradients_match_float64():
     torch.manual_seed(2)
     x = torch.randn(300, 128, dtype=torch.bfloat16, device="cuda", requires_grad=True)
     w = torch.randn(4, 256, 128, dtype=torch.bfloat16, device="cuda", requires_grad=True)
-    ends = [50, 120, 120, 300]
+    ends = [50, 120, 120, 280]  # rows 280.. belong to no expert: no gradient there
     offs = torch.tensor(ends, dtype=torch.int32, device="cuda")
     y = torch.ops.tessera.grouped_mm(x, w, offs)
+    y[280:] = 0  # undefined rows of y, out of the loss
     g = torch.randn_like(y)
     dx, dw = torch.autograd.grad(y, (x, w), g)
     x64, w64 = x.detach().double().requires_grad_(), w.detach().double().requires_grad_()
-    ref = torch.cat([x64[lo:hi] @ w64[e].T for e, (lo, hi) in enumerate(zip([0] + ends[:-1], ends))])
+    ref = torch.cat([x64[lo:hi] @ w64[e].T for e, (lo, hi) in enumerate(zip([0] + ends[:-1], ends))] +
+                    [torch.zeros(20, 256, dtype=torch.float64, device="cuda")])
     rx, rw = torch.autograd.grad(ref, (x64, w64), g.double())
     for got, want in ((dx, rx), (dw, rw)):
         assert (got.double() - want).norm() / want.norm() < 1e-2
