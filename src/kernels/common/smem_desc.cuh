@@ -30,7 +30,7 @@ static constexpr __host__ __device__ uint32_t smem_desc_sw128_lo(uint32_t addr, 
     return ((addr & 0x3FFFF) >> 4) | (((lbo_bytes >> 4) & 0x3FFF) << 16);
 }
 static constexpr __host__ __device__ uint32_t smem_desc_sw128_hi(uint32_t sbo_bytes) {
-    return ((sbo_bytes >> 4) & 0x3FFF) | (1u << 30);
+    return ((sbo_bytes >> 4) & 0x3FFF) | (1u << 30); // bit 62 of the descriptor: swizzle mode 1
 }
 TESS_DEVICE uint64_t smem_desc_of_words(uint32_t lo, uint32_t hi) { return ((uint64_t)hi << 32) | lo; }
 TESS_DEVICE uint64_t smem_desc_sw128(uint32_t addr, uint32_t lbo_bytes, uint32_t sbo_bytes) {

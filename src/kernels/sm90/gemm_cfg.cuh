@@ -272,9 +272,9 @@ struct gemm_cfg {
     // unused ("assumed 1", i.e. 16 bytes) for K-major tiles.
     static constexpr uint32_t A_LBO = A_MN ? MN_CHUNK_BYTES : 16;
     static constexpr uint32_t B_LBO = B_MN ? MN_CHUNK_BYTES : 16;
-    // The high words of the A and B descriptors (smem_desc.cuh): the same for every stage and step.
-    static constexpr uint32_t A_DESC_HI = smem_desc_sw128_hi(TESS_SW128_ATOM_BYTES);
-    static constexpr uint32_t B_DESC_HI = smem_desc_sw128_hi(TESS_SW128_ATOM_BYTES);
+    // The high word of every A and B descriptor (smem_desc.cuh): both
+    // operands' stride byte offset is one swizzle atom, in every stage and step.
+    static constexpr uint32_t DESC_HI = smem_desc_sw128_hi(TESS_SW128_ATOM_BYTES);
 };
 
 // Whether this launch's block factors come by TMA with their stage's tiles

@@ -214,8 +214,8 @@ TESS_DEVICE void fence_accumulators(float (&acc)[N]) {
 // The low words of a consumer warpgroup's wgmma descriptors for the ring's
 // first stage: its 64 rows of A (the second 64 rows of a K-major A stage,
 // or the second 64-row chunk) and B. Every stage's and step's descriptor is
-// an add on them (the high words are compile-time constants: Cfg::A_DESC_HI,
-// B_DESC_HI). Built once per kernel and made warp-uniform (__shfl_sync), so
+// an add on them (the high words are one compile-time constant,
+// Cfg::DESC_HI). Built once per kernel and made warp-uniform (__shfl_sync), so
 // that a wgmma's descriptor costs one add on a uniform register, not a
 // rebuild of every field per K block.
 struct mma_descs {
@@ -242,8 +242,8 @@ TESS_DEVICE void mma_stage(float (&acc)[N / 2], const mma_descs &d, int stage, b
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < Cfg::K_STEPS; kk++) {
-        const uint64_t da = smem_desc_of_words(a + kk * Cfg::A_KSTEP_BYTES / 16, Cfg::A_DESC_HI);
-        const uint64_t db = smem_desc_of_words(b + kk * Cfg::B_KSTEP_BYTES / 16, Cfg::B_DESC_HI);
+        const uint64_t da = smem_desc_of_words(a + kk * Cfg::A_KSTEP_BYTES / 16, Cfg::DESC_HI);
+        const uint64_t db = smem_desc_of_words(b + kk * Cfg::B_KSTEP_BYTES / 16, Cfg::DESC_HI);
         wgmma_ss<N, Cfg::IN, Cfg::A_MN, Cfg::B_MN>(acc, da, db, accumulate || kk != 0);
     }
     wgmma_commit();
@@ -255,7 +255,7 @@ TESS_DEVICE void mma_stage(float (&acc)[N / 2], const mma_descs &d, int stage, b
 // kb - 1 and releases that slot.
 template <class Cfg>
 TESS_DEVICE void consumer_mma_tile(float (&acc)[Cfg::BN / 2], const mma_descs &d, uint64_t *full,
-                                   uint64_t *empty, pipe_cursor &c, int k_begin, int k_end, int wg, bool releases) {
+                                   uint64_t *empty, pipe_cursor &c, int k_begin, int k_end, bool releases) {
     fence_accumulators(acc);
     int previous = -1;
     for (int kb = k_begin; kb < k_end; kb++) {
@@ -583,5 +583,5 @@ TESS_DEVICE void consumer_mma(float (&acc)[Cfg::BN / 2], const mma_descs &d, con
         consumer_mma_tile_promoted<Cfg>(acc, d, smem_scales, full, empty, c, k_begin, k_end, n0,
                                         a_shift, wg, t, releases);
     else
-        consumer_mma_tile<Cfg>(acc, d, full, empty, c, k_begin, k_end, wg, releases);
+        consumer_mma_tile<Cfg>(acc, d, full, empty, c, k_begin, k_end, releases);
 }
