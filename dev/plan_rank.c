@@ -1,28 +1,34 @@
-/* Prints the planner's ranking (best first) of FP8
- * block-scaled problems (1x128 A factors, 128x128 B factors, e4m3, bf16 D)
- * on an H100 as the planner describes it, no GPU needed: to see what a
- * cost-model or kernel-list change picks before timing it.
+/* Prints the planner's ranking (best first, with each plan's estimated
+ * time) of FP8 block-scaled problems (1x128 A factors, 128x128 B factors,
+ * e4m3, bf16 D), or with ",bf16" after M,N,K of bf16 ones, on an H100 as
+ * the planner describes it, no GPU needed: to see what a cost-model or
+ * kernel-list change picks before timing it (dev/plan_eval.py compares the
+ * picks with every plan's measured time).
  *   cc -std=c11 -Iinclude -Isrc -IBUILD/generated dev/plan_rank.c BUILD/lib/libtessera.a \
  *      -L/usr/local/cuda/lib64 -lcudart_static -lstdc++ -lm -ldl -lpthread -lrt -o /tmp/plan_rank
- *   /tmp/plan_rank TOP M,N,K [M,N,K ...] */
+ *   /tmp/plan_rank TOP M,N,K[,bf16] [M,N,K[,bf16] ...] */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "core/family.h"
 #include "core/gemm.h"
 #include "core/matrix.h"
 
 enum { CAP = 256 };
 static tess_plan plans[CAP];
+static double seconds[CAP];
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: plan_rank TOP M,N,K [M,N,K ...]\n");
+        fprintf(stderr, "usage: plan_rank TOP M,N,K[,bf16] [M,N,K[,bf16] ...]\n");
         return 2;
     }
     const int top = atoi(argv[1]);
     for (int a = 2; a < argc; a++) {
         long long m, n, k;
-        if (sscanf(argv[a], "%lld,%lld,%lld", &m, &n, &k) != 3) {
+        char kind[8] = "fp8";
+        if (sscanf(argv[a], "%lld,%lld,%lld,%7s", &m, &n, &k, kind) < 3) {
             fprintf(stderr, "plan_rank: '%s' is not M,N,K\n", argv[a]);
             return 2;
         }
@@ -32,12 +38,21 @@ int main(int argc, char **argv) {
         g.a = (tess_matrix_desc){TESS_DTYPE_E4M3, TESS_ORDER_ROW, m, k, k, 0};
         g.b = (tess_matrix_desc){TESS_DTYPE_E4M3, TESS_ORDER_COL, k, n, k, 0};
         g.d = g.c = (tess_matrix_desc){TESS_DTYPE_BF16, TESS_ORDER_ROW, m, n, n, 0};
-        tess_scale_layout_query(TESS_SCALE_BLOCK_1x128, m, k, &g.a_scale, NULL, NULL, NULL);
-        tess_scale_layout_query(TESS_SCALE_BLOCK_128x128, n, k, &g.b_scale, NULL, NULL, NULL);
-        const int count = tess_gemm_candidates(NULL, &g, TESS_GEMM_WORKSPACE_BYTES, plans, CAP);
-        printf("%lldx%lldx%lld: %d plans\n", m, n, k, count);
+        if (strcmp(kind, "bf16") == 0) {
+            g.a.dtype = g.b.dtype = TESS_DTYPE_BF16;
+        } else {
+            tess_scale_layout_query(TESS_SCALE_BLOCK_1x128, m, k, &g.a_scale, NULL, NULL, NULL);
+            tess_scale_layout_query(TESS_SCALE_BLOCK_128x128, n, k, &g.b_scale, NULL, NULL, NULL);
+        }
+        /* Every family's plans, ranked as the API ranks them (info NULL: a 132-SM H100). */
+        tess_plan_list list = {plans, seconds, 0, CAP};
+        const tess_problem problem = {&g, NULL};
+        for (int f = 0; tess_family_at(f); f++)
+            tess_family_at(f)->plans(NULL, &problem, TESS_GEMM_WORKSPACE_BYTES, &list);
+        const int count = list.count < CAP ? list.count : CAP;
+        printf("%lldx%lldx%lld: %d plans\n", m, n, k, list.count);
         for (int i = 0; i < count && i < top; i++)
-            printf("  %2d %s grid %d\n", i, plans[i].name, plans[i].grid);
+            printf("  %2d %8.2f us  %s grid %d\n", i, seconds[i] * 1e6, plans[i].name, plans[i].grid);
     }
     return 0;
 }

@@ -20,7 +20,8 @@
 #   before the timings; PLANS="M N K[;M N K...]": every plan of each
 #   problem (FP8 1x128 x 128x128 and bf16, `tessera bench gemm --plan=all`)
 #   on the last variant built from a patch (else "new"), into
-#   OUT/plans.tgz, the five fastest of each printed.
+#   OUT/plans.tgz, the five fastest of each printed; PLAN_KINDS (default
+#   "fp8 bf16") limits the kinds.
 set -uo pipefail
 out=${1:?usage: fp8_ab.sh OUT BASE_TAR|- [PATCH...] [-- FP8_ARGS...]} base_tar=${2:?usage: fp8_ab.sh OUT BASE_TAR}
 shift 2
@@ -118,7 +119,7 @@ if [ -n "${PLANS:-}" ]; then
     IFS=';' read -ra problems <<< "$PLANS"
     for prob in "${problems[@]}"; do
         read -r qm qn qk <<< "$prob"
-        for kind in fp8 bf16; do
+        for kind in ${PLAN_KINDS:-fp8 bf16}; do
             flags=(--A=bf16:row --B=bf16:col --D=bf16:row)
             [ $kind = fp8 ] && flags=(--A=e4m3:row --B=e4m3:col --D=bf16:row --scale-a=block1x128 --scale-b=block128x128)
             csv="$logs/plans/$kind-$qm-$qn-$qk.csv"

@@ -195,6 +195,19 @@ static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, cons
  * flight say. */
 #define TESS_SM_STREAM_BYTES_PER_S 60e9
 #define TESS_PROMOTED_STREAM_SHARE 0.85
+/* A promoting consumer takes about this long per ring stage (the wait for
+ * the block's wgmmas, the promotion, the release), whatever the tile's
+ * width, so that a CTA of a promoted kernel draws at most one stage's
+ * streamed rows per this time: narrow FP8 tiles stream slowly however many
+ * stages are in flight. Fitted to every plan of 9 FP8 block-scaled and 3
+ * bf16 problems on an H100 (dev/results/plans-h100-small-m, dev/plan_eval.py):
+ * the picks run 0.98% slower than the fastest plans on geometric mean
+ * (0.25 to 0.28 us alike; 2.7% at 0.22, 5.0% without the bound: 128x32 FP8
+ * tiles were taken at M = 128, N = 4096, K = 7168, 23.7 us, over 128x64
+ * ones, 20.3). On the older listing of 24 small-M problems
+ * (bench/results/h100-smallm-plans.txt) 6.6% against 8.6% without; bf16
+ * picks are unchanged. */
+#define TESS_PROMOTED_STAGE_S 0.25e-6
 #define TESS_COPIED_FACTORS_STREAM_SHARE 0.55
 /* Stream-K in fill mode (every tile's K shared, fewer tiles than SMs, in
  * contiguous shares) streams at the copy rate like any other plan, and then
@@ -278,6 +291,9 @@ double tess_sm90_dense_estimate(const tess_device_info *info, const tess_gemm_ke
     double per_cta = k->stages * (rows + padded) * row_bytes / TESS_LOADED_MEMORY_LATENCY_S;
     if (per_cta > TESS_SM_STREAM_BYTES_PER_S)
         per_cta = TESS_SM_STREAM_BYTES_PER_S;
+    const double promoting_draw = (rows + padded) * row_bytes / TESS_PROMOTED_STAGE_S;
+    if (k->scaling >= TESS_SCALING_PROMOTE && per_cta > promoting_draw)
+        per_cta = promoting_draw;
     per_cta *= rows / (rows + padded);
     if (k->scaling >= TESS_SCALING_PROMOTE)
         per_cta *= k->scaling >= TESS_SCALING_BLOCK_ROWS && !tess_sm90_factor_layouts_by_tma(k, d)
