@@ -26,8 +26,12 @@ from typing import List, Optional, Tuple
 
 import torch
 
-from . import gemm as _gemm
-from . import grouped as _grouped
+# (By name, not `from . import gemm`: the package's `gemm` attribute is the
+# function, which shadows the module of the same name.)
+from .gemm import gemm as _gemm_call
+from .gemm import quantize_fp8 as _quantize_fp8_call
+from .grouped import grouped_mm as _grouped_mm_call
+from .grouped import grouped_mm_masked as _grouped_mm_masked_call
 from . import scales as _scales
 from .errors import InvalidValueError
 
@@ -52,7 +56,7 @@ def gemm(a: torch.Tensor, b: torch.Tensor, c: Optional[torch.Tensor] = None, alp
          scale_b: Optional[torch.Tensor] = None, scale_recipe_a: Optional[str] = None,
          scale_recipe_b: Optional[str] = None, fast_accum: bool = False) -> torch.Tensor:
     """D = alpha * (scale_a . a) @ (scale_b . b) + beta * c, a new row-major tensor (tessera.gemm)."""
-    return _gemm.gemm(a, b, c=c, alpha=alpha, beta=beta, out_dtype=_out_dtype(a.dtype, out_dtype), scale_a=scale_a,
+    return _gemm_call(a, b, c=c, alpha=alpha, beta=beta, out_dtype=_out_dtype(a.dtype, out_dtype), scale_a=scale_a,
                       scale_b=scale_b, scale_recipe_a=scale_recipe_a, scale_recipe_b=scale_recipe_b,
                       fast_accum=fast_accum)
 
@@ -74,7 +78,7 @@ def grouped_mm(x: torch.Tensor, w: torch.Tensor, offs: torch.Tensor, scale_x: Op
                scale_recipe_w: Optional[str] = None) -> torch.Tensor:
     """y[rows of g] = x[rows of g] @ w[g].T for each expert g of the contiguous layout (tessera.grouped_mm);
     rows past offs[-1] are undefined (as torch._grouped_mm's: clearing them would cost a pass over y)."""
-    return _grouped.grouped_mm(x, w, offs, scale_x=scale_x, scale_w=scale_w, expected_m=expected_m,
+    return _grouped_mm_call(x, w, offs, scale_x=scale_x, scale_w=scale_w, expected_m=expected_m,
                                out_dtype=_out_dtype(x.dtype, out_dtype), scale_recipe_x=scale_recipe_x,
                                scale_recipe_w=scale_recipe_w)
 
@@ -93,7 +97,7 @@ def grouped_mm_masked(x: torch.Tensor, w: torch.Tensor, masked_m: torch.Tensor, 
                       scale_recipe_w: Optional[str] = None) -> torch.Tensor:
     """y[g, :masked_m[g]] = x[g, :masked_m[g]] @ w[g].T (tessera.grouped_mm_masked); rows past masked_m[g]
     are undefined (as DeepGEMM's)."""
-    return _grouped.grouped_mm_masked(x, w, masked_m, expected_m, scale_x=scale_x, scale_w=scale_w,
+    return _grouped_mm_masked_call(x, w, masked_m, expected_m, scale_x=scale_x, scale_w=scale_w,
                                       out_dtype=_out_dtype(x.dtype, out_dtype), scale_recipe_x=scale_recipe_x,
                                       scale_recipe_w=scale_recipe_w)
 
@@ -108,7 +112,7 @@ def _grouped_mm_masked_fake(x, w, masked_m, expected_m, scale_x=None, scale_w=No
 @torch.library.custom_op("tessera::quantize_fp8", mutates_args=(), device_types="cuda")
 def quantize_fp8(x: torch.Tensor, recipe: str = "1x128", dtype: str = "e4m3") -> Tuple[torch.Tensor, torch.Tensor]:
     """(q, scales) of tessera.quantize_fp8: x ~ q * scales per block, scales in the layout gemm reads fastest."""
-    return _gemm.quantize_fp8(x, recipe, dtype)
+    return _quantize_fp8_call(x, recipe, dtype)
 
 
 @quantize_fp8.register_fake

@@ -29,6 +29,16 @@ def test_registered():
     assert tessera.ops is not None
 
 
+def test_operators_call_the_package_functions():
+    """The CUDA implementations call tessera's functions themselves: `from . import gemm`
+    in ops.py once gave the function `tessera.gemm` (which shadows its module), and every
+    operator failed on a GPU with "'function' object has no attribute 'gemm'"."""
+    assert tessera.ops._gemm_call is tessera.gemm
+    assert tessera.ops._quantize_fp8_call is tessera.quantize_fp8
+    assert tessera.ops._grouped_mm_call is tessera.grouped_mm
+    assert tessera.ops._grouped_mm_masked_call is tessera.grouped_mm_masked
+
+
 @pytest.mark.parametrize("shape_a, shape_b, dtype, out_dtype, expected, expected_dtype", [
     ((64, 256), (256, 96), torch.bfloat16, None, (64, 96), torch.bfloat16),
     ((3, 64, 256), (256, 96), torch.float16, None, (3, 64, 96), torch.float16),
