@@ -45,16 +45,31 @@ def from_dlpack(code, bits, lanes=1):
     return dt
 
 
+# as_dtype's answers for names and torch/numpy dtypes (hashable, few): parsing
+# through the library takes a ctypes call, three times in every gemm call.
+_AS_DTYPE = {}
+
+
 def as_dtype(x):
     """A DType from a DType, a tess_dtype int, a name, or a torch/numpy dtype."""
     if isinstance(x, DType):
         return x
     if isinstance(x, int):
         return DType(x)
+    try:
+        return _AS_DTYPE[x]
+    except (KeyError, TypeError):
+        pass
     if isinstance(x, str):
-        return DType.from_name(x)
-    name = str(x)
-    for prefix in ("torch.", "dtype('", "<class 'numpy."):
-        if name.startswith(prefix):
-            name = name[len(prefix):]
-    return DType.from_name(name.rstrip("')>"))
+        dt = DType.from_name(x)
+    else:
+        name = str(x)
+        for prefix in ("torch.", "dtype('", "<class 'numpy."):
+            if name.startswith(prefix):
+                name = name[len(prefix):]
+        dt = DType.from_name(name.rstrip("')>"))
+    try:
+        _AS_DTYPE[x] = dt
+    except TypeError:  # unhashable: not kept
+        pass
+    return dt
