@@ -23,6 +23,13 @@ def fake_mode():
     return FakeTensorMode(allow_non_fake_inputs=True)
 
 
+def grouped_fakes():
+    """A grouped problem's inputs inside fake_mode(): 300 bf16 rows of K = 128, 4 experts of N = 256."""
+    return (torch.empty(300, 128, device="cuda", dtype=torch.bfloat16),
+            torch.empty(4, 256, 128, device="cuda", dtype=torch.bfloat16),
+            torch.empty(4, device="cuda", dtype=torch.int32))
+
+
 def test_registered():
     for name in OPS:
         assert hasattr(torch.ops.tessera, name), name
@@ -56,9 +63,7 @@ def test_gemm_fake(shape_a, shape_b, dtype, out_dtype, expected, expected_dtype)
 
 def test_grouped_fake():
     with fake_mode():
-        x = torch.empty(300, 128, device="cuda", dtype=torch.bfloat16)
-        w = torch.empty(4, 256, 128, device="cuda", dtype=torch.bfloat16)
-        offs = torch.empty(4, device="cuda", dtype=torch.int32)
+        x, w, offs = grouped_fakes()
         y = torch.ops.tessera.grouped_mm(x, w, offs)
         xm = torch.empty(4, 64, 128, device="cuda", dtype=torch.float8_e4m3fn)
         ym = torch.ops.tessera.grouped_mm_masked(xm, w.to(torch.float8_e4m3fn), offs, 32)
@@ -203,9 +208,7 @@ def test_gemm_backward_shapes(shape_a, shape_b):
 
 def test_grouped_backward_shapes():
     with fake_mode():
-        x = torch.empty(300, 128, device="cuda", dtype=torch.bfloat16)
-        w = torch.empty(4, 256, 128, device="cuda", dtype=torch.bfloat16)
-        offs = torch.empty(4, device="cuda", dtype=torch.int32)
+        x, w, offs = grouped_fakes()
         y = torch.ops.tessera.grouped_mm(x, w, offs)
         dx, dw, *rest = tessera.ops._grouped_backward(backward_ctx((x, w, offs), (True, True, False), scaled=False),
                                                       torch.empty_like(y))

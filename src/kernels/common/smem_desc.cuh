@@ -33,6 +33,6 @@ static constexpr __host__ __device__ uint32_t smem_desc_sw128_hi(uint32_t sbo_by
     return ((sbo_bytes >> 4) & 0x3FFF) | (1u << 30); // bit 62 of the descriptor: swizzle mode 1
 }
 TESS_DEVICE uint64_t smem_desc_of_words(uint32_t lo, uint32_t hi) { return ((uint64_t)hi << 32) | lo; }
-TESS_DEVICE uint64_t smem_desc_sw128(uint32_t addr, uint32_t lbo_bytes, uint32_t sbo_bytes) {
-    return smem_desc_of_words(smem_desc_sw128_lo(addr, lbo_bytes), smem_desc_sw128_hi(sbo_bytes));
-}
+// The unit of the descriptor's address fields: moving a descriptor N bytes
+// adds N / TESS_SMEM_DESC_UNIT_BYTES to its low word.
+#define TESS_SMEM_DESC_UNIT_BYTES 16

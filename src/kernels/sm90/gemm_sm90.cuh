@@ -254,8 +254,6 @@ static int max_clusters(void) {
 #define TESS_GEMM_ENTRY_G(BM, BN, ST, CL, IN, SC, AMN, BMN, GR) TESS_GEMM_ENTRY_S(BM, BN, ST, CL, IN, SC, AMN, BMN, GR, 0)
 // A dense GEMM's entry.
 #define TESS_GEMM_ENTRY(BM, BN, ST, CL, IN, SC, AMN, BMN) TESS_GEMM_ENTRY_G(BM, BN, ST, CL, IN, SC, AMN, BMN, 0)
-// A dense pingpong entry (gemm_cfg::PINGPONG: BM = 64 rows per consumer's tile, clusters of 1).
-#define TESS_PINGPONG_ENTRY(BM, BN, ST, IN, SC, AMN, BMN) TESS_GEMM_ENTRY_S(BM, BN, ST, 1, IN, SC, AMN, BMN, 0, 1)
 // A grouped GEMM's entry (K-major operands; clusters of CL CTAs along M).
 #define TESS_GROUPED_ENTRY(BM, BN, ST, CL, IN, SC) TESS_GEMM_ENTRY_G(BM, BN, ST, CL, IN, SC, 0, 0, TESS_GROUPED_ROWS)
 // A grouped GEMM's token-tile entry (run transposed: BM weight rows by BN
@@ -263,15 +261,29 @@ static int max_clusters(void) {
 #define TESS_GROUPED_TOKEN_ENTRY(BM, BN, ST, IN, SC) \
     TESS_GEMM_ENTRY_G(BM, BN, ST, 1, IN, SC, 0, 0, TESS_GROUPED_TOKENS)
 
+// The 16-bit kernels of one tile configuration, cooperative (PP 0) or
+// pingpong (PP 1): bf16 and f16, all four operand majors (8 entries).
+#define TESS_GEMM_F16_SCHEDULE_TILE(BM, BN, ST, CL, PP)                                                           \
+    TESS_GEMM_ENTRY_S(BM, BN, ST, CL, TESS_MMA_BF16, 0, 0, 0, 0, PP),                                             \
+        TESS_GEMM_ENTRY_S(BM, BN, ST, CL, TESS_MMA_BF16, 0, 0, 1, 0, PP),                                         \
+        TESS_GEMM_ENTRY_S(BM, BN, ST, CL, TESS_MMA_BF16, 0, 1, 0, 0, PP),                                         \
+        TESS_GEMM_ENTRY_S(BM, BN, ST, CL, TESS_MMA_BF16, 0, 1, 1, 0, PP),                                         \
+        TESS_GEMM_ENTRY_S(BM, BN, ST, CL, TESS_MMA_F16, 0, 0, 0, 0, PP),                                          \
+        TESS_GEMM_ENTRY_S(BM, BN, ST, CL, TESS_MMA_F16, 0, 0, 1, 0, PP),                                          \
+        TESS_GEMM_ENTRY_S(BM, BN, ST, CL, TESS_MMA_F16, 0, 1, 0, 0, PP),                                          \
+        TESS_GEMM_ENTRY_S(BM, BN, ST, CL, TESS_MMA_F16, 0, 1, 1, 0, PP)
+// The FP8 kernels of one tile configuration and scaling kind, cooperative
+// (PP 0) or pingpong (PP 1): the four (A, B) type pairs, K-major operands (4 entries).
+#define TESS_GEMM_FP8_SCHEDULE_TILE(BM, BN, ST, CL, SC, PP)                                                       \
+    TESS_GEMM_ENTRY_S(BM, BN, ST, CL, TESS_MMA_E4M3_E4M3, SC, 0, 0, 0, PP),                                       \
+        TESS_GEMM_ENTRY_S(BM, BN, ST, CL, TESS_MMA_E4M3_E5M2, SC, 0, 0, 0, PP),                                   \
+        TESS_GEMM_ENTRY_S(BM, BN, ST, CL, TESS_MMA_E5M2_E4M3, SC, 0, 0, 0, PP),                                   \
+        TESS_GEMM_ENTRY_S(BM, BN, ST, CL, TESS_MMA_E5M2_E5M2, SC, 0, 0, 0, PP)
+
 // The sets of instances.list: the entries one line of it makes.
 // f16: both 16-bit input types and all four operand majors of one tile
 // configuration (8 entries).
-#define TESS_GEMM_TILE(BM, BN, ST, CL)                                                                             \
-    TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_BF16, 0, 0, 0), TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_BF16, 0, 0, 1), \
-        TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_BF16, 0, 1, 0),                                                  \
-        TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_BF16, 0, 1, 1),                                                  \
-        TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_F16, 0, 0, 0), TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_F16, 0, 0, 1), \
-        TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_F16, 0, 1, 0), TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_F16, 0, 1, 1)
+#define TESS_GEMM_TILE(BM, BN, ST, CL) TESS_GEMM_F16_SCHEDULE_TILE(BM, BN, ST, CL, 0)
 // f16_tokens: the token-tile kernels of one narrow width (small-M problems
 // run transposed: A holds the weights, B the tokens): both 16-bit input
 // types, A K-major or M-major, B K-major (4 entries).
@@ -285,28 +297,12 @@ static int max_clusters(void) {
     TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_E4M3_E4M3, TESS_SCALING_PROMOTE, 0, 0),                               \
         TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_E4M3_E4M3, TESS_SCALING_BLOCK_ROWS, 0, 0),                        \
         TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_E4M3_E4M3, TESS_SCALING_BLOCK_ROWS_COLS, 0, 0)
-// fp8: the FP8 kernels of one tile configuration and scaling kind: the four
-// (A, B) type pairs, K-major operands (4 entries).
-#define TESS_GEMM_FP8_TILE(BM, BN, ST, CL, SC)                                                                    \
-    TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_E4M3_E4M3, SC, 0, 0),                                                \
-        TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_E4M3_E5M2, SC, 0, 0),                                            \
-        TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_E5M2_E4M3, SC, 0, 0),                                            \
-        TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_E5M2_E5M2, SC, 0, 0)
-// fp8_pingpong: the FP8 pingpong kernels of one tile configuration and
-// scaling kind: the four (A, B) type pairs, K-major operands (4 entries).
-#define TESS_GEMM_FP8_PINGPONG_TILE(BM, BN, ST, CL, SC)                                                           \
-    TESS_PINGPONG_ENTRY(BM, BN, ST, TESS_MMA_E4M3_E4M3, SC, 0, 0),                                                \
-        TESS_PINGPONG_ENTRY(BM, BN, ST, TESS_MMA_E4M3_E5M2, SC, 0, 0),                                            \
-        TESS_PINGPONG_ENTRY(BM, BN, ST, TESS_MMA_E5M2_E4M3, SC, 0, 0),                                            \
-        TESS_PINGPONG_ENTRY(BM, BN, ST, TESS_MMA_E5M2_E5M2, SC, 0, 0)
-// f16_pingpong: the 16-bit pingpong kernels of one tile configuration:
-// bf16 and f16, all four operand majors (8 entries).
-#define TESS_GEMM_PINGPONG_TILE(BM, BN, ST, CL)                                                                   \
-    TESS_PINGPONG_ENTRY(BM, BN, ST, TESS_MMA_BF16, 0, 0, 0), TESS_PINGPONG_ENTRY(BM, BN, ST, TESS_MMA_BF16, 0, 0, 1), \
-        TESS_PINGPONG_ENTRY(BM, BN, ST, TESS_MMA_BF16, 0, 1, 0),                                                  \
-        TESS_PINGPONG_ENTRY(BM, BN, ST, TESS_MMA_BF16, 0, 1, 1),                                                  \
-        TESS_PINGPONG_ENTRY(BM, BN, ST, TESS_MMA_F16, 0, 0, 0), TESS_PINGPONG_ENTRY(BM, BN, ST, TESS_MMA_F16, 0, 0, 1), \
-        TESS_PINGPONG_ENTRY(BM, BN, ST, TESS_MMA_F16, 0, 1, 0), TESS_PINGPONG_ENTRY(BM, BN, ST, TESS_MMA_F16, 0, 1, 1)
+// fp8: the FP8 kernels of one tile configuration and scaling kind (4 entries).
+#define TESS_GEMM_FP8_TILE(BM, BN, ST, CL, SC) TESS_GEMM_FP8_SCHEDULE_TILE(BM, BN, ST, CL, SC, 0)
+// fp8_pingpong: as fp8, pingpong (BM rows per consumer's tile, clusters of 1).
+#define TESS_GEMM_FP8_PINGPONG_TILE(BM, BN, ST, CL, SC) TESS_GEMM_FP8_SCHEDULE_TILE(BM, BN, ST, 1, SC, 1)
+// f16_pingpong: as f16, pingpong (8 entries).
+#define TESS_GEMM_PINGPONG_TILE(BM, BN, ST, CL) TESS_GEMM_F16_SCHEDULE_TILE(BM, BN, ST, 1, 1)
 // grouped_f16: a grouped tile configuration's bf16 and f16 kernels (2 entries).
 #define TESS_GROUPED_F16_TILE(BM, BN, ST, CL)                                                                     \
     TESS_GROUPED_ENTRY(BM, BN, ST, CL, TESS_MMA_BF16, TESS_SCALING_PLAIN),                                        \

@@ -237,13 +237,14 @@ TESS_DEVICE mma_descs mma_descs_of(char *smem_a, char *smem_b, int wg) {
 template <class Cfg, int N = Cfg::BN>
 TESS_DEVICE void mma_stage(float (&acc)[N / 2], const mma_descs &d, int stage, bool accumulate, int n0 = 0) {
     static_assert(N == Cfg::BN || !Cfg::B_MN, "part of a tile's columns: K-major B, whose rows are 128 bytes apart");
-    const uint32_t a = d.a_lo + (uint32_t)(stage * Cfg::A_STAGE_BYTES) / 16;
-    const uint32_t b = d.b_lo + (uint32_t)(stage * Cfg::B_STAGE_BYTES + n0 * TESS_SM90_BK_BYTES) / 16;
+    constexpr uint32_t UNIT = TESS_SMEM_DESC_UNIT_BYTES;
+    const uint32_t a = d.a_lo + (uint32_t)(stage * Cfg::A_STAGE_BYTES) / UNIT;
+    const uint32_t b = d.b_lo + (uint32_t)(stage * Cfg::B_STAGE_BYTES + n0 * TESS_SM90_BK_BYTES) / UNIT;
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < Cfg::K_STEPS; kk++) {
-        const uint64_t da = smem_desc_of_words(a + kk * Cfg::A_KSTEP_BYTES / 16, Cfg::DESC_HI);
-        const uint64_t db = smem_desc_of_words(b + kk * Cfg::B_KSTEP_BYTES / 16, Cfg::DESC_HI);
+        const uint64_t da = smem_desc_of_words(a + kk * Cfg::A_KSTEP_BYTES / UNIT, Cfg::DESC_HI);
+        const uint64_t db = smem_desc_of_words(b + kk * Cfg::B_KSTEP_BYTES / UNIT, Cfg::DESC_HI);
         wgmma_ss<N, Cfg::IN, Cfg::A_MN, Cfg::B_MN>(acc, da, db, accumulate || kk != 0);
     }
     wgmma_commit();
@@ -315,6 +316,17 @@ template <bool ON>
 TESS_DEVICE void turns_end(int wg, int turns) {
     if (ON && (turns & 1) == wg)
         mma_turn_wait(wg);
+}
+
+// Issues a promoted K block's wgmmas (ring stage `stage`) into the
+// partial sum `part`, in turn where the kernel takes turns: N columns from
+// column n0 (a 256-wide tile's half), or the whole tile.
+template <class Cfg, int N = Cfg::BN>
+TESS_DEVICE void issue_partial(float (&part)[N / 2], const mma_descs &d, int stage, int wg, int n0 = 0) {
+    turn_take<Cfg::TAKES_MMA_TURNS>(wg);
+    fence_accumulators(part);
+    mma_stage<Cfg, N>(part, d, stage, false, n0);
+    turn_give<Cfg::TAKES_MMA_TURNS>(wg);
 }
 
 // Releases a stage a promoting consumer has read its factors from: the
@@ -441,10 +453,7 @@ TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], const mma
         row_factors s;
         if (FACTORS_EARLY)
             s = stage_row_factors<Cfg>(f, wg, row, kb);
-        turn_take<Cfg::TAKES_MMA_TURNS>(wg);
-        fence_accumulators(part);
-        mma_stage<Cfg>(part, d, c.stage, false);
-        turn_give<Cfg::TAKES_MMA_TURNS>(wg);
+        issue_partial<Cfg>(part, d, c.stage, wg);
         wgmma_wait<0>();
         fence_accumulators(part);
         if (!FACTORS_EARLY)
@@ -463,10 +472,7 @@ template <class Cfg, int H>
 TESS_DEVICE void promote_half(float (&acc)[Cfg::BN / 2], float (&part)[Cfg::MMA_N / 2], const mma_descs &d,
                               uint64_t *empty, int stage, const row_factors &s, const float *f, int wg, int col,
                               bool releases) {
-    turn_take<Cfg::TAKES_MMA_TURNS>(wg);
-    fence_accumulators(part);
-    mma_stage<Cfg, Cfg::MMA_N>(part, d, stage, false, H * Cfg::MMA_N);
-    turn_give<Cfg::TAKES_MMA_TURNS>(wg);
+    issue_partial<Cfg, Cfg::MMA_N>(part, d, stage, wg, H * Cfg::MMA_N);
     wgmma_wait<0>();
     fence_accumulators(part);
     if constexpr (H == 1)
