@@ -6,7 +6,11 @@
  * picks with every plan's measured time).
  *   cc -std=c11 -Iinclude -Isrc -IBUILD/generated dev/plan_rank.c BUILD/lib/libtessera.a \
  *      -L/usr/local/cuda/lib64 -lcudart_static -lstdc++ -lm -ldl -lpthread -lrt -o /tmp/plan_rank
- *   /tmp/plan_rank TOP M,N,K[,bf16] [M,N,K[,bf16] ...] */
+ *   /tmp/plan_rank TOP M,N,K[,bf16] [M,N,K[,bf16] ...]
+ * Grouped FP8 problems (1x128 X, 128x128 W factors): masked:G,E,N,K
+ * (G groups of at most align(1.3 E, 128) rows, expected_m E, as
+ * ../shared/peers fp8.py makes them) or contig:G,E,N,K (G x E rows);
+ * ",bf16" after K for bf16 ones. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +23,39 @@ enum { CAP = 256 };
 static tess_plan plans[CAP];
 static double seconds[CAP];
 
+/* Prints the ranking of one grouped problem, "masked:G,E,N,K" or "contig:G,E,N,K". */
+static void rank_grouped(const char *arg, int top) {
+    long long g, e, n, k;
+    char kind[8] = "fp8";
+    if (sscanf(arg + 7, "%lld,%lld,%lld,%lld,%7s", &g, &e, &n, &k, kind) < 4) {
+        fprintf(stderr, "plan_rank: '%s' is not masked:G,E,N,K or contig:G,E,N,K\n", arg);
+        exit(2);
+    }
+    const int masked = !strncmp(arg, "masked:", 7);
+    tess_grouped_gemm_desc d;
+    tess_grouped_gemm_desc_init(&d);
+    d.layout = masked ? TESS_GROUP_MASKED : TESS_GROUP_CONTIGUOUS;
+    d.groups = g, d.n = n, d.k = k, d.expected_m = e;
+    d.m = masked ? (e * 13 / 10 + 127) / 128 * 128 : g * e;
+    d.x = (tess_matrix_desc){TESS_DTYPE_E4M3, TESS_ORDER_ROW, d.m, k, k, masked ? d.m * k : 0};
+    d.w = (tess_matrix_desc){TESS_DTYPE_E4M3, TESS_ORDER_COL, k, n, k, n * k};
+    d.y = (tess_matrix_desc){TESS_DTYPE_BF16, TESS_ORDER_ROW, d.m, n, n, masked ? d.m * n : 0};
+    if (strcmp(kind, "bf16") == 0) {
+        d.x.dtype = d.w.dtype = TESS_DTYPE_BF16;
+    } else {
+        tess_scale_layout_query(TESS_SCALE_BLOCK_1x128, d.m, k, &d.x_scale, NULL, NULL, NULL);
+        tess_scale_layout_query(TESS_SCALE_BLOCK_128x128, n, k, &d.w_scale, NULL, NULL, NULL);
+    }
+    tess_plan_list list = {plans, seconds, 0, CAP};
+    const tess_problem problem = {NULL, &d};
+    for (int f = 0; tess_family_at(f); f++)
+        tess_family_at(f)->plans(NULL, &problem, TESS_GEMM_WORKSPACE_BYTES, &list);
+    const int count = list.count < CAP ? list.count : CAP;
+    printf("%s: %d plans\n", arg, list.count);
+    for (int i = 0; i < count && i < top; i++)
+        printf("  %2d %8.2f us  %s grid %d\n", i, seconds[i] * 1e6, plans[i].name, plans[i].grid);
+}
+
 int main(int argc, char **argv) {
     if (argc < 3) {
         fprintf(stderr, "usage: plan_rank TOP M,N,K[,bf16] [M,N,K[,bf16] ...]\n");
@@ -27,6 +64,10 @@ int main(int argc, char **argv) {
     const int top = atoi(argv[1]);
     for (int a = 2; a < argc; a++) {
         long long m, n, k;
+        if (!strncmp(argv[a], "masked:", 7) || !strncmp(argv[a], "contig:", 7)) {
+            rank_grouped(argv[a], top);
+            continue;
+        }
         char kind[8] = "fp8";
         if (sscanf(argv[a], "%lld,%lld,%lld,%7s", &m, &n, &k, kind) < 3) {
             fprintf(stderr, "plan_rank: '%s' is not M,N,K\n", argv[a]);

@@ -99,12 +99,13 @@ def _one_cuda_device(views):
 
 
 def _torch_out(a, b, views, out_dtype):
-    """A new torch tensor for D: (batch,) M x N, row-major, of out_dtype or A's type."""
+    """A new torch tensor for D: (batch,) M x N, row-major, of out_dtype, else A's type (bf16 for FP8 A)."""
     import torch
     batch = max(views["a"].batch, views["b"].batch)
     shape = (batch, views["a"].rows, views["b"].cols) if batch > 1 else (views["a"].rows, views["b"].cols)
+    fp8 = views["a"].dtype in (DType.E4M3, DType.E5M2)
     dtype = {DType.BF16: torch.bfloat16, DType.F16: torch.float16, DType.F32: torch.float32}.get(
-        as_dtype(out_dtype) if out_dtype is not None else views["a"].dtype)
+        as_dtype(out_dtype) if out_dtype is not None else DType.BF16 if fp8 else views["a"].dtype)
     if dtype is None:
         raise InvalidValueError(f"out_dtype {out_dtype}: D is bf16, f16 or f32")
     return torch.empty(shape, dtype=dtype, device=a.device)
@@ -252,8 +253,6 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
     first (one set per batch: (B, ...), or shared: (1, ...)); "tensor" also
     (B,) and "rowwise" (B, M) / (B, N). quantize_fp8 makes block factors in
     the layout tessera reads fastest."""
-    if out_dtype is None and out is None and "float8" in str(getattr(a, "dtype", "")):
-        out_dtype = "bf16"
     handle, desc, views, out, (sa, sb) = _prepare(a, b, c, out, alpha, beta, handle, out_dtype,
                                                   (scale_a, scale_b, scale_recipe_a, scale_recipe_b))
     desc.fast_accum = int(bool(fast_accum))

@@ -116,6 +116,24 @@ def test_fp8_block_scales_match_dequantized_reference(torch, m, n, k, recipes):
 
 
 @needs_gpu
+def test_fp8_plans_without_out(torch):
+    """gemm_plans and gemm_workspace_size describe the bf16 D gemm allocates for FP8 inputs, and each
+    plan they list runs to the heuristic's answer."""
+    x = torch.randn(256, 512, device="cuda")
+    w = torch.randn(384, 512, device="cuda")
+    qa, sa = tessera.quantize_fp8(x, "1x128")
+    qw, sw = tessera.quantize_fp8(w, "128x128")
+    scales = dict(scale_a=sa, scale_b=sw, scale_recipe_a="1x128", scale_recipe_b="128x128")
+    plans = tessera.gemm_plans(qa, qw.T, **scales)
+    assert plans and tessera.gemm_workspace_size(qa, qw.T, **scales) >= 0
+    want = tessera.gemm(qa, qw.T, **scales)
+    for plan in plans:
+        got = tessera.gemm(qa, qw.T, plan=plan, **scales)
+        assert got.dtype == torch.bfloat16
+        _close(torch, got, want, 2 ** -7)
+
+
+@needs_gpu
 def test_fp8_per_tensor_matches_scaled_mm(torch):
     if not hasattr(torch, "_scaled_mm"):
         pytest.skip("torch has no _scaled_mm")

@@ -112,7 +112,7 @@ static void test_suite_choices(void) {
          * the second CTA idle; FP8 block G=8 x 128 0.072 ms against 0.103
          * idle and 0.093 for 128x192 tiles without clusters). */
         {4096, 7168, 256, 128, "sm90_bf16_grouped_128x256x64_s4_c2x1_nfast", TESS_DTYPE_BF16},
-        {4096, 7168, 8, 128, "sm90_e4m3e4m3_grouped_128x256x128_s4_c2x1_pr_nfast", TESS_DTYPE_E4M3},
+        {4096, 7168, 8, 128, "sm90_e4m3e4m3_grouped_128x256x128_s3_c2x1_pr_nfast", TESS_DTYPE_E4M3},
         /* Decode: token tiles 32 wide, walked one group a band (H200,
          * 2026-11-25: 3.51 ms, 1.02 of the copy rate, against 3.64-3.82 for
          * 128x256 tiles; skewed groups 3.32 against 4.04 for 16-wide tiles). */
@@ -122,10 +122,14 @@ static void test_suite_choices(void) {
          * against 773 without), 256 wide since they promote in halves
          * (H200, 2026-11-24, against 128x192 c2: G=8 x 4096 block 1165 vs
          * 1091, per group 1317 vs 1275; G=64 x 4096 block 1033 vs 918; G=32
-         * x 256 block 1157 vs 1069), without clusters for decode. */
-        {4096, 7168, 8, 4096, "sm90_e4m3e4m3_grouped_128x256x128_s4_c2x1_pr_band", TESS_DTYPE_E4M3},
-        {4096, 7168, 256, 4096, "sm90_e4m3e4m3_grouped_128x256x128_s4_c2x1_pr_band", TESS_DTYPE_E4M3},
-        {4096, 7168, 32, 256, "sm90_e4m3e4m3_grouped_128x256x128_s4_c2x1_pr_", TESS_DTYPE_E4M3},
+         * x 256 block 1157 vs 1069), without clusters for decode; 3 stages,
+         * whose epilogue stages the tile in one round (H100, 2026-11-26,
+         * block factors, against DeepGEMM: G=4 x 8192, 7168x2048 0.921
+         * against 0.891 for 4 stages and 4 rounds; G=8 x 4096, 4096x7168
+         * 0.940 against 0.933; dev/results/fp8-ab-h100/session-2026-11-26). */
+        {4096, 7168, 8, 4096, "sm90_e4m3e4m3_grouped_128x256x128_s3_c2x1_pr_band", TESS_DTYPE_E4M3},
+        {4096, 7168, 256, 4096, "sm90_e4m3e4m3_grouped_128x256x128_s3_c2x1_pr_band", TESS_DTYPE_E4M3},
+        {4096, 7168, 32, 256, "sm90_e4m3e4m3_grouped_128x256x128_s3_c2x1_pr_", TESS_DTYPE_E4M3},
         /* Decode (H200, 2026-11-25, one factor per group): 1.78 ms against
          * 2.00-2.05 for 128x192 tiles; skewed 1.65 against 1.95 for 16-wide. */
         {4096, 7168, 256, 16, "sm90_e4m3e4m3_grouped_128x32x128_s10_pr_swap_band", TESS_DTYPE_E4M3},

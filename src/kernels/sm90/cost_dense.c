@@ -108,6 +108,13 @@ static int rows_misaligned(const tess_gemm_desc *d) {
  * Stream-K turns the waves into the exact share of items per unit, plus the
  * fixups: each unit writes one partial sum, and the finishing units read on
  * average units / sk_items + 1 of them. */
+/* Each epilogue round after a tile's first waits for the previous round's
+ * stores to read the staging buffer, while the tensor cores idle (the
+ * consumers run the epilogue). */
+double tess_sm90_epilogue_factor(const tess_gemm_kernel *k, int64_t k_blocks) {
+    return 1.0 + (k->epi_rounds - 1) * TESS_EPI_ROUND_WAIT_BLOCKS / (double)(k_blocks > 0 ? k_blocks : 1);
+}
+
 double tess_sm90_tile_width_efficiency(int tile_n) {
     return tile_n >= 256 ? 1.0 : tile_n >= 192 ? 0.95 : tile_n >= 128 ? 0.9 : 0.6;
 }
@@ -122,10 +129,7 @@ static int computed_rows(const tess_gemm_kernel *k, const tess_gemm_desc *d) {
 
 static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, const tess_sm90_launch *x) {
     double waves;
-    /* Each epilogue round after a tile's first waits for the previous
-     * round's stores to read the staging buffer, while the tensor cores
-     * idle (the consumers run the epilogue). */
-    const double epilogue = 1.0 + (k->epi_rounds - 1) * TESS_EPI_ROUND_WAIT_BLOCKS / x->split.k_blocks;
+    const double epilogue = tess_sm90_epilogue_factor(k, x->split.k_blocks);
     if (x->split.sk_items == 0) {
         waves = (double)((x->split.dp_items + x->split.units - 1) / x->split.units);
     } else if (tess_split_fills(&x->split)) {

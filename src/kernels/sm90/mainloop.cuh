@@ -331,9 +331,16 @@ TESS_DEVICE void issue_partial(float (&part)[N / 2], const mma_descs &d, int sta
 
 // Releases a stage a promoting consumer has read its factors from: the
 // whole warp vouches for its reads (__syncwarp), then its releasing thread
-// arrives.
+// arrives. Block factors are read with ordinary loads (the generic proxy)
+// and the stage is refilled by TMA (the async proxy), which nothing orders
+// after those loads but a proxy fence: without it a load still queued
+// behind the epilogue's global stores could read the next fill's factors
+// (128x32 tiles of 4 K blocks under a D far larger than L2 got ~2% of their
+// tiles wrong; gpu_gemm_fp8's test_stage_reuse).
 template <class Cfg>
 TESS_DEVICE void release_stage(uint64_t *empty, int stage, bool releases) {
+    if (Cfg::BLOCK_SCALED)
+        fence_proxy_async_smem();
     __syncwarp();
     if (releases)
         consumer_release<Cfg>(empty, stage);
@@ -437,10 +444,6 @@ TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], const mma
                                             const char *smem_scales, uint64_t *full, uint64_t *empty, pipe_cursor &c,
                                             int k_begin, int k_end, int n0, int a_shift, int wg, int t,
                                             bool releases) {
-    // The row factors are read before the wgmmas, which hide their latency,
-    // where registers allow: not for 128x128 B with BN = 192 (two
-    // accumulators of 96 leave room for two factors, not four).
-    constexpr bool FACTORS_EARLY = Cfg::BN <= 128 || Cfg::SCALING != TESS_SCALING_BLOCK_ROWS;
     float part[Cfg::BN / 2];
     int row, col;
     promotion_begin<Cfg>(acc, t, a_shift, row, col);
@@ -450,14 +453,13 @@ TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], const mma
     for (int kb = k_begin; kb < k_end; kb++) {
         pipe_consumer_wait(full, c);
         const float *f = stage_factors<Cfg>(smem_scales, c.stage);
-        row_factors s;
-        if (FACTORS_EARLY)
-            s = stage_row_factors<Cfg>(f, wg, row, kb);
+        // Read before the wgmmas, which hide the loads' latency (loads
+        // between the wgmmas' end and the promotion cost a 128x192 tile 5%
+        // at 4096x2112x7168 on an H100: dev/NOTES.md).
+        const row_factors s = stage_row_factors<Cfg>(f, wg, row, kb);
         issue_partial<Cfg>(part, d, c.stage, wg);
         wgmma_wait<0>();
         fence_accumulators(part);
-        if (!FACTORS_EARLY)
-            s = stage_row_factors<Cfg>(f, wg, row, kb);
         promote_stage<Cfg>(acc, part, s, f, empty, c.stage, col, starts_mid_block, releases);
         pipe_advance(c, Cfg::STAGES);
     }

@@ -135,11 +135,20 @@ static double expected_group_items(const tess_gemm_kernel *k, const tess_grouped
 /* Estimated run time of kernel k (`ctas` resident) in seconds, for the
  * expected group sizes: its tensor-core time (waves of work items, one per
  * cluster, each tile row cluster_m tiles or a token tile; each wave one
- * tile's work over its efficiency) overlapped with its traffic: the
- * weights of every group, X and Y once from memory, and each work item's
- * tiles of W and X from L2 into the SMs (a weight tile once per tile row
- * of its group; a cluster's CTAs share theirs by multicast), whichever
- * takes longer. */
+ * tile's work over its efficiency; a contiguous layout's tiles with their
+ * epilogue rounds) overlapped
+ * with its traffic: the weights of every group, X and Y once from memory,
+ * and each work item's tiles of W and X from L2 into the SMs (a weight tile
+ * once per tile row of its group; a cluster's CTAs share theirs by
+ * multicast), whichever takes longer. */
+/* Epilogue rounds are counted for the contiguous layout only. Its CTAs
+ * run many tiles each, and a tile staged in one round overlaps its stores
+ * with the next mainloop (H100, FP8, contiguous 4 x 8192 rows, 7168x2048:
+ * 128x256 tiles with 3 stages and one round 0.921 of DeepGEMM, 4 stages and
+ * 4 rounds 0.891). A masked (decode) problem's CTAs run a tile or two,
+ * where the deeper ring matters more (masked 2 x 512 and 4 x 256 rows,
+ * 7168x2048: 3 stages 0.873 and 0.896 of DeepGEMM, 4 stages 0.905 and
+ * 0.921; dev/results/fp8-ab-h100/session-2026-11-26/). */
 static double grouped_estimate(const tess_device_info *info, const tess_gemm_kernel *k,
                                const tess_grouped_gemm_desc *d, int ctas) {
     const int64_t e = expected_rows(d);
@@ -147,8 +156,10 @@ static double grouped_estimate(const tess_device_info *info, const tess_gemm_ker
     const double items = (double)d->groups * expected_group_items(k, d, e, &split);
     const int units = ctas / k->cluster_m;
     const double waves = ceil(items / units);
-    const int64_t k_padded = (d->k + k->tile_k - 1) / k->tile_k * k->tile_k;
-    const double tile_flops = (double)k->tile_m * k->tile_n * 2.0 * (double)k_padded / tile_efficiency(k);
+    const int64_t k_blocks = (d->k + k->tile_k - 1) / k->tile_k;
+    const double epilogue = d->layout == TESS_GROUP_CONTIGUOUS ? tess_sm90_epilogue_factor(k, k_blocks) : 1.0;
+    const double tile_flops =
+        (double)k->tile_m * k->tile_n * 2.0 * (double)(k_blocks * k->tile_k) * epilogue / tile_efficiency(k);
     const double compute = waves * tess_sm90_compute_seconds(info, k->input >= TESS_MMA_E4M3_E4M3, tile_flops);
     const double tokens = (double)e * d->groups;
     const double wb = (double)tess_dtype_size(d->w.dtype), xb = (double)tess_dtype_size(d->x.dtype);

@@ -63,6 +63,9 @@ tess_status tess_sm90_params_init(tess_gemm_params *p, const tess_gemm_kernel *k
 tess_gemm_desc tess_sm90_transposed_problem(const tess_gemm_desc *d);
 /* How well a tile of tile_n columns feeds the tensor cores, relative to 128x256. */
 double tess_sm90_tile_width_efficiency(int tile_n);
+/* A tile's time with its epilogue rounds over its time without, for tiles
+ * of k_blocks K blocks (cost_dense.c). */
+double tess_sm90_epilogue_factor(const tess_gemm_kernel *k, int64_t k_blocks);
 /* Seconds one SM's tensor cores on `info`'s device take for `flops` at
  * their sustained rate (16-bit, or FP8 when fp8). */
 double tess_sm90_compute_seconds(const tess_device_info *info, int fp8, double flops);
