@@ -5,6 +5,7 @@
 #define TESS_TESTS_GPU_SKIP_H
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <cuda_runtime_api.h>
 
@@ -78,6 +79,10 @@ static inline int64_t gpu_guard_touched(const unsigned char *copy, size_t bytes)
 static inline const tess_plan *gpu_pick_plan(const tess_plan *plans, int count, int index, char *name) {
     const tess_plan *plan = index >= 0 && index < count ? &plans[index] : NULL;
     snprintf(name, 64, "%s", plan ? plan->name : count ? plans[0].name : "?");
+    if (getenv("TESS_TEST_TRACE")) { /* names each plan before it runs: the last one named is where a run hung */
+        printf("  plan %s\n", name);
+        fflush(stdout);
+    }
     return plan;
 }
 
