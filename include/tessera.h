@@ -298,7 +298,9 @@ TESS_API tess_status tess_gemm_plans(tess_handle handle, const tess_gemm_desc *d
 #define TESS_GEMM_WORKSPACE_BYTES ((size_t)32 << 20)
 TESS_API tess_status tess_gemm_workspace_size(tess_handle handle, const tess_gemm_desc *desc, size_t *bytes);
 /* Queues D = alpha * A B + beta * C on the handle's stream. `plan` NULL uses
- * tess_gemm_plan's choice. A, B, D (16-bit) and their batch strides must be
+ * tess_gemm_plan's choice, which the handle remembers for its last 32
+ * problems (a problem equal in every descriptor field and workspace size is
+ * not planned again: planning takes ~15 us of host time). A, B, D (16-bit) and their batch strides must be
  * 16-byte aligned and their leading dimensions multiples of 8 elements (TMA's
  * rules); C may be any layout and type; C may equal D (in place). */
 TESS_API tess_status tess_gemm(tess_handle handle, const tess_gemm_desc *desc, const tess_plan *plan, const void *a,
@@ -383,7 +385,7 @@ TESS_API tess_status tess_grouped_gemm_plan(tess_handle handle, const tess_group
  * synchronization; one kernel launch, two for a mixed plan). group_rows: device int32[groups], offs (CONTIGUOUS) or
  * masked_m (MASKED); values outside [0, m] (or offs decreasing) are clamped
  * rather than trusted, so no tile reads or writes outside X and Y. `plan`
- * NULL uses tess_grouped_gemm_plan's choice. Inputs: bf16 x bf16, f16 x f16,
+ * NULL uses tess_grouped_gemm_plan's choice (remembered as tess_gemm's is). Inputs: bf16 x bf16, f16 x f16,
  * or e4m3 x e4m3 with per-tensor (per group), per-row/column or 1x128 x
  * 128x128 block factors; Y bf16, f16 or f32. X, W, Y 16-byte aligned with
  * rows and batch strides of whole 16 bytes (TMA's rules). */

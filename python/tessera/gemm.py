@@ -17,9 +17,10 @@ calls on concurrent streams must be one per stream.
 """
 import ctypes
 import dataclasses
+import sys
 import threading
 
-from . import _lib, scales
+from . import _lib, call_cache, scales
 from ._lib import GemmDescStruct, PlanStruct, ScaleDescStruct
 from .dtypes import DType, as_dtype
 from .errors import InvalidValueError, check
@@ -253,6 +254,12 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
     first (one set per batch: (B, ...), or shared: (1, ...)); "tensor" also
     (B,) and "rowwise" (B, M) / (B, N). quantize_fp8 makes block factors in
     the layout tessera reads fastest."""
+    key = _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, scale_recipe_a, scale_recipe_b,
+                    fast_accum)
+    prepared = call_cache.find(key) if key is not None else None
+    if prepared is not None:
+        return _run_prepared(prepared, a, b, out, c, scale_a, scale_b, plan)
+    c_given = c is not None
     handle, desc, views, out, (sa, sb) = _prepare(a, b, c, out, alpha, beta, handle, out_dtype,
                                                   (scale_a, scale_b, scale_recipe_a, scale_recipe_b))
     desc.fast_accum = int(bool(fast_accum))
@@ -261,6 +268,54 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
     check(_lib.lib().tess_gemm_scaled(handle._h, ctypes.byref(desc), raw_plan, ctypes.c_void_p(views["a"].ptr),
                                       ctypes.c_void_p(sa), ctypes.c_void_p(views["b"].ptr), ctypes.c_void_p(sb),
                                       ctypes.c_void_p(c_ptr), ctypes.c_void_p(views["out"].ptr)))
+    if key is not None:
+        call_cache.put(key, _Prepared(handle, desc, tuple(out.shape), out.dtype, not c_given and c_ptr is not None))
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class _Prepared:
+    """What a gemm call's checks came to (tessera.call_cache): its handle and descriptor, the
+    shape and dtype of the D it allocates, and whether C is D (beta != 0 without c)."""
+    handle: Handle
+    desc: GemmDescStruct
+    out_shape: tuple
+    out_dtype: object
+    c_is_out: bool
+
+
+def _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, recipe_a, recipe_b, fast_accum):
+    """The prepared-call key of a gemm call on torch CUDA tensors with the default handle (None
+    for any other call, which is checked in full every time)."""
+    torch = sys.modules.get("torch")
+    if handle is not None or torch is None:
+        return None
+    tensor = torch.Tensor
+    if not (isinstance(a, tensor) and isinstance(b, tensor)) or a.device.type != "cuda":
+        return None
+    for t in (out, c, scale_a, scale_b):
+        if t is not None and not isinstance(t, tensor):
+            return None
+    try:
+        stream = torch.cuda.current_stream(a.device).cuda_stream
+        return (call_cache.tensor_key(a), call_cache.tensor_key(b), call_cache.tensor_key(out),
+                call_cache.tensor_key(c), call_cache.scale_key(scale_a), call_cache.scale_key(scale_b), float(alpha),
+                float(beta), out_dtype, recipe_a, recipe_b, bool(fast_accum), stream)
+    except TypeError:  # an unhashable out_dtype or recipe: checked in full
+        return None
+
+
+def _run_prepared(p, a, b, out, c, scale_a, scale_b, plan):
+    """A gemm call whose key matched prepared call p: only the pointers are new (the C library
+    checks their alignment)."""
+    if out is None:
+        import torch
+        out = torch.empty(p.out_shape, dtype=p.out_dtype, device=a.device)
+    c_ptr = c.data_ptr() if c is not None else out.data_ptr() if p.c_is_out else None
+    check(_lib.lib().tess_gemm_scaled(p.handle._h, ctypes.byref(p.desc),
+                                      ctypes.byref(plan.raw) if plan is not None else None, a.data_ptr(),
+                                      scale_a.data_ptr() if scale_a is not None else None, b.data_ptr(),
+                                      scale_b.data_ptr() if scale_b is not None else None, c_ptr, out.data_ptr()))
     return out
 
 

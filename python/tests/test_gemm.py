@@ -18,6 +18,18 @@ def test_not_a_matrix_is_refused():
         tessera.gemm([[1.0]], [[1.0]])
 
 
+def test_call_cache_forgets_the_oldest():
+    from tessera import call_cache
+    call_cache.clear()
+    for i in range(call_cache.MAX_ENTRIES + 3):
+        call_cache.put(("key", i), i)
+    assert call_cache.find(("key", 0)) is None and call_cache.find(("key", 2)) is None
+    assert call_cache.find(("key", 3)) == 3 and call_cache.find(("key", call_cache.MAX_ENTRIES + 2)) == \
+        call_cache.MAX_ENTRIES + 2
+    call_cache.clear()
+    assert call_cache.find(("key", 3)) is None
+
+
 def test_plan_struct_matches_header():
     import ctypes
     # tess_plan: struct_size, char[64], 8 int32 (tiles, stages, cluster_m, grid, tiles, stream_k), padding, a
@@ -64,6 +76,43 @@ def test_batch_f32_out_beta(torch):
     d = tessera.gemm(a, w.T, c=c, beta=-1.0, out_dtype="f32")
     assert d.dtype == torch.float32 and d.shape == (3, 256, 384)
     _close(torch, d, a.float() @ w.float().T - c, 1e-4)
+
+
+@needs_gpu
+def test_prepared_calls_match_fresh_ones(torch):
+    """Calls repeated with new data of the same layouts take the prepared path (tessera.call_cache)
+    and give what fresh calls give; a call that differs in a checked property (here beta) is
+    prepared anew."""
+    from tessera import call_cache
+    call_cache.clear()
+    x = lambda *shape: torch.randn(*shape, device="cuda")
+    for trial in range(2):
+        a, w = x(96, 512).bfloat16(), x(384, 512).bfloat16()
+        _close(torch, tessera.gemm(a, w.T), a.float() @ w.float().T, 8e-3)
+        c = x(96, 384)
+        d = tessera.gemm(a, w.T, c=c, beta=-1.0, out_dtype="f32")
+        _close(torch, d, a.float() @ w.float().T - c, 1e-4)
+        wt = x(512, 384).bfloat16()  # the same shape as w.T, the other major-ness
+        _close(torch, tessera.gemm(a, wt), a.float() @ wt.float(), 8e-3)
+        qa, sa = tessera.quantize_fp8(x(96, 512), "1x128")
+        qw, sw = tessera.quantize_fp8(x(384, 512), "128x128")
+        got = tessera.gemm(qa, qw.T, scale_a=sa, scale_b=sw, scale_recipe_a="1x128", scale_recipe_b="128x128")
+        want = _dequantize(torch, qa, sa, "1x128") @ _dequantize(torch, qw, sw, "128x128").T
+        _close(torch, got, want, 2 ** -8 + 2 ** -12)
+        qt, st = tessera.quantize_fp8(x(96, 512), "tensor")
+        qu, su = tessera.quantize_fp8(x(384, 512), "tensor")
+        got = tessera.gemm(qt, qu.T, scale_a=st, scale_b=su)
+        want = _dequantize(torch, qt, st, "tensor") @ _dequantize(torch, qu, su, "tensor").T
+        _close(torch, got, want, 2 ** -8 + 2 ** -12)
+        if trial == 0:
+            prepared = len(call_cache._entries)
+            assert prepared == 5
+        else:
+            out = x(96, 384)
+            want = a.float() @ w.float().T + out
+            tessera.gemm(a, w.T, out, beta=1.0)  # beta * C with C = out: prepared anew
+            _close(torch, out, want, 1e-4)
+    assert len(call_cache._entries) == prepared + 1
 
 
 @needs_gpu

@@ -95,9 +95,17 @@ tess_status tess_family_run(tess_handle handle, const tess_problem *problem, con
                             size_t workspace_limit, const tess_operands *operands, const char *caller) {
     tess_plan chosen;
     tess_status s;
-    if (!plan) {
-        if (tess_family_plans(&handle->info, problem, workspace_limit, &chosen, 1) == 0)
-            return no_plan(problem, caller);
+    if (!plan) { /* the heuristic's choice: remembered per handle for problems seen before */
+        tess_plan_key key;
+        tess_plan_key_of(problem, workspace_limit, &key);
+        const tess_plan *known = tess_plan_cache_find(&handle->plans, &key);
+        if (known) {
+            chosen = *known;
+        } else {
+            if (tess_family_plans(&handle->info, problem, workspace_limit, &chosen, 1) == 0)
+                return no_plan(problem, caller);
+            tess_plan_cache_put(&handle->plans, &key, &chosen);
+        }
     } else if ((s = tess_plan_accept(plan, &chosen, caller))) {
         return s;
     }

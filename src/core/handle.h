@@ -2,6 +2,7 @@
 #ifndef TESS_CORE_HANDLE_H
 #define TESS_CORE_HANDLE_H
 
+#include "core/plan_cache.h"
 #include "tessera.h"
 
 #ifdef __cplusplus
@@ -27,6 +28,7 @@ struct tess_handle_s {
     int *sk_flags;          /* ready flags (TESS_HANDLE_FLAG_BYTES of device memory): zeroed at
                                creation, and every launch leaves them down, so no launch needs a memset */
     tess_device_info info;  /* filled once at creation */
+    tess_plan_cache plans;  /* the heuristic's recent choices (empty at creation) */
 };
 
 /* SUCCESS for a live handle; NOT_INITIALIZED with a sentence naming `caller` otherwise. */

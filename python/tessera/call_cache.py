@@ -1,0 +1,48 @@
+"""The prepared calls of tessera.gemm: a model calls the same few shapes again and again, so a
+call on torch tensors remembers what its checks and descriptor came to, keyed by everything
+they read (each tensor's shape, strides, dtype and device, a scale tensor's storage extent, the
+scalars, the recipes, PyTorch's current stream), and a later call with an equal key passes
+only its pointers to the C library, which checks those (alignment) itself on every call."""
+import threading
+
+# Prepared calls kept (distinct layer shapes of a model, prefill and decode, with room to
+# spare); past it the oldest goes first.
+MAX_ENTRIES = 256
+
+_lock = threading.Lock()
+_entries = {}
+
+
+def tensor_key(t):
+    """What a call's checks read of one torch tensor (None stays None)."""
+    if t is None:
+        return None
+    return (t.shape, t.stride(), t.dtype, t.device)
+
+
+def scale_key(t):
+    """A scale tensor's key: tensor_key plus its storage's extent, which bounds the factors the
+    kernels may read."""
+    if t is None:
+        return None
+    from .scales import storage_extent
+    return (t.shape, t.stride(), t.dtype, t.device, storage_extent(t))
+
+
+def find(key):
+    """The prepared call remembered for `key`, or None."""
+    return _entries.get(key)
+
+
+def put(key, prepared):
+    """Remembers a prepared call, forgetting the oldest when full."""
+    with _lock:
+        if len(_entries) >= MAX_ENTRIES:
+            _entries.pop(next(iter(_entries)))
+        _entries[key] = prepared
+
+
+def clear():
+    """Forgets every prepared call (tests; a device reset)."""
+    with _lock:
+        _entries.clear()
