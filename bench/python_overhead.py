@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Host time per call from Python: how long tessera.gemm, torch.ops.tessera.gemm
-and torch.matmul (cuBLAS) take to return, per call, on a small decode-shaped
-problem, their GPU work queued asynchronously: a round's calls are few enough
-that the launch queue (about a thousand kernels) never fills and stalls the host.
+"""Host time per call from Python: how long tessera.gemm, torch.ops.tessera.gemm,
+torch.matmul (cuBLAS), tessera.grouped_mm and torch._grouped_mm take to return,
+per call, on small decode-shaped problems, their GPU work queued
+asynchronously: a round's calls are few enough that the launch queue (about a
+thousand kernels) never fills and stalls the host.
 Beside the C library's own host time (`tessera bench gemm` reports it as
 host_us), this is what Python adds.
 
@@ -34,6 +35,7 @@ def main():
     ap.add_argument("--m", type=int, default=1)
     ap.add_argument("--n", type=int, default=4096)
     ap.add_argument("--k", type=int, default=4096)
+    ap.add_argument("--groups", type=int, default=8, help="experts of the grouped GEMM timed (m tokens each)")
     ap.add_argument("--calls", type=int, default=500, help="calls per round (under the launch queue's depth)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--csv", help="also write the rows here")
@@ -47,12 +49,20 @@ def main():
     w = torch.randn(args.n, args.k, dtype=torch.bfloat16, device="cuda")
     out = torch.empty(args.m, args.n, dtype=torch.bfloat16, device="cuda")
     plan = tessera.gemm_plans(x, w.T)[0]
+    # A decode MoE step's grouped GEMM: args.groups experts, m tokens each.
+    g = args.groups
+    gx = torch.randn(g * args.m, args.k, dtype=torch.bfloat16, device="cuda")
+    gw = torch.randn(g, args.n, args.k, dtype=torch.bfloat16, device="cuda")
+    offs = torch.arange(1, g + 1, dtype=torch.int32, device="cuda") * args.m
     cases = [
         ("tessera.gemm", lambda: tessera.gemm(x, w.T)),
         ("tessera.gemm out= plan=", lambda: tessera.gemm(x, w.T, out, plan=plan)),
         ("torch.ops.tessera.gemm", lambda: torch.ops.tessera.gemm(x, w.T)),
         ("torch.matmul (cuBLAS)", lambda: torch.matmul(x, w.T)),
+        (f"tessera.grouped_mm G={g}", lambda: tessera.grouped_mm(gx, gw, offs)),
     ]
+    if hasattr(torch, "_grouped_mm"):
+        cases.append((f"torch._grouped_mm G={g}", lambda: torch._grouped_mm(gx, gw.transpose(-2, -1), offs=offs)))
     for _, fn in cases:  # warm-up: handles, plans, allocator
         for _ in range(20):
             fn()

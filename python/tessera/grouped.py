@@ -21,8 +21,9 @@ C library trusts the strides it is given: tessera.scales).
 import ctypes
 import dataclasses
 import enum
+import sys
 
-from . import _lib, scales
+from . import _lib, call_cache, scales
 from ._lib import GroupedGemmDescStruct, PlanStruct, ScaleDescStruct, TesseraDesc
 from .dtypes import DType, as_dtype
 from .errors import InvalidValueError, check
@@ -255,11 +256,8 @@ def grouped_mm(x, w, offs, out=None, *, scale_x=None, scale_w=None, expected_m=N
         import torch
         return torch.empty((0, _shape(w)[1]), dtype=_torch_dtype(_out_dtype(out_dtype, as_dtype(x.dtype))),
                            device=x.device)
-    handle, desc, ptrs, out, device = _prepare(GroupLayout.CONTIGUOUS, x, w, out, scale_x, scale_w, scale_recipe_x,
-                                               scale_recipe_w, expected_m, out_dtype, handle, True)
-    rows = _torch_vector(offs, "offs", desc.groups, "int32", device)
-    _run(desc, handle, ptrs, rows, plan)
-    return out
+    return _grouped_call(GroupLayout.CONTIGUOUS, x, w, offs, "offs", out, scale_x, scale_w, scale_recipe_x,
+                         scale_recipe_w, expected_m, out_dtype, handle, plan)
 
 
 def grouped_mm_masked(x, w, masked_m, expected_m, out=None, *, scale_x=None, scale_w=None, out_dtype=None,
@@ -276,10 +274,63 @@ def grouped_mm_masked(x, w, masked_m, expected_m, out=None, *, scale_x=None, sca
     scale_x (1,)/(G,) per tensor/group, (G, M_max) per row,
     (G, M_max, K/128) or (G, K/128, M_max) 1x128 blocks. w_layout as grouped_mm's."""
     w = _weights(w, w_layout)
-    handle, desc, ptrs, out, device = _prepare(GroupLayout.MASKED, x, w, out, scale_x, scale_w, scale_recipe_x,
-                                               scale_recipe_w, expected_m, out_dtype, handle, True)
-    rows = _torch_vector(masked_m, "masked_m", desc.groups, "int32", device)
-    _run(desc, handle, ptrs, rows, plan)
+    return _grouped_call(GroupLayout.MASKED, x, w, masked_m, "masked_m", out, scale_x, scale_w, scale_recipe_x,
+                         scale_recipe_w, expected_m, out_dtype, handle, plan)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Prepared:
+    """What a grouped call's checks came to (tessera.call_cache): its handle and descriptor, and
+    the shape and dtype of the Y it allocates."""
+    handle: object
+    desc: GroupedGemmDescStruct
+    out_shape: tuple
+    out_dtype: object
+
+
+def _call_key(layout, x, w, rows, out, scale_x, scale_w, recipe_x, recipe_w, expected_m, out_dtype, handle):
+    """The prepared-call key of a grouped call on torch CUDA tensors with the default handle (None
+    for any other call, which is checked in full every time). w is the [G, N, K] view."""
+    torch = sys.modules.get("torch")
+    if handle is not None or torch is None:
+        return None
+    tensor = torch.Tensor
+    if not (isinstance(x, tensor) and isinstance(w, tensor) and isinstance(rows, tensor)) or x.device.type != "cuda":
+        return None
+    for t in (out, scale_x, scale_w):
+        if t is not None and not isinstance(t, tensor):
+            return None
+    try:
+        stream = torch.cuda.current_stream(x.device).cuda_stream
+        return ("grouped", int(layout), call_cache.tensor_key(x), call_cache.tensor_key(w),
+                call_cache.tensor_key(rows), call_cache.tensor_key(out), call_cache.scale_key(scale_x),
+                call_cache.scale_key(scale_w), recipe_x, recipe_w, expected_m, out_dtype, stream)
+    except TypeError:  # an unhashable argument: checked in full
+        return None
+
+
+def _grouped_call(layout, x, w, rows, rows_what, out, scale_x, scale_w, recipe_x, recipe_w, expected_m, out_dtype,
+                  handle, plan):
+    """A grouped GEMM call: checked in full and prepared the first time its key is seen, then
+    (tessera.call_cache) only its pointers passed, which the C library checks itself."""
+    key = _call_key(layout, x, w, rows, out, scale_x, scale_w, recipe_x, recipe_w, expected_m, out_dtype, handle)
+    p = call_cache.find(key) if key is not None else None
+    if p is None:
+        handle, desc, ptrs, out, device = _prepare(layout, x, w, out, scale_x, scale_w, recipe_x, recipe_w,
+                                                   expected_m, out_dtype, handle, True)
+        rows_ptr = _torch_vector(rows, rows_what, desc.groups, "int32", device)
+        _run(desc, handle, ptrs, rows_ptr, plan)
+        if key is not None:
+            call_cache.put(key, _Prepared(handle, desc, tuple(out.shape), out.dtype))
+        return out
+    if out is None:
+        import torch
+        out = torch.empty(p.out_shape, dtype=p.out_dtype, device=x.device)
+    check(_lib.lib().tess_grouped_gemm(p.handle._h, ctypes.byref(p.desc),
+                                       ctypes.byref(plan.raw) if plan is not None else None, x.data_ptr(),
+                                       scale_x.data_ptr() if scale_x is not None else None, w.data_ptr(),
+                                       scale_w.data_ptr() if scale_w is not None else None, rows.data_ptr(),
+                                       out.data_ptr()))
     return out
 
 

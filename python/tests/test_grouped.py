@@ -212,6 +212,40 @@ def test_every_plan_and_order(torch):
 
 
 @needs_gpu
+def test_prepared_calls_match_fresh_ones(torch):
+    """Grouped calls repeated with new data and new group sizes of the same layouts take the prepared
+    path (tessera.call_cache) and give what fresh calls give: contiguous bf16 (a new output each
+    time, and the "kn" weight layout), masked FP8 with block factors."""
+    from tessera import call_cache
+    call_cache.clear()
+    g, n, k, m_max = len(SIZES), 256, 512, 320
+    for trial in range(2):
+        sizes = SIZES if trial == 0 else SIZES[::-1]
+        x = torch.randn(sum(SIZES), k, device="cuda").bfloat16()
+        w = torch.randn(g, n, k, device="cuda").bfloat16()
+        y = tessera.grouped_mm(x, w, _offs(torch, sizes))
+        _check_contiguous(torch, y, lambda gi, r, s: x[r:r + s].float() @ w[gi].float().T, sizes, BF16_BOUND, 0)
+        wkn = w.transpose(1, 2)  # [G, K, N], K contiguous
+        y = tessera.grouped_mm(x, wkn, _offs(torch, sizes), w_layout="kn")
+        _check_contiguous(torch, y, lambda gi, r, s: x[r:r + s].float() @ wkn[gi].float(), sizes, BF16_BOUND, 0)
+        counts = [min(s, m_max) for s in sizes]
+        xm = torch.randn(g, m_max, k, device="cuda")
+        qx, sx = zip(*(tessera.quantize_fp8(xm[gi], "1x128") for gi in range(g)))
+        qx, sx = torch.stack(qx), torch.stack(sx)
+        qw, sw = _quantize_experts(torch, torch.randn(g, n, k, device="cuda"), "128x128")
+        out = tessera.grouped_mm_masked(qx, qw, torch.tensor(counts, dtype=torch.int32, device="cuda"), 64,
+                                        scale_x=sx, scale_w=sw, scale_recipe_x="1x128", scale_recipe_w="128x128")
+        for gi, c in enumerate(counts):
+            if c:
+                want = _dequantize(torch, qx[gi, :c], sx[gi], 1) @ _dequantize(torch, qw[gi], sw[gi], 128).T
+                _close(torch, out[gi, :c], want, FP8_BOUND, f"masked group {gi}")
+        if trial == 0:  # the "kn" view is the same [G, N, K] matrices as w: one prepared call for both
+            prepared = len(call_cache._entries)
+            assert prepared == 2
+    assert len(call_cache._entries) == prepared
+
+
+@needs_gpu
 def test_masked_leaves_rows_past_masked_m(torch):
     counts, m_max, n, k = [0, 1, 200, 64, 129, 7], 200, 256, 384
     g = len(counts)
