@@ -64,7 +64,17 @@ def gemm(a: torch.Tensor, b: torch.Tensor, c: Optional[torch.Tensor] = None, alp
 @gemm.register_fake
 def _gemm_fake(a, b, c=None, alpha=1.0, beta=0.0, out_dtype=None, scale_a=None, scale_b=None, scale_recipe_a=None,
                scale_recipe_b=None, fast_accum=False):
-    """(batch,) M x N, row-major: 3-D where either operand has a batch of more than one."""
+    """(batch,) M x N, row-major: 3-D where either operand has a batch of more than one. Refuses
+    what the real one refuses from the shapes alone (so that torch.compile says it at trace time)."""
+    for what, t in (("a", a), ("b", b)):
+        if t.dim() not in (2, 3):
+            raise InvalidValueError(f"{what}: expected a 2-D matrix or a 3-D batch of matrices, got shape "
+                                    f"{tuple(t.shape)}")
+    if a.shape[-1] != b.shape[-2]:
+        raise InvalidValueError(f"a is {a.shape[-2]} x {a.shape[-1]} but b is {b.shape[-2]} x {b.shape[-1]}: a's "
+                                "columns and b's rows are K and must match")
+    if _batch(a) > 1 and _batch(b) > 1 and _batch(a) != _batch(b):
+        raise InvalidValueError(f"a holds a batch of {_batch(a)} and b of {_batch(b)}: equal, or one of them 1")
     batch = max(_batch(a), _batch(b))
     m, n = a.shape[-2], b.shape[-1]
     shape = (batch, m, n) if batch > 1 else (m, n)
@@ -75,38 +85,65 @@ def _gemm_fake(a, b, c=None, alpha=1.0, beta=0.0, out_dtype=None, scale_a=None, 
 def grouped_mm(x: torch.Tensor, w: torch.Tensor, offs: torch.Tensor, scale_x: Optional[torch.Tensor] = None,
                scale_w: Optional[torch.Tensor] = None, expected_m: Optional[int] = None,
                out_dtype: Optional[torch.dtype] = None, scale_recipe_x: Optional[str] = None,
-               scale_recipe_w: Optional[str] = None) -> torch.Tensor:
-    """y[rows of g] = x[rows of g] @ w[g].T for each expert g of the contiguous layout (tessera.grouped_mm);
-    rows past offs[-1] are undefined (as torch._grouped_mm's: clearing them would cost a pass over y)."""
+               scale_recipe_w: Optional[str] = None, w_layout: str = "nk") -> torch.Tensor:
+    """y[rows of g] = x[rows of g] @ w[g].T for each expert g of the contiguous layout (tessera.grouped_mm;
+    w_layout="kn": w [G, K, N] and y = x @ w[g], as torch._grouped_mm); rows past offs[-1] are undefined
+    (as torch._grouped_mm's: clearing them would cost a pass over y)."""
     return _grouped_mm_call(x, w, offs, scale_x=scale_x, scale_w=scale_w, expected_m=expected_m,
                                out_dtype=_out_dtype(x.dtype, out_dtype), scale_recipe_x=scale_recipe_x,
-                               scale_recipe_w=scale_recipe_w)
+                               scale_recipe_w=scale_recipe_w, w_layout=w_layout)
+
+
+def _grouped_shapes(what, x, w, rows, rows_what, w_layout, x_dims):
+    """(G, N, K) of a grouped call from its shapes, refusing what the real one refuses from the shapes
+    alone (so that torch.compile says it at trace time)."""
+    if w_layout not in ("nk", "kn"):
+        raise InvalidValueError(f"w_layout={w_layout!r}: 'nk' (w [G, N, K], y = x @ w[g].T) or 'kn' (w [G, K, N], "
+                                "y = x @ w[g], as torch._grouped_mm)")
+    if w.dim() != 3:
+        raise InvalidValueError(f"w: expected [G, N, K] (or [G, K, N] with w_layout='kn'), got shape {tuple(w.shape)}")
+    if x.dim() != x_dims:
+        raise InvalidValueError(f"{what}: x: expected {'[G, M_max, K]' if x_dims == 3 else '[total_M, K]'}, got "
+                                f"shape {tuple(x.shape)}")
+    groups = w.shape[0]
+    n, k = (w.shape[1], w.shape[2]) if w_layout == "nk" else (w.shape[2], w.shape[1])
+    if x.shape[-1] != k:
+        raise InvalidValueError(f"{what}: x's rows hold {x.shape[-1]} elements but each expert's weight takes K = {k}")
+    if rows.dim() != 1 or rows.shape[0] != groups:
+        raise InvalidValueError(f"{rows_what}: expected shape ({groups},) (one entry per group), got "
+                                f"{tuple(rows.shape)}")
+    if x_dims == 3 and x.shape[0] != groups:
+        raise InvalidValueError(f"x: {x.shape[0]} batches but w holds {groups} experts; the masked layout needs one "
+                                "batch of rows per expert")
+    return groups, n, k
 
 
 @grouped_mm.register_fake
 def _grouped_mm_fake(x, w, offs, scale_x=None, scale_w=None, expected_m=None, out_dtype=None, scale_recipe_x=None,
-                     scale_recipe_w=None):
+                     scale_recipe_w=None, w_layout="nk"):
     """total_M x N, row-major."""
-    return x.new_empty((x.shape[0], w.shape[1]), dtype=_out_dtype(x.dtype, out_dtype))
+    _, n, _ = _grouped_shapes("grouped_mm", x, w, offs, "offs", w_layout, 2)
+    return x.new_empty((x.shape[0], n), dtype=_out_dtype(x.dtype, out_dtype))
 
 
 @torch.library.custom_op("tessera::grouped_mm_masked", mutates_args=(), device_types="cuda")
 def grouped_mm_masked(x: torch.Tensor, w: torch.Tensor, masked_m: torch.Tensor, expected_m: int,
                       scale_x: Optional[torch.Tensor] = None, scale_w: Optional[torch.Tensor] = None,
                       out_dtype: Optional[torch.dtype] = None, scale_recipe_x: Optional[str] = None,
-                      scale_recipe_w: Optional[str] = None) -> torch.Tensor:
-    """y[g, :masked_m[g]] = x[g, :masked_m[g]] @ w[g].T (tessera.grouped_mm_masked); rows past masked_m[g]
-    are undefined (as DeepGEMM's)."""
+                      scale_recipe_w: Optional[str] = None, w_layout: str = "nk") -> torch.Tensor:
+    """y[g, :masked_m[g]] = x[g, :masked_m[g]] @ w[g].T (tessera.grouped_mm_masked; w_layout as
+    grouped_mm's); rows past masked_m[g] are undefined (as DeepGEMM's)."""
     return _grouped_mm_masked_call(x, w, masked_m, expected_m, scale_x=scale_x, scale_w=scale_w,
                                       out_dtype=_out_dtype(x.dtype, out_dtype), scale_recipe_x=scale_recipe_x,
-                                      scale_recipe_w=scale_recipe_w)
+                                      scale_recipe_w=scale_recipe_w, w_layout=w_layout)
 
 
 @grouped_mm_masked.register_fake
 def _grouped_mm_masked_fake(x, w, masked_m, expected_m, scale_x=None, scale_w=None, out_dtype=None,
-                            scale_recipe_x=None, scale_recipe_w=None):
+                            scale_recipe_x=None, scale_recipe_w=None, w_layout="nk"):
     """G x M_max x N, row-major."""
-    return x.new_empty((x.shape[0], x.shape[1], w.shape[1]), dtype=_out_dtype(x.dtype, out_dtype))
+    _, n, _ = _grouped_shapes("grouped_mm_masked", x, w, masked_m, "masked_m", w_layout, 3)
+    return x.new_empty((x.shape[0], x.shape[1], n), dtype=_out_dtype(x.dtype, out_dtype))
 
 
 @torch.library.custom_op("tessera::quantize_fp8", mutates_args=(), device_types="cuda")
@@ -195,6 +232,7 @@ def _grouped_setup(ctx, inputs, output):
     x, w, offs = inputs[:3]
     ctx.save_for_backward(x, w, offs)
     ctx.scaled = inputs[3] is not None or inputs[4] is not None
+    ctx.w_layout = inputs[9]
 
 
 @torch.library.custom_op("tessera::grouped_mm_wgrad", mutates_args=(), device_types="cuda")
@@ -218,18 +256,22 @@ def _grouped_mm_wgrad_fake(dy, x, offs, groups):
 def _grouped_backward(ctx, grad):
     """dx[rows of g] = dy[rows of g] @ w[g] (a grouped GEMM on the experts' weights transposed into
     a copy, N contiguous: the grouped kernels read K-major operands), zero in rows past offs[-1]
-    (which no group owns); dw by grouped_mm_wgrad."""
+    (which no group owns); dw by grouped_mm_wgrad ([G, N, K], transposed back to [G, K, N] for
+    w_layout="kn")."""
     x, w, offs = ctx.saved_tensors
     _check_differentiable("grouped_mm", ctx.scaled, x, w)
+    w_nk = w if ctx.w_layout == "nk" else w.transpose(1, 2)  # each expert's N x K weight
     g = grad.to(x.dtype).contiguous()
     dx = dw = None
     if ctx.needs_input_grad[0]:
-        dx = grouped_mm(g, w.transpose(1, 2).contiguous(), offs)
+        dx = grouped_mm(g, w_nk.transpose(1, 2).contiguous(), offs)
         unowned = torch.arange(dx.shape[0], device=dx.device).unsqueeze(1) >= offs[-1:].to(torch.int64)
         dx = dx.masked_fill(unowned, 0)
     if ctx.needs_input_grad[1]:
         dw = grouped_mm_wgrad(g, x, offs, w.shape[0])
-    return dx, dw, None, None, None, None, None, None, None
+        if ctx.w_layout == "kn":
+            dw = dw.transpose(1, 2)
+    return dx, dw, None, None, None, None, None, None, None, None
 
 
 torch.library.register_autograd("tessera::grouped_mm", _grouped_backward, setup_context=_grouped_setup)

@@ -65,10 +65,33 @@ def test_grouped_fake():
     with fake_mode():
         x, w, offs = grouped_fakes()
         y = torch.ops.tessera.grouped_mm(x, w, offs)
+        ykn = torch.ops.tessera.grouped_mm(x, w.transpose(1, 2), offs, w_layout="kn")
         xm = torch.empty(4, 64, 128, device="cuda", dtype=torch.float8_e4m3fn)
         ym = torch.ops.tessera.grouped_mm_masked(xm, w.to(torch.float8_e4m3fn), offs, 32)
-    assert tuple(y.shape) == (300, 256) and y.dtype == torch.bfloat16
+    assert tuple(y.shape) == (300, 256) and y.dtype == torch.bfloat16 and tuple(ykn.shape) == (300, 256)
     assert tuple(ym.shape) == (4, 64, 256) and ym.dtype == torch.bfloat16
+
+
+def test_fake_refusals():
+    """What the real operators refuse from shapes alone, the fakes refuse too (torch.compile says it
+    while tracing), with the same sentences."""
+    with fake_mode():
+        x, w, offs = grouped_fakes()
+        a, b = torch.empty(64, 128, device="cuda", dtype=torch.bfloat16), torch.empty(96, 32, device="cuda",
+                                                                                     dtype=torch.bfloat16)
+        with pytest.raises(tessera.InvalidValueError, match="K and must match"):
+            torch.ops.tessera.gemm(a, b)
+        with pytest.raises(tessera.InvalidValueError, match="equal, or one of them 1"):
+            torch.ops.tessera.gemm(a.expand(3, 64, 128), torch.empty(2, 128, 32, device="cuda", dtype=torch.bfloat16))
+        with pytest.raises(tessera.InvalidValueError, match="K = 256"):
+            torch.ops.tessera.grouped_mm(x, w, offs, w_layout="kn")  # [G, N, K] read as [G, K, N]
+        with pytest.raises(tessera.InvalidValueError, match="w_layout='mk'"):
+            torch.ops.tessera.grouped_mm(x, w, offs, w_layout="mk")
+        with pytest.raises(tessera.InvalidValueError, match=r"expected shape \(4,\)"):
+            torch.ops.tessera.grouped_mm(x, w, offs[:3])
+        with pytest.raises(tessera.InvalidValueError, match="one batch of rows per expert"):
+            torch.ops.tessera.grouped_mm_masked(x.expand(3, 300, 128), w, torch.empty(4, device="cuda",
+                                                                                     dtype=torch.int32), 32)
 
 
 def query(mode, mn, k):
@@ -206,13 +229,16 @@ def test_gemm_backward_shapes(shape_a, shape_b):
     assert tuple(dc.shape) == c_shape and dc.dtype == torch.float32 and all(r is None for r in rest)
 
 
-def test_grouped_backward_shapes():
+@pytest.mark.parametrize("w_layout", ["nk", "kn"])
+def test_grouped_backward_shapes(w_layout):
     with fake_mode():
         x, w, offs = grouped_fakes()
-        y = torch.ops.tessera.grouped_mm(x, w, offs)
-        dx, dw, *rest = tessera.ops._grouped_backward(backward_ctx((x, w, offs), (True, True, False), scaled=False),
-                                                      torch.empty_like(y))
-    assert tuple(dx.shape) == (300, 128) and tuple(dw.shape) == (4, 256, 128) and all(r is None for r in rest)
+        if w_layout == "kn":
+            w = w.transpose(1, 2)  # [G, K, N], K contiguous
+        y = torch.ops.tessera.grouped_mm(x, w, offs, w_layout=w_layout)
+        ctx = backward_ctx((x, w, offs), (True, True, False), scaled=False, w_layout=w_layout)
+        dx, dw, *rest = tessera.ops._grouped_backward(ctx, torch.empty_like(y))
+    assert tuple(dx.shape) == (300, 128) and tuple(dw.shape) == tuple(w.shape) and all(r is None for r in rest)
 
 
 def test_no_fp8_gradients():
@@ -239,18 +265,23 @@ def test_gemm_gradients_match_float64():
 
 
 @needs_cuda
-def test_grouped_gradients_match_float64():
+@pytest.mark.parametrize("w_layout", ["nk", "kn"])
+def test_grouped_gradients_match_float64(w_layout):
     torch.manual_seed(2)
     x = torch.randn(300, 128, dtype=torch.bfloat16, device="cuda", requires_grad=True)
-    w = torch.randn(4, 256, 128, dtype=torch.bfloat16, device="cuda", requires_grad=True)
+    w = torch.randn(4, 256, 128, dtype=torch.bfloat16, device="cuda")
+    if w_layout == "kn":
+        w = w.transpose(1, 2)  # [G, K, N] with K contiguous, as torch._grouped_mm's mat_b
+    w.requires_grad_()
     ends = [50, 120, 120, 280]  # rows 280.. belong to no expert: no gradient there
     offs = torch.tensor(ends, dtype=torch.int32, device="cuda")
-    y = torch.ops.tessera.grouped_mm(x, w, offs)
+    y = torch.ops.tessera.grouped_mm(x, w, offs, w_layout=w_layout)
     y[280:] = 0  # undefined rows of y, out of the loss
     g = torch.randn_like(y)
     dx, dw = torch.autograd.grad(y, (x, w), g)
     x64, w64 = x.detach().double().requires_grad_(), w.detach().double().requires_grad_()
-    ref = torch.cat([x64[lo:hi] @ w64[e].T for e, (lo, hi) in enumerate(zip([0] + ends[:-1], ends))] +
+    expert = (lambda e: w64[e].T) if w_layout == "nk" else (lambda e: w64[e])
+    ref = torch.cat([x64[lo:hi] @ expert(e) for e, (lo, hi) in enumerate(zip([0] + ends[:-1], ends))] +
                     [torch.zeros(20, 256, dtype=torch.float64, device="cuda")])
     rx, rw = torch.autograd.grad(ref, (x64, w64), g.double())
     for got, want in ((dx, rx), (dw, rw)):
