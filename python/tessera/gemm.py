@@ -268,9 +268,16 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
     check(_lib.lib().tess_gemm_scaled(handle._h, ctypes.byref(desc), raw_plan, ctypes.c_void_p(views["a"].ptr),
                                       ctypes.c_void_p(sa), ctypes.c_void_p(views["b"].ptr), ctypes.c_void_p(sb),
                                       ctypes.c_void_p(c_ptr), ctypes.c_void_p(views["out"].ptr)))
-    if key is not None:
+    if key is not None and not lent_for_capture(handle):
         call_cache.put(key, _Prepared(handle, desc, tuple(out.shape), out.dtype, not c_given and c_ptr is not None))
     return out
+
+
+def lent_for_capture(handle):
+    """Whether `handle` is a device's capture handle, lent to whichever capturing stream has no
+    handle of its own (default_handle): a call made with it is never prepared, since the stream
+    it serves changes from capture to capture."""
+    return _capture_handles.get(handle.device) is handle
 
 
 @dataclasses.dataclass(frozen=True)
@@ -296,11 +303,14 @@ def _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, re
     for t in (out, c, scale_a, scale_b):
         if t is not None and not isinstance(t, tensor):
             return None
+    alpha, beta = float(alpha), float(beta)
+    if alpha != alpha or beta != beta:  # NaN matches no key: checked in full, not remembered
+        return None
     try:
         stream = torch.cuda.current_stream(a.device).cuda_stream
         return (call_cache.tensor_key(a), call_cache.tensor_key(b), call_cache.tensor_key(out),
-                call_cache.tensor_key(c), call_cache.scale_key(scale_a), call_cache.scale_key(scale_b), float(alpha),
-                float(beta), out_dtype, recipe_a, recipe_b, bool(fast_accum), stream)
+                call_cache.tensor_key(c), call_cache.scale_key(scale_a), call_cache.scale_key(scale_b), alpha, beta,
+                out_dtype, recipe_a, recipe_b, bool(fast_accum), stream)
     except TypeError:  # an unhashable out_dtype or recipe: checked in full
         return None
 

@@ -27,7 +27,7 @@ from . import _lib, call_cache, scales
 from ._lib import GroupedGemmDescStruct, PlanStruct, ScaleDescStruct, TesseraDesc
 from .dtypes import DType, as_dtype
 from .errors import InvalidValueError, check
-from .gemm import Plan, _one_cuda_device, _stream_handle
+from .gemm import Plan, _one_cuda_device, _stream_handle, lent_for_capture
 from .matrix import Order, as_matrix
 
 SCALE_BLOCK = 128  # K (and N, for W's 128x128 factors) elements per block factor
@@ -304,8 +304,8 @@ def _call_key(layout, x, w, rows, out, scale_x, scale_w, recipe_x, recipe_w, exp
         stream = torch.cuda.current_stream(x.device).cuda_stream
         return ("grouped", int(layout), call_cache.tensor_key(x), call_cache.tensor_key(w),
                 call_cache.tensor_key(rows), call_cache.tensor_key(out), call_cache.scale_key(scale_x),
-                call_cache.scale_key(scale_w), recipe_x, recipe_w, expected_m, out_dtype, stream)
-    except TypeError:  # an unhashable argument: checked in full
+                call_cache.scale_key(scale_w), recipe_x, recipe_w, int(expected_m or 0), out_dtype, stream)
+    except (TypeError, ValueError):  # an unhashable argument, or an expected_m that is no number: checked in full
         return None
 
 
@@ -320,7 +320,7 @@ def _grouped_call(layout, x, w, rows, rows_what, out, scale_x, scale_w, recipe_x
                                                    expected_m, out_dtype, handle, True)
         rows_ptr = _torch_vector(rows, rows_what, desc.groups, "int32", device)
         _run(desc, handle, ptrs, rows_ptr, plan)
-        if key is not None:
+        if key is not None and not lent_for_capture(handle):
             call_cache.put(key, _Prepared(handle, desc, tuple(out.shape), out.dtype))
         return out
     if out is None:

@@ -121,7 +121,9 @@ def _grouped_shapes(what, x, w, rows, rows_what, w_layout, x_dims):
 @grouped_mm.register_fake
 def _grouped_mm_fake(x, w, offs, scale_x=None, scale_w=None, expected_m=None, out_dtype=None, scale_recipe_x=None,
                      scale_recipe_w=None, w_layout="nk"):
-    """total_M x N, row-major."""
+    """total_M x N, row-major (no tokens at all: 0 x N, as the real one returns before its checks)."""
+    if x.dim() == 2 and x.shape[0] == 0 and w.dim() == 3 and w_layout in ("nk", "kn"):
+        return x.new_empty((0, w.shape[1] if w_layout == "nk" else w.shape[2]), dtype=_out_dtype(x.dtype, out_dtype))
     _, n, _ = _grouped_shapes("grouped_mm", x, w, offs, "offs", w_layout, 2)
     return x.new_empty((x.shape[0], n), dtype=_out_dtype(x.dtype, out_dtype))
 

@@ -116,6 +116,33 @@ def test_prepared_calls_match_fresh_ones(torch):
 
 
 @needs_gpu
+def test_captures_on_streams_without_handles(torch):
+    """Captures on streams whose first tessera call is the captured one run on the device's capture
+    handle, lent to each capture in turn: such calls are never prepared, so a later capture (or an
+    eager call) on either stream gets its own stream again, and every graph replays its GEMM."""
+    from tessera import call_cache
+    call_cache.clear()
+    a, b = torch.randn(64, 256, device="cuda").bfloat16(), torch.randn(256, 128, device="cuda").bfloat16()
+    tessera.gemm(a, b)  # the device's handles exist before any capture
+    s1, s2 = torch.cuda.Stream(), torch.cuda.Stream()
+    graphs, outs = [], []
+    for stream in (s1, s2, s1):
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g, stream=stream):
+            outs.append(tessera.gemm(a, b))
+        graphs.append(g)
+    a.copy_(torch.randn_like(a))
+    want = a.float() @ b.float()
+    for g, out in zip(graphs, outs):
+        g.replay()
+        torch.cuda.synchronize()
+        _close(torch, out, want, 8e-3)
+    import importlib
+    lent = importlib.import_module("tessera.gemm").lent_for_capture  # (tessera.gemm is the function)
+    assert not any(lent(p.handle) for p in call_cache._entries.values())
+
+
+@needs_gpu
 def test_every_plan(torch):
     a = torch.randn(2304, 2048, device="cuda").bfloat16()
     b = torch.randn(4352, 2048, device="cuda").bfloat16().T
