@@ -253,7 +253,12 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
     A 3-D problem takes these shapes, or each with a batch dimension
     first (one set per batch: (B, ...), or shared: (1, ...)); "tensor" also
     (B,) and "rowwise" (B, M) / (B, N). quantize_fp8 makes block factors in
-    the layout tessera reads fastest."""
+    the layout tessera reads fastest.
+
+    On torch tensors with the default handle, the checks run once per layout:
+    a later call whose tensors have the same shapes, strides, dtypes and
+    device (and the same scalars, recipes and current stream) passes only
+    its pointers, which the C library checks (tessera.call_cache)."""
     key = _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, scale_recipe_a, scale_recipe_b,
                     fast_accum)
     prepared = call_cache.find(key) if key is not None else None

@@ -248,7 +248,8 @@ def grouped_mm(x, w, offs, out=None, *, scale_x=None, scale_w=None, expected_m=N
     "1x128"; an explicit "1x128" reads a 2-D tensor as (rows, K blocks)).
     The block recipe is DeepSeek-V3's, 1x128 for x with 128x128 for w;
     tessera.quantize_fp8 makes both (rows contiguous for x, the layout the
-    kernels load by TMA)."""
+    kernels load by TMA). Repeated calls of one layout are checked once, as
+    gemm's are (tessera.call_cache)."""
     w = _weights(w, w_layout)
     if _empty_rows(x):  # no tokens at all (a rank whose experts got none): nothing to compute
         if out is not None:
