@@ -2,11 +2,14 @@
 """How well the planner picks, against every plan's measured time.
 
 For each CSV of `tessera bench gemm --plan=all` (FP8 1x128 x 128x128 or
-bf16, as dev/ab/fp8_ab.sh's PLANS makes them), or each problem of a
-listing of its printed lines (bench/results/h100-smallm-plans.txt), ranks the measured plans by
+bf16, as dev/ab/fp8_ab.sh's PLANS makes them), each problem of a
+listing of its printed lines (bench/results/h100-smallm-plans.txt), or each
+case of dev/probes/fp8_every_plan.py's CSV (dense and grouped FP8 cases of
+../shared/peers fp8.py), ranks the measured plans by
 the estimates dev/plan_rank.c prints and reports the planner's pick against
 the fastest plan; last, the geometric mean of pick / fastest.
   python3 dev/plan_eval.py /tmp/plan_rank dev/results/plans-h100-small-m/*.csv
+  python3 dev/plan_eval.py /tmp/plan_rank dev/results/fp8-plans-h100/every-plan.csv
 """
 import csv
 import math
@@ -41,14 +44,35 @@ def listed(path):
     return [(times, problem) for problem, times in groups.items()]
 
 
+def every_plan(path):
+    """[(times, problem)] of an fp8_every_plan.py CSV: per case, its plans' times (DeepGEMM's and the
+    heuristic's own rows left out). A grouped case's problem is plan_rank's argument for it
+    (masked:G,E,N,K or contig:G,E,N,K; E the expected rows a group), with kind "grouped"."""
+    cases = {}
+    for r in csv.DictReader(line for line in open(path) if not line.startswith("#")):
+        name = r["who"].split()[-1]
+        if name.startswith("sm90_") or name.startswith("gemv_"):
+            cases.setdefault(r["case"], {})[name] = float(r["us"]) * 1e-3
+    problems = []
+    for label, times in cases.items():
+        w = dict(f.split("=") for f in label.split() if "=" in f)
+        if label.startswith("dense"):
+            problems.append((times, (int(w["m"]), int(w["n"]), int(w["k"]), "fp8")))
+        else:
+            g, e = label.split("G=")[1].split(" x ")[0], label.split(" x ")[1].split()[0]
+            spec = f"{'masked' if label.startswith('masked') else 'contig'}:{g},{e},{w['n']},{w['k']}"
+            problems.append((times, (spec, 0, 0, "grouped")))
+    return problems
+
+
 def estimates(rank, m, n, k, kind):
-    """Plan name -> estimated microseconds, from plan_rank."""
-    arg = f"{m},{n},{k}" + (",bf16" if kind == "bf16" else "")
+    """Plan name -> estimated microseconds, from plan_rank (m: a grouped problem's argument)."""
+    arg = m if kind == "grouped" else f"{m},{n},{k}" + (",bf16" if kind == "bf16" else "")
     out = subprocess.run([rank, "500", arg], capture_output=True, text=True, check=True).stdout
     est = {}
     for line in out.splitlines()[1:]:
         f = line.split()
-        est.setdefault(f[3], float(f[1]))
+        est.setdefault(f[3], (float(f[1]), len(est)))  # (estimate, rank): ties keep the planner's order
     return est
 
 
@@ -58,17 +82,22 @@ def main():
     rank, logs = sys.argv[1], []
     problems = []
     for path in sys.argv[2:]:
-        problems += [measured(path)] if path.endswith(".csv") else listed(path)
+        if path.endswith(".csv") and "who" in open(path).read(4096):
+            problems += every_plan(path)
+        else:
+            problems += [measured(path)] if path.endswith(".csv") else listed(path)
     for times, (m, n, k, kind) in problems:
         est = estimates(rank, m, n, k, kind)
         ranked = sorted((e, name) for name, e in est.items() if name in times)
+        est = {name: e[0] for name, e in est.items()}
         if not ranked:
             continue
         pick = ranked[0][1]
         best = min(times, key=times.get)
         loss = times[pick] / times[best]
         logs.append(math.log(loss))
-        print(f"{kind} {m}x{n}x{k}: pick {pick} {times[pick] * 1e3:.1f} us (est {est[pick]:.1f}); "
+        what = m if kind == "grouped" else f"{kind} {m}x{n}x{k}"
+        print(f"{what}: pick {pick} {times[pick] * 1e3:.1f} us (est {est[pick]:.1f}); "
               f"fastest {best} {times[best] * 1e3:.1f} us (est {est.get(best, float('nan')):.1f}): "
               f"+{100 * (loss - 1):.1f}%")
     print(f"picks {100 * (math.exp(sum(logs) / len(logs)) - 1):.2f}% slower than the fastest plans "
