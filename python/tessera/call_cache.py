@@ -3,6 +3,7 @@ call on torch tensors remembers what its checks and descriptor came to, keyed by
 they read (each tensor's shape, strides, dtype and device, a scale tensor's storage extent, the
 scalars, the recipes, PyTorch's current stream), and a later call with an equal key passes
 only its pointers to the C library, which checks those (alignment) itself on every call."""
+import sys
 import threading
 
 # Prepared calls kept (distinct layer shapes of a model, prefill and decode, with room to
@@ -27,6 +28,21 @@ def scale_key(t):
         return None
     from .scales import storage_extent
     return (t.shape, t.stride(), t.dtype, t.device, storage_extent(t))
+
+
+def current_stream(handle, tensors, optional):
+    """PyTorch's current stream (its cudaStream_t as an int) on the device of tensors[0], where a
+    call may be prepared: the default handle (handle None), `tensors` torch tensors on a CUDA
+    device, each of `optional` None or a torch tensor. None otherwise: the call is checked in full."""
+    torch = sys.modules.get("torch")
+    if handle is not None or torch is None:
+        return None
+    tensor = torch.Tensor
+    if not all(isinstance(t, tensor) for t in tensors) or tensors[0].device.type != "cuda":
+        return None
+    if not all(t is None or isinstance(t, tensor) for t in optional):
+        return None
+    return torch.cuda.current_stream(tensors[0].device).cuda_stream
 
 
 def find(key):

@@ -17,7 +17,6 @@ calls on concurrent streams must be one per stream.
 """
 import ctypes
 import dataclasses
-import sys
 import threading
 
 from . import _lib, call_cache, scales
@@ -299,20 +298,13 @@ class _Prepared:
 def _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, recipe_a, recipe_b, fast_accum):
     """The prepared-call key of a gemm call on torch CUDA tensors with the default handle (None
     for any other call, which is checked in full every time)."""
-    torch = sys.modules.get("torch")
-    if handle is not None or torch is None:
+    stream = call_cache.current_stream(handle, (a, b), (out, c, scale_a, scale_b))
+    if stream is None:
         return None
-    tensor = torch.Tensor
-    if not (isinstance(a, tensor) and isinstance(b, tensor)) or a.device.type != "cuda":
-        return None
-    for t in (out, c, scale_a, scale_b):
-        if t is not None and not isinstance(t, tensor):
-            return None
     alpha, beta = float(alpha), float(beta)
     if alpha != alpha or beta != beta:  # NaN matches no key: checked in full, not remembered
         return None
     try:
-        stream = torch.cuda.current_stream(a.device).cuda_stream
         return (call_cache.tensor_key(a), call_cache.tensor_key(b), call_cache.tensor_key(out),
                 call_cache.tensor_key(c), call_cache.scale_key(scale_a), call_cache.scale_key(scale_b), alpha, beta,
                 out_dtype, recipe_a, recipe_b, bool(fast_accum), stream)

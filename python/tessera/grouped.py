@@ -21,7 +21,6 @@ C library trusts the strides it is given: tessera.scales).
 import ctypes
 import dataclasses
 import enum
-import sys
 
 from . import _lib, call_cache, scales
 from ._lib import GroupedGemmDescStruct, PlanStruct, ScaleDescStruct, TesseraDesc
@@ -292,17 +291,10 @@ class _Prepared:
 def _call_key(layout, x, w, rows, out, scale_x, scale_w, recipe_x, recipe_w, expected_m, out_dtype, handle):
     """The prepared-call key of a grouped call on torch CUDA tensors with the default handle (None
     for any other call, which is checked in full every time). w is the [G, N, K] view."""
-    torch = sys.modules.get("torch")
-    if handle is not None or torch is None:
+    stream = call_cache.current_stream(handle, (x, w, rows), (out, scale_x, scale_w))
+    if stream is None:
         return None
-    tensor = torch.Tensor
-    if not (isinstance(x, tensor) and isinstance(w, tensor) and isinstance(rows, tensor)) or x.device.type != "cuda":
-        return None
-    for t in (out, scale_x, scale_w):
-        if t is not None and not isinstance(t, tensor):
-            return None
     try:
-        stream = torch.cuda.current_stream(x.device).cuda_stream
         return ("grouped", int(layout), call_cache.tensor_key(x), call_cache.tensor_key(w),
                 call_cache.tensor_key(rows), call_cache.tensor_key(out), call_cache.scale_key(scale_x),
                 call_cache.scale_key(scale_w), recipe_x, recipe_w, int(expected_m or 0), out_dtype, stream)

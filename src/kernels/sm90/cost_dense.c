@@ -89,6 +89,13 @@ static int rows_misaligned(const tess_gemm_desc *d) {
  * 1041 vs 1091, both 0.26 of a K block a wait. */
 #define TESS_EPI_ROUND_WAIT_BLOCKS 0.26
 
+/* Each epilogue round after a tile's first waits for the previous round's
+ * stores to read the staging buffer, while the tensor cores idle (the
+ * consumers run the epilogue). */
+double tess_sm90_epilogue_factor(const tess_gemm_kernel *k, int64_t k_blocks) {
+    return 1.0 + (k->epi_rounds - 1) * TESS_EPI_ROUND_WAIT_BLOCKS / (double)(k_blocks > 0 ? k_blocks : 1);
+}
+
 /* Estimated tensor-core time of a kernel on the problem, in units of tile
  * work: waves of persistent tiles (tiles a cluster pads past M count as
  * work), each tile's work over how efficiently the tile feeds the tensor cores.
@@ -108,13 +115,6 @@ static int rows_misaligned(const tess_gemm_desc *d) {
  * Stream-K turns the waves into the exact share of items per unit, plus the
  * fixups: each unit writes one partial sum, and the finishing units read on
  * average units / sk_items + 1 of them. */
-/* Each epilogue round after a tile's first waits for the previous round's
- * stores to read the staging buffer, while the tensor cores idle (the
- * consumers run the epilogue). */
-double tess_sm90_epilogue_factor(const tess_gemm_kernel *k, int64_t k_blocks) {
-    return 1.0 + (k->epi_rounds - 1) * TESS_EPI_ROUND_WAIT_BLOCKS / (double)(k_blocks > 0 ? k_blocks : 1);
-}
-
 double tess_sm90_tile_width_efficiency(int tile_n) {
     return tile_n >= 256 ? 1.0 : tile_n >= 192 ? 0.95 : tile_n >= 128 ? 0.9 : 0.6;
 }

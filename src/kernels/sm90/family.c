@@ -43,20 +43,21 @@ int tess_sm90_kernel_serves(const tess_gemm_kernel *k, const tess_gemm_desc *d) 
            k->b_mn_major == (d->b.order == TESS_ORDER_ROW);
 }
 
-/* One per SM, in whole clusters (clusters must fit in one GPC, so not every
- * SM may be usable). Asked of the runtime once per kernel and device;
- * sm_count when no device answers. */
 /* CTAs of clusters of 4 an H100 SXM holds at once (cudaOccupancyMaxActiveClusters: 30 clusters,
  * as measured by the 128x256 c4 kernels; bench/results/h100-dense.csv's 120-CTA grids), for the
  * planners' stand-in device. */
 #define TESS_SM90_STAND_IN_C4_CTAS 120
 
+/* One per SM, in whole clusters (clusters must fit in one GPC, so not every
+ * SM may be usable). Asked of the runtime once per kernel and device;
+ * sm_count when no device answers (the stand-in H100: 132 SMs, clusters of
+ * 4 on 120 of them). */
 int tess_sm90_resident_ctas(int index, const tess_device_info *info) {
     static int cached[TESS_SM90_KERNEL_SLOTS][2]; /* [kernel][device + 1, CTAs] */
     const tess_gemm_kernel *k = tess_sm90_kernel(index);
     const int sms = tess_device_sms(info);
-    if (!info && k->cluster_m == 4) /* the stand-in H100 places 30 clusters of 4 (its GPCs), not 33 */
-        return TESS_SM90_STAND_IN_C4_CTAS < sms ? TESS_SM90_STAND_IN_C4_CTAS : sms / 4 * 4;
+    if (!info && k->cluster_m == 4)
+        return TESS_SM90_STAND_IN_C4_CTAS;
     if (!info || index >= TESS_SM90_KERNEL_SLOTS)
         return sms / k->cluster_m * k->cluster_m;
     if (cached[index][0] != info->device + 1) {

@@ -115,7 +115,7 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
                                         rank, threadIdx.x);
             }
         }
-    } else if (Cfg::CONSUMERS < TESS_SM90_CONSUMERS && wg > Cfg::CONSUMERS) {
+    } else if (Cfg::CONSUMERS < TESS_SM90_CONSUMERS && wg > Cfg::CONSUMERS) { // (not built for 2 consumers)
         setmaxnreg_dec<TESS_SM90_IDLE_REGS>(); // a 64-row tile's spare warpgroup: its registers go to the consumer
     } else {
         setmaxnreg_inc<Cfg::CONSUMER_REGS>();

@@ -135,22 +135,21 @@ static double expected_group_items(const tess_gemm_kernel *k, const tess_grouped
 /* Estimated run time of kernel k (`ctas` resident) in seconds, for the
  * expected group sizes: its tensor-core time (waves of work items, one per
  * cluster, each tile row cluster_m tiles or a token tile; each wave one
- * tile's work over its efficiency; a contiguous layout's tiles with their
- * epilogue rounds) overlapped
- * with its traffic: the weights of every group, X and Y once from memory,
- * and each work item's tiles of W and X from L2 into the SMs (a weight tile
- * once per tile row of its group; a cluster's CTAs share theirs by
- * multicast), whichever takes longer. */
-/* Epilogue rounds are counted for the contiguous layout only. Its CTAs
- * run many tiles each, and a tile staged in one round overlaps its stores
- * with the next mainloop (H100, FP8 block factors, every plan timed in one
- * process: contiguous 4 x 8192 rows, 7168x2048, 128x256 tiles in clusters
- * of 2 with 3 stages and one round 769 us, 4 stages and 4 rounds 795; 8 x
- * 4096 rows, 4096x7168, 1511 against 1537: dev/results/fp8-plans-h100/
- * every-plan.csv). A masked (decode) problem's CTAs run a tile or two,
- * where the deeper ring matters more (masked 2 x 512 and 4 x 256 rows,
- * 7168x2048: 3 stages 0.873 and 0.896 of DeepGEMM, 4 stages 0.905 and
- * 0.921: dev/results/fp8-ab-h100/session-2026-11-26/, run 1). */
+ * tile's work over its efficiency) overlapped with its traffic: the
+ * weights of every group, X and Y once from memory, and each work item's
+ * tiles of W and X from L2 into the SMs (a weight tile once per tile row
+ * of its group; a cluster's CTAs share theirs by multicast), whichever
+ * takes longer.
+ * Epilogue rounds count for the contiguous layout only. Its CTAs run many
+ * tiles each, and a tile staged in one round overlaps its stores with the
+ * next mainloop (H100, FP8 block factors, every plan timed in one process:
+ * contiguous 4 x 8192 rows, 7168x2048, 128x256 tiles in clusters of 2 with
+ * 3 stages and one round 769 us, 4 stages and 4 rounds 795; 8 x 4096 rows,
+ * 4096x7168, 1511 against 1537: dev/results/fp8-plans-h100/every-plan.csv).
+ * A masked (decode) problem's CTAs run a tile or two, where the deeper ring
+ * matters more (masked 2 x 512 and 4 x 256 rows, 7168x2048: 3 stages 0.873
+ * and 0.896 of DeepGEMM, 4 stages 0.905 and 0.921: fp8-new-run1.csv against
+ * fp8-base-run1.csv in dev/results/fp8-ab-h100/stages-fence-factors). */
 static double grouped_estimate(const tess_device_info *info, const tess_gemm_kernel *k,
                                const tess_grouped_gemm_desc *d, int ctas) {
     const int64_t e = expected_rows(d);
