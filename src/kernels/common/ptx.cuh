@@ -16,6 +16,16 @@ TESS_DEVICE uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_t
 // Index of the warpgroup (4 consecutive warps) the thread belongs to, uniform across it.
 TESS_DEVICE int warpgroup_index() { return __shfl_sync(0xffffffff, (int)(threadIdx.x / 128), 0); }
 
+// True in one lane of the (converged, whole) warp. Code under it is known to
+// run in a single lane, so ptxas moves its operands to uniform registers
+// directly; under `lane == 0` it cannot know that and wraps each TMA
+// instruction in a loop over the lanes' distinct operands.
+TESS_DEVICE bool elect_one_sync() {
+    uint32_t elected;
+    asm volatile("{\n\t.reg .pred p;\n\telect.sync _|p, 0xffffffff;\n\tselp.u32 %0, 1, 0, p;\n\t}" : "=r"(elected));
+    return elected != 0;
+}
+
 // ---- mbarrier ("Parallel Synchronization and Communication Instructions: mbarrier") ----
 
 TESS_DEVICE void mbar_init(uint64_t *bar, uint32_t count) {

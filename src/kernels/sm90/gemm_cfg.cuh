@@ -124,10 +124,11 @@ struct gemm_cfg {
     // consumer keeps: MMA_N / 2 floats per thread).
     static constexpr int MMA_N = PROMOTES_IN_HALVES ? BN / 2 : BN;
     static_assert(!PROMOTES_IN_HALVES || MMA_N == TESS_SCALE_BLOCK, "each half is one 128-column block of B factors");
-    // Threads of the producer warpgroup that run the producer loop: one
-    // issues the TMA loads; block-scaled kernels use a whole warp, whose
-    // lanes also copy the stage's scale factors.
-    static constexpr int PRODUCER_THREADS = BLOCK_SCALED ? 32 : 1;
+    // Threads of the producer warpgroup that run the producer loop: a whole
+    // warp, one elected lane of which issues the TMA loads (elect_one_sync);
+    // in block-scaled kernels whose factors TMA cannot read, every lane also
+    // copies the stage's scale factors.
+    static constexpr int PRODUCER_THREADS = 32;
     static constexpr int PRODUCER_REGS = BLOCK_SCALED ? TESS_SM90_SCALED_PRODUCER_REGS : TESS_SM90_PRODUCER_REGS;
     static constexpr int CONSUMER_REGS = CONSUMERS == 1 ? TESS_SM90_SOLE_CONSUMER_REGS
                                          : BLOCK_SCALED ? TESS_SM90_SCALED_CONSUMER_REGS

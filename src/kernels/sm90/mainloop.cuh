@@ -139,7 +139,7 @@ TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, cha
         pipe_producer_acquire(empty, c);
         uint64_t *bar = &full[c.stage];
         float *factors = (float *)(smem_scales + c.stage * Cfg::SCALE_STAGE_BYTES);
-        if (lane == 0) {
+        if (elect_one_sync()) {
             mbar_arrive_expect_tx(bar, stage_tx);
             if (by_tma)
                 load_block_scales_tma<Cfg>(p, map_factors_a, factors, bar, tile, kb);
