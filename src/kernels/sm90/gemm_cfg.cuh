@@ -137,7 +137,7 @@ struct gemm_cfg {
                           128 * (TESS_SM90_CONSUMERS - CONSUMERS) * TESS_SM90_IDLE_REGS <=
                       TESS_SM90_THREADS * TESS_SM90_LAUNCH_REGS,
                   "setmaxnreg.inc would wait forever for registers the CTA does not hold");
-    // Arrivals a full barrier waits for: the TMA thread's expect_tx, plus one
+    // Arrivals a full barrier waits for: the elected TMA lane's expect_tx, plus one
     // per lane copying scale factors (none where the factors come by TMA).
     static constexpr __host__ __device__ int full_arrivals(bool factors_by_tma) {
         return 1 + (BLOCK_SCALED && !factors_by_tma ? PRODUCER_THREADS : 0);

@@ -3,7 +3,7 @@
 // configurations compile in parallel).
 //
 // A persistent, warp-specialized kernel. Warpgroup 0
-// produces (one thread issues TMA loads into a STAGES-deep ring); warpgroups
+// produces (one elected lane issues TMA loads into a STAGES-deep ring); warpgroups
 // 1 and 2 consume (wgmma, 64 rows each; a 64-row tile's kernel has only
 // warpgroup 1, and 2 idles), then run the epilogue of the tile
 // while the producer already fetches the next. With clusters of 2, the two
