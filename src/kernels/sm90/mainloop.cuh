@@ -337,13 +337,27 @@ TESS_DEVICE void issue_partial(float (&part)[N / 2], const mma_descs &d, int sta
 // behind the epilogue's global stores could read the next fill's factors
 // (128x32 tiles of 4 K blocks under a D far larger than L2 got ~2% of their
 // tiles wrong; gpu_gemm_fp8's test_stage_reuse).
-template <class Cfg>
+//
+// FENCED false: the caller fenced its factor reads already
+// (fence_factor_reads, issued while the wgmmas run).
+template <class Cfg, bool FENCED = true>
 TESS_DEVICE void release_stage(uint64_t *empty, int stage, bool releases) {
-    if (Cfg::BLOCK_SCALED)
+    if (Cfg::BLOCK_SCALED && FENCED)
         fence_proxy_async_smem();
     __syncwarp();
     if (releases)
         consumer_release<Cfg>(empty, stage);
+}
+
+// Orders a consumer's reads of a stage's block factors before the stage's
+// refill by TMA (release_stage says why), where the factors were read before
+// the stage's wgmmas: issued after the wgmmas and before their wait, the
+// fence's latency hides under the tensor cores' work instead of delaying
+// the release.
+template <class Cfg>
+TESS_DEVICE void fence_factor_reads() {
+    if (Cfg::BLOCK_SCALED)
+        fence_proxy_async_smem();
 }
 
 // A promoting consumer's factors of one stage for its two accumulator rows
@@ -394,13 +408,15 @@ TESS_DEVICE void promote_scaled(float (&acc)[Cfg::BN / 2], const float (&part)[W
 // For 128x128 B factors and 192-wide tiles the second factor applies from
 // column 64 or 128 on: decided once per block, so that each value's factor
 // is known at compile time.
-template <class Cfg>
+// FENCED: the factors read before the wgmmas are fenced already
+// (fence_factor_reads).
+template <class Cfg, bool FENCED = false>
 TESS_DEVICE void promote_stage(float (&acc)[Cfg::BN / 2], const float (&part)[Cfg::BN / 2], const row_factors &s,
                                const float *f, uint64_t *empty, int stage, int col, bool starts_mid_block,
                                bool releases) {
     constexpr bool READS_STAGE_LATE = Cfg::SCALING == TESS_SCALING_BLOCK_ROWS_COLS;
     if (!READS_STAGE_LATE)
-        release_stage<Cfg>(empty, stage, releases);
+        release_stage<Cfg, !FENCED>(empty, stage, releases);
     if (starts_mid_block)
         promote_scaled<Cfg, 64>(acc, part, s, f, col);
     else
@@ -458,9 +474,10 @@ TESS_DEVICE void consumer_mma_tile_promoted(float (&acc)[Cfg::BN / 2], const mma
         // at 4096x2112x7168 on an H100: dev/NOTES.md).
         const row_factors s = stage_row_factors<Cfg>(f, wg, row, kb);
         issue_partial<Cfg>(part, d, c.stage, wg);
+        fence_factor_reads<Cfg>();
         wgmma_wait<0>();
         fence_accumulators(part);
-        promote_stage<Cfg>(acc, part, s, f, empty, c.stage, col, starts_mid_block, releases);
+        promote_stage<Cfg, true>(acc, part, s, f, empty, c.stage, col, starts_mid_block, releases);
         pipe_advance(c, Cfg::STAGES);
     }
 }
@@ -475,10 +492,12 @@ TESS_DEVICE void promote_half(float (&acc)[Cfg::BN / 2], float (&part)[Cfg::MMA_
                               uint64_t *empty, int stage, const row_factors &s, const float *f, int wg, int col,
                               bool releases) {
     issue_partial<Cfg, Cfg::MMA_N>(part, d, stage, wg, H * Cfg::MMA_N);
+    if constexpr (H == 1)
+        fence_factor_reads<Cfg>();
     wgmma_wait<0>();
     fence_accumulators(part);
     if constexpr (H == 1)
-        release_stage<Cfg>(empty, stage, releases);
+        release_stage<Cfg, false>(empty, stage, releases);
     // The second B factor applies from the 128-column block edge, which is where the second half starts.
     promote_scaled<Cfg, TESS_SCALE_BLOCK, Cfg::MMA_N / 2, H * Cfg::MMA_N / 2>(acc, part, s, f, col);
 }
