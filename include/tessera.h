@@ -226,6 +226,43 @@ TESS_API tess_status tess_get_device_info(tess_handle handle, tess_device_info *
 /* Name of one tess_kernel_family bit ("dense-16bit"); "invalid" otherwise. */
 TESS_API const char *tess_kernel_family_name(tess_kernel_family family);
 
+/* ---- fused epilogues -------------------------------------------------------- */
+
+/* A vector added to D after alpha * sum + beta * C, broadcast along one of D's
+ * dimensions. Values follow cuBLASLt's BIAS (per column) and its row-wise bias. */
+typedef enum tess_bias_mode {
+    TESS_BIAS_NONE = 0,
+    TESS_BIAS_COLUMNS = 1, /* one value per column of D: length N, added to every row (a linear layer's bias) */
+    TESS_BIAS_ROWS = 2     /* one value per row of D: length M, added to every column */
+} tess_bias_mode;
+
+/* An activation applied elementwise last, in float32. NaN inputs give NaN
+ * (ReLU included). */
+typedef enum tess_activation {
+    TESS_ACT_NONE = 0,
+    TESS_ACT_RELU = 1,      /* max(x, 0) */
+    TESS_ACT_GELU_TANH = 2, /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (cuBLASLt's GELU) */
+    TESS_ACT_GELU_ERF = 3,  /* 0.5 x (1 + erf(x / sqrt(2))) (PyTorch's exact GELU) */
+    TESS_ACT_SILU = 4       /* x / (1 + exp(-x)) */
+} tess_activation;
+
+/* What a GEMM does after its sums, in this order (each step in float32):
+ *   v = alpha * sum + beta * C;  v += bias;  D = activation(v)
+ * All zero (the default): plain D = alpha * sum + beta * C. The bias's
+ * pointer goes to tess_gemm_fused / tess_grouped_gemm_fused. */
+typedef struct tess_epilogue_desc {
+    tess_bias_mode bias;
+    tess_dtype bias_type;      /* bf16, f16 or f32; contiguous */
+    int64_t bias_batch_stride; /* elements from one batch's (group's) vector to the next; 0: one for all */
+    tess_activation activation;
+} tess_epilogue_desc;
+
+/* The device pointers a fused epilogue reads (those its tess_epilogue_desc
+ * asks for; the others are ignored). */
+typedef struct tess_epilogue_ptrs {
+    const void *bias; /* aligned to its elements */
+} tess_epilogue_ptrs;
+
 /* ---- GEMM ------------------------------------------------------------------ */
 
 /* Transposition of a cuBLAS-style operand. Values are cublasOperation_t's. */
@@ -249,6 +286,8 @@ typedef struct tess_gemm_desc {
      * 14 bits kept); 0 (default): add each 128-K partial sum into float32
      * registers. Block scales always promote. */
     int32_t fast_accum;
+    /* A fused epilogue (bias, activation); zero: none. */
+    tess_epilogue_desc epilogue;
 } tess_gemm_desc;
 
 /* Sets struct_size, batch = 1, alpha = 1, beta = 0; the rest is zeroed
@@ -315,6 +354,13 @@ TESS_API tess_status tess_gemm_scaled(tess_handle handle, const tess_gemm_desc *
                                       const void *a, const float *a_scale, const void *b, const float *b_scale,
                                       const void *c, void *d);
 
+/* tess_gemm_scaled with the pointers of desc->epilogue (bias): ep may be
+ * NULL only when the epilogue reads none. Every plan of a problem runs its
+ * epilogue (the sm90 kernels and the decode GEMVs alike). */
+TESS_API tess_status tess_gemm_fused(tess_handle handle, const tess_gemm_desc *desc, const tess_plan *plan,
+                                     const void *a, const float *a_scale, const void *b, const float *b_scale,
+                                     const void *c, void *d, const tess_epilogue_ptrs *ep);
+
 /* ---- grouped GEMM (Mixture-of-Experts) ------------------------------------ */
 
 /* How a grouped GEMM's rows are laid out. Group sizes lie on the device, so
@@ -369,6 +415,10 @@ typedef struct tess_grouped_gemm_desc {
      * CONTIGUOUS rows 0 .. m-1 of one array (no per-group padding; its
      * batch_stride is ignored), for MASKED batches of m rows. */
     tess_scale_desc x_scale, w_scale;
+    /* A fused epilogue: bias TESS_BIAS_COLUMNS only (one vector of N per
+     * group, bias_batch_stride apart: [G, N] with stride N; 0 shares one),
+     * activation any. Zero: none. */
+    tess_epilogue_desc epilogue;
 } tess_grouped_gemm_desc;
 
 /* Sets struct_size, groups = 1 and the TENSOR scale modes; the rest is zeroed. */
@@ -392,6 +442,11 @@ TESS_API tess_status tess_grouped_gemm_plan(tess_handle handle, const tess_group
 TESS_API tess_status tess_grouped_gemm(tess_handle handle, const tess_grouped_gemm_desc *desc, const tess_plan *plan,
                                        const void *x, const float *x_scale, const void *w, const float *w_scale,
                                        const int32_t *group_rows, void *y);
+/* tess_grouped_gemm with the pointers of desc->epilogue (bias [G, N]). */
+TESS_API tess_status tess_grouped_gemm_fused(tess_handle handle, const tess_grouped_gemm_desc *desc,
+                                             const tess_plan *plan, const void *x, const float *x_scale, const void *w,
+                                             const float *w_scale, const int32_t *group_rows, void *y,
+                                             const tess_epilogue_ptrs *ep);
 
 /* dst = src^T for a rows x cols row-major matrix of `dtype` (any tess_dtype):
  * dst is cols x rows row-major; ld_src >= cols, ld_dst >= rows (elements).

@@ -162,3 +162,38 @@ dtype_rounding test_dtype_rounding(tess_dtype dtype) {
     }
     return r;
 }
+
+void test_epilogue_random(tess_epilogue_desc *e, tess_rng *r, int64_t m, int64_t n, int64_t batch, int grouped) {
+    static const tess_dtype types[3] = {TESS_DTYPE_BF16, TESS_DTYPE_F16, TESS_DTYPE_F32};
+    memset(e, 0, sizeof *e);
+    if (tess_rng_range(r, 0, 1))
+        return;
+    if (tess_rng_range(r, 0, 3)) {
+        e->bias = grouped || tess_rng_range(r, 0, 2) ? TESS_BIAS_COLUMNS : TESS_BIAS_ROWS;
+        e->bias_type = types[tess_rng_range(r, 0, 2)];
+        const int64_t length = e->bias == TESS_BIAS_COLUMNS ? n : m;
+        e->bias_batch_stride = batch > 1 && tess_rng_range(r, 0, 2) ? length + tess_rng_range(r, 0, 3) : 0;
+    }
+    e->activation = (tess_activation)tess_rng_range(r, 0, 4);
+}
+
+void *test_bias_random(const tess_epilogue_desc *e, tess_rng *r, int64_t m, int64_t n, int64_t batch, size_t *bytes) {
+    *bytes = 0;
+    if (e->bias == TESS_BIAS_NONE)
+        return NULL;
+    const int64_t length = e->bias == TESS_BIAS_COLUMNS ? n : m;
+    const int64_t count = (batch - 1) * e->bias_batch_stride + length;
+    const tess_matrix_desc v = {e->bias_type, TESS_ORDER_ROW, 1, count, count, 0};
+    return test_matrix_random(&v, 1, r, bytes);
+}
+
+const char *test_epilogue_name(const tess_epilogue_desc *e, char *buf, size_t size) {
+    static const char *const acts[] = {"", " relu", " gelu_tanh", " gelu_erf", " silu"};
+    const int act = e->activation >= 0 && e->activation <= 4 ? (int)e->activation : 0;
+    if (e->bias == TESS_BIAS_NONE)
+        snprintf(buf, size, "%s", acts[act]);
+    else
+        snprintf(buf, size, " bias(%s %s, stride %lld)%s", e->bias == TESS_BIAS_COLUMNS ? "columns" : "rows",
+                 tess_dtype_name(e->bias_type), (long long)e->bias_batch_stride, acts[act]);
+    return buf;
+}

@@ -35,6 +35,17 @@ float *test_scale_random(tess_scale_operand *op, tess_rng *r, tess_scale_mode mo
 float *test_scale_packed(tess_scale_operand *op, tess_rng *r, tess_scale_mode mode, int64_t outer, int64_t k,
                          int64_t batch, size_t *bytes);
 
+/* A random fused epilogue for an m x n output in `batch` batches (grouped:
+ * groups, bias per column only): none half the time, else a bias (per
+ * column or row, bf16/f16/f32, shared or one per batch) and/or an
+ * activation. */
+void test_epilogue_random(tess_epilogue_desc *e, tess_rng *r, int64_t m, int64_t n, int64_t batch, int grouped);
+/* A host buffer of normal values holding every bias vector `e` reads (NULL
+ * without a bias), its size in *bytes. */
+void *test_bias_random(const tess_epilogue_desc *e, tess_rng *r, int64_t m, int64_t n, int64_t batch, size_t *bytes);
+/* A one-line description of an epilogue ("" when none), for failure messages. */
+const char *test_epilogue_name(const tess_epilogue_desc *e, char *buf, size_t size);
+
 /* Bytes of D's storage (its whole span, padding included). */
 size_t test_problem_d_bytes(const test_problem *t);
 

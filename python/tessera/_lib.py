@@ -40,13 +40,24 @@ class ScaleDescStruct(ctypes.Structure):
                 ("batch_stride", ctypes.c_int64)]
 
 
+class EpilogueDescStruct(ctypes.Structure):
+    """tess_epilogue_desc."""
+    _fields_ = [("bias", ctypes.c_int), ("bias_type", ctypes.c_int), ("bias_batch_stride", ctypes.c_int64),
+                ("activation", ctypes.c_int)]
+
+
+class EpiloguePtrsStruct(ctypes.Structure):
+    """tess_epilogue_ptrs."""
+    _fields_ = [("bias", ctypes.c_void_p)]
+
+
 class GemmDescStruct(ctypes.Structure):
     """tess_gemm_desc."""
     _fields_ = [("struct_size", ctypes.c_uint32), ("m", ctypes.c_int64), ("n", ctypes.c_int64),
                 ("k", ctypes.c_int64), ("batch", ctypes.c_int64), ("alpha", ctypes.c_float),
                 ("beta", ctypes.c_float), ("a", TesseraDesc), ("b", TesseraDesc), ("c", TesseraDesc),
                 ("d", TesseraDesc), ("a_scale", ScaleDescStruct), ("b_scale", ScaleDescStruct),
-                ("fast_accum", ctypes.c_int32)]
+                ("fast_accum", ctypes.c_int32), ("epilogue", EpilogueDescStruct)]
 
 
 class PlanStruct(ctypes.Structure):
@@ -64,7 +75,7 @@ class GroupedGemmDescStruct(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("layout", ctypes.c_int), ("groups", ctypes.c_int64),
                 ("m", ctypes.c_int64), ("n", ctypes.c_int64), ("k", ctypes.c_int64), ("expected_m", ctypes.c_int64),
                 ("x", TesseraDesc), ("w", TesseraDesc), ("y", TesseraDesc), ("x_scale", ScaleDescStruct),
-                ("w_scale", ScaleDescStruct)]
+                ("w_scale", ScaleDescStruct), ("epilogue", EpilogueDescStruct)]
 
 
 def _checkout_root(package_dir):
@@ -125,6 +136,9 @@ _SIGNATURES = [
     ("tess_gemm_scaled", ctypes.c_int,
      [ctypes.c_void_p, ctypes.POINTER(GemmDescStruct), ctypes.POINTER(PlanStruct), ctypes.c_void_p, ctypes.c_void_p,
       ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]),
+    ("tess_gemm_fused", ctypes.c_int,
+     [ctypes.c_void_p, ctypes.POINTER(GemmDescStruct), ctypes.POINTER(PlanStruct), ctypes.c_void_p, ctypes.c_void_p,
+      ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(EpiloguePtrsStruct)]),
     # grouped GEMM (Mixture-of-Experts)
     ("tess_grouped_gemm_desc_init", ctypes.c_int, [ctypes.POINTER(GroupedGemmDescStruct)]),
     ("tess_grouped_gemm_plans", ctypes.c_int,
@@ -135,6 +149,10 @@ _SIGNATURES = [
     ("tess_grouped_gemm", ctypes.c_int,
      [ctypes.c_void_p, ctypes.POINTER(GroupedGemmDescStruct), ctypes.POINTER(PlanStruct), ctypes.c_void_p,
       ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]),
+    ("tess_grouped_gemm_fused", ctypes.c_int,
+     [ctypes.c_void_p, ctypes.POINTER(GroupedGemmDescStruct), ctypes.POINTER(PlanStruct), ctypes.c_void_p,
+      ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+      ctypes.POINTER(EpiloguePtrsStruct)]),
     ("tess_scale_layout_query", ctypes.c_int,
      [ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(ScaleDescStruct), ctypes.POINTER(ctypes.c_int64),
       ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t)]),

@@ -19,8 +19,8 @@ import ctypes
 import dataclasses
 import threading
 
-from . import _lib, call_cache, scales
-from ._lib import GemmDescStruct, PlanStruct, ScaleDescStruct
+from . import _lib, call_cache, epilogue, scales
+from ._lib import EpiloguePtrsStruct, GemmDescStruct, PlanStruct, ScaleDescStruct
 from .dtypes import DType, as_dtype
 from .errors import InvalidValueError, check
 from .handle import Handle
@@ -175,12 +175,14 @@ def _stream_handle(device, tensors):
     return default_handle(device)
 
 
-def _prepare(a, b, c, out, alpha, beta, handle, out_dtype, scale_args=None):
-    """Checks the operands (and the scale tensors, before anything touches the device) and fills the
-    descriptor. scale_args: (scale_a, scale_b, scale_recipe_a, scale_recipe_b) or None. Returns (handle,
-    desc, views, out, (scale_a pointer, scale_b pointer))."""
+def _prepare(a, b, c, out, alpha, beta, handle, out_dtype, scale_args=None, epilogue_args=None):
+    """Checks the operands (and the scale and bias tensors, before anything touches the device) and
+    fills the descriptor. scale_args: (scale_a, scale_b, scale_recipe_a, scale_recipe_b) or None;
+    epilogue_args: (bias, activation, bias_along) or None. Returns (handle, desc, views, out,
+    (scale_a pointer, scale_b pointer))."""
     views, device = _device_views(a, b, c, out)
     sa, sb, a_layout, b_layout = _scales(views, device, *(scale_args or (None, None, None, None)))
+    ep = _epilogue(views, device, *(epilogue_args or (None, None, "columns")))
     if out is None:
         if not type(a).__module__.startswith("torch"):
             raise InvalidValueError("out: give an output matrix (tessera allocates one only for torch tensors)")
@@ -197,7 +199,22 @@ def _prepare(a, b, c, out, alpha, beta, handle, out_dtype, scale_args=None):
         views["c"] = views["out"]
     desc = _describe(views["a"], views["b"], views.get("c"), views["out"], alpha, beta)
     desc.a_scale, desc.b_scale = a_layout.desc(), b_layout.desc()
+    desc.epilogue = ep.desc()
     return handle, desc, views, out, (sa, sb)
+
+
+def _epilogue(views, device, bias, activation, bias_along):
+    """The Epilogue of the problem (tessera.epilogue.dense_epilogue): the activation's name, and
+    the bias tensor checked against M, N and the batch (as the operands' views give them)."""
+    batch = max(m.batch for m in views.values())
+    return epilogue.dense_epilogue(bias, activation, bias_along, views["a"].rows, views["b"].cols, batch, device)
+
+
+def _epilogue_ptrs(bias):
+    """The tess_epilogue_ptrs of a call (a pointer to one), or None without a bias."""
+    if bias is None:
+        return None
+    return ctypes.byref(EpiloguePtrsStruct(bias.data_ptr()))
 
 
 # Scale recipes by name (tess_scale_mode values).
@@ -228,8 +245,10 @@ def _scales(views, device, scale_a, scale_b, recipe_a, recipe_b):
 
 
 def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=None, handle=None, scale_a=None,
-         scale_b=None, scale_recipe_a=None, scale_recipe_b=None, fast_accum=False):
-    """out = alpha * (scale_a . a) @ (scale_b . b) + beta * c (c defaults to out itself); returns out.
+         scale_b=None, scale_recipe_a=None, scale_recipe_b=None, fast_accum=False, bias=None, activation=None,
+         bias_along="columns"):
+    """out = activation(alpha * (scale_a . a) @ (scale_b . b) + beta * c + bias) (c defaults to out
+    itself); returns out.
 
     a is M x K, b is K x N (2-D, or 3-D batches); out is allocated as a
     row-major torch tensor of out_dtype (default: a's type; bf16 for FP8)
@@ -254,24 +273,34 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
     (B,) and "rowwise" (B, M) / (B, N). quantize_fp8 makes block factors in
     the layout tessera reads fastest.
 
+    Fused epilogue (computed in float32 on the result, before it is
+    rounded into out): bias, a contiguous bf16, f16 or f32 torch tensor on
+    the operands' GPU, added to every row: (N,) (or (1, N)); with
+    bias_along="rows", added to every column: (M,) (or (1, M)); a 3-D
+    problem also takes one vector per batch, (B, N) or (B, M). Then
+    activation: None or "none", "relu", "gelu" (erf, as F.gelu), "gelu_tanh"
+    (as F.gelu(approximate="tanh")) or "silu".
+
     On torch tensors with the default handle, the checks run once per layout:
     a later call whose tensors have the same shapes, strides, dtypes and
-    device (and the same scalars, recipes and current stream) passes only
-    its pointers, which the C library checks (tessera.call_cache)."""
+    device (and the same scalars, recipes, bias layout, activation and
+    current stream) passes only its pointers, which the C library checks
+    (tessera.call_cache)."""
     key = _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, scale_recipe_a, scale_recipe_b,
-                    fast_accum)
+                    fast_accum, bias, activation, bias_along)
     prepared = call_cache.find(key) if key is not None else None
     if prepared is not None:
-        return _run_prepared(prepared, a, b, out, c, scale_a, scale_b, plan)
+        return _run_prepared(prepared, a, b, out, c, scale_a, scale_b, bias, plan)
     c_given = c is not None
     handle, desc, views, out, (sa, sb) = _prepare(a, b, c, out, alpha, beta, handle, out_dtype,
-                                                  (scale_a, scale_b, scale_recipe_a, scale_recipe_b))
+                                                  (scale_a, scale_b, scale_recipe_a, scale_recipe_b),
+                                                  (bias, activation, bias_along))
     desc.fast_accum = int(bool(fast_accum))
     raw_plan = ctypes.byref(plan.raw) if plan is not None else None
     c_ptr = views["c"].ptr if "c" in views else None
-    check(_lib.lib().tess_gemm_scaled(handle._h, ctypes.byref(desc), raw_plan, ctypes.c_void_p(views["a"].ptr),
-                                      ctypes.c_void_p(sa), ctypes.c_void_p(views["b"].ptr), ctypes.c_void_p(sb),
-                                      ctypes.c_void_p(c_ptr), ctypes.c_void_p(views["out"].ptr)))
+    check(_lib.lib().tess_gemm_fused(handle._h, ctypes.byref(desc), raw_plan, ctypes.c_void_p(views["a"].ptr),
+                                     ctypes.c_void_p(sa), ctypes.c_void_p(views["b"].ptr), ctypes.c_void_p(sb),
+                                     ctypes.c_void_p(c_ptr), ctypes.c_void_p(views["out"].ptr), _epilogue_ptrs(bias)))
     if key is not None and not lent_for_capture(handle):
         call_cache.put(key, _Prepared(handle, desc, tuple(out.shape), out.dtype, not c_given and c_ptr is not None))
     return out
@@ -295,10 +324,12 @@ class _Prepared:
     c_is_out: bool
 
 
-def _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, recipe_a, recipe_b, fast_accum):
+def _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, recipe_a, recipe_b, fast_accum, bias,
+              activation, bias_along):
     """The prepared-call key of a gemm call on torch CUDA tensors with the default handle (None
-    for any other call, which is checked in full every time)."""
-    stream = call_cache.current_stream(handle, (a, b), (out, c, scale_a, scale_b))
+    for any other call, which is checked in full every time). The bias enters by its layout
+    (shape, strides, dtype, device); its pointer is passed on every call."""
+    stream = call_cache.current_stream(handle, (a, b), (out, c, scale_a, scale_b, bias))
     if stream is None:
         return None
     alpha, beta = float(alpha), float(beta)
@@ -307,22 +338,24 @@ def _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, re
     try:
         return (call_cache.tensor_key(a), call_cache.tensor_key(b), call_cache.tensor_key(out),
                 call_cache.tensor_key(c), call_cache.scale_key(scale_a), call_cache.scale_key(scale_b), alpha, beta,
-                out_dtype, recipe_a, recipe_b, bool(fast_accum), stream)
-    except TypeError:  # an unhashable out_dtype or recipe: checked in full
+                out_dtype, recipe_a, recipe_b, bool(fast_accum), call_cache.tensor_key(bias), activation,
+                bias_along, stream)
+    except TypeError:  # an unhashable out_dtype, recipe or activation: checked in full
         return None
 
 
-def _run_prepared(p, a, b, out, c, scale_a, scale_b, plan):
+def _run_prepared(p, a, b, out, c, scale_a, scale_b, bias, plan):
     """A gemm call whose key matched prepared call p: only the pointers are new (the C library
     checks their alignment)."""
     if out is None:
         import torch
         out = torch.empty(p.out_shape, dtype=p.out_dtype, device=a.device)
     c_ptr = c.data_ptr() if c is not None else out.data_ptr() if p.c_is_out else None
-    check(_lib.lib().tess_gemm_scaled(p.handle._h, ctypes.byref(p.desc),
-                                      ctypes.byref(plan.raw) if plan is not None else None, a.data_ptr(),
-                                      scale_a.data_ptr() if scale_a is not None else None, b.data_ptr(),
-                                      scale_b.data_ptr() if scale_b is not None else None, c_ptr, out.data_ptr()))
+    check(_lib.lib().tess_gemm_fused(p.handle._h, ctypes.byref(p.desc),
+                                     ctypes.byref(plan.raw) if plan is not None else None, a.data_ptr(),
+                                     scale_a.data_ptr() if scale_a is not None else None, b.data_ptr(),
+                                     scale_b.data_ptr() if scale_b is not None else None, c_ptr, out.data_ptr(),
+                                     _epilogue_ptrs(bias)))
     return out
 
 
@@ -379,11 +412,14 @@ def transpose(x, *, handle=None):
 
 
 def gemm_plans(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, handle=None, limit=16, scale_a=None,
-               scale_b=None, scale_recipe_a=None, scale_recipe_b=None, fast_accum=False):
+               scale_b=None, scale_recipe_a=None, scale_recipe_b=None, fast_accum=False, bias=None, activation=None,
+               bias_along="columns"):
     """Every plan that can run this problem within the handle's workspace, best first (for autotuning).
-    Pass the scales (and fast_accum) gemm will get: FP8 plans depend on the scale recipes."""
+    Pass the scales (and fast_accum, bias, activation) gemm will get: FP8 plans depend on the scale
+    recipes."""
     handle, desc, _, _, _ = _prepare(a, b, c, out, alpha, beta, handle, out_dtype,
-                                     (scale_a, scale_b, scale_recipe_a, scale_recipe_b))
+                                     (scale_a, scale_b, scale_recipe_a, scale_recipe_b),
+                                     (bias, activation, bias_along))
     desc.fast_accum = int(bool(fast_accum))
     plans = (PlanStruct * limit)()
     count = ctypes.c_int()
@@ -392,10 +428,12 @@ def gemm_plans(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, h
 
 
 def gemm_workspace_size(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, handle=None, scale_a=None,
-                        scale_b=None, scale_recipe_a=None, scale_recipe_b=None, fast_accum=False):
+                        scale_b=None, scale_recipe_a=None, scale_recipe_b=None, fast_accum=False, bias=None,
+                        activation=None, bias_along="columns"):
     """Bytes of workspace the heuristic's favourite plan for this problem needs."""
     handle, desc, _, _, _ = _prepare(a, b, c, out, alpha, beta, handle, out_dtype,
-                                     (scale_a, scale_b, scale_recipe_a, scale_recipe_b))
+                                     (scale_a, scale_b, scale_recipe_a, scale_recipe_b),
+                                     (bias, activation, bias_along))
     desc.fast_accum = int(bool(fast_accum))
     size = ctypes.c_size_t()
     check(_lib.lib().tess_gemm_workspace_size(handle._h, ctypes.byref(desc), ctypes.byref(size)))

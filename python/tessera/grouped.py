@@ -16,14 +16,15 @@ The C library checks the problem in full and its sentence is the exception's
 text; Python checks only what the C descriptor cannot carry (dimensions, how
 many groups a tensor holds, devices, the type of offs, and that each scale
 tensor's shape fits its recipe and its strides stay inside its storage, as the
-C library trusts the strides it is given: tessera.scales).
+C library trusts the strides it is given: tessera.scales) and that a bias
+tensor fits the problem (tessera.epilogue).
 """
 import ctypes
 import dataclasses
 import enum
 
-from . import _lib, call_cache, scales
-from ._lib import GroupedGemmDescStruct, PlanStruct, ScaleDescStruct, TesseraDesc
+from . import _lib, call_cache, epilogue, scales
+from ._lib import EpiloguePtrsStruct, GroupedGemmDescStruct, PlanStruct, ScaleDescStruct, TesseraDesc
 from .dtypes import DType, as_dtype
 from .errors import InvalidValueError, check
 from .gemm import Plan, _one_cuda_device, _stream_handle, lent_for_capture
@@ -146,7 +147,8 @@ def _weights(w, w_layout):
     return w.transpose(1, 2)
 
 
-def _prepare(layout, x, w, out, scale_x, scale_w, recipe_x, recipe_w, expected_m, out_dtype, handle, allocate):
+def _prepare(layout, x, w, out, scale_x, scale_w, recipe_x, recipe_w, expected_m, out_dtype, handle, allocate,
+             bias=None, activation=None):
     """Checks what Python can see and fills the descriptor. Returns (handle, desc, pointers, out);
     with allocate=False and no out, Y is described (row-major, packed) but not allocated."""
     masked = layout == GroupLayout.MASKED
@@ -167,11 +169,13 @@ def _prepare(layout, x, w, out, scale_x, scale_w, recipe_x, recipe_w, expected_m
     # the factors first: nothing touches the device before they are known to fit
     sx, x_scale = _scale(scale_x, "x", recipe_x, _X_RECIPES, layout, groups, xm.rows, k, device)
     sw, w_scale = _scale(scale_w, "w", recipe_w, _W_RECIPES, layout, groups, n, k, device)
+    ep = epilogue.grouped_epilogue(bias, activation, groups, n, device)
     if handle is not None and handle.device != device:
         raise InvalidValueError(f"the operands are on CUDA device {device}, the handle on {handle.device}")
     desc = GroupedGemmDescStruct()
     check(_lib.lib().tess_grouped_gemm_desc_init(ctypes.byref(desc)))
     desc.x_scale, desc.w_scale = x_scale, w_scale
+    desc.epilogue = ep.desc()
     desc.layout, desc.groups, desc.m, desc.n, desc.k = int(layout), groups, xm.rows, n, k
     desc.expected_m = int(expected_m or 0)
     desc.x, desc.w = xm.desc(), _weight_desc(wm)
@@ -194,16 +198,23 @@ def _prepare(layout, x, w, out, scale_x, scale_w, recipe_x, recipe_w, expected_m
         desc.y = TesseraDesc(int(y_dtype), int(Order.ROW), xm.rows, n, n, xm.rows * n if masked else 0)
     if handle is None:
         handle = _stream_handle(device, (x, w, out))
-    ptrs = {"x": xm.ptr, "w": wm.ptr, "y": views["out"].ptr if out is not None else None, "sx": sx, "sw": sw}
+    ptrs = {"x": xm.ptr, "w": wm.ptr, "y": views["out"].ptr if out is not None else None, "sx": sx, "sw": sw,
+            "bias": bias.data_ptr() if bias is not None else None}
     return handle, desc, ptrs, out, device
 
 
+def _epilogue_ptrs(bias_ptr):
+    """The tess_epilogue_ptrs of a call (a pointer to one), or None without a bias."""
+    return ctypes.byref(EpiloguePtrsStruct(bias_ptr)) if bias_ptr is not None else None
+
+
 def _run(desc, handle, ptrs, rows_ptr, plan):
+    """Queues the grouped GEMM of a checked descriptor and its pointers."""
     raw_plan = ctypes.byref(plan.raw) if plan is not None else None
-    check(_lib.lib().tess_grouped_gemm(handle._h, ctypes.byref(desc), raw_plan, ctypes.c_void_p(ptrs["x"]),
-                                       ctypes.c_void_p(ptrs["sx"]), ctypes.c_void_p(ptrs["w"]),
-                                       ctypes.c_void_p(ptrs["sw"]), ctypes.c_void_p(rows_ptr),
-                                       ctypes.c_void_p(ptrs["y"])))
+    check(_lib.lib().tess_grouped_gemm_fused(handle._h, ctypes.byref(desc), raw_plan, ctypes.c_void_p(ptrs["x"]),
+                                             ctypes.c_void_p(ptrs["sx"]), ctypes.c_void_p(ptrs["w"]),
+                                             ctypes.c_void_p(ptrs["sw"]), ctypes.c_void_p(rows_ptr),
+                                             ctypes.c_void_p(ptrs["y"]), _epilogue_ptrs(ptrs["bias"])))
 
 
 def _empty_rows(x):
@@ -213,8 +224,9 @@ def _empty_rows(x):
 
 
 def grouped_mm(x, w, offs, out=None, *, scale_x=None, scale_w=None, expected_m=None, out_dtype=None, plan=None,
-               handle=None, scale_recipe_x=None, scale_recipe_w=None, w_layout="nk"):
-    """y[rows of g] = (scale_x . x[rows of g]) @ (scale_w . w[g]).T for each expert g; returns y.
+               handle=None, scale_recipe_x=None, scale_recipe_w=None, w_layout="nk", bias=None, activation=None):
+    """y[rows of g] = activation((scale_x . x[rows of g]) @ (scale_w . w[g]).T + bias[g]) for each
+    expert g; returns y.
 
     x: [total_M, K] row-major, the groups' rows one after another (tokens
     sorted by expert). w: [G, N, K], each expert's weight with K contiguous
@@ -247,9 +259,17 @@ def grouped_mm(x, w, offs, out=None, *, scale_x=None, scale_w=None, expected_m=N
     "1x128"; an explicit "1x128" reads a 2-D tensor as (rows, K blocks)).
     The block recipe is DeepSeek-V3's, 1x128 for x with 128x128 for w;
     tessera.quantize_fp8 makes both (rows contiguous for x, the layout the
-    kernels load by TMA). Repeated calls of one layout are checked once, as
-    gemm's are (tessera.call_cache)."""
+    kernels load by TMA).
+
+    Fused epilogue (in float32, before y is rounded): bias, a contiguous
+    bf16, f16 or f32 torch tensor on the operands' GPU, one value per
+    output column: (N,) shared by the experts, or (G, N) one vector per
+    expert; then activation: None or "none", "relu", "gelu" (erf, as
+    F.gelu), "gelu_tanh" (as F.gelu(approximate="tanh")) or "silu".
+    Repeated calls of one layout are checked once, as gemm's are
+    (tessera.call_cache)."""
     w = _weights(w, w_layout)
+    epilogue.activation_code(activation)  # a misspelt name is refused even with no tokens
     if _empty_rows(x):  # no tokens at all (a rank whose experts got none): nothing to compute
         if out is not None:
             return out
@@ -257,13 +277,14 @@ def grouped_mm(x, w, offs, out=None, *, scale_x=None, scale_w=None, expected_m=N
         return torch.empty((0, _shape(w)[1]), dtype=_torch_dtype(_out_dtype(out_dtype, as_dtype(x.dtype))),
                            device=x.device)
     return _grouped_call(GroupLayout.CONTIGUOUS, x, w, offs, "offs", out, scale_x, scale_w, scale_recipe_x,
-                         scale_recipe_w, expected_m, out_dtype, handle, plan)
+                         scale_recipe_w, expected_m, out_dtype, handle, plan, bias, activation)
 
 
 def grouped_mm_masked(x, w, masked_m, expected_m, out=None, *, scale_x=None, scale_w=None, out_dtype=None,
-                      plan=None, handle=None, scale_recipe_x=None, scale_recipe_w=None, w_layout="nk"):
-    """y[g, :masked_m[g]] = (scale_x . x[g, :masked_m[g]]) @ (scale_w . w[g]).T for each expert g
-    (DeepGEMM's masked layout); returns y.
+                      plan=None, handle=None, scale_recipe_x=None, scale_recipe_w=None, w_layout="nk", bias=None,
+                      activation=None):
+    """y[g, :masked_m[g]] = activation((scale_x . x[g, :masked_m[g]]) @ (scale_w . w[g]).T + bias[g])
+    for each expert g (DeepGEMM's masked layout); returns y.
 
     x: [G, M_max, K] row-major; w: [G, N, K] with K contiguous; masked_m:
     int32 [G] on the GPU, the rows each group uses; out: [G, M_max, N]
@@ -272,10 +293,11 @@ def grouped_mm_masked(x, w, masked_m, expected_m, out=None, *, scale_x=None, sca
     there. expected_m: the typical masked_m, a planner hint (0: M_max).
     Scale factors as grouped_mm's, with the group first for x's too:
     scale_x (1,)/(G,) per tensor/group, (G, M_max) per row,
-    (G, M_max, K/128) or (G, K/128, M_max) 1x128 blocks. w_layout as grouped_mm's."""
+    (G, M_max, K/128) or (G, K/128, M_max) 1x128 blocks. w_layout, bias and
+    activation as grouped_mm's."""
     w = _weights(w, w_layout)
     return _grouped_call(GroupLayout.MASKED, x, w, masked_m, "masked_m", out, scale_x, scale_w, scale_recipe_x,
-                         scale_recipe_w, expected_m, out_dtype, handle, plan)
+                         scale_recipe_w, expected_m, out_dtype, handle, plan, bias, activation)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -288,29 +310,33 @@ class _Prepared:
     out_dtype: object
 
 
-def _call_key(layout, x, w, rows, out, scale_x, scale_w, recipe_x, recipe_w, expected_m, out_dtype, handle):
+def _call_key(layout, x, w, rows, out, scale_x, scale_w, recipe_x, recipe_w, expected_m, out_dtype, handle, bias,
+              activation):
     """The prepared-call key of a grouped call on torch CUDA tensors with the default handle (None
-    for any other call, which is checked in full every time). w is the [G, N, K] view."""
-    stream = call_cache.current_stream(handle, (x, w, rows), (out, scale_x, scale_w))
+    for any other call, which is checked in full every time). w is the [G, N, K] view; the bias
+    enters by its layout, its pointer is passed on every call."""
+    stream = call_cache.current_stream(handle, (x, w, rows), (out, scale_x, scale_w, bias))
     if stream is None:
         return None
     try:
         return ("grouped", int(layout), call_cache.tensor_key(x), call_cache.tensor_key(w),
                 call_cache.tensor_key(rows), call_cache.tensor_key(out), call_cache.scale_key(scale_x),
-                call_cache.scale_key(scale_w), recipe_x, recipe_w, int(expected_m or 0), out_dtype, stream)
+                call_cache.scale_key(scale_w), recipe_x, recipe_w, int(expected_m or 0), out_dtype,
+                call_cache.tensor_key(bias), activation, stream)
     except (TypeError, ValueError):  # an unhashable argument, or an expected_m that is no number: checked in full
         return None
 
 
 def _grouped_call(layout, x, w, rows, rows_what, out, scale_x, scale_w, recipe_x, recipe_w, expected_m, out_dtype,
-                  handle, plan):
+                  handle, plan, bias=None, activation=None):
     """A grouped GEMM call: checked in full and prepared the first time its key is seen, then
     (tessera.call_cache) only its pointers passed, which the C library checks itself."""
-    key = _call_key(layout, x, w, rows, out, scale_x, scale_w, recipe_x, recipe_w, expected_m, out_dtype, handle)
+    key = _call_key(layout, x, w, rows, out, scale_x, scale_w, recipe_x, recipe_w, expected_m, out_dtype, handle,
+                    bias, activation)
     p = call_cache.find(key) if key is not None else None
     if p is None:
         handle, desc, ptrs, out, device = _prepare(layout, x, w, out, scale_x, scale_w, recipe_x, recipe_w,
-                                                   expected_m, out_dtype, handle, True)
+                                                   expected_m, out_dtype, handle, True, bias, activation)
         rows_ptr = _torch_vector(rows, rows_what, desc.groups, "int32", device)
         _run(desc, handle, ptrs, rows_ptr, plan)
         if key is not None and not lent_for_capture(handle):
@@ -319,24 +345,27 @@ def _grouped_call(layout, x, w, rows, rows_what, out, scale_x, scale_w, recipe_x
     if out is None:
         import torch
         out = torch.empty(p.out_shape, dtype=p.out_dtype, device=x.device)
-    check(_lib.lib().tess_grouped_gemm(p.handle._h, ctypes.byref(p.desc),
-                                       ctypes.byref(plan.raw) if plan is not None else None, x.data_ptr(),
-                                       scale_x.data_ptr() if scale_x is not None else None, w.data_ptr(),
-                                       scale_w.data_ptr() if scale_w is not None else None, rows.data_ptr(),
-                                       out.data_ptr()))
+    check(_lib.lib().tess_grouped_gemm_fused(p.handle._h, ctypes.byref(p.desc),
+                                             ctypes.byref(plan.raw) if plan is not None else None, x.data_ptr(),
+                                             scale_x.data_ptr() if scale_x is not None else None, w.data_ptr(),
+                                             scale_w.data_ptr() if scale_w is not None else None, rows.data_ptr(),
+                                             out.data_ptr(), _epilogue_ptrs(bias.data_ptr() if bias is not None
+                                                                            else None)))
     return out
 
 
 def grouped_plans(x, w, out=None, *, scale_x=None, scale_w=None, expected_m=None, out_dtype=None, handle=None,
-                  scale_recipe_x=None, scale_recipe_w=None, limit=64, w_layout="nk"):
+                  scale_recipe_x=None, scale_recipe_w=None, limit=64, w_layout="nk", bias=None, activation=None):
     """Every plan that can run this grouped problem, best first (the first is the heuristic's
     choice): each grouped kernel in each tile order (Plan.group_order, a GroupOrder). A 2-D x
     means the contiguous layout (grouped_mm), a 3-D x the masked one (grouped_mm_masked); the
-    group sizes are not needed. Pass a plan back as plan=... to run it (for autotuning)."""
+    group sizes are not needed. Pass the bias and activation the call will get. Pass a plan
+    back as plan=... to run it (for autotuning)."""
     masked = len(_shape(x)) == 3 if _shape(x) is not None else as_matrix(x, "x").batch > 1
     w = _weights(w, w_layout)
     handle, desc, _, _, _ = _prepare(GroupLayout.MASKED if masked else GroupLayout.CONTIGUOUS, x, w, out, scale_x,
-                                     scale_w, scale_recipe_x, scale_recipe_w, expected_m, out_dtype, handle, False)
+                                     scale_w, scale_recipe_x, scale_recipe_w, expected_m, out_dtype, handle, False,
+                                     bias, activation)
     plans = (PlanStruct * limit)()
     count = ctypes.c_int()
     check(_lib.lib().tess_grouped_gemm_plans(handle._h, ctypes.byref(desc), plans, limit, ctypes.byref(count)))

@@ -14,12 +14,15 @@ cover are undefined in the new output.
 
 Autograd: gemm and grouped_mm on bf16/f16 operands differentiate through
 tessera's own GEMMs (dA = alpha dD B^T, dB = alpha A^T dD; a grouped
-GEMM's dx on the transposed experts, its dw one GEMM per expert); FP8
-operands and scale factors take no gradient (NotImplementedError).
+GEMM's dx on the transposed experts, its dw one GEMM per expert); a fused
+bias gets the sum of dD over what it is broadcast along. FP8 operands,
+scale factors and a fused activation take no gradient
+(NotImplementedError).
 
     y = torch.ops.tessera.gemm(x, w.T)                                   # bf16
     y = torch.ops.tessera.gemm(q, wq.T, scale_a=sx, scale_b=sw,
                                scale_recipe_a="1x128", scale_recipe_b="128x128")
+    y = torch.ops.tessera.gemm(x, w.T, bias=b, activation="gelu")       # a fused linear layer
     y = torch.ops.tessera.grouped_mm(x, w, offs)                         # MoE experts
 """
 from typing import List, Optional, Tuple
@@ -32,6 +35,7 @@ from .gemm import gemm as _gemm_call
 from .gemm import quantize_fp8 as _quantize_fp8_call
 from .grouped import grouped_mm as _grouped_mm_call
 from .grouped import grouped_mm_masked as _grouped_mm_masked_call
+from . import epilogue as _epilogue
 from . import scales as _scales
 from .errors import InvalidValueError
 
@@ -54,16 +58,23 @@ def _batch(t):
 def gemm(a: torch.Tensor, b: torch.Tensor, c: Optional[torch.Tensor] = None, alpha: float = 1.0, beta: float = 0.0,
          out_dtype: Optional[torch.dtype] = None, scale_a: Optional[torch.Tensor] = None,
          scale_b: Optional[torch.Tensor] = None, scale_recipe_a: Optional[str] = None,
-         scale_recipe_b: Optional[str] = None, fast_accum: bool = False) -> torch.Tensor:
-    """D = alpha * (scale_a . a) @ (scale_b . b) + beta * c, a new row-major tensor (tessera.gemm)."""
+         scale_recipe_b: Optional[str] = None, fast_accum: bool = False, bias: Optional[torch.Tensor] = None,
+         activation: str = "none", bias_along: str = "columns") -> torch.Tensor:
+    """D = activation(alpha * (scale_a . a) @ (scale_b . b) + beta * c + bias), a new row-major
+    tensor (tessera.gemm)."""
     return _gemm_call(a, b, c=c, alpha=alpha, beta=beta, out_dtype=_out_dtype(a.dtype, out_dtype), scale_a=scale_a,
                       scale_b=scale_b, scale_recipe_a=scale_recipe_a, scale_recipe_b=scale_recipe_b,
-                      fast_accum=fast_accum)
+                      fast_accum=fast_accum, bias=bias, activation=activation, bias_along=bias_along)
+
+
+def _device_index(t):
+    """The CUDA device index of a (fake) tensor."""
+    return t.device.index or 0
 
 
 @gemm.register_fake
 def _gemm_fake(a, b, c=None, alpha=1.0, beta=0.0, out_dtype=None, scale_a=None, scale_b=None, scale_recipe_a=None,
-               scale_recipe_b=None, fast_accum=False):
+               scale_recipe_b=None, fast_accum=False, bias=None, activation="none", bias_along="columns"):
     """(batch,) M x N, row-major: 3-D where either operand has a batch of more than one. Refuses
     what the real one refuses from the shapes alone (so that torch.compile says it at trace time)."""
     for what, t in (("a", a), ("b", b)):
@@ -77,6 +88,7 @@ def _gemm_fake(a, b, c=None, alpha=1.0, beta=0.0, out_dtype=None, scale_a=None, 
         raise InvalidValueError(f"a holds a batch of {_batch(a)} and b of {_batch(b)}: equal, or one of them 1")
     batch = max(_batch(a), _batch(b))
     m, n = a.shape[-2], b.shape[-1]
+    _epilogue.dense_epilogue(bias, activation, bias_along, m, n, batch, _device_index(a))
     shape = (batch, m, n) if batch > 1 else (m, n)
     return a.new_empty(shape, dtype=_out_dtype(a.dtype, out_dtype))
 
@@ -85,13 +97,14 @@ def _gemm_fake(a, b, c=None, alpha=1.0, beta=0.0, out_dtype=None, scale_a=None, 
 def grouped_mm(x: torch.Tensor, w: torch.Tensor, offs: torch.Tensor, scale_x: Optional[torch.Tensor] = None,
                scale_w: Optional[torch.Tensor] = None, expected_m: Optional[int] = None,
                out_dtype: Optional[torch.dtype] = None, scale_recipe_x: Optional[str] = None,
-               scale_recipe_w: Optional[str] = None, w_layout: str = "nk") -> torch.Tensor:
-    """y[rows of g] = x[rows of g] @ w[g].T for each expert g of the contiguous layout (tessera.grouped_mm;
-    w_layout="kn": w [G, K, N] and y = x @ w[g], as torch._grouped_mm); rows past offs[-1] are undefined
-    (as torch._grouped_mm's: clearing them would cost a pass over y)."""
+               scale_recipe_w: Optional[str] = None, w_layout: str = "nk", bias: Optional[torch.Tensor] = None,
+               activation: str = "none") -> torch.Tensor:
+    """y[rows of g] = activation(x[rows of g] @ w[g].T + bias[g]) for each expert g of the contiguous
+    layout (tessera.grouped_mm; w_layout="kn": w [G, K, N] and y = x @ w[g], as torch._grouped_mm); rows
+    past offs[-1] are undefined (as torch._grouped_mm's: clearing them would cost a pass over y)."""
     return _grouped_mm_call(x, w, offs, scale_x=scale_x, scale_w=scale_w, expected_m=expected_m,
                                out_dtype=_out_dtype(x.dtype, out_dtype), scale_recipe_x=scale_recipe_x,
-                               scale_recipe_w=scale_recipe_w, w_layout=w_layout)
+                               scale_recipe_w=scale_recipe_w, w_layout=w_layout, bias=bias, activation=activation)
 
 
 def _grouped_shapes(what, x, w, rows, rows_what, w_layout, x_dims):
@@ -120,11 +133,14 @@ def _grouped_shapes(what, x, w, rows, rows_what, w_layout, x_dims):
 
 @grouped_mm.register_fake
 def _grouped_mm_fake(x, w, offs, scale_x=None, scale_w=None, expected_m=None, out_dtype=None, scale_recipe_x=None,
-                     scale_recipe_w=None, w_layout="nk"):
-    """total_M x N, row-major (no tokens at all: 0 x N, as the real one returns before its checks)."""
+                     scale_recipe_w=None, w_layout="nk", bias=None, activation="none"):
+    """total_M x N, row-major (no tokens at all: 0 x N, as the real one returns before its checks
+    but the activation's name)."""
     if x.dim() == 2 and x.shape[0] == 0 and w.dim() == 3 and w_layout in ("nk", "kn"):
+        _epilogue.activation_code(activation)
         return x.new_empty((0, w.shape[1] if w_layout == "nk" else w.shape[2]), dtype=_out_dtype(x.dtype, out_dtype))
-    _, n, _ = _grouped_shapes("grouped_mm", x, w, offs, "offs", w_layout, 2)
+    groups, n, _ = _grouped_shapes("grouped_mm", x, w, offs, "offs", w_layout, 2)
+    _epilogue.grouped_epilogue(bias, activation, groups, n, _device_index(x))
     return x.new_empty((x.shape[0], n), dtype=_out_dtype(x.dtype, out_dtype))
 
 
@@ -132,19 +148,22 @@ def _grouped_mm_fake(x, w, offs, scale_x=None, scale_w=None, expected_m=None, ou
 def grouped_mm_masked(x: torch.Tensor, w: torch.Tensor, masked_m: torch.Tensor, expected_m: int,
                       scale_x: Optional[torch.Tensor] = None, scale_w: Optional[torch.Tensor] = None,
                       out_dtype: Optional[torch.dtype] = None, scale_recipe_x: Optional[str] = None,
-                      scale_recipe_w: Optional[str] = None, w_layout: str = "nk") -> torch.Tensor:
-    """y[g, :masked_m[g]] = x[g, :masked_m[g]] @ w[g].T (tessera.grouped_mm_masked; w_layout as
-    grouped_mm's); rows past masked_m[g] are undefined (as DeepGEMM's)."""
+                      scale_recipe_w: Optional[str] = None, w_layout: str = "nk", bias: Optional[torch.Tensor] = None,
+                      activation: str = "none") -> torch.Tensor:
+    """y[g, :masked_m[g]] = activation(x[g, :masked_m[g]] @ w[g].T + bias[g]) (tessera.grouped_mm_masked;
+    w_layout as grouped_mm's); rows past masked_m[g] are undefined (as DeepGEMM's)."""
     return _grouped_mm_masked_call(x, w, masked_m, expected_m, scale_x=scale_x, scale_w=scale_w,
                                       out_dtype=_out_dtype(x.dtype, out_dtype), scale_recipe_x=scale_recipe_x,
-                                      scale_recipe_w=scale_recipe_w, w_layout=w_layout)
+                                      scale_recipe_w=scale_recipe_w, w_layout=w_layout, bias=bias,
+                                      activation=activation)
 
 
 @grouped_mm_masked.register_fake
 def _grouped_mm_masked_fake(x, w, masked_m, expected_m, scale_x=None, scale_w=None, out_dtype=None,
-                            scale_recipe_x=None, scale_recipe_w=None, w_layout="nk"):
+                            scale_recipe_x=None, scale_recipe_w=None, w_layout="nk", bias=None, activation="none"):
     """G x M_max x N, row-major."""
-    _, n, _ = _grouped_shapes("grouped_mm_masked", x, w, masked_m, "masked_m", w_layout, 3)
+    groups, n, _ = _grouped_shapes("grouped_mm_masked", x, w, masked_m, "masked_m", w_layout, 3)
+    _epilogue.grouped_epilogue(bias, activation, groups, n, _device_index(x))
     return x.new_empty((x.shape[0], x.shape[1], n), dtype=_out_dtype(x.dtype, out_dtype))
 
 
@@ -205,13 +224,44 @@ def _gemm_setup(ctx, inputs, output):
     ctx.alpha, ctx.beta = alpha, beta
     ctx.c_dtype, ctx.c_shape = (c.dtype, tuple(c.shape)) if c is not None else (None, None)
     ctx.scaled = inputs[6] is not None or inputs[7] is not None
+    _epilogue_setup(ctx, inputs[11], inputs[12])
+    ctx.bias_along = inputs[13]
+
+
+def _epilogue_setup(ctx, bias, activation):
+    """Keeps what a fused epilogue's gradient needs: the bias's dtype and shape, the activation."""
+    ctx.bias_dtype, ctx.bias_shape = (bias.dtype, tuple(bias.shape)) if bias is not None else (None, None)
+    ctx.activation = activation
+
+
+def _check_no_activation(what, activation):
+    """Refuses a gradient through a fused activation (its derivative needs the values before it,
+    which the fused GEMM never stores)."""
+    if _epilogue.activation_code(activation) != 0:
+        raise NotImplementedError(f"tessera.ops.{what}: fused epilogues have no autograd through the activation "
+                                  f"yet (activation={activation!r}); where gradients are needed, apply it outside "
+                                  f"the GEMM (e.g. F.silu(torch.ops.tessera.{what}(..., bias=bias)))")
+
+
+def _bias_grad(sums, shape, dtype):
+    """A bias's gradient from `sums`, dD summed over the dimension the bias is broadcast along
+    ((L,) or (batch, L)): summed over the batch too where the bias is shared ((L,) or (1, L))."""
+    sums = sums.reshape(-1, sums.shape[-1])
+    if len(shape) == 1:
+        sums = sums.sum(0)
+    elif shape[0] == 1:
+        sums = sums.sum(0, keepdim=True)
+    return sums.reshape(shape).to(dtype)
 
 
 def _gemm_backward(ctx, grad):
     """dA = alpha dD B^T, dB = alpha A^T dD (batched as D is, summed over a broadcast operand's
     batch), dC = beta dD; each product a tessera GEMM on transposed views (no copies). dD is taken
-    in A's type (an f32 D of bf16 inputs gives bf16 gradients)."""
+    in A's type (an f32 D of bf16 inputs gives bf16 gradients). A fused bias gets dD summed over
+    the rows (bias_along="columns") or the columns ("rows"), in float32; a fused activation has
+    no gradient here (NotImplementedError)."""
     a, b = ctx.saved_tensors
+    _check_no_activation("gemm", ctx.activation)
     _check_differentiable("gemm", ctx.scaled, a, b)
     g = grad.to(a.dtype).contiguous()
     if g.dim() == 2 and (a.dim() == 3 or b.dim() == 3):  # a batch of one gave a 2-D D
@@ -224,7 +274,11 @@ def _gemm_backward(ctx, grad):
     if ctx.c_dtype is not None and ctx.needs_input_grad[2]:
         dg = grad.unsqueeze(0) if grad.dim() == 2 and len(ctx.c_shape) == 3 else grad
         dc = _sum_to(dg * ctx.beta, ctx.c_shape).to(ctx.c_dtype)
-    return da, db, dc, None, None, None, None, None, None, None, None
+    dbias = None
+    if ctx.bias_dtype is not None and ctx.needs_input_grad[11]:
+        dbias = _bias_grad(grad.float().sum(-2 if ctx.bias_along == "columns" else -1), ctx.bias_shape,
+                           ctx.bias_dtype)
+    return da, db, dc, None, None, None, None, None, None, None, None, dbias, None, None
 
 
 torch.library.register_autograd("tessera::gemm", _gemm_backward, setup_context=_gemm_setup)
@@ -235,6 +289,7 @@ def _grouped_setup(ctx, inputs, output):
     ctx.save_for_backward(x, w, offs)
     ctx.scaled = inputs[3] is not None or inputs[4] is not None
     ctx.w_layout = inputs[9]
+    _epilogue_setup(ctx, inputs[10], inputs[11])
 
 
 @torch.library.custom_op("tessera::grouped_mm_wgrad", mutates_args=(), device_types="cuda")
@@ -259,8 +314,10 @@ def _grouped_backward(ctx, grad):
     """dx[rows of g] = dy[rows of g] @ w[g] (a grouped GEMM on the experts' weights transposed into
     a copy, N contiguous: the grouped kernels read K-major operands), zero in rows past offs[-1]
     (which no group owns); dw by grouped_mm_wgrad ([G, N, K], transposed back to [G, K, N] for
-    w_layout="kn")."""
+    w_layout="kn"); a fused bias dy summed over each group's rows ((G, N)) or over every owned
+    row ((N,)), in float32; a fused activation has no gradient here (NotImplementedError)."""
     x, w, offs = ctx.saved_tensors
+    _check_no_activation("grouped_mm", ctx.activation)
     _check_differentiable("grouped_mm", ctx.scaled, x, w)
     w_nk = w if ctx.w_layout == "nk" else w.transpose(1, 2)  # each expert's N x K weight
     g = grad.to(x.dtype).contiguous()
@@ -273,7 +330,15 @@ def _grouped_backward(ctx, grad):
         dw = grouped_mm_wgrad(g, x, offs, w.shape[0])
         if ctx.w_layout == "kn":
             dw = dw.transpose(1, 2)
-    return dx, dw, None, None, None, None, None, None, None, None
+    dbias = None
+    if ctx.bias_dtype is not None and ctx.needs_input_grad[10]:
+        groups = w.shape[0]
+        rows = torch.arange(grad.shape[0], device=grad.device, dtype=offs.dtype)
+        group = torch.searchsorted(offs, rows, right=True)  # the group owning each row; G past offs[-1]
+        sums = grad.new_zeros((groups + 1, grad.shape[1]), dtype=torch.float32)
+        sums = sums.index_add(0, group, grad.float())[:groups]
+        dbias = _bias_grad(sums, ctx.bias_shape, ctx.bias_dtype)
+    return dx, dw, None, None, None, None, None, None, None, None, dbias, None
 
 
 torch.library.register_autograd("tessera::grouped_mm", _grouped_backward, setup_context=_grouped_setup)

@@ -211,6 +211,7 @@ def backward_ctx(saved, needs, **fields):
     """What register_autograd's setup_context leaves for the backward, for calling it directly
     (the autograd engine itself needs a GPU for CUDA tensors, fake or not)."""
     import types
+    fields = {"activation": "none", "bias_dtype": None, "bias_shape": None, "bias_along": "columns", **fields}
     return types.SimpleNamespace(saved_tensors=saved, needs_input_grad=needs, **fields)
 
 

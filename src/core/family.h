@@ -31,6 +31,7 @@ typedef struct tess_operands {
     const void *c;
     void *d;
     const int32_t *group_rows;
+    const void *bias; /* the fused epilogue's bias (tess_epilogue_desc), or NULL */
 } tess_operands;
 
 /* The ranking of candidate plans across families: the cheapest `capacity`

@@ -30,7 +30,9 @@ static tess_status prepare(tess_handle h, const tess_gemm_desc *desc, const tess
     tess_status s = tess_handle_check(h, caller);
     if (s != TESS_STATUS_SUCCESS || (s = tess_gemm_accept(desc, full)))
         return s;
-    return tess_gemm_validate(&h->info, full, o->a, o->a_scale, o->b, o->b_scale, o->c, o->d);
+    if ((s = tess_gemm_validate(&h->info, full, o->a, o->a_scale, o->b, o->b_scale, o->c, o->d)))
+        return s;
+    return tess_gemm_check_epilogue(&full->epilogue, o->bias, full->m, full->n, full->batch, 0, caller);
 }
 
 TESS_API tess_status tess_gemm_plans(tess_handle handle, const tess_gemm_desc *desc, tess_plan *plans, int capacity,
@@ -62,16 +64,23 @@ TESS_API tess_status tess_gemm_workspace_size(tess_handle handle, const tess_gem
     return TESS_STATUS_SUCCESS;
 }
 
-TESS_API tess_status tess_gemm_scaled(tess_handle handle, const tess_gemm_desc *desc, const tess_plan *plan,
-                                      const void *a, const float *a_scale, const void *b, const float *b_scale,
-                                      const void *c, void *d) {
-    const tess_operands operands = {a, a_scale, b, b_scale, c, d, NULL}; /* C: read where beta != 0 (tess_epilogue_of) */
+TESS_API tess_status tess_gemm_fused(tess_handle handle, const tess_gemm_desc *desc, const tess_plan *plan,
+                                     const void *a, const float *a_scale, const void *b, const float *b_scale,
+                                     const void *c, void *d, const tess_epilogue_ptrs *ep) {
+    /* C: read where beta != 0 (tess_epilogue_of) */
+    const tess_operands operands = {a, a_scale, b, b_scale, c, d, NULL, ep ? ep->bias : NULL};
     tess_gemm_desc full;
     const tess_problem problem = {&full, NULL};
     tess_status s = prepare(handle, desc, &operands, &full, "tess_gemm");
     if (s != TESS_STATUS_SUCCESS)
         return s;
     return tess_family_run(handle, &problem, plan, handle->workspace_bytes, &operands, "tess_gemm");
+}
+
+TESS_API tess_status tess_gemm_scaled(tess_handle handle, const tess_gemm_desc *desc, const tess_plan *plan,
+                                      const void *a, const float *a_scale, const void *b, const float *b_scale,
+                                      const void *c, void *d) {
+    return tess_gemm_fused(handle, desc, plan, a, a_scale, b, b_scale, c, d, NULL);
 }
 
 TESS_API tess_status tess_gemm(tess_handle handle, const tess_gemm_desc *desc, const tess_plan *plan, const void *a,

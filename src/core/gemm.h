@@ -38,6 +38,14 @@ tess_status tess_gemm_check_tma(const tess_matrix_desc *x, const void *ptr, int6
 /* The scale recipes of a problem and the factor pointers' alignment. */
 tess_status tess_gemm_check_scales(const tess_gemm_desc *desc, const float *sa, const float *sb);
 
+/* A fused epilogue's rules (tess_epilogue_desc) for a problem of m x n
+ * outputs in `batch` batches (grouped: groups), with the bias pointer of
+ * the call (a stand-in for the plan queries): a known activation and bias
+ * mode (grouped: per column only), a 16-bit or f32 bias, a batch stride of
+ * 0 or at least one vector, and an aligned pointer where a bias is read. */
+tess_status tess_gemm_check_epilogue(const tess_epilogue_desc *e, const void *bias, int64_t m, int64_t n,
+                                     int64_t batch, int grouped, const char *caller);
+
 /* The plans that can run a validated `desc` on `info`'s device (NULL: a
  * 132-SM H100) with at most `workspace_limit` bytes of workspace, every
  * family's, best first; returns how many there are (up to capacity are written). */

@@ -22,6 +22,7 @@
 static _Alignas(TESS_TMA_ALIGN) char stand_in[TESS_TMA_ALIGN];
 const tess_operands tess_stand_ins = {
     stand_in, (const float *)stand_in, stand_in, (const float *)stand_in, stand_in, stand_in, (const int32_t *)stand_in,
+    stand_in,
 };
 
 /* Each scale mode as the sentences name it. */
@@ -188,3 +189,44 @@ tess_status tess_gemm_validate(const tess_device_info *info, const tess_gemm_des
     return TESS_STATUS_SUCCESS;
 }
 
+
+tess_status tess_gemm_check_epilogue(const tess_epilogue_desc *e, const void *bias, int64_t m, int64_t n,
+                                     int64_t batch, int grouped, const char *caller) {
+    if (e->activation < TESS_ACT_NONE || e->activation > TESS_ACT_SILU)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "%s: epilogue.activation=%d is not a tess_activation (NONE 0, RELU 1, GELU_TANH 2, GELU_ERF 3, "
+                         "SILU 4)",
+                         caller, (int)e->activation);
+    if (e->bias == TESS_BIAS_NONE)
+        return TESS_STATUS_SUCCESS;
+    if (e->bias != TESS_BIAS_COLUMNS && e->bias != TESS_BIAS_ROWS)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "%s: epilogue.bias=%d is not a tess_bias_mode (NONE 0, COLUMNS 1, ROWS 2)", caller,
+                         (int)e->bias);
+    if (grouped && e->bias != TESS_BIAS_COLUMNS)
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "%s: a grouped GEMM's bias is per column (TESS_BIAS_COLUMNS: one vector of N per group); "
+                         "per-row bias would span the groups' tokens",
+                         caller);
+    if (e->bias_type != TESS_DTYPE_F32 && !tess_dtype_is_16bit(e->bias_type))
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED, "%s: epilogue.bias_type is %s; a bias is bf16, f16 or f32", caller,
+                         tess_dtype_name(e->bias_type));
+    if (e->bias_batch_stride < 0)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: epilogue.bias_batch_stride=%" PRId64 " must be >= 0", caller,
+                         e->bias_batch_stride);
+    const int64_t length = e->bias == TESS_BIAS_COLUMNS ? n : m;
+    if (batch > 1 && e->bias_batch_stride != 0 && e->bias_batch_stride < length)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "%s: epilogue.bias_batch_stride=%" PRId64 " is shorter than one %s vector of %" PRId64
+                         " (use 0 to share one vector)",
+                         caller, e->bias_batch_stride, grouped ? "group's" : "batch's", length);
+    if (!bias)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "%s: epilogue.bias is %s but the bias pointer is NULL (pass it in tess_epilogue_ptrs to the "
+                         "_fused call)",
+                         caller, e->bias == TESS_BIAS_COLUMNS ? "COLUMNS" : "ROWS");
+    if ((uintptr_t)bias % tess_dtype_size(e->bias_type) != 0)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: bias=%p is not aligned to its %s elements", caller, bias,
+                         tess_dtype_name(e->bias_type));
+    return TESS_STATUS_SUCCESS;
+}

@@ -30,6 +30,7 @@ tess_gemm_desc tess_grouped_as_batch(const tess_grouped_gemm_desc *g) {
     d.m = g->m, d.n = g->n, d.k = g->k, d.batch = g->groups;
     d.a = g->x, d.b = g->w, d.d = g->y;
     d.a_scale = g->x_scale, d.b_scale = g->w_scale;
+    d.epilogue = g->epilogue; /* its bias batch is the group (the kernels' tile.group) */
     if (g->layout == TESS_GROUP_CONTIGUOUS) {
         d.a.batch_stride = 0, d.d.batch_stride = 0;
         if (d.a_scale.mode != TESS_SCALE_TENSOR)
@@ -136,6 +137,8 @@ static tess_status grouped_validate(const tess_device_info *info, const tess_gro
     /* Work items are ints in the kernels: bound them for the narrowest tile (128 x 128). */
     if (tess_grouped_max_tile_rows(desc, 128) * ((n + 127) / 128) > INT32_MAX)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_grouped_gemm: more than 2^31 output tiles");
+    if ((s = tess_gemm_check_epilogue(&desc->epilogue, o->bias, m, n, g, 1, "tess_grouped_gemm")))
+        return s;
     if (info)
         return tess_family_check_device(info, "tess_grouped_gemm");
     return TESS_STATUS_SUCCESS;
@@ -180,7 +183,14 @@ TESS_API tess_status tess_grouped_gemm_plan(tess_handle handle, const tess_group
 TESS_API tess_status tess_grouped_gemm(tess_handle handle, const tess_grouped_gemm_desc *desc, const tess_plan *plan,
                                        const void *x, const float *x_scale, const void *w, const float *w_scale,
                                        const int32_t *group_rows, void *y) {
-    const tess_operands operands = {x, x_scale, w, w_scale, NULL, y, group_rows};
+    return tess_grouped_gemm_fused(handle, desc, plan, x, x_scale, w, w_scale, group_rows, y, NULL);
+}
+
+TESS_API tess_status tess_grouped_gemm_fused(tess_handle handle, const tess_grouped_gemm_desc *desc,
+                                             const tess_plan *plan, const void *x, const float *x_scale, const void *w,
+                                             const float *w_scale, const int32_t *group_rows, void *y,
+                                             const tess_epilogue_ptrs *ep) {
+    const tess_operands operands = {x, x_scale, w, w_scale, NULL, y, group_rows, ep ? ep->bias : NULL};
     tess_grouped_gemm_desc full;
     const tess_problem problem = {NULL, &full};
     tess_status s = grouped_prepare(handle, desc, &operands, &full, "tess_grouped_gemm");

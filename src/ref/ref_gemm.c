@@ -42,6 +42,8 @@ tess_status tess_ref_gemm_check(const tess_ref_gemm *p) {
         return s;
     if (!p->a_data || !p->b_data)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "reference GEMM: A and B data must not be NULL");
+    if (p->epilogue.bias != TESS_BIAS_NONE && !p->bias_data)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "reference GEMM: the epilogue adds a bias, but bias_data is NULL");
     if (p->beta != 0.0) {
         if (!p->c_data)
             return tess_fail(TESS_STATUS_INVALID_VALUE, "reference GEMM: beta=%g reads C, but C is NULL", p->beta);
@@ -91,7 +93,7 @@ tess_status tess_ref_gemm_cpu(const tess_ref_gemm *p, double *out) {
                 double v = p->alpha * acc;
                 if (p->beta != 0.0)
                     v += p->beta * tess_load_as_f32(p->c.dtype, p->c_data, tess_matrix_offset(&p->c, b, i, j));
-                out[(b * p->m + i) * p->n + j] = v;
+                out[(b * p->m + i) * p->n + j] = tess_ref_epilogue(p, v, b, i, j);
             }
         }
     }

@@ -8,13 +8,17 @@
  * looked up by a tess_scale_desc recipe (tess_ref_scale_at). The CPU version
  * accumulates in float64 and returns the unrounded result; the GPU version
  * accumulates in float32 and rounds into D, for shapes too large for the CPU.
- * beta = 0 never reads C.
+ * beta = 0 never reads C. A fused epilogue (tess_epilogue_desc) then adds
+ * the bias and applies the activation, in float64 (tess_ref_epilogue).
  */
 #ifndef TESS_REF_REF_GEMM_H
 #define TESS_REF_REF_GEMM_H
 
+#include <math.h>
+
 #include "core/hd.h"
 #include "core/scale.h"
+#include "ref/convert.h"
 #include "tessera.h"
 
 #ifdef __cplusplus
@@ -29,7 +33,32 @@ typedef struct tess_ref_gemm {
     tess_matrix_desc a, b, c, d;
     const void *a_data, *b_data, *c_data; /* c_data may be NULL when beta == 0 */
     tess_scale_operand a_scale, b_scale;
+    tess_epilogue_desc epilogue; /* zero: none */
+    const void *bias_data;       /* the bias vectors where epilogue.bias says so */
 } tess_ref_gemm;
+
+/* The activation `act` (tess_activation) of v in float64: the specification
+ * of the kernels' float32 tess_activate. */
+TESS_HD double tess_ref_activate(int act, double v) {
+    switch (act) {
+    case TESS_ACT_RELU: return v < 0.0 ? 0.0 : v;
+    case TESS_ACT_GELU_TANH: return 0.5 * v * (1.0 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+    case TESS_ACT_GELU_ERF: return 0.5 * v * (1.0 + erf(v * 0.7071067811865476));
+    case TESS_ACT_SILU: return v / (1.0 + exp(-v));
+    default: return v;
+    }
+}
+
+/* D's element (m, n) of batch b from v = alpha * sum + beta * C: the bias of
+ * that batch (per column: element n, per row: element m, batch stride
+ * apart), then the activation. */
+TESS_HD double tess_ref_epilogue(const tess_ref_gemm *p, double v, int64_t b, int64_t m, int64_t n) {
+    const tess_epilogue_desc *e = &p->epilogue;
+    if (e->bias != TESS_BIAS_NONE && p->bias_data)
+        v += tess_load_as_f32(e->bias_type, p->bias_data,
+                              b * e->bias_batch_stride + (e->bias == TESS_BIAS_COLUMNS ? n : m));
+    return tess_ref_activate(e->activation, v);
+}
 
 /* The factor for element (mn, k) of batch `batch`. */
 TESS_HD float tess_ref_scale_at(const tess_scale_operand *s, int64_t batch, int64_t mn, int64_t k) {

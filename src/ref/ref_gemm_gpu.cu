@@ -18,6 +18,12 @@
 // Grid y and z are limited to 65535 blocks by CUDA.
 #define REF_GRID_YZ_MAX 65535
 
+// The fused epilogue's float64 steps for one element, called: inlined into
+// the unrolled stores, its double arithmetic spills the kernel's registers.
+static __device__ __noinline__ float ref_epilogue(const tess_ref_gemm &p, float v, int64_t b, int64_t m, int64_t n) {
+    return (float)tess_ref_epilogue(&p, v, b, m, n);
+}
+
 __global__ void __launch_bounds__(REF_SIDE *REF_SIDE) ref_gemm_kernel(tess_ref_gemm p, void *d) {
     __shared__ float a_tile[REF_TILE_K][REF_TILE];
     __shared__ float b_tile[REF_TILE_K][REF_TILE];
@@ -56,6 +62,8 @@ __global__ void __launch_bounds__(REF_SIDE *REF_SIDE) ref_gemm_kernel(tess_ref_g
                 float v = alpha * acc[i][j];
                 if (beta != 0.0f)
                     v += beta * tess_load_as_f32(p.c.dtype, p.c_data, tess_matrix_offset(&p.c, b, m, n));
+                if (p.epilogue.bias != TESS_BIAS_NONE || p.epilogue.activation != TESS_ACT_NONE)
+                    v = ref_epilogue(p, v, b, m, n);
                 tess_store_from_f32(p.d.dtype, d, tess_matrix_offset(&p.d, b, m, n), v);
             }
         }

@@ -4,7 +4,9 @@
  * type and order (also C == D, in place), batches (strided and shared
  * operands), ragged and tiny sizes (1 included), and every plan, stream-K
  * ones included (those also run twice and must repeat bit for bit), and
- * decode shapes (M up to 64) with every plan, transposed ones included. D is
+ * decode shapes (M up to 64) with every plan, transposed ones included;
+ * random fused epilogues (bias per column or row, any type, shared or per
+ * batch; each activation) on the random problems. D is
  * poisoned before each run; every element is checked, and neither D's padding
  * nor a guard region after it may be written. */
 #include <math.h>
@@ -52,6 +54,10 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
     void *ha = test_matrix_random(&g->a, g->batch, &rng, &a_bytes), *hb = test_matrix_random(&g->b, g->batch, &rng, &b_bytes);
     void *hc = g->beta != 0.0f || in_place ? test_matrix_random(&g->c, g->batch, &rng, &c_bytes) : NULL;
     size_t d_bytes = tess_matrix_bytes(&g->d, g->batch), ref_bytes = sizeof(float) * (size_t)(g->m * g->n * g->batch);
+    size_t bias_bytes = 0;
+    void *hbias = test_bias_random(&g->epilogue, &rng, g->m, g->n, g->batch, &bias_bytes);
+    void *dbias = hbias ? gpu_upload(hbias, bias_bytes) : NULL;
+    const tess_epilogue_ptrs ep = {dbias};
     void *da = gpu_upload(ha, a_bytes), *db = gpu_upload(hb, b_bytes), *dc = hc ? gpu_upload(hc, c_bytes) : NULL;
     unsigned char *dd = gpu_poisoned(d_bytes);
     if (in_place)                                /* C is D: the same buffer, pre-filled with C */
@@ -63,6 +69,7 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
     ref.m = g->m, ref.n = g->n, ref.k = g->k, ref.batch = g->batch, ref.alpha = g->alpha, ref.beta = g->beta;
     ref.a = g->a, ref.b = g->b, ref.c = g->c;
     ref.a_data = da, ref.b_data = db, ref.c_data = in_place ? dd : dc;
+    ref.epilogue = g->epilogue, ref.bias_data = dbias;
     tess_matrix_desc rd = {TESS_DTYPE_F32, TESS_ORDER_COL, g->m, g->n, g->m, g->m * g->n};
     ref.d = rd;
     float *dref = gpu_upload(NULL, ref_bytes);
@@ -74,7 +81,7 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
     CHECK_STATUS(tess_gemm_plans(h, g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
     if (plan_index >= 0 && plan_index < count)
         plan = &plans[plan_index];
-    tess_status s = tess_gemm(h, g, plan, da, db, in_place ? dd : dc, dd);
+    tess_status s = tess_gemm_fused(h, g, plan, da, NULL, db, NULL, in_place ? dd : dc, dd, &ep);
     cudaError_t err = cudaDeviceSynchronize();
     /* A stream-K plan runs twice: its fixup order is fixed, so D must repeat
      * bit for bit, even with the workspace overwritten in between (as by
@@ -86,15 +93,16 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
         cudaMemcpy(first, dd, d_bytes, cudaMemcpyDeviceToHost);
         cudaMemset(dd, GPU_POISON, d_bytes + GPU_GUARD_BYTES);
         gpu_scribble_workspace(h);
-        s = tess_gemm(h, g, plan, da, db, dc, dd);
+        s = tess_gemm_fused(h, g, plan, da, NULL, db, NULL, dc, dd, &ep);
         err = cudaDeviceSynchronize();
     }
-    char what[320];
-    snprintf(what, sizeof what, "M=%lld N=%lld K=%lld batch=%lld A %s B %s D %s:%s beta=%g%s plan %s",
+    char what[400], epi[96];
+    snprintf(what, sizeof what, "M=%lld N=%lld K=%lld batch=%lld A %s B %s D %s:%s beta=%g%s%s plan %s",
              (long long)g->m, (long long)g->n, (long long)g->k, (long long)g->batch,
              g->a.order == TESS_ORDER_ROW ? "row" : "col", g->b.order == TESS_ORDER_ROW ? "row" : "col",
              tess_dtype_name(g->d.dtype), g->d.order == TESS_ORDER_ROW ? "row" : "col", g->beta,
-             in_place ? " (in place)" : "", plan ? plan->name : (count ? plans[0].name : "?"));
+             in_place ? " (in place)" : "", test_epilogue_name(&g->epilogue, epi, sizeof epi),
+             plan ? plan->name : (count ? plans[0].name : "?"));
     st->runs++;
     int before = check_failed;
     CHECKF(s == TESS_STATUS_SUCCESS && err == cudaSuccess, "%s: status %s, %s (%s)", what, tess_status_name(s),
@@ -123,7 +131,9 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
             free(inside);
         }
         dtype_rounding rd2 = test_dtype_rounding(g->d.dtype);
-        double bound = rd2.unit + 2e-5;
+        /* An activation may shrink the reference's norm (ReLU's zeros) while
+         * the error of the sums before it stays: twice the sums' allowance. */
+        double bound = rd2.unit + (g->epilogue.activation != TESS_ACT_NONE ? 4e-5 : 2e-5);
         CHECKF(nonfinite == 0 && rel <= bound, "%s: rel error %.3g (bound %.3g), %lld unwritten", what, rel, bound,
                (long long)nonfinite);
         CHECKF(guard == 0 && padding == 0, "%s: %lld bytes written after D, %lld into its padding", what,
@@ -136,8 +146,8 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
         free(want);
     }
     st->failures += check_failed > before;
-    cudaFree(da), cudaFree(db), cudaFree(dc), cudaFree(dd), cudaFree(dref);
-    free(ha), free(hb), free(hc), free(first);
+    cudaFree(da), cudaFree(db), cudaFree(dc), cudaFree(dd), cudaFree(dref), cudaFree(dbias);
+    free(ha), free(hb), free(hc), free(first), free(hbias);
 }
 
 static void random_problem(tess_gemm_desc *g, int64_t max_dim) {
@@ -154,6 +164,7 @@ static void random_problem(tess_gemm_desc *g, int64_t max_dim) {
         g->a.batch_stride = 0; /* one A shared by the batch */
     g->alpha = tess_rng_range(&rng, 0, 1) ? 1.0f : (float)tess_rng_normal(&rng);
     g->beta = tess_rng_range(&rng, 0, 1) ? 0.0f : (float)tess_rng_normal(&rng);
+    test_epilogue_random(&g->epilogue, &rng, g->m, g->n, g->batch, 0);
 }
 
 /* Stream-K (a thin last wave shared along K by every CTA): each shape below
@@ -242,6 +253,12 @@ static void test_small_m(tess_handle h, case_stats *st) {
         g.d = layout(i == 2 ? TESS_DTYPE_F32 : TESS_DTYPE_BF16, g.m, g.n, 1, i % 2 == 0);
         g.c = layout(TESS_DTYPE_F16, g.m, g.n, 1, i % 3 == 0);
         g.beta = i % 3 == 1 ? -0.75f : 0.0f;
+        /* Every plan (transposed, stream-K, the GEMVs) with a fused epilogue
+         * on most shapes: each activation, a bias per column or row. */
+        static const tess_dtype bias_types[3] = {TESS_DTYPE_BF16, TESS_DTYPE_F32, TESS_DTYPE_F16};
+        g.epilogue.activation = (tess_activation)(i % 5);
+        g.epilogue.bias = i % 4 == 3 ? TESS_BIAS_NONE : i % 2 ? TESS_BIAS_ROWS : TESS_BIAS_COLUMNS;
+        g.epilogue.bias_type = bias_types[i % 3];
         tess_plan plans[MAX_PLANS];
         int count = 0;
         CHECK_STATUS(tess_gemm_plans(h, &g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);

@@ -4,7 +4,8 @@
  *    tiles, up to 1024 groups; bf16/f16 with optional per-tensor and per-row
  *    factors, e4m3 with per-tensor (per group), per-row/column and 1x128 x
  *    128x128 block factors in random or packed layouts; bf16/f16/f32 Y with
- *    padded rows; every tile order. Each group's rows against the GPU
+ *    padded rows; every tile order; random fused epilogues (a bias per group
+ *    or shared, each activation). Each group's rows against the GPU
  *    reference of that group's dense problem; every byte of Y outside the
  *    groups' rows (rows of no group, rows past masked_m, row padding) and a
  *    guard after Y must stay as poisoned;
@@ -41,7 +42,8 @@ typedef struct grouped_case {
     int64_t *first, *count; /* each group's first row (of X's rows, or of its batch) and its rows, as clamped */
     void *x, *w;
     float *xs, *ws;
-    size_t x_bytes, w_bytes, xs_bytes, ws_bytes, y_bytes;
+    void *bias; /* the fused epilogue's [G, N] (or shared [N]) bias, or NULL */
+    size_t x_bytes, w_bytes, xs_bytes, ws_bytes, y_bytes, bias_bytes;
     tess_scale_operand xs_op, ws_op;
 } grouped_case;
 
@@ -121,10 +123,12 @@ static void make_case(grouped_case *c, tess_group_layout layout, int64_t groups,
         c->ws = make_factors(&c->ws_op, wm, n, k, groups, packed, &c->ws_bytes);
         g->x_scale = c->xs_op.layout, g->w_scale = c->ws_op.layout;
     }
+    test_epilogue_random(&g->epilogue, &rng, g->m, n, groups, 1);
+    c->bias = test_bias_random(&g->epilogue, &rng, g->m, n, groups, &c->bias_bytes);
 }
 
 static void free_case(grouped_case *c) {
-    free(c->rows), free(c->first), free(c->count), free(c->x), free(c->w), free(c->xs), free(c->ws);
+    free(c->rows), free(c->first), free(c->count), free(c->x), free(c->w), free(c->xs), free(c->ws), free(c->bias);
 }
 
 /* A factor operand seen from group gi's dense problem: its data moved to
@@ -152,13 +156,15 @@ static double run_case(tess_handle h, grouped_case *c, int plan_index, char *pla
     void *dx = gpu_upload(c->x, c->x_bytes), *dw = gpu_upload(c->w, c->w_bytes);
     float *dxs = c->xs ? gpu_upload(c->xs, c->xs_bytes) : NULL, *dws = c->ws ? gpu_upload(c->ws, c->ws_bytes) : NULL;
     int32_t *drows = gpu_upload(c->rows, sizeof(int32_t) * (size_t)g->groups);
+    void *dbias = c->bias ? gpu_upload(c->bias, c->bias_bytes) : NULL;
+    const tess_epilogue_ptrs ep = {dbias};
     unsigned char *dy = gpu_poisoned(c->y_bytes);
     tess_plan plans[MAX_PLANS];
     int count = 0;
     double rel = -1.0;
     CHECK_STATUS(tess_grouped_gemm_plans(h, g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
     const tess_plan *plan = gpu_pick_plan(plans, count, plan_index, plan_name);
-    tess_status s = tess_grouped_gemm(h, g, plan, dx, dxs, dw, dws, drows, dy);
+    tess_status s = tess_grouped_gemm_fused(h, g, plan, dx, dxs, dw, dws, drows, dy, &ep);
     cudaError_t err = cudaDeviceSynchronize();
     CHECKF(s == TESS_STATUS_SUCCESS && err == cudaSuccess, "%s: status %s, %s (%s)", plan_name, tess_status_name(s),
            cudaGetErrorString(err), tess_last_error());
@@ -182,6 +188,9 @@ static double run_case(tess_handle h, grouped_case *c, int plan_index, char *pla
         ref.a_scale = group_factors(&c->xs_op, dxs, masked ? gi : (c->xs_op.layout.mode == TESS_SCALE_TENSOR ? gi : 0),
                                     c->first[gi], !masked);
         ref.b_scale = group_factors(&c->ws_op, dws, gi, 0, 0);
+        ref.epilogue = g->epilogue; /* the group's bias vector, as a batch of one */
+        if (dbias)
+            ref.bias_data = (const char *)dbias + gi * g->epilogue.bias_batch_stride * (int64_t)tess_dtype_size(g->epilogue.bias_type);
         ref.d = (tess_matrix_desc){TESS_DTYPE_F32, TESS_ORDER_ROW, c->count[gi], g->n, g->n, 0};
         ref.c = ref.d;
         CHECK_STATUS(tess_ref_gemm_gpu(&ref, dref + row0 * g->n, NULL), TESS_STATUS_SUCCESS);
@@ -224,7 +233,7 @@ static double run_case(tess_handle h, grouped_case *c, int plan_index, char *pla
     free(owned), free(want), free(got);
     cudaFree(dref);
 done:
-    cudaFree(dx), cudaFree(dw), cudaFree(dxs), cudaFree(dws), cudaFree(drows), cudaFree(dy);
+    cudaFree(dx), cudaFree(dw), cudaFree(dxs), cudaFree(dws), cudaFree(drows), cudaFree(dy), cudaFree(dbias);
     return rel;
 }
 
@@ -233,8 +242,10 @@ static double allowance(const grouped_case *c) {
     for (int64_t gi = 0; gi < c->g.groups; gi++)
         outputs += c->count[gi] * c->g.n;
     const double scatter = outputs > 0 && outputs < 256 ? sqrt(256.0 / (double)outputs) : 1.0;
+    /* An activation may shrink the reference's norm while the sums' error stays: twice their allowance. */
+    const double act = c->g.epilogue.activation != TESS_ACT_NONE ? 2.0 : 1.0;
     return test_dtype_rounding(c->g.y.dtype).unit +
-           (c->g.x.dtype == TESS_DTYPE_E4M3 ? FP8_ALLOWANCE * scatter : F16_ALLOWANCE);
+           act * (c->g.x.dtype == TESS_DTYPE_E4M3 ? FP8_ALLOWANCE * scatter : F16_ALLOWANCE);
 }
 
 static void test_random(tess_handle h) {
@@ -308,6 +319,7 @@ static void test_bad_sizes(tess_handle h) {
     for (int masked = 0; masked <= 1; masked++) {
         grouped_case c;
         make_case(&c, (tess_group_layout)masked, 6, 256, 256, TESS_DTYPE_BF16, 0, TESS_DTYPE_BF16, 0);
+        c.g.epilogue = (tess_epilogue_desc){0}; /* tess_grouped_gemm takes no bias */
         const int32_t bad_offs[6] = {100, 50, 7, 1 << 30, -5, 3};
         const int32_t bad_masked[6] = {-1, 1 << 30, 5, 0, 2, -100};
         int32_t *drows = gpu_upload(masked ? bad_masked : bad_offs, sizeof bad_offs);
@@ -338,6 +350,7 @@ static void test_bad_sizes(tess_handle h) {
 static void test_refusals(tess_handle h) {
     grouped_case c;
     make_case(&c, TESS_GROUP_CONTIGUOUS, 4, 256, 256, TESS_DTYPE_BF16, 0, TESS_DTYPE_BF16, 0);
+    c.g.epilogue = (tess_epilogue_desc){0}; /* each refusal below is for its own reason, not a missing bias */
     static const _Alignas(16) char p[64];
     const int32_t *rows = (const int32_t *)p;
     tess_grouped_gemm_desc d = c.g;

@@ -141,8 +141,56 @@ static void test_struct_sizes(void) {
     CHECK(strstr(tess_last_error(), "smaller than any version") != NULL);
 }
 
+/* A first-version descriptor (struct_size ending at fast_accum) reads as
+ * one without a fused epilogue; every epilogue rule refuses with its
+ * sentence; the transposed problem swaps a bias's side. */
+static void test_epilogue_rules(void) {
+    tess_gemm_desc g = problem(256, 512, 128);
+    g.epilogue.activation = TESS_ACT_GELU_ERF;
+    g.struct_size = (uint32_t)(offsetof(tess_gemm_desc, fast_accum) + sizeof(int32_t));
+    tess_gemm_desc full;
+    CHECK_STATUS(tess_gemm_accept(&g, &full), TESS_STATUS_SUCCESS);
+    CHECK(full.epilogue.activation == TESS_ACT_NONE && full.epilogue.bias == TESS_BIAS_NONE);
+    tess_epilogue_desc e;
+    memset(&e, 0, sizeof e);
+    const char *f = "tess_gemm";
+    CHECK_STATUS(tess_gemm_check_epilogue(&e, NULL, 256, 512, 1, 0, f), TESS_STATUS_SUCCESS);
+    e.activation = (tess_activation)5;
+    CHECK_STATUS(tess_gemm_check_epilogue(&e, NULL, 256, 512, 1, 0, f), TESS_STATUS_INVALID_VALUE);
+    CHECK(strstr(tess_last_error(), "not a tess_activation") != NULL);
+    e.activation = TESS_ACT_SILU;
+    CHECK_STATUS(tess_gemm_check_epilogue(&e, NULL, 256, 512, 1, 0, f), TESS_STATUS_SUCCESS); /* no bias: no pointer */
+    e.bias = (tess_bias_mode)3;
+    CHECK_STATUS(tess_gemm_check_epilogue(&e, P, 256, 512, 1, 0, f), TESS_STATUS_INVALID_VALUE);
+    CHECK(strstr(tess_last_error(), "not a tess_bias_mode") != NULL);
+    e.bias = TESS_BIAS_ROWS, e.bias_type = TESS_DTYPE_BF16;
+    CHECK_STATUS(tess_gemm_check_epilogue(&e, P, 256, 512, 1, 0, f), TESS_STATUS_SUCCESS);
+    CHECK_STATUS(tess_gemm_check_epilogue(&e, P, 256, 512, 4, 1, "tess_grouped_gemm"), TESS_STATUS_NOT_SUPPORTED);
+    CHECK(strstr(tess_last_error(), "per column") != NULL);
+    e.bias = TESS_BIAS_COLUMNS, e.bias_type = TESS_DTYPE_E4M3;
+    CHECK_STATUS(tess_gemm_check_epilogue(&e, P, 256, 512, 1, 0, f), TESS_STATUS_NOT_SUPPORTED);
+    CHECK(strstr(tess_last_error(), "bf16, f16 or f32") != NULL);
+    e.bias_type = TESS_DTYPE_F32, e.bias_batch_stride = -1;
+    CHECK_STATUS(tess_gemm_check_epilogue(&e, P, 256, 512, 2, 0, f), TESS_STATUS_INVALID_VALUE);
+    e.bias_batch_stride = 511; /* shorter than N = 512 */
+    CHECK_STATUS(tess_gemm_check_epilogue(&e, P, 256, 512, 2, 0, f), TESS_STATUS_INVALID_VALUE);
+    CHECK(strstr(tess_last_error(), "shorter than one") != NULL);
+    e.bias_batch_stride = 512;
+    CHECK_STATUS(tess_gemm_check_epilogue(&e, P, 256, 512, 2, 0, f), TESS_STATUS_SUCCESS);
+    CHECK_STATUS(tess_gemm_check_epilogue(&e, NULL, 256, 512, 2, 0, f), TESS_STATUS_INVALID_VALUE);
+    CHECK(strstr(tess_last_error(), "_fused") != NULL);
+    CHECK_STATUS(tess_gemm_check_epilogue(&e, (const char *)P + 2, 256, 512, 2, 0, f), TESS_STATUS_INVALID_VALUE);
+    CHECK(strstr(tess_last_error(), "not aligned") != NULL);
+    g = problem(16, 512, 128);
+    g.epilogue.bias = TESS_BIAS_COLUMNS;
+    CHECK(tess_sm90_transposed_problem(&g).epilogue.bias == TESS_BIAS_ROWS);
+    g.epilogue.bias = TESS_BIAS_ROWS;
+    CHECK(tess_sm90_transposed_problem(&g).epilogue.bias == TESS_BIAS_COLUMNS);
+}
+
 static void test_refusals(void) {
     test_struct_sizes();
+    test_epilogue_rules();
     tess_gemm_desc g = problem(256, 512, 128), x;
     CHECK_STATUS(validate(NULL, &g, P, P, NULL, P), TESS_STATUS_SUCCESS);
     expect_refusal(NULL, P, P, P, P, TESS_STATUS_INVALID_VALUE, "desc is NULL");

@@ -9,7 +9,10 @@
  * problem, each provider runs back to back 1 s untimed, then SECONDS between
  * two CUDA events, in two rounds, the second in reverse order; a row gives
  * round 2, by when every provider meets a board already at its cap, and the
- * best round's TF/s (the method of ../shared/peers/sustained.py). Every row
+ * best round's TF/s (the method of ../shared/peers/sustained.py). --bias and
+ * --act fuse a bias (random normal values, one vector shared by the batch)
+ * and an activation into every provider's call that can run them
+ * (tess_gemm_fused; cuBLASLt's epilogues), and into the reference. Every row
  * also gives the mean SM clock and board power during the provider's timed
  * runs (NVML, energy.h; NaN without it), TF/s per GHz and TF/J (TF/s / W). */
 #include <math.h>
@@ -44,6 +47,7 @@
 typedef struct buffers {
     void *a, *b, *c, *d;
     float *sa, *sb; /* dequantization factors (NULL: none) */
+    void *bias;     /* the fused epilogue's bias (NULL: none) */
 } buffers;
 
 /* Fills device memory with normal(0, 1) values of `t`, generated on the host in chunks. */
@@ -71,8 +75,9 @@ typedef struct job {
 static int run_tessera(void *ctx, void *stream) {
     job *j = ctx;
     buffers *b = &j->sets[j->next++ % j->nsets];
+    const tess_epilogue_ptrs ep = {b->bias};
     if (tess_set_stream(j->h, stream) != TESS_STATUS_SUCCESS || /* the stream the timing holds */
-        tess_gemm_scaled(j->h, j->g, j->plan, b->a, b->sa, b->b, b->sb, b->c, b->d) != TESS_STATUS_SUCCESS) {
+        tess_gemm_fused(j->h, j->g, j->plan, b->a, b->sa, b->b, b->sb, b->c, b->d, &ep) != TESS_STATUS_SUCCESS) {
         fprintf(stderr, "tessera bench gemm: %s\n", tess_last_error());
         return -1;
     }
@@ -99,7 +104,7 @@ static int run_chained(void *ctx, void *stream) {
 static int run_cublas(void *ctx, void *stream) {
     job *j = ctx;
     buffers *b = &j->sets[j->next++ % j->nsets];
-    return cublaslt_execute(j->lt, b->a, b->sa, b->b, b->sb, b->c, b->d, stream);
+    return cublaslt_execute(j->lt, b->a, b->sa, b->b, b->sb, b->c, b->d, b->bias, stream);
 }
 
 /* ||D - ref|| / ||ref|| of set 0's D against the reference `rd` (f32) computed on the device. */
@@ -163,8 +168,12 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
     g.c = o->c_given ? packed(o->tc, o->oc, m, n, o->batch) : g.d;
     const int64_t na = bench_scale_layout(o->scale_a, m, k, &g.a_scale), nb = bench_scale_layout(o->scale_b, n, k, &g.b_scale);
     g.fast_accum = o->fast_accum;
+    g.epilogue.bias = (tess_bias_mode)o->bias, g.epilogue.activation = (tess_activation)o->act;
+    g.epilogue.bias_type = bench_bias_type(o);
+    const int64_t bias_count = o->bias == TESS_BIAS_NONE ? 0 : o->bias == TESS_BIAS_COLUMNS ? n : m;
+    const size_t bias_bytes = (size_t)bias_count * tess_dtype_size(g.epilogue.bias_type);
     size_t set_bytes = tess_matrix_bytes(&g.a, g.batch) + tess_matrix_bytes(&g.b, g.batch) + tess_matrix_bytes(&g.d, g.batch) +
-                       (g.beta != 0.0f ? tess_matrix_bytes(&g.c, g.batch) : 0);
+                       (g.beta != 0.0f ? tess_matrix_bytes(&g.c, g.batch) : 0) + bias_bytes;
     int nsets = (int)((2 * info->l2_bytes + set_bytes - 1) / set_bytes);
     nsets = nsets < 1 ? 1 : nsets > MAX_SETS ? MAX_SETS : nsets;
     buffers sets[MAX_SETS];
@@ -172,7 +181,8 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
     for (int s = 0; s < nsets; s++) {
         if (cudaMalloc(&sets[s].a, tess_matrix_bytes(&g.a, g.batch)) || cudaMalloc(&sets[s].b, tess_matrix_bytes(&g.b, g.batch)) ||
             cudaMalloc(&sets[s].d, tess_matrix_bytes(&g.d, g.batch)) ||
-            (g.beta != 0.0f && cudaMalloc(&sets[s].c, tess_matrix_bytes(&g.c, g.batch)))) {
+            (g.beta != 0.0f && cudaMalloc(&sets[s].c, tess_matrix_bytes(&g.c, g.batch))) ||
+            (bias_bytes && cudaMalloc(&sets[s].bias, bias_bytes))) {
             fprintf(stderr, "tessera bench gemm: out of device memory for %lld x %lld x %lld\n", (long long)m,
                     (long long)n, (long long)k);
             return 1;
@@ -181,6 +191,8 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
         fill_normal(sets[s].b, g.b.dtype, tess_matrix_span(&g.b, g.batch), rng);
         if (sets[s].c)
             fill_normal(sets[s].c, g.c.dtype, tess_matrix_span(&g.c, g.batch), rng);
+        if (sets[s].bias)
+            fill_normal(sets[s].bias, g.epilogue.bias_type, bias_count, rng);
         sets[s].sa = random_factors(na, rng), sets[s].sb = random_factors(nb, rng);
     }
     float *ref = NULL;
@@ -193,6 +205,7 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
         rp.a_data = sets[0].a, rp.b_data = sets[0].b, rp.c_data = sets[0].c;
         rp.a_scale.data = sets[0].sa, rp.a_scale.layout = g.a_scale;
         rp.b_scale.data = sets[0].sb, rp.b_scale.layout = g.b_scale;
+        rp.epilogue = g.epilogue, rp.bias_data = sets[0].bias;
         rp.d = rd;
         cudaMalloc((void **)&ref, tess_matrix_bytes(&rd, g.batch));
         tess_ref_gemm_gpu(&rp, ref, NULL);
@@ -326,18 +339,20 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
                gbs, ratio, q->err, tail, q->name);
         if (csv)
             fprintf(csv,
-                    "%lld,%lld,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%g,%g,%s,%s,%d,%s,%s,%.6f,%.2f,%.2f,%.4f,%.3e,%.2f,"
-                    "%.0f,%.1f,%.2f,%.4f,%.2f,%g\n",
+                    "%lld,%lld,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%g,%g,%s,%s,%d,%s,%s,%s,%s,%s,%.6f,%.2f,%.2f,%.4f,"
+                    "%.3e,%.2f,%.0f,%.1f,%.2f,%.4f,%.2f,%g\n",
                     (long long)m, (long long)n, (long long)k, (long long)g.batch, tess_dtype_name(g.a.dtype),
                     bench_order_name(g.a.order), tess_dtype_name(g.b.dtype), bench_order_name(g.b.order),
                     tess_dtype_name(g.c.dtype), bench_order_name(g.c.order), tess_dtype_name(g.d.dtype),
                     bench_order_name(g.d.order), g.alpha, g.beta, bench_scale_name(o->scale_a), bench_scale_name(o->scale_b),
-                    o->fast_accum, prov > 0 ? "tessera" : "cublas", q->name, ms, tflops, gbs, ratio, q->err,
+                    o->fast_accum, bench_bias_name(o->bias),
+                    o->bias != TESS_BIAS_NONE ? tess_dtype_name(g.epilogue.bias_type) : "none", bench_act_name(o->act),
+                    prov > 0 ? "tessera" : "cublas", q->name, ms, tflops, gbs, ratio, q->err,
                     host_us, w->mean_sm_mhz, w->mean_board_w, per_ghz, per_j, best_tflops, o->hold);
     }
     for (int s = 0; s < nsets; s++)
         cudaFree(sets[s].a), cudaFree(sets[s].b), cudaFree(sets[s].c), cudaFree(sets[s].d), cudaFree(sets[s].sa),
-            cudaFree(sets[s].sb);
+            cudaFree(sets[s].sb), cudaFree(sets[s].bias);
     cudaFree(ref);
     return 0;
 }
@@ -379,10 +394,11 @@ static void csv_header(FILE *csv, const tess_device_info *info, energy_meter *me
             tess_version_string());
     fprintf(csv, "# sm_mhz, board_w: means during the provider's timed runs (NVML; nan without it); "
                  "tflops_per_ghz = tflops / (sm_mhz / 1000); tflop_per_j = tflops / board_w; hold_s = 0: bursts, "
-                 "else --hold (ms, tflops: round 2; best_tflops: the best round)\n");
+                 "else --hold (ms, tflops: round 2; best_tflops: the best round); bias, bias_type, activation: the "
+                 "fused epilogue (--bias, --bias-type, --act; none: without)\n");
     fprintf(csv, "m,n,k,batch,a_type,a_order,b_type,b_order,c_type,c_order,d_type,d_order,alpha,beta,scale_a,"
-                 "scale_b,fast_accum,provider,kernel,ms,tflops,gbs,speedup_vs_cublas,rel_error,host_us,sm_mhz,"
-                 "board_w,tflops_per_ghz,tflop_per_j,best_tflops,hold_s\n");
+                 "scale_b,fast_accum,bias,bias_type,activation,provider,kernel,ms,tflops,gbs,speedup_vs_cublas,"
+                 "rel_error,host_us,sm_mhz,board_w,tflops_per_ghz,tflop_per_j,best_tflops,hold_s\n");
 }
 
 /* Opens the GPU (device 0), its meter, the shared workspace and the CSV; 0, or the exit code after saying why. */

@@ -13,8 +13,8 @@
 /* The options, in the table's order (the index cli_parse passes to apply). */
 enum {
     OPT_M, OPT_N, OPT_K, OPT_A, OPT_B, OPT_C, OPT_D, OPT_ALPHA, OPT_BETA, OPT_BATCH, OPT_SCALE_A, OPT_SCALE_B,
-    OPT_FAST_ACCUM, OPT_PROVIDERS, OPT_PLAN, OPT_WARMUP, OPT_ITERATIONS, OPT_ROUNDS, OPT_CHAIN, OPT_HOLD,
-    OPT_VERIFY, OPT_SUITE, OPT_OUTPUT, OPT_DRY_RUN, OPT_COUNT
+    OPT_FAST_ACCUM, OPT_BIAS, OPT_BIAS_TYPE, OPT_ACT, OPT_PROVIDERS, OPT_PLAN, OPT_WARMUP, OPT_ITERATIONS, OPT_ROUNDS,
+    OPT_CHAIN, OPT_HOLD, OPT_VERIFY, OPT_SUITE, OPT_OUTPUT, OPT_DRY_RUN, OPT_COUNT
 };
 
 static const cli_option bench_gemm_options[OPT_COUNT + 1] = {
@@ -38,6 +38,15 @@ static const cli_option bench_gemm_options[OPT_COUNT + 1] = {
     [OPT_FAST_ACCUM] = {"fast-accum", CLI_OPTIONAL_VALUE, "BOOL",
                         "FP8: accumulate in the tensor cores' precision, without promotion\n"
                         "every 128 K; default false"},
+    [OPT_BIAS] = {"bias", CLI_VALUE, "WHERE",
+                  "fused bias, one vector shared by the batch: none|columns (length N,\n"
+                  "added to every row)|rows (length M); default none"},
+    [OPT_BIAS_TYPE] = {"bias-type", CLI_VALUE, "TYPE",
+                       "the bias's type: bf16|f16|f32; default D's type where D is\n"
+                       "16-bit, else f32"},
+    [OPT_ACT] = {"act", CLI_VALUE, "NAME",
+                 "fused activation, after the bias: none|relu|gelu (erf)|gelu_tanh|\n"
+                 "silu; default none (cuBLASLt has relu and gelu_tanh only)"},
     [OPT_PROVIDERS] = {"providers", CLI_VALUE, "LIST", "who is timed: tessera,cublas (either or both); default both"},
     [OPT_PLAN] = {"plan", CLI_VALUE, "I|SUFFIX|all",
                   "tessera's plan: the I-th of tess_gemm_plans, the first whose name\n"
@@ -88,7 +97,60 @@ static void defaults(bench_options *o) {
     o->tessera = o->cublas = o->verify = 1;
     o->warmup = 10, o->iterations = 50, o->plan = -1, o->rounds = 4;
     o->scale_a = o->scale_b = -1;
+    o->bias_type = -1;
     o->chain = 1;
+}
+
+/* --bias's names, with their tess_bias_mode. */
+static const tess_named bias_names[] = {
+    {TESS_BIAS_NONE, "none"},
+    {TESS_BIAS_COLUMNS, "columns"},
+    {TESS_BIAS_ROWS, "rows"},
+};
+
+/* --act's names, with their tess_activation ("gelu" is erf's, as PyTorch's F.gelu). */
+static const tess_named act_names[] = {
+    {TESS_ACT_NONE, "none"},
+    {TESS_ACT_RELU, "relu"},
+    {TESS_ACT_GELU_ERF, "gelu"},
+    {TESS_ACT_GELU_ERF, "gelu_erf"},
+    {TESS_ACT_GELU_TANH, "gelu_tanh"},
+    {TESS_ACT_SILU, "silu"},
+};
+
+/* The value of the row of `table` named `v`; -1 where no row is. */
+static int value_named(const tess_named *table, size_t count, const char *v) {
+    for (size_t i = 0; i < count; i++)
+        if (!strcmp(v, table[i].name))
+            return table[i].value;
+    return -1;
+}
+
+/* Parses --bias, --bias-type or --act (`index`) into *o; -1 after saying
+ * which values it takes (`where`: "FILE:LINE: " in a suite's line, else ""). */
+static int parse_epilogue(int index, const char *v, bench_options *o, const char *where) {
+    tess_dtype t;
+    int x;
+    switch (index) {
+    case OPT_BIAS:
+        if ((x = value_named(bias_names, sizeof bias_names / sizeof bias_names[0], v)) >= 0)
+            return (o->bias = x), 1;
+        fprintf(stderr, "tessera bench gemm: %s--bias=%s: expected none, columns (length N) or rows (length M)\n",
+                where, v);
+        return -1;
+    case OPT_BIAS_TYPE:
+        if (tess_dtype_from_name(v, &t) == TESS_STATUS_SUCCESS &&
+            (t == TESS_DTYPE_BF16 || t == TESS_DTYPE_F16 || t == TESS_DTYPE_F32))
+            return (o->bias_type = (int)t), 1;
+        fprintf(stderr, "tessera bench gemm: %s--bias-type=%s: a bias is bf16, f16 or f32\n", where, v);
+        return -1;
+    default: /* OPT_ACT */
+        if ((x = value_named(act_names, sizeof act_names / sizeof act_names[0], v)) >= 0)
+            return (o->act = x), 1;
+        fprintf(stderr, "tessera bench gemm: %s--act=%s: expected none, relu, gelu (erf), gelu_tanh or silu\n", where,
+                v);
+        return -1;
+    }
 }
 
 /* Parses a scale recipe: none, tensor, outer (rowwise), block1x128, block128x128. */
@@ -247,6 +309,9 @@ static int apply(void *ctx, int index, const char *v) {
     case OPT_SCALE_A: return parse_scale(v, &o->scale_a);
     case OPT_SCALE_B: return parse_scale(v, &o->scale_b);
     case OPT_FAST_ACCUM: return cli_bool(v, &o->fast_accum);
+    case OPT_BIAS:
+    case OPT_BIAS_TYPE:
+    case OPT_ACT: return parse_epilogue(index, v, o, st->where);
     case OPT_PROVIDERS: return parse_providers(v, o);
     case OPT_PLAN: return parse_plan(v, o);
     case OPT_WARMUP: return set_int(v, 0, INT_MAX, &o->warmup);
@@ -314,14 +379,28 @@ const char *bench_scale_name(int mode) {
     return TESS_NAME_OF(names, mode, "none");
 }
 
+const char *bench_bias_name(int mode) { return TESS_NAME_OF(bias_names, mode, "invalid"); }
+
+const char *bench_act_name(int act) { return TESS_NAME_OF(act_names, act, "invalid"); }
+
+tess_dtype bench_bias_type(const bench_options *o) {
+    if (o->bias_type >= 0)
+        return (tess_dtype)o->bias_type;
+    return o->td == TESS_DTYPE_BF16 || o->td == TESS_DTYPE_F16 ? o->td : TESS_DTYPE_F32;
+}
+
 void bench_problem_label(const bench_options *o, int64_t m, int64_t n, int64_t k, char *buf, size_t cap) {
-    char scales[48] = "";
+    char scales[48] = "", bias[40] = "", act[24] = "";
     if (o->scale_a >= 0 || o->scale_b >= 0)
         snprintf(scales, sizeof scales, " s:%s,%s%s", bench_scale_name(o->scale_a), bench_scale_name(o->scale_b),
                  o->fast_accum ? " fast" : "");
-    snprintf(buf, cap, "%lldx%lldx%lld b%lld %s:%s,%s:%s->%s:%s%s", (long long)m, (long long)n, (long long)k,
+    if (o->bias != TESS_BIAS_NONE)
+        snprintf(bias, sizeof bias, " bias:%s:%s", bench_bias_name(o->bias), tess_dtype_name(bench_bias_type(o)));
+    if (o->act != TESS_ACT_NONE)
+        snprintf(act, sizeof act, " act:%s", bench_act_name(o->act));
+    snprintf(buf, cap, "%lldx%lldx%lld b%lld %s:%s,%s:%s->%s:%s%s%s%s", (long long)m, (long long)n, (long long)k,
              (long long)o->batch, tess_dtype_name(o->ta), bench_order_name(o->oa), tess_dtype_name(o->tb),
-             bench_order_name(o->ob), tess_dtype_name(o->td), bench_order_name(o->od), scales);
+             bench_order_name(o->ob), tess_dtype_name(o->td), bench_order_name(o->od), scales, bias, act);
 }
 
 void bench_print_dry_run(const bench_options *o) {

@@ -34,6 +34,9 @@ typedef struct bench_options {
     int tessera, cublas, verify, warmup, iterations, plan, rounds;
     int scale_a, scale_b; /* tess_scale_mode, or -1: no factors */
     int fast_accum;
+    int bias;              /* --bias: tess_bias_mode (a vector shared by the batch) */
+    int bias_type;         /* --bias-type: a tess_dtype, or -1: bench_bias_type's default */
+    int act;               /* --act: tess_activation */
     const char *plan_name; /* --plan=TEXT: the first plan whose name ends with TEXT */
     int all_plans;         /* --plan=all */
     int chain;             /* --chain=N: calls timed back to back, per-call time reported */
@@ -60,12 +63,20 @@ int bench_parse_args(int argc, char **argv, bench_options *o, bench_run *run);
  * problems, 0 if it is empty, -1 after saying what is wrong with it. */
 int bench_parse_line(char *line, const char *suite, int number, bench_options *o);
 
-/* The rows' name of a problem: "MxNxK bB a:row,b:col->d:row[ s:A,B[ fast]]". */
+/* The rows' name of a problem: "MxNxK bB a:row,b:col->d:row[ s:A,B[ fast]][ bias:WHERE:TYPE][ act:NAME]". */
 void bench_problem_label(const bench_options *o, int64_t m, int64_t n, int64_t k, char *buf, size_t cap);
 
 /* A scale recipe's name in rows and CSV ("none": no factors), and an order's ("row", "col"). */
 const char *bench_scale_name(int mode);
 const char *bench_order_name(tess_order order);
+
+/* The names --bias and --act take, as rows and CSV show them: "none",
+ * "columns", "rows"; "none", "relu", "gelu" (erf), "gelu_tanh", "silu". */
+const char *bench_bias_name(int mode);
+const char *bench_act_name(int act);
+
+/* The bias's type: --bias-type, else D's type where D is 16-bit, else f32. */
+tess_dtype bench_bias_type(const bench_options *o);
 
 /* --dry-run: one line per problem `o` names, with every setting it runs under. */
 void bench_print_dry_run(const bench_options *o);

@@ -18,7 +18,36 @@ struct cublaslt_run {
     void *workspace;
     float alpha, beta;
     int swapped; /* row-major D: cuBLASLt's first operand is B, its second A */
+    int bias;    /* 1: the epilogue reads a bias (its pointer set on each run) */
 };
+
+/* cuBLASLt's epilogue for `e` in *out; 0, with the reason in `why`, where it
+ * has none. Its bias is one value per row of its column-major D: tessera's
+ * columns when D is row-major (`swapped`), its rows otherwise; its
+ * activations are ReLU and GELU's tanh form. */
+static int lt_epilogue(const tess_epilogue_desc *e, int swapped, cublasLtEpilogue_t *out, char *why, size_t why_cap) {
+    switch (e->activation) {
+    case TESS_ACT_NONE: *out = CUBLASLT_EPILOGUE_DEFAULT; break;
+    case TESS_ACT_RELU: *out = CUBLASLT_EPILOGUE_RELU; break;
+    case TESS_ACT_GELU_TANH: *out = CUBLASLT_EPILOGUE_GELU; break;
+    case TESS_ACT_GELU_ERF:
+        snprintf(why, why_cap, "cuBLASLt has no erf GELU epilogue (its GELU is --act=gelu_tanh)");
+        return 0;
+    default: snprintf(why, why_cap, "cuBLASLt has no SiLU epilogue"); return 0;
+    }
+    if (e->bias == TESS_BIAS_NONE)
+        return 1;
+    if ((e->bias == TESS_BIAS_COLUMNS) != swapped) {
+        snprintf(why, why_cap,
+                 "cuBLASLt's bias is one per row of its column-major D: --bias=columns with a row-major D, "
+                 "--bias=rows with a column-major one");
+        return 0;
+    }
+    *out = *out == CUBLASLT_EPILOGUE_DEFAULT ? CUBLASLT_EPILOGUE_BIAS
+           : *out == CUBLASLT_EPILOGUE_RELU  ? CUBLASLT_EPILOGUE_RELU_BIAS
+                                             : CUBLASLT_EPILOGUE_GELU_BIAS;
+    return 1;
+}
 
 /* Sets cuBLASLt's scale mode of its first (`first`) or second operand.
  * tess_scale_mode values are cublasLtMatmulMatrixScale_t's. */
@@ -77,6 +106,20 @@ cublaslt_run *cublaslt_prepare(const tess_gemm_desc *g, char *why, size_t why_ca
     cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast);
     cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_TRANSA, &op1, sizeof op1);
     cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_TRANSB, &op2, sizeof op2);
+    cublasLtEpilogue_t epilogue;
+    if (!lt_epilogue(&g->epilogue, r->swapped, &epilogue, why, why_cap)) {
+        cublaslt_release(r);
+        return NULL;
+    }
+    cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue);
+    if (g->epilogue.bias != TESS_BIAS_NONE) {
+        int32_t bias_type = (int32_t)g->epilogue.bias_type;
+        int64_t bias_stride = g->epilogue.bias_batch_stride;
+        cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof bias_type);
+        cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &bias_stride,
+                                       sizeof bias_stride);
+        r->bias = 1;
+    }
     tess_matrix_desc dcol = g->d, ccol = g->beta != 0.0f ? g->c : g->d;
     if (d_row) { /* the transposed view is column-major N x M */
         dcol.rows = g->n, dcol.cols = g->m, dcol.order = TESS_ORDER_COL;
@@ -93,6 +136,8 @@ cublaslt_run *cublaslt_prepare(const tess_gemm_desc *g, char *why, size_t why_ca
         cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &placeholder, sizeof placeholder);
         cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &placeholder, sizeof placeholder);
     }
+    if (r->bias) /* the heuristic reads the bias pointer's alignment */
+        cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &placeholder, sizeof placeholder);
     cublasLtMatmulPreference_t pref;
     cublasLtMatmulPreferenceCreate(&pref);
     size_t ws = CUBLASLT_WORKSPACE_BYTES;
@@ -112,11 +157,13 @@ cublaslt_run *cublaslt_prepare(const tess_gemm_desc *g, char *why, size_t why_ca
 }
 
 int cublaslt_execute(cublaslt_run *r, const void *a, const float *sa, const void *b, const float *sb, const void *c,
-                     void *d, void *stream) {
+                     void *d, const void *bias, void *stream) {
     const void *first = r->swapped ? b : a, *second = r->swapped ? a : b;
     const float *s1 = r->swapped ? sb : sa, *s2 = r->swapped ? sa : sb;
     cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &s1, sizeof s1);
     cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &s2, sizeof s2);
+    if (r->bias)
+        cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
     cublasStatus_t st = cublasLtMatmul(r->handle, r->desc, &r->alpha, first, r->la, second, r->lb, &r->beta, c ? c : d, r->lc,
                                        d, r->ld, &r->algo, r->workspace, CUBLASLT_WORKSPACE_BYTES,
                                        (cudaStream_t)stream);

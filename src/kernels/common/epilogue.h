@@ -1,6 +1,6 @@
 /* The epilogue descriptor: what a kernel does with its finished float32
- * sums, carried from the API into every family's kernel parameters.
- * Today's epilogue is D = alpha * sum + beta * C, stored in D's type and
+ * sums, carried from the API into every family's kernel parameters:
+ * D = activation(alpha * sum + beta * C + bias), stored in D's type and
  * order, where `sum` is the accumulator after the operands' dequantization
  * factors (tess_scale_operand, applied by the family: per block in the
  * mainloop, or per row and column by tess_outer_factor). A fused epilogue
@@ -19,15 +19,29 @@ typedef struct tess_epilogue {
     const void *c;
     void *d;
     tess_matrix_desc c_layout, d_layout;
+    /* The fused steps (tess_epilogue_desc) in the kernel's own rows and
+     * columns (a transposed plan's bias mode is already swapped): `fused`
+     * says whether there are any, so that a kernel decides once per tile. */
+    int32_t fused;
+    int32_t bias_mode, activation; /* tess_bias_mode, tess_activation */
+    tess_dtype bias_type;
+    int64_t bias_batch_stride;
+    const void *bias;
 } tess_epilogue;
 
-/* The epilogue of a validated problem `desc` with C at c and D at d. */
-static inline tess_epilogue tess_epilogue_of(const tess_gemm_desc *desc, const void *c, void *d) {
+/* The epilogue of a validated problem `desc` with C at c, D at d and the
+ * fused epilogue's bias at bias. */
+static inline tess_epilogue tess_epilogue_of(const tess_gemm_desc *desc, const void *c, void *d, const void *bias) {
     tess_epilogue e;
     e.alpha = desc->alpha, e.beta = desc->beta;
     e.c = desc->beta != 0.0f ? c : NULL;
     e.d = d;
     e.c_layout = desc->c, e.d_layout = desc->d;
+    e.bias_mode = desc->epilogue.bias, e.activation = desc->epilogue.activation;
+    e.bias_type = desc->epilogue.bias_type;
+    e.bias_batch_stride = desc->epilogue.bias_batch_stride;
+    e.bias = e.bias_mode != TESS_BIAS_NONE ? bias : NULL;
+    e.fused = e.bias != NULL || e.activation != TESS_ACT_NONE;
     return e;
 }
 

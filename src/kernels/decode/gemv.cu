@@ -205,14 +205,17 @@ TESS_DEVICE void gemv_chunk(float (&acc)[TESS_GEMV_ROWS][MT], const uint4 (&w)[T
 
 // Stores D's element (token m, weight row n) from its finished float32 sum:
 // the outer factors (block factors were applied per K block), then the
-// epilogue (tess_epilogue_value: alpha, beta C).
+// epilogue (tess_epilogue_value: alpha, beta C; then any fused bias and
+// activation, tess_epilogue_fused).
 template <bool BLOCK>
 TESS_DEVICE void gemv_store(const tess_gemv_params &p, int m, int n, float sum) {
     if (!BLOCK)
         sum *= tess_outer_factor(p.scale_a, 0, m) * tess_outer_factor(p.scale_b, 0, n);
     const tess_epilogue &e = p.epi;
-    const float v = e.beta != 0.0f ? tess_epilogue_value<true, false>(e, sum, 0, m, n)
-                                   : tess_epilogue_value<false, false>(e, sum, 0, m, n);
+    float v = e.beta != 0.0f ? tess_epilogue_value<true, false>(e, sum, 0, m, n)
+                             : tess_epilogue_value<false, false>(e, sum, 0, m, n);
+    if (e.fused)
+        v = tess_epilogue_fused(e, v, 0, m, n);
     tess_epilogue_put(e, 0, m, n, v);
 }
 

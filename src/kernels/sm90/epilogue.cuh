@@ -127,9 +127,13 @@ TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::B
 // calling it per element spills 8 bytes in the FP8 128x256 three-stage
 // kernels (f32 D). With C (beta != 0, off the hot path), each element is a
 // compact call that stores any type (T unused).
-template <class Cfg, class T, bool WITH_C>
+// FUSED: each element's whole epilogue (tess_epilogue_final, C and the
+// fused steps with the bias of bias batch bb) is one call, then an inline
+// store of type T.
+template <class Cfg, class T, bool WITH_C, bool FUSED = false>
 TESS_DEVICE void epilogue_store_registers(const tess_gemm_params &p, const float (&acc)[Cfg::BN / 2], int t, int b,
-                                          int m0, int m_end, int n0, int n_end) {
+                                          int m0, int m_end, int n0, int n_end, int bb = 0) {
+    static_assert(!(WITH_C && FUSED), "a fused element reads C in its call");
     const tess_epilogue &e = p.epi;
     const bool row_major = e.d_layout.order == TESS_ORDER_ROW, bf16 = e.d_layout.dtype == TESS_DTYPE_BF16;
     const int64_t ld = e.d_layout.ld, row_step = row_major ? ld : 1, col_step = row_major ? 1 : ld;
@@ -140,7 +144,8 @@ TESS_DEVICE void epilogue_store_registers(const tess_gemm_params &p, const float
         tess_wgmma_acc_coord(t, v, &m, &n);
         m += m0, n += n0;
         if (m < m_end && n < n_end) {
-            const float x = tess_epilogue_value<WITH_C, true>(e, acc[v], b, m, n);
+            const float x = FUSED ? tess_epilogue_final_call(e, acc[v], b, bb, m, n)
+                                  : tess_epilogue_value<WITH_C, true>(e, acc[v], b, m, n);
             if constexpr (WITH_C) {
                 tess_epilogue_put_call(e, b, m, n, x);
             } else {
@@ -154,14 +159,118 @@ TESS_DEVICE void epilogue_store_registers(const tess_gemm_params &p, const float
     }
 }
 
+// Stores x[i] at element offset at + i of D (`d`: four consecutive
+// elements along its contiguous dimension) where in[i]:
+// one vector store where all four are and the address is aligned to their
+// size, else one store each.
+TESS_DEVICE void fused_store4(tess_dtype type, char *d, int64_t at, const float (&x)[4], const bool (&in)[4]) {
+    const bool wide = type == TESS_DTYPE_F32;
+    const int size = wide ? 4 : 2;
+    char *first = d + at * size;
+    if (in[0] && in[1] && in[2] && in[3] && ((uintptr_t)first % (4 * size)) == 0) {
+        if (wide) {
+            *(float4 *)first = make_float4(x[0], x[1], x[2], x[3]);
+        } else {
+            const bool bf16 = type == TESS_DTYPE_BF16;
+            *(uint2 *)first = make_uint2(pack16(x[0], x[1], bf16), pack16(x[2], x[3], bf16));
+        }
+        return;
+    }
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+        if (in[i])
+            tess_store_from_f32(type, d, at + i, x[i]);
+}
+
+// The fused epilogue of kernels with a staging buffer (bias, activation):
+// the tile's bias slice goes to shared memory once (float32, 0 past the
+// vector's end), then FUSED_COLS columns of the warpgroup's float32 sums at
+// a time (unrolled: each thread's accumulators are registers); a rolled
+// loop then takes four consecutive elements of D each (along D's contiguous
+// dimension), computes alpha * sum + beta * C + bias, the activation, and
+// stores them. The arithmetic is written once, not per unrolled
+// accumulator, which keeps each kernel's code and compile time near the
+// plain epilogue's whatever the activation, and the sums reach global
+// memory in D's order. `pending`: an earlier tile's TMA stores may still
+// read the buffer.
+template <class Cfg>
+TESS_DEVICE void epilogue_fused(const tess_gemm_params &p, const float (&acc)[Cfg::BN / 2], char *staging, int wg,
+                                int t, const tile_coord &tile, int m0, bool &pending) {
+    constexpr int W = Cfg::FUSED_COLS, PITCH = Cfg::FUSED_PITCH;
+    const tess_epilogue &e = p.epi;
+    const int b = tile.d_batch, bb = Cfg::GROUPED ? tile.group : tile.d_batch, barrier = TESS_EPI_BARRIER_BASE + wg;
+    const bool row_major = e.d_layout.order == TESS_ORDER_ROW, per_column = e.bias_mode == TESS_BIAS_COLUMNS;
+    float *sums = (float *)staging, *bias = sums + 64 * PITCH;
+    if (pending && t == 0)
+        tma_store_wait_read<0>();
+    pending = false;
+    named_barrier_sync(barrier, 128); // the buffer is free: earlier readers are done
+    for (int i = t; i < Cfg::FUSED_BIAS_FLOATS; i += 128)
+        bias[i] = tess_epilogue_bias(e, bb, m0 + i, tile.n0 + i); // the vector's element n0 + i or m0 + i
+    // Rolled over the rounds, so that the arithmetic's code appears once;
+    // each round's staging picks its accumulators by a branch per round, as
+    // registers cannot be indexed at run time.
+#pragma unroll 1
+    for (int round = 0; round < Cfg::BN / W; round++) {
+        if (round > 0)
+            named_barrier_sync(barrier, 128); // the previous round's readers are done
+#pragma unroll
+        for (int rr = 0; rr < Cfg::BN / W; rr++) {
+            if (rr != round)
+                continue;
+#pragma unroll
+            for (int i = 0; i < W / 4; i++) { // the value pairs of columns [rr W, rr W + W)
+                const int v = rr * W / 2 + 2 * i;
+                int m, n;
+                tess_wgmma_acc_coord(t, v, &m, &n);
+                *(float2 *)&sums[m * PITCH + n - rr * W] = make_float2(acc[v], acc[v + 1]);
+            }
+        }
+        named_barrier_sync(barrier, 128);
+        const int nr = tile.n0 + round * W; // the round's first column
+        // Chunks of four elements: along a row (row-major D) or a column.
+        constexpr int CHUNKS = 64 * W / 4, ROW_CHUNKS = W / 4;
+        for (int c = t; c < CHUNKS; c += 128) {
+            const int r = row_major ? c / ROW_CHUNKS : 4 * (c % 16), col = row_major ? 4 * (c % ROW_CHUNKS) : c / 16;
+            float x[4];
+            bool in[4];
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const int lr = row_major ? r : r + i, lc = row_major ? col + i : col;
+                const int m = m0 + lr, n = nr + lc;
+                in[i] = m < tile.m_end && n < tile.n_end;
+                float v = e.alpha * sums[lr * PITCH + lc];
+                if (e.beta != 0.0f)
+                    v += e.beta * tess_epilogue_c(e, b, m, n);
+                x[i] = tess_activate(e.activation, v + bias[per_column ? round * W + lc : lr]);
+            }
+            fused_store4(e.d_layout.dtype, (char *)e.d, tess_matrix_offset(&e.d_layout, b, m0 + r, nr + col), x, in);
+        }
+    }
+}
+
 // The epilogue of one warpgroup's part of tile `tile` (its rows from m0):
 // the store path and whether C is read are decided once per tile, so each
-// unrolled variant is straight-line code.
+// unrolled variant is straight-line code. Fused steps take their own path:
+// staged (epilogue_fused), or from registers with one call per element in
+// kernels without a staging buffer (a few columns a thread).
 template <class Cfg>
 TESS_DEVICE void epilogue(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], char *staging, int wg, int t,
                           const tile_coord &tile, int m0, bool &pending) {
     const bool with_c = p.epi.beta != 0.0f;
     const int b = tile.d_batch, m_end = tile.m_end, n0 = tile.n0, n_end = tile.n_end;
+    if (p.epi.fused) {
+        if constexpr (Cfg::FUSED_COLS > 0) {
+            epilogue_fused<Cfg>(p, acc, staging, wg, t, tile, m0, pending);
+        } else {
+            const int bb = Cfg::GROUPED ? tile.group : b;
+            if (p.epi.d_layout.dtype == TESS_DTYPE_F32)
+                epilogue_store_registers<Cfg, float, false, true>(p, acc, t, b, m0, m_end, n0, n_end, bb);
+            else
+                epilogue_store_registers<Cfg, uint16_t, false, true>(p, acc, t, b, m0, m_end, n0, n_end, bb);
+        }
+        return;
+    }
     if (Cfg::STORES_FROM_REGISTERS || p.d_direct) {
         // D is f32, bf16 or f16 (the API's rule)
         if (with_c)

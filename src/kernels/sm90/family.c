@@ -80,15 +80,17 @@ static tess_matrix_desc transposed_matrix(const tess_matrix_desc *x) {
 /* The problem a transposed plan's kernel runs (and a grouped token tile's):
  * D^T = B^T A^T (+ beta C^T), with the operands' roles, their factors and M
  * and N swapped (per-row factors of A become per-column factors of the new
- * B, and so on). For small M this puts B's N columns (the weights) on the
- * kernels' 128-row side and the M tokens in a narrow N tile, so no wgmma
- * row is padding. */
+ * B, and so on; a bias per column of D is one per row of D^T). For small M
+ * this puts B's N columns (the weights) on the kernels' 128-row side and the
+ * M tokens in a narrow N tile, so no wgmma row is padding. */
 tess_gemm_desc tess_sm90_transposed_problem(const tess_gemm_desc *d) {
     tess_gemm_desc t = *d;
     t.m = d->n, t.n = d->m;
     t.a = transposed_matrix(&d->b), t.b = transposed_matrix(&d->a);
     t.c = transposed_matrix(&d->c), t.d = transposed_matrix(&d->d);
     t.a_scale = d->b_scale, t.b_scale = d->a_scale;
+    if (d->epilogue.bias != TESS_BIAS_NONE) /* D's columns are D^T's rows */
+        t.epilogue.bias = d->epilogue.bias == TESS_BIAS_COLUMNS ? TESS_BIAS_ROWS : TESS_BIAS_COLUMNS;
     return t;
 }
 

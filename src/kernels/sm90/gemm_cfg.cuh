@@ -260,6 +260,31 @@ struct gemm_cfg {
     static constexpr int EPI_WG_BYTES =
         STORES_FROM_REGISTERS ? 0 : (EPI_COLS / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;
     static constexpr int EPI_BYTES = CONSUMERS * EPI_WG_BYTES;
+    // The fused epilogue (epilogue.cuh epilogue_fused) stages a warpgroup's
+    // float32 sums in its staging buffer FUSED_COLS columns at a time (the
+    // widest of 64, 32 and 16 that divides BN and fits), rows FUSED_PITCH
+    // floats apart: the 8 floats of padding put the 8-byte stores of a
+    // quarter warp (4 rows x 4 column pairs) on 32 distinct banks. 0 for
+    // kernels that store from registers (no staging buffer).
+    static constexpr int FUSED_PAD = 8;
+    // After the sums, the tile's bias slice in float32: BN columns' or the
+    // warpgroup's 64 rows' values.
+    static constexpr int FUSED_BIAS_FLOATS = BN > 64 ? BN : 64;
+    static constexpr __host__ __device__ bool fused_cols_fit(int w) {
+        return BN % w == 0 && (64 * (w + FUSED_PAD) + FUSED_BIAS_FLOATS) * 4 <= EPI_WG_BYTES;
+    }
+    // The grouped 128x256 four-stage kernel without block factors takes the
+    // register path instead: staged, ptxas (CUDA 13) spills 8 bytes of it
+    // where per-column factors are applied (scale_epilogue.cuh).
+    static constexpr bool FUSES_FROM_REGISTERS =
+        STORES_FROM_REGISTERS || (GROUPED && !BLOCK_SCALED && BN == 256 && STAGES == 4);
+    static constexpr int FUSED_COLS = FUSES_FROM_REGISTERS ? 0
+                                      : fused_cols_fit(64)  ? 64
+                                      : fused_cols_fit(32)  ? 32
+                                      : fused_cols_fit(16)  ? 16
+                                                            : 0;
+    static constexpr int FUSED_PITCH = FUSED_COLS + FUSED_PAD;
+    static_assert(FUSES_FROM_REGISTERS || FUSED_COLS > 0, "a staging buffer holds 64 x 16 float32 sums at least");
     static constexpr int SMEM_BYTES = RING_BYTES + EPI_BYTES;
     static_assert(SMEM_BYTES <= TESS_SM90_SMEM_LIMIT, "over the 227 KiB a Hopper CTA may use");
     // Moving one wgmma step along K inside a stage: 32 bytes along a K-major

@@ -1,0 +1,563 @@
+"""Fused epilogues (bias + activation) of tessera.gemm, grouped_mm and grouped_mm_masked: the
+ctypes structs and enums against the header, and every bias refusal before any call (the pure
+checks of tessera.epilogue; tessera.gemm / grouped_mm driven with tessera.Matrix views of
+made-up device memory; the torch.ops fakes), on any machine; results against a float64 PyTorch
+reference (x @ w.T + bias, then the activation) on a GPU, bf16 and FP8 block-scaled."""
+import ctypes
+import os
+import re
+import types
+
+import pytest
+
+import tessera
+from tessera import epilogue
+from tessera.dtypes import DType
+from conftest import REPO, needs_gpu
+
+COLUMNS, ROWS = epilogue.BIAS_COLUMNS, epilogue.BIAS_ROWS
+ACTIVATIONS = ["none", "relu", "gelu", "gelu_tanh", "silu"]
+
+
+def _packed(shape):
+    strides, step = [], 1
+    for e in reversed(shape):
+        strides.insert(0, step)
+        step *= e
+    return tuple(strides)
+
+
+class FakeBias:
+    """Just enough of a torch tensor for the bias checks (no torch needed)."""
+
+    def __init__(self, shape, strides=None, *, dtype="torch.bfloat16", device=("cuda", 0), ptr=0x40000):
+        self.shape, self.dtype = tuple(shape), dtype
+        self.device = types.SimpleNamespace(type=device[0], index=device[1])
+        self._strides = tuple(strides) if strides is not None else _packed(self.shape)
+        self._ptr = ptr
+
+    def stride(self, dim=None):
+        return self._strides if dim is None else self._strides[dim]
+
+    def dim(self):
+        return len(self.shape)
+
+    def data_ptr(self):
+        return self._ptr
+
+
+class _NoDevice:
+    """A handle that fails the test if a call gets as far as using it."""
+
+    @property
+    def device(self):
+        raise AssertionError("the call reached the device")
+
+
+# ---- the C structs and enums ------------------------------------------------------------------
+
+# sizeof / offsetof printed by gcc -Iinclude for x86-64 (LP64).
+EPILOGUE_OFFSETS = {"bias": 0, "bias_type": 4, "bias_batch_stride": 8, "activation": 16}
+
+
+def test_structs_match_header():
+    lib = tessera._lib
+    assert ctypes.sizeof(lib.EpilogueDescStruct) == 24
+    assert {name: getattr(lib.EpilogueDescStruct, name).offset for name, _ in lib.EpilogueDescStruct._fields_} == \
+        EPILOGUE_OFFSETS
+    assert ctypes.sizeof(lib.EpiloguePtrsStruct) == 8
+    assert lib.GemmDescStruct._fields_[-1][0] == "epilogue" and lib.GemmDescStruct.epilogue.offset == 280
+    assert ctypes.sizeof(lib.GemmDescStruct) == 304
+    assert lib.GroupedGemmDescStruct._fields_[-1][0] == "epilogue"
+    assert lib.GroupedGemmDescStruct.epilogue.offset == 232 and ctypes.sizeof(lib.GroupedGemmDescStruct) == 256
+    # and the library's own sizeofs, which the _init functions store in struct_size; the epilogue starts zeroed
+    for struct, init in ((lib.GemmDescStruct, "tess_gemm_desc_init"),
+                         (lib.GroupedGemmDescStruct, "tess_grouped_gemm_desc_init")):
+        desc = struct()
+        desc.epilogue.activation = 7  # init must clear it
+        assert getattr(lib.lib(), init)(ctypes.byref(desc)) == 0
+        assert desc.struct_size == ctypes.sizeof(struct)
+        assert (desc.epilogue.bias, desc.epilogue.bias_batch_stride, desc.epilogue.activation) == (0, 0, 0)
+
+
+def test_enums_match_header():
+    text = open(os.path.join(REPO, "include", "tessera.h")).read()
+    biases = {name: int(v) for name, v in re.findall(r"TESS_BIAS_(\w+) = (\d+)", text)}
+    assert biases == {"NONE": epilogue.BIAS_NONE, "COLUMNS": COLUMNS, "ROWS": ROWS}
+    acts = {name: int(v) for name, v in re.findall(r"TESS_ACT_(\w+) = (\d+)", text)}
+    assert acts == {"NONE": 0, "RELU": epilogue.ACTIVATIONS["relu"], "GELU_TANH": epilogue.ACTIVATIONS["gelu_tanh"],
+                    "GELU_ERF": epilogue.ACTIVATIONS["gelu"], "SILU": epilogue.ACTIVATIONS["silu"]}
+
+
+# ---- the pure checks ------------------------------------------------------------------------------
+
+def test_activation_names():
+    assert epilogue.activation_code(None) == 0 and epilogue.activation_code("none") == 0
+    assert epilogue.activation_code("gelu") == epilogue.activation_code("gelu_erf") == 3  # F.gelu's default
+    assert epilogue.activation_code("gelu_tanh") == 2
+    for bad in ("GELU", "tanh", "", "swish"):
+        with pytest.raises(tessera.InvalidValueError, match=r"activation=.*one of 'none', 'relu', 'gelu'"):
+            epilogue.activation_code(bad)
+    with pytest.raises(tessera.InvalidValueError, match="activation=3"):
+        epilogue.activation_code(3)  # names only: enum values are not taken
+
+
+def dense(bias, m=64, n=96, batch=1, along="columns", activation="relu", device=0):
+    return tuple(epilogue.dense_epilogue(bias, activation, along, m, n, batch, device))
+
+
+def test_dense_bias_shapes():
+    assert dense(None) == (0, DType.F32, 0, 1)
+    assert dense(None, activation=None) == (0, DType.F32, 0, 0)
+    assert dense(FakeBias((96,))) == (COLUMNS, DType.BF16, 0, 1)
+    assert dense(FakeBias((1, 96), dtype="torch.float32")) == (COLUMNS, DType.F32, 0, 1)
+    assert dense(FakeBias((64,), dtype="torch.float16"), along="rows") == (ROWS, DType.F16, 0, 1)
+    # batches: one vector for all, or one per batch (their stride a whole vector)
+    assert dense(FakeBias((96,)), batch=3) == (COLUMNS, DType.BF16, 0, 1)
+    assert dense(FakeBias((3, 96)), batch=3) == (COLUMNS, DType.BF16, 96, 1)
+    assert dense(FakeBias((3, 64)), batch=3, along="rows") == (ROWS, DType.BF16, 64, 1)
+    # M = 1, N = 1
+    assert dense(FakeBias((1,)), m=1, along="rows") == (ROWS, DType.BF16, 0, 1)
+    assert dense(FakeBias((2, 1)), n=1, batch=2) == (COLUMNS, DType.BF16, 1, 1)
+
+
+@pytest.mark.parametrize("bias,kwargs,match", [
+    (FakeBias((64,)), {}, r"bias: expected shape \(96,\) or \(1, 96\) \(one value per column of the output, N=96; "
+                          r"a bias per row of the output, of length M, takes bias_along='rows'\), got \(64,\)"),
+    (FakeBias((96,)), dict(along="rows"), r"expected shape \(64,\) or \(1, 64\) \(one value per row.*M=64"),
+    (FakeBias((2, 96)), dict(batch=3), r"\(96,\) or \(1, 96\) or \(3, 96\) .*one vector per batch of 3.*got \(2, 96\)"),
+    (FakeBias((3, 96)), {}, r"got \(3, 96\)"),  # one vector per batch, without a batch
+    (FakeBias((96, 1)), {}, r"got \(96, 1\)"),
+    (FakeBias(()), {}, r"got \(\)"),
+    (FakeBias((96,), dtype="torch.float8_e4m3fn"), {}, "expected bfloat16, float16 or float32, got torch.float8"),
+    (FakeBias((96,), dtype="torch.int32"), {}, "expected bfloat16, float16 or float32"),
+    (FakeBias((96,), device=("cpu", 0)), {}, "bias is on cpu; it must be on the operands' device cuda:0"),
+    (FakeBias((96,), device=("cuda", 1)), {}, "bias is on cuda:1; it must be on the operands' device cuda:0"),
+    (FakeBias((96,), (2,)), {}, r"bias: must be contiguous; shape \(96,\) has strides \(2,\)"),
+    (FakeBias((3, 96), (1, 3)), dict(batch=3), "must be contiguous"),
+    (FakeBias((3, 96), (128, 1)), dict(batch=3), "must be contiguous"),
+    ([0.0] * 96, {}, "bias: expected a torch.Tensor of bfloat16, float16 or float32 in GPU memory, got list"),
+    (FakeBias((96,)), dict(along="cols"), r"bias_along='cols': 'columns' .* or 'rows'"),
+    (FakeBias((96,)), dict(activation="gelu_erff"), "activation='gelu_erff'"),
+])
+def test_dense_bias_refusals(bias, kwargs, match):
+    with pytest.raises(tessera.InvalidValueError, match=match):
+        dense(bias, **kwargs)
+
+
+def test_grouped_bias_shapes():
+    g = epilogue.grouped_epilogue
+    assert tuple(g(None, "silu", 8, 320, 0)) == (0, DType.F32, 0, 4)
+    assert tuple(g(FakeBias((320,)), None, 8, 320, 0)) == (COLUMNS, DType.BF16, 0, 0)
+    assert tuple(g(FakeBias((1, 320)), None, 8, 320, 0)) == (COLUMNS, DType.BF16, 0, 0)
+    assert tuple(g(FakeBias((8, 320), dtype="torch.float32"), "gelu", 8, 320, 0)) == (COLUMNS, DType.F32, 320, 3)
+    with pytest.raises(tessera.InvalidValueError, match=r"expected shape \(320,\) or \(1, 320\) or \(8, 320\) "
+                                                        r"\(one value per output column, N=320.*got \(7, 320\)"):
+        g(FakeBias((7, 320)), None, 8, 320, 0)
+    with pytest.raises(tessera.InvalidValueError, match=r"got \(8, 300\)"):
+        g(FakeBias((8, 300)), None, 8, 320, 0)
+    with pytest.raises(tessera.InvalidValueError, match="must be contiguous"):
+        g(FakeBias((8, 320), (1, 8)), None, 8, 320, 0)
+    with pytest.raises(tessera.InvalidValueError, match="activation='relu6'"):
+        g(None, "relu6", 8, 320, 0)
+
+
+# ---- tessera.gemm / grouped_mm refuse before the call ----------------------------------------------
+
+def _bf16_problem(m, n, k, batch=1):
+    """Matrix views of made-up device memory (never read): a M x K row-major, b K x N column-major, out."""
+    ab = (batch,) if batch > 1 else ()
+    a = tessera.from_parts(0x100000, DType.BF16, ab + (m, k), ((m * k,) if batch > 1 else ()) + (k, 1), ("cuda", 0))
+    b = tessera.from_parts(0x200000, DType.BF16, (k, n), (1, k), ("cuda", 0))
+    out = tessera.from_parts(0x300000, DType.BF16, ab + (m, n), ((m * n,) if batch > 1 else ()) + (n, 1), ("cuda", 0))
+    return a, b, out
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(bias=FakeBias((64,))), r"bias: expected shape \(128,\) or \(1, 128\)"),
+    (dict(bias=FakeBias((128,)), bias_along="rows"), r"bias: expected shape \(64,\)"),
+    (dict(bias=FakeBias((128,), dtype="torch.float64")), "expected bfloat16, float16 or float32, got torch.float64"),
+    (dict(bias=FakeBias((128,), device=("cuda", 1))), "operands' device cuda:0"),
+    (dict(bias=FakeBias((128,), (2,))), "must be contiguous"),
+    (dict(activation="gelu_approx"), "activation='gelu_approx'"),
+    (dict(bias=FakeBias((128,)), bias_along="column"), "bias_along='column'"),
+])
+def test_gemm_refuses_before_the_call(kwargs, match):
+    a, b, out = _bf16_problem(64, 128, 256)
+    with pytest.raises(tessera.InvalidValueError, match=match):
+        tessera.gemm(a, b, out, handle=_NoDevice(), **kwargs)
+    with pytest.raises(tessera.InvalidValueError, match=match):  # the plan queries check it the same way
+        tessera.gemm_plans(a, b, out, handle=_NoDevice(), **kwargs)
+
+
+def test_gemm_batched_bias():
+    a, b, out = _bf16_problem(64, 128, 256, batch=3)
+    with pytest.raises(tessera.InvalidValueError, match=r"\(3, 128\) .*got \(2, 128\)"):
+        tessera.gemm(a, b, out, handle=_NoDevice(), bias=FakeBias((2, 128)))
+    for shape in [(128,), (1, 128), (3, 128)]:  # fitting biases pass the checks (the next step is the handle)
+        with pytest.raises(AssertionError, match="reached the device"):
+            tessera.gemm(a, b, out, handle=_NoDevice(), bias=FakeBias(shape), activation="silu")
+    with pytest.raises(AssertionError, match="reached the device"):
+        tessera.gemm(a, b, out, handle=_NoDevice(), bias=FakeBias((3, 64), dtype="torch.float32"), bias_along="rows")
+
+
+def test_grouped_refuses_before_the_call():
+    g, m, n, k = 4, 100, 256, 512
+    x = tessera.from_parts(0x100000, DType.BF16, (m, k), (k, 1), ("cuda", 0))
+    w = tessera.from_parts(0x200000, DType.BF16, (g, n, k), (n * k, k, 1), ("cuda", 0))
+    out = tessera.from_parts(0x300000, DType.BF16, (m, n), (n, 1), ("cuda", 0))
+    call = lambda **kw: tessera.grouped_mm(x, w, None, out, handle=_NoDevice(), **kw)  # noqa: E731
+    with pytest.raises(tessera.InvalidValueError, match=r"bias: expected shape \(256,\) or \(1, 256\) or \(4, 256\)"):
+        call(bias=FakeBias((m,)))  # per row: not for a grouped GEMM
+    with pytest.raises(tessera.InvalidValueError, match=r"got \(3, 256\)"):
+        call(bias=FakeBias((3, 256)))
+    with pytest.raises(tessera.InvalidValueError, match="bias is on cuda:1"):
+        call(bias=FakeBias((g, n), device=("cuda", 1)))
+    with pytest.raises(tessera.InvalidValueError, match="got torch.int8"):
+        call(bias=FakeBias((g, n), dtype="torch.int8"))
+    with pytest.raises(tessera.InvalidValueError, match="activation='Relu'"):
+        call(activation="Relu")
+    for shape in [(n,), (1, n), (g, n)]:
+        with pytest.raises(AssertionError, match="reached the device"):
+            call(bias=FakeBias(shape), activation="gelu_tanh")
+    xm = tessera.from_parts(0x100000, DType.BF16, (g, 64, k), (64 * k, k, 1), ("cuda", 0))
+    with pytest.raises(tessera.InvalidValueError, match=r"got \(5, 256\)"):
+        tessera.grouped_mm_masked(xm, w, None, 32, handle=_NoDevice(), bias=FakeBias((5, n)))
+    with pytest.raises(tessera.InvalidValueError, match="must be contiguous"):  # the plan queries check it too
+        tessera.grouped_plans(x, w, out, handle=_NoDevice(), bias=FakeBias((g, n), (1, g)))
+
+
+# ---- torch.ops fakes (no GPU) ---------------------------------------------------------------------
+
+def _fake_mode():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    return FakeTensorMode(allow_non_fake_inputs=True)
+
+
+def test_ops_fakes_check_the_bias():
+    torch = pytest.importorskip("torch")
+    bf16 = torch.bfloat16
+    with _fake_mode():
+        a = torch.empty(64, 256, device="cuda", dtype=bf16)
+        b = torch.empty(256, 96, device="cuda", dtype=bf16)
+        y = torch.ops.tessera.gemm(a, b, bias=torch.empty(96, device="cuda", dtype=bf16), activation="gelu")
+        assert tuple(y.shape) == (64, 96) and y.dtype == bf16
+        y = torch.ops.tessera.gemm(a, b, bias=torch.empty(64, device="cuda"), bias_along="rows", activation="relu")
+        assert tuple(y.shape) == (64, 96)
+        a3 = torch.empty(3, 64, 256, device="cuda", dtype=bf16)
+        assert tuple(torch.ops.tessera.gemm(a3, b, bias=torch.empty(3, 96, device="cuda", dtype=bf16)).shape) == \
+            (3, 64, 96)
+        with pytest.raises(tessera.InvalidValueError, match=r"bias: expected shape \(96,\) or \(1, 96\)"):
+            torch.ops.tessera.gemm(a, b, bias=torch.empty(64, device="cuda", dtype=bf16))
+        with pytest.raises(tessera.InvalidValueError, match=r"got \(2, 96\)"):
+            torch.ops.tessera.gemm(a3, b, bias=torch.empty(2, 96, device="cuda", dtype=bf16))
+        with pytest.raises(tessera.InvalidValueError, match="got torch.float64"):
+            torch.ops.tessera.gemm(a, b, bias=torch.empty(96, device="cuda", dtype=torch.float64))
+        with pytest.raises(tessera.InvalidValueError, match="must be contiguous"):
+            torch.ops.tessera.gemm(a, b, bias=torch.empty(192, device="cuda", dtype=bf16)[::2])
+        with pytest.raises(tessera.InvalidValueError, match="bias is on cpu"):
+            torch.ops.tessera.gemm(a, b, bias=torch.empty(96, dtype=bf16))
+        with pytest.raises(tessera.InvalidValueError, match="activation='softplus'"):
+            torch.ops.tessera.gemm(a, b, activation="softplus")
+        x = torch.empty(300, 128, device="cuda", dtype=bf16)
+        w = torch.empty(4, 256, 128, device="cuda", dtype=bf16)
+        offs = torch.empty(4, device="cuda", dtype=torch.int32)
+        y = torch.ops.tessera.grouped_mm(x, w, offs, bias=torch.empty(4, 256, device="cuda"), activation="silu")
+        assert tuple(y.shape) == (300, 256)
+        with pytest.raises(tessera.InvalidValueError, match=r"\(256,\) or \(1, 256\) or \(4, 256\).*got \(300,\)"):
+            torch.ops.tessera.grouped_mm(x, w, offs, bias=torch.empty(300, device="cuda", dtype=bf16))
+        with pytest.raises(tessera.InvalidValueError, match="activation='gelu_fast'"):
+            torch.ops.tessera.grouped_mm(x[:0], w, offs, activation="gelu_fast")  # even with no tokens
+        xm = torch.empty(4, 64, 128, device="cuda", dtype=bf16)
+        y = torch.ops.tessera.grouped_mm_masked(xm, w, offs, 32, bias=torch.empty(256, device="cuda", dtype=bf16))
+        assert tuple(y.shape) == (4, 64, 256)
+        with pytest.raises(tessera.InvalidValueError, match=r"got \(3, 256\)"):
+            torch.ops.tessera.grouped_mm_masked(xm, w, offs, 32, bias=torch.empty(3, 256, device="cuda"))
+
+
+def _backward_ctx(saved, needs, **fields):
+    return types.SimpleNamespace(saved_tensors=saved, needs_input_grad=needs, **fields)
+
+
+def test_bias_gradient_shapes_and_activation_refusal():
+    torch = pytest.importorskip("torch")
+    bf16 = torch.bfloat16
+    needs = (True, True, False) + (False,) * 8 + (True, False, False)  # a, b and the bias (input 11)
+    with _fake_mode():
+        a = torch.empty(3, 64, 256, device="cuda", dtype=bf16)
+        b = torch.empty(256, 96, device="cuda", dtype=bf16)
+        grad = torch.empty(3, 64, 96, device="cuda", dtype=bf16)
+        for shape, along in [((96,), "columns"), ((1, 96), "columns"), ((3, 96), "columns"), ((64,), "rows"),
+                             ((3, 64), "rows")]:
+            ctx = _backward_ctx((a, b), needs, alpha=1.0, beta=0.0, c_dtype=None, c_shape=None, scaled=False,
+                                activation="none", bias_dtype=torch.float32, bias_shape=shape, bias_along=along)
+            grads = tessera.ops._gemm_backward(ctx, grad)
+            assert len(grads) == 14 and tuple(grads[11].shape) == shape and grads[11].dtype == torch.float32
+        for act in ("relu", "gelu", "gelu_tanh", "silu"):
+            ctx = _backward_ctx((a, b), needs, alpha=1.0, beta=0.0, c_dtype=None, c_shape=None, scaled=False,
+                                activation=act, bias_dtype=None, bias_shape=None, bias_along="columns")
+            with pytest.raises(NotImplementedError, match=f"fused epilogues have no autograd.*'{act}'"):
+                tessera.ops._gemm_backward(ctx, grad)
+        x = torch.empty(300, 128, device="cuda", dtype=bf16)
+        w = torch.empty(4, 256, 128, device="cuda", dtype=bf16)
+        offs = torch.empty(4, device="cuda", dtype=torch.int32)
+        gneeds = (True, True, False) + (False,) * 7 + (True, False)  # x, w and the bias (input 10)
+        for shape in [(256,), (1, 256), (4, 256)]:
+            ctx = _backward_ctx((x, w, offs), gneeds, scaled=False, w_layout="nk", activation=None, bias_dtype=bf16,
+                                bias_shape=shape)
+            grads = tessera.ops._grouped_backward(ctx, torch.empty(300, 256, device="cuda", dtype=bf16))
+            assert len(grads) == 12 and tuple(grads[10].shape) == shape and grads[10].dtype == bf16
+        ctx = _backward_ctx((x, w, offs), gneeds, scaled=False, w_layout="nk", activation="gelu", bias_dtype=None,
+                            bias_shape=None)
+        with pytest.raises(NotImplementedError, match="grouped_mm: fused epilogues have no autograd"):
+            tessera.ops._grouped_backward(ctx, torch.empty(300, 256, device="cuda", dtype=bf16))
+
+
+def test_export_with_fused_epilogue():
+    torch = pytest.importorskip("torch")
+
+    class Linear(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.empty(512, 256, dtype=torch.bfloat16, device="cuda"))
+            self.b = torch.nn.Parameter(torch.empty(512, dtype=torch.bfloat16, device="cuda"))
+
+        def forward(self, x):
+            return torch.ops.tessera.gemm(x, self.w.T, bias=self.b, activation="gelu_tanh")
+
+    with _fake_mode():
+        program = torch.export.export(Linear(), (torch.empty(64, 256, device="cuda", dtype=torch.bfloat16),))
+    calls = [n for n in program.graph.nodes if n.op == "call_function" and str(n.target) == "tessera.gemm.default"]
+    assert len(calls) == 1 and "gelu_tanh" in list(calls[0].args) + list(calls[0].kwargs.values())
+
+
+# ---- on a GPU -----------------------------------------------------------------------------------
+
+BF16_BOUND = 8e-3               # bf16 rounding of D (test_gemm's bound)
+F32_BOUND = 1e-3                # f32 D of bf16 inputs: the activations' float32 math
+FP8_BOUND = 2 ** -8 + 2 ** -12  # bf16 rounding of D + FP8 accumulation (test_gemm's FP8 bound)
+
+
+def _activate(torch, v, activation):
+    """The float64 reference of an activation."""
+    F = torch.nn.functional
+    return {"none": lambda t: t, "relu": torch.relu, "gelu": lambda t: F.gelu(t, approximate="none"),
+            "gelu_tanh": lambda t: F.gelu(t, approximate="tanh"), "silu": F.silu}[activation](v)
+
+
+def _close(torch, got, want, bound, what=""):
+    got = got.double()
+    assert torch.isfinite(got).all(), f"{what}: non-finite output"
+    rel = ((got - want).norm() / want.norm().clamp_min(1e-30)).item()
+    assert rel < bound, f"{what}: relative error {rel:.3g} (bound {bound})"
+
+
+def _inputs(torch, g, *shape):
+    """Random normal values scaled by 1/sqrt(K) (the last dimension), so that a product's entries are
+    about as large as a bias's and the activations' curved parts are exercised."""
+    return torch.randn(*shape, device="cuda", generator=g) * shape[-1] ** -0.5
+
+
+# N not a multiple of 128 (but of 8: D's rows are whole 16 bytes), M = 1 (the decode GEMVs), ragged M.
+DENSE_SHAPES = [(1, 200, 256), (7, 328, 512), (129, 904, 1024), (1000, 1160, 2048)]
+
+
+@needs_gpu
+@pytest.mark.parametrize("m,n,k", DENSE_SHAPES)
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("bias_dtype", ["bfloat16", "float32", None])
+def test_dense_bf16_matches_float64(torch, m, n, k, activation, bias_dtype):
+    g = torch.Generator(device="cuda").manual_seed(m + n + k)
+    a = _inputs(torch, g, m, k).bfloat16()
+    w = _inputs(torch, g, n, k).bfloat16()
+    bias = torch.randn(n, device="cuda", generator=g).to(getattr(torch, bias_dtype)) if bias_dtype else None
+    d = tessera.gemm(a, w.T, bias=bias, activation=activation)
+    assert d.shape == (m, n) and d.dtype == torch.bfloat16
+    v = a.double() @ w.double().T + (bias.double() if bias is not None else 0)
+    _close(torch, d, _activate(torch, v, activation), BF16_BOUND, f"{activation} bias {bias_dtype}")
+
+
+@needs_gpu
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+def test_dense_rows_bias_batches_and_f32_out(torch, activation):
+    """A bias per row; per batch and shared; f32 D; alpha and beta before the bias; every plan."""
+    g = torch.Generator(device="cuda").manual_seed(11)
+    m, n, k = 96, 200, 384
+    a = _inputs(torch, g, 3, m, k).bfloat16()
+    w = _inputs(torch, g, n, k).bfloat16()
+    ref = a.double() @ w.double().T
+    rows = torch.randn(m, device="cuda", generator=g).half()
+    d = tessera.gemm(a, w.T, bias=rows, bias_along="rows", activation=activation, out_dtype="f32")
+    assert d.dtype == torch.float32 and d.shape == (3, m, n)
+    _close(torch, d, _activate(torch, ref + rows.double()[:, None], activation), F32_BOUND, "rows, shared")
+    per_batch = torch.randn(3, n, device="cuda", generator=g).bfloat16()
+    d = tessera.gemm(a, w.T, bias=per_batch, activation=activation)
+    _close(torch, d, _activate(torch, ref + per_batch.double()[:, None, :], activation), BF16_BOUND, "per batch")
+    per_batch_rows = torch.randn(3, m, device="cuda", generator=g)
+    d = tessera.gemm(a, w.T, bias=per_batch_rows, bias_along="rows", activation=activation)
+    _close(torch, d, _activate(torch, ref + per_batch_rows.double()[:, :, None], activation), BF16_BOUND,
+           "rows per batch")
+    c = torch.randn(m, n, device="cuda", generator=g)
+    cols = torch.randn(n, device="cuda", generator=g)
+    d = tessera.gemm(a[0], w.T, c=c, alpha=0.5, beta=-1.0, bias=cols, activation=activation, out_dtype="f32")
+    _close(torch, d, _activate(torch, 0.5 * ref[0] - c.double() + cols.double(), activation), F32_BOUND,
+           "alpha, beta")
+    want = _activate(torch, ref[0] + cols.double(), activation)
+    plans = tessera.gemm_plans(a[0], w.T, bias=cols, activation=activation, limit=64)
+    assert plans
+    for p in plans:
+        _close(torch, tessera.gemm(a[0], w.T, bias=cols, activation=activation, plan=p), want, BF16_BOUND, p.name)
+
+
+def _dequantize(torch, q, scales, recipe):
+    """q (rows x cols, FP8) times its factors, in float64: the reference's input."""
+    rows, cols = q.shape
+    f = scales.reshape(1, 1) if recipe == "tensor" else scales
+    if recipe == "128x128":
+        f = f.repeat_interleave(128, 0)[:rows]
+    if recipe != "tensor":
+        f = f.repeat_interleave(128, 1)[:, :cols]
+    return q.double() * f.double()
+
+
+@needs_gpu
+@pytest.mark.parametrize("m,n,k", [(1, 200, 256), (300, 520, 1024)])
+@pytest.mark.parametrize("recipes", [("1x128", "128x128"), ("tensor", "tensor")])
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+def test_dense_fp8_matches_float64(torch, m, n, k, recipes, activation):
+    g = torch.Generator(device="cuda").manual_seed(m * 3 + n)
+    qa, sa = tessera.quantize_fp8(_inputs(torch, g, m, k), recipes[0])
+    qw, sw = tessera.quantize_fp8(_inputs(torch, g, n, k), recipes[1])
+    bias = torch.randn(n, device="cuda", generator=g).bfloat16()
+    d = tessera.gemm(qa, qw.T, scale_a=sa, scale_b=sw, scale_recipe_a=recipes[0], scale_recipe_b=recipes[1],
+                     bias=bias, activation=activation)
+    assert d.dtype == torch.bfloat16 and d.shape == (m, n)
+    v = _dequantize(torch, qa, sa, recipes[0]) @ _dequantize(torch, qw, sw, recipes[1]).T + bias.double()
+    _close(torch, d, _activate(torch, v, activation), FP8_BOUND, f"{recipes} {activation}")
+
+
+@needs_gpu
+def test_prepared_calls_pass_each_bias(torch):
+    """Calls of one layout take the prepared path (tessera.call_cache) with each call's own bias;
+    another activation, bias dtype or bias shape is prepared anew, and no bias is not a bias."""
+    from tessera import call_cache
+    call_cache.clear()
+    g = torch.Generator(device="cuda").manual_seed(5)
+    a, w = _inputs(torch, g, 64, 256).bfloat16(), _inputs(torch, g, 200, 256).bfloat16()
+    ref = a.double() @ w.double().T
+    for _ in range(3):
+        bias = torch.randn(200, device="cuda", generator=g).bfloat16()
+        _close(torch, tessera.gemm(a, w.T, bias=bias, activation="silu"),
+               _activate(torch, ref + bias.double(), "silu"), BF16_BOUND, "prepared")
+    assert len(call_cache._entries) == 1
+    _close(torch, tessera.gemm(a, w.T, bias=bias, activation="relu"), torch.relu(ref + bias.double()), BF16_BOUND)
+    _close(torch, tessera.gemm(a, w.T, bias=bias.float(), activation="relu"), torch.relu(ref + bias.double()),
+           BF16_BOUND)
+    _close(torch, tessera.gemm(a, w.T, bias=bias[None], activation="relu"), torch.relu(ref + bias.double()),
+           BF16_BOUND)
+    _close(torch, tessera.gemm(a, w.T, activation="relu"), torch.relu(ref), BF16_BOUND)
+    _close(torch, tessera.gemm(a, w.T), ref, BF16_BOUND)
+    assert len(call_cache._entries) == 6
+
+
+# Group sizes: empty groups, a group of one row, ragged and whole 128-row tiles.
+SIZES = [0, 1, 37, 128, 0, 300, 5, 256]
+
+
+def _offs(torch, sizes):
+    ends, total = [], 0
+    for s in sizes:
+        total += s
+        ends.append(total)
+    return torch.tensor(ends, dtype=torch.int32, device="cuda")
+
+
+def _check_groups(torch, y, want_rows, sizes, bound, what):
+    row = 0
+    for gi, s in enumerate(sizes):
+        if s:
+            _close(torch, y[row:row + s], want_rows(gi, row, s), bound, f"{what}: group {gi} ({s} rows)")
+        row += s
+
+
+@needs_gpu
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("shared", [False, True])
+def test_grouped_bf16_matches_float64(torch, activation, shared):
+    gen = torch.Generator(device="cuda").manual_seed(7)
+    g, n, k = len(SIZES), 200, 512
+    x = _inputs(torch, gen, sum(SIZES), k).bfloat16()
+    w = _inputs(torch, gen, g, n, k).bfloat16()
+    bias = torch.randn(*((n,) if shared else (g, n)), device="cuda", generator=gen).bfloat16()
+    per = (lambda gi: bias.double()) if shared else (lambda gi: bias[gi].double())
+    want = lambda gi, r, s: _activate(torch, x[r:r + s].double() @ w[gi].double().T + per(gi), activation)  # noqa
+    y = tessera.grouped_mm(x, w, _offs(torch, SIZES), bias=bias, activation=activation)
+    _check_groups(torch, y, want, SIZES, BF16_BOUND, activation)
+    for p in tessera.grouped_plans(x, w, bias=bias, activation=activation)[:6]:
+        y = tessera.grouped_mm(x, w, _offs(torch, SIZES), bias=bias, activation=activation, plan=p)
+        _check_groups(torch, y, want, SIZES, BF16_BOUND, p.name)
+
+
+def _dequantize_rows(torch, q, factors, rows_per_factor):
+    """q (rows x K, FP8) times its factors, indexed (row block, K block), in float64."""
+    f = factors.repeat_interleave(rows_per_factor, 0)[:q.shape[0]].repeat_interleave(128, 1)[:, :q.shape[1]]
+    return q.double() * f.double()
+
+
+@needs_gpu
+@pytest.mark.parametrize("activation", ["relu", "gelu", "silu"])
+def test_grouped_fp8_and_masked_match_float64(torch, activation):
+    gen = torch.Generator(device="cuda").manual_seed(9)
+    g, n, k = len(SIZES), 320, 1152
+    qx, sx = tessera.quantize_fp8(_inputs(torch, gen, sum(SIZES), k), "1x128")
+    qw, sw = zip(*(tessera.quantize_fp8(_inputs(torch, gen, n, k), "128x128") for _ in range(g)))
+    qw, sw = torch.stack(qw), torch.stack(sw)
+    bias = torch.randn(g, n, device="cuda", generator=gen)
+    y = tessera.grouped_mm(qx, qw, _offs(torch, SIZES), scale_x=sx, scale_w=sw, bias=bias, activation=activation)
+    xd = _dequantize_rows(torch, qx, sx, 1)
+    _check_groups(torch, y, lambda gi, r, s: _activate(
+        torch, xd[r:r + s] @ _dequantize_rows(torch, qw[gi], sw[gi], 128).T + bias[gi].double(), activation),
+        SIZES, FP8_BOUND, "fp8")
+    counts, m_max = [3, 0, 128, 1, 77, 64, 2, 100], 128
+    xm = _inputs(torch, gen, g, m_max, k).bfloat16()
+    wm = _inputs(torch, gen, g, n, k).bfloat16()
+    shared = torch.randn(n, device="cuda", generator=gen).half()
+    out = torch.full((g, m_max, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    tessera.grouped_mm_masked(xm, wm, torch.tensor(counts, dtype=torch.int32, device="cuda"), 64, out, bias=shared,
+                              activation=activation)
+    for gi, c in enumerate(counts):
+        if c:
+            want = _activate(torch, xm[gi, :c].double() @ wm[gi].double().T + shared.double(), activation)
+            _close(torch, out[gi, :c], want, BF16_BOUND, f"masked group {gi}")
+        assert torch.isnan(out[gi, c:].float()).all(), f"masked group {gi}: rows past masked_m were written"
+
+
+@needs_gpu
+def test_bias_gradients_match_float64(torch):
+    gen = torch.Generator(device="cuda").manual_seed(3)
+    a = torch.randn(3, 96, 200, device="cuda", generator=gen).bfloat16().requires_grad_()
+    b = torch.randn(200, 136, device="cuda", generator=gen).bfloat16().requires_grad_()
+    bias = torch.randn(136, device="cuda", generator=gen).requires_grad_()
+    y = torch.ops.tessera.gemm(a, b, bias=bias, out_dtype=torch.float32)
+    grad = torch.randn_like(y)
+    da, db, dbias = torch.autograd.grad(y, (a, b, bias), grad)
+    a64, b64 = a.detach().double().requires_grad_(), b.detach().double().requires_grad_()
+    bias64 = bias.detach().double().requires_grad_()
+    want = torch.autograd.grad(a64 @ b64 + bias64, (a64, b64, bias64), grad.double())
+    for got, ref in zip((da, db, dbias), want):
+        assert (got.double() - ref).norm() / ref.norm() < 1e-2
+    assert dbias.dtype == torch.float32 and dbias.shape == (136,)
+    y = torch.ops.tessera.gemm(a, b, bias=bias, activation="relu")
+    with pytest.raises(NotImplementedError, match="fused epilogues have no autograd"):
+        y.sum().backward()
+    # grouped: a bias per expert gets its own rows' sum; rows past offs[-1] give none
+    x = torch.randn(300, 128, device="cuda", generator=gen).bfloat16().requires_grad_()
+    w = torch.randn(4, 256, 128, device="cuda", generator=gen).bfloat16()
+    gbias = torch.randn(4, 256, device="cuda", generator=gen).bfloat16().requires_grad_()
+    ends = [50, 120, 120, 280]
+    y = torch.ops.tessera.grouped_mm(x, w, torch.tensor(ends, dtype=torch.int32, device="cuda"), bias=gbias)
+    grad = torch.randn_like(y)
+    (dgb,) = torch.autograd.grad(y, (gbias,), grad)
+    want = torch.stack([grad[lo:hi].double().sum(0) for lo, hi in zip([0] + ends[:-1], ends)])
+    assert dgb.dtype == torch.bfloat16 and (dgb.double() - want).norm() / want.norm() < 1e-2
+    assert torch.count_nonzero(dgb[2]) == 0  # the expert without rows
