@@ -72,23 +72,43 @@ TESS_DEVICE float tess_epilogue_bias(const tess_epilogue &e, int bb, int m, int 
 // tests' allowance); 0 where exp(-z) passes 2^126.
 TESS_DEVICE float tess_times_sigmoid(float x, float z) { return __fdividef(x, 1.0f + __expf(-z)); }
 
-// The activation `act` (tess_activation) of v in float32. Short forms, as
-// every element of a tile inlines them: GELU's tanh form as v sigmoid(2u)
-// (the same function: 0.5 (1 + tanh u) = sigmoid(2u)), SiLU as v sigmoid(v);
-// GELU's erf form with libdevice's erff. NaN stays NaN (v < 0 is false for it).
+// An activation as coefficients, so that a loop applies any of them with
+// the same instructions (selects, no branch per element): out = v * gate,
+// gate = sigmoid(k1 v + k3 v^3) where `gated` (SiLU: k1 = 1; GELU's tanh
+// form, v sigmoid(2u) = 0.5 v (1 + tanh u): k1 = 2 sqrt(2/pi), k3 = k1 *
+// 0.044715), else 1; then ReLU's clamp at 0. GELU's erf form has no such
+// shape: `erf` says to take it instead.
+struct tess_act_form {
+    float k1, k3;
+    bool gated, relu, erf;
+};
+
+TESS_DEVICE tess_act_form tess_act_form_of(int act) {
+    tess_act_form f = {0.0f, 0.0f, false, act == TESS_ACT_RELU, act == TESS_ACT_GELU_ERF};
+    if (act == TESS_ACT_SILU)
+        f.k1 = 1.0f, f.gated = true;
+    if (act == TESS_ACT_GELU_TANH)
+        f.k1 = 2.0f * TESS_GELU_TANH_SCALE, f.k3 = 2.0f * TESS_GELU_TANH_SCALE * TESS_GELU_TANH_CUBIC, f.gated = true;
+    return f;
+}
+
+// GELU's erf form, 0.5 v (1 + erf(v / sqrt 2)), with libdevice's erff.
+TESS_DEVICE float tess_gelu_erf(float v) { return 0.5f * v * (1.0f + erff(v * TESS_RSQRT2)); }
+
+// The activation of v described by f, other than GELU's erf form (the
+// caller branches on f.erf, once for many elements). NaN stays NaN (v < 0
+// is false for it).
+TESS_DEVICE float tess_activate_gated(const tess_act_form &f, float v) {
+    const float z = v * (f.k1 + f.k3 * v * v);
+    const float out = f.gated ? tess_times_sigmoid(v, z) : v;
+    return f.relu && out < 0.0f ? 0.0f : out;
+}
+
+// The activation `act` (tess_activation) of v in float32: short forms, as
+// every element of a tile inlines them (tess_act_form).
 TESS_DEVICE float tess_activate(int act, float v) {
-    switch (act) {
-    case TESS_ACT_RELU:
-        return v < 0.0f ? 0.0f : v;
-    case TESS_ACT_GELU_TANH:
-        return tess_times_sigmoid(v, 2.0f * TESS_GELU_TANH_SCALE * (v + TESS_GELU_TANH_CUBIC * v * v * v));
-    case TESS_ACT_GELU_ERF:
-        return 0.5f * v * (1.0f + erff(v * TESS_RSQRT2));
-    case TESS_ACT_SILU:
-        return tess_times_sigmoid(v, v);
-    default:
-        return v;
-    }
+    const tess_act_form f = tess_act_form_of(act);
+    return f.erf ? tess_gelu_erf(v) : tess_activate_gated(f, v);
 }
 
 // The fused steps after alpha * sum + beta * C (v): the bias of bias batch

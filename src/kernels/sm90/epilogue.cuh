@@ -187,8 +187,8 @@ TESS_DEVICE void fused_store4(tess_dtype type, char *d, int64_t at, const float 
 // vector's end), then FUSED_COLS columns of the warpgroup's float32 sums at
 // a time (unrolled: each thread's accumulators are registers); a rolled
 // loop then takes four consecutive elements of D each (along D's contiguous
-// dimension), computes alpha * sum + beta * C + bias, the activation, and
-// stores them. The arithmetic is written once, not per unrolled
+// dimension), computes alpha * sum + beta * C + bias, the activation (by
+// coefficients: tess_act_form), and stores them. The arithmetic is written once, not per unrolled
 // accumulator, which keeps each kernel's code and compile time near the
 // plain epilogue's whatever the activation, and the sums reach global
 // memory in D's order. `pending`: an earlier tile's TMA stores may still
@@ -201,6 +201,7 @@ TESS_DEVICE void epilogue_fused(const tess_gemm_params &p, const float (&acc)[Cf
     const int b = tile.d_batch, bb = Cfg::GROUPED ? tile.group : tile.d_batch, barrier = TESS_EPI_BARRIER_BASE + wg;
     const bool row_major = e.d_layout.order == TESS_ORDER_ROW, per_column = e.bias_mode == TESS_BIAS_COLUMNS;
     float *sums = (float *)staging, *bias = sums + 64 * PITCH;
+    const tess_act_form act = tess_act_form_of(e.activation);
     if (pending && t == 0)
         tma_store_wait_read<0>();
     pending = false;
@@ -234,15 +235,32 @@ TESS_DEVICE void epilogue_fused(const tess_gemm_params &p, const float (&acc)[Cf
             const int r = row_major ? c / ROW_CHUNKS : 4 * (c % 16), col = row_major ? 4 * (c % ROW_CHUNKS) : c / 16;
             float x[4];
             bool in[4];
+            if (row_major) { // four consecutive floats, 16-byte aligned (PITCH and col are multiples of 4)
+                const float4 q = *(const float4 *)&sums[r * PITCH + col];
+                x[0] = q.x, x[1] = q.y, x[2] = q.z, x[3] = q.w;
+            } else {
+#pragma unroll
+                for (int i = 0; i < 4; i++)
+                    x[i] = sums[(r + i) * PITCH + col];
+            }
 #pragma unroll
             for (int i = 0; i < 4; i++) {
                 const int lr = row_major ? r : r + i, lc = row_major ? col + i : col;
                 const int m = m0 + lr, n = nr + lc;
                 in[i] = m < tile.m_end && n < tile.n_end;
-                float v = e.alpha * sums[lr * PITCH + lc];
+                x[i] *= e.alpha;
                 if (e.beta != 0.0f)
-                    v += e.beta * tess_epilogue_c(e, b, m, n);
-                x[i] = tess_activate(e.activation, v + bias[per_column ? round * W + lc : lr]);
+                    x[i] += e.beta * tess_epilogue_c(e, b, m, n);
+                x[i] += bias[per_column ? round * W + lc : lr];
+            }
+            if (act.erf) {
+#pragma unroll
+                for (int i = 0; i < 4; i++)
+                    x[i] = tess_gelu_erf(x[i]);
+            } else {
+#pragma unroll
+                for (int i = 0; i < 4; i++)
+                    x[i] = tess_activate_gated(act, x[i]);
             }
             fused_store4(e.d_layout.dtype, (char *)e.d, tess_matrix_offset(&e.d_layout, b, m0 + r, nr + col), x, in);
         }
