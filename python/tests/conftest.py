@@ -33,3 +33,32 @@ def torch():
     if gpu_count() == 0 or not t.cuda.is_available():
         pytest.skip("no CUDA device")
     return t
+
+
+def packed_strides(shape):
+    """The strides (in elements) of a packed row-major tensor of `shape`."""
+    strides, step = [], 1
+    for e in reversed(shape):
+        strides.insert(0, step)
+        step *= e
+    return tuple(strides)
+
+
+def group_offs(torch, sizes):
+    """torch._grouped_mm's offs for groups of `sizes` rows: each group's end, int32 on the GPU."""
+    ends, total = [], 0
+    for s in sizes:
+        total += s
+        ends.append(total)
+    return torch.tensor(ends, dtype=torch.int32, device="cuda")
+
+
+def dequantize(torch, q, scales, recipe, dtype):
+    """q (rows x cols, FP8) times its factors of `recipe` ("tensor", "1x128", "128x128") in `dtype`."""
+    rows, cols = q.shape
+    f = scales.reshape(1, 1) if recipe == "tensor" else scales
+    if recipe == "128x128":
+        f = f.repeat_interleave(128, 0)[:rows]
+    if recipe != "tensor":
+        f = f.repeat_interleave(128, 1)[:, :cols]
+    return q.to(dtype) * f.to(dtype)

@@ -13,18 +13,10 @@ import pytest
 import tessera
 from tessera import epilogue
 from tessera.dtypes import DType
-from conftest import REPO, needs_gpu
+from conftest import REPO, dequantize, group_offs, needs_gpu, packed_strides
 
 COLUMNS, ROWS = epilogue.BIAS_COLUMNS, epilogue.BIAS_ROWS
 ACTIVATIONS = ["none", "relu", "gelu", "gelu_tanh", "silu"]
-
-
-def _packed(shape):
-    strides, step = [], 1
-    for e in reversed(shape):
-        strides.insert(0, step)
-        step *= e
-    return tuple(strides)
 
 
 class FakeBias:
@@ -33,7 +25,7 @@ class FakeBias:
     def __init__(self, shape, strides=None, *, dtype="torch.bfloat16", device=("cuda", 0), ptr=0x40000):
         self.shape, self.dtype = tuple(shape), dtype
         self.device = types.SimpleNamespace(type=device[0], index=device[1])
-        self._strides = tuple(strides) if strides is not None else _packed(self.shape)
+        self._strides = tuple(strides) if strides is not None else packed_strides(self.shape)
         self._ptr = ptr
 
     def stride(self, dim=None):
@@ -409,17 +401,6 @@ def test_dense_rows_bias_batches_and_f32_out(torch, activation):
         _close(torch, tessera.gemm(a[0], w.T, bias=cols, activation=activation, plan=p), want, BF16_BOUND, p.name)
 
 
-def _dequantize(torch, q, scales, recipe):
-    """q (rows x cols, FP8) times its factors, in float64: the reference's input."""
-    rows, cols = q.shape
-    f = scales.reshape(1, 1) if recipe == "tensor" else scales
-    if recipe == "128x128":
-        f = f.repeat_interleave(128, 0)[:rows]
-    if recipe != "tensor":
-        f = f.repeat_interleave(128, 1)[:, :cols]
-    return q.double() * f.double()
-
-
 @needs_gpu
 @pytest.mark.parametrize("m,n,k", [(1, 200, 256), (300, 520, 1024)])
 @pytest.mark.parametrize("recipes", [("1x128", "128x128"), ("tensor", "tensor")])
@@ -432,7 +413,7 @@ def test_dense_fp8_matches_float64(torch, m, n, k, recipes, activation):
     d = tessera.gemm(qa, qw.T, scale_a=sa, scale_b=sw, scale_recipe_a=recipes[0], scale_recipe_b=recipes[1],
                      bias=bias, activation=activation)
     assert d.dtype == torch.bfloat16 and d.shape == (m, n)
-    v = _dequantize(torch, qa, sa, recipes[0]) @ _dequantize(torch, qw, sw, recipes[1]).T + bias.double()
+    v = dequantize(torch, qa, sa, recipes[0], torch.float64) @ dequantize(torch, qw, sw, recipes[1], torch.float64).T + bias.double()
     _close(torch, d, _activate(torch, v, activation), FP8_BOUND, f"{recipes} {activation}")
 
 
@@ -464,14 +445,6 @@ def test_prepared_calls_pass_each_bias(torch):
 SIZES = [0, 1, 37, 128, 0, 300, 5, 256]
 
 
-def _offs(torch, sizes):
-    ends, total = [], 0
-    for s in sizes:
-        total += s
-        ends.append(total)
-    return torch.tensor(ends, dtype=torch.int32, device="cuda")
-
-
 def _check_groups(torch, y, want_rows, sizes, bound, what):
     row = 0
     for gi, s in enumerate(sizes):
@@ -491,10 +464,10 @@ def test_grouped_bf16_matches_float64(torch, activation, shared):
     bias = torch.randn(*((n,) if shared else (g, n)), device="cuda", generator=gen).bfloat16()
     per = (lambda gi: bias.double()) if shared else (lambda gi: bias[gi].double())
     want = lambda gi, r, s: _activate(torch, x[r:r + s].double() @ w[gi].double().T + per(gi), activation)  # noqa
-    y = tessera.grouped_mm(x, w, _offs(torch, SIZES), bias=bias, activation=activation)
+    y = tessera.grouped_mm(x, w, group_offs(torch, SIZES), bias=bias, activation=activation)
     _check_groups(torch, y, want, SIZES, BF16_BOUND, activation)
     for p in tessera.grouped_plans(x, w, bias=bias, activation=activation)[:6]:
-        y = tessera.grouped_mm(x, w, _offs(torch, SIZES), bias=bias, activation=activation, plan=p)
+        y = tessera.grouped_mm(x, w, group_offs(torch, SIZES), bias=bias, activation=activation, plan=p)
         _check_groups(torch, y, want, SIZES, BF16_BOUND, p.name)
 
 
@@ -513,7 +486,7 @@ def test_grouped_fp8_and_masked_match_float64(torch, activation):
     qw, sw = zip(*(tessera.quantize_fp8(_inputs(torch, gen, n, k), "128x128") for _ in range(g)))
     qw, sw = torch.stack(qw), torch.stack(sw)
     bias = torch.randn(g, n, device="cuda", generator=gen)
-    y = tessera.grouped_mm(qx, qw, _offs(torch, SIZES), scale_x=sx, scale_w=sw, bias=bias, activation=activation)
+    y = tessera.grouped_mm(qx, qw, group_offs(torch, SIZES), scale_x=sx, scale_w=sw, bias=bias, activation=activation)
     xd = _dequantize_rows(torch, qx, sx, 1)
     _check_groups(torch, y, lambda gi, r, s: _activate(
         torch, xd[r:r + s] @ _dequantize_rows(torch, qw[gi], sw[gi], 128).T + bias[gi].double(), activation),

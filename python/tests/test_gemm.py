@@ -2,7 +2,7 @@
 import pytest
 
 import tessera
-from conftest import needs_gpu
+from conftest import dequantize, needs_gpu
 
 np = pytest.importorskip("numpy")
 
@@ -97,12 +97,12 @@ def test_prepared_calls_match_fresh_ones(torch):
         qa, sa = tessera.quantize_fp8(x(96, 512), "1x128")
         qw, sw = tessera.quantize_fp8(x(384, 512), "128x128")
         got = tessera.gemm(qa, qw.T, scale_a=sa, scale_b=sw, scale_recipe_a="1x128", scale_recipe_b="128x128")
-        want = _dequantize(torch, qa, sa, "1x128") @ _dequantize(torch, qw, sw, "128x128").T
+        want = dequantize(torch, qa, sa, "1x128", torch.float32) @ dequantize(torch, qw, sw, "128x128", torch.float32).T
         _close(torch, got, want, 2 ** -8 + 2 ** -12)
         qt, st = tessera.quantize_fp8(x(96, 512), "tensor")
         qu, su = tessera.quantize_fp8(x(384, 512), "tensor")
         got = tessera.gemm(qt, qu.T, scale_a=st, scale_b=su)
-        want = _dequantize(torch, qt, st, "tensor") @ _dequantize(torch, qu, su, "tensor").T
+        want = dequantize(torch, qt, st, "tensor", torch.float32) @ dequantize(torch, qu, su, "tensor", torch.float32).T
         _close(torch, got, want, 2 ** -8 + 2 ** -12)
         if trial == 0:
             prepared = len(call_cache._entries)
@@ -165,17 +165,6 @@ def test_refusal_sentences(torch):
         tessera.gemm(torch.randn(64, 64, device="cuda").half(), torch.randn(64, 64, device="cuda").half(), beta=1.0)
 
 
-def _dequantize(torch, q, scales, recipe):
-    """q (rows x cols, FP8) times its factors, in float32: the reference's input."""
-    rows, cols = q.shape
-    f = scales.reshape(1, 1) if recipe == "tensor" else scales
-    if recipe == "128x128":
-        f = f.repeat_interleave(128, 0)[:rows]
-    if recipe != "tensor":
-        f = f.repeat_interleave(128, 1)[:, :cols]
-    return q.float() * f
-
-
 @needs_gpu
 @pytest.mark.parametrize("m,n,k", [(1, 16, 16), (300, 500, 1008), (1024, 2112, 7168)])  # FP8 rows: 16-byte multiples
 @pytest.mark.parametrize("recipes", [("1x128", "128x128"), ("1x128", "1x128"), ("tensor", "tensor")])
@@ -186,7 +175,7 @@ def test_fp8_block_scales_match_dequantized_reference(torch, m, n, k, recipes):
     qw, sw = tessera.quantize_fp8(w, recipes[1])
     got = tessera.gemm(qa, qw.T, scale_a=sa, scale_b=sw, scale_recipe_a=recipes[0], scale_recipe_b=recipes[1])
     assert got.dtype == torch.bfloat16 and got.shape == (m, n)
-    want = _dequantize(torch, qa, sa, recipes[0]) @ _dequantize(torch, qw, sw, recipes[1]).T
+    want = dequantize(torch, qa, sa, recipes[0], torch.float32) @ dequantize(torch, qw, sw, recipes[1], torch.float32).T
     _close(torch, got, want, 2 ** -8 + 2 ** -12)  # bf16 rounding of D + FP8 accumulation (test_gemm_fp8.c)
     _close(torch, got, x.float() @ w.float().T, 0.08)  # and close to the unquantized product (e4m3: 2^-4 per element)
 

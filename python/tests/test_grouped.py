@@ -10,7 +10,7 @@ import pytest
 
 import tessera
 from tessera import grouped
-from conftest import REPO, needs_gpu
+from conftest import REPO, group_offs, needs_gpu
 
 # ---- any machine -----------------------------------------------------------
 
@@ -152,14 +152,6 @@ def _close(torch, got, want, bound, what=""):
     assert rel < bound, f"{what}: relative error {rel:.3g} (bound {bound})"
 
 
-def _offs(torch, sizes):
-    ends, total = [], 0
-    for s in sizes:
-        total += s
-        ends.append(total)
-    return torch.tensor(ends, dtype=torch.int32, device="cuda")
-
-
 def _check_contiguous(torch, y, want_rows, sizes, bound, tail):
     """Each group's rows of y against its reference rows; the `tail` rows after the last group untouched (NaN)."""
     row = 0
@@ -186,13 +178,13 @@ def test_contiguous_16bit_matches_torch(torch, dtype, out_dtype):
     w = torch.randn(g, n, k, device="cuda").to(dt)
     want_type = torch.float32 if out_dtype else dt
     out = torch.full((total + tail, n), float("nan"), device="cuda", dtype=want_type)
-    y = tessera.grouped_mm(x, w, _offs(torch, SIZES), out, out_dtype=out_dtype)
+    y = tessera.grouped_mm(x, w, group_offs(torch, SIZES), out, out_dtype=out_dtype)
     assert y is out and y.dtype == want_type
     _check_contiguous(torch, y, lambda gi, r, s: x[r:r + s].float() @ w[gi].float().T, SIZES, BF16_BOUND, tail)
-    y2 = tessera.grouped_mm(x[:total], w, _offs(torch, SIZES))  # a new output, of x's type
+    y2 = tessera.grouped_mm(x[:total], w, group_offs(torch, SIZES))  # a new output, of x's type
     assert y2.shape == (total, n) and y2.dtype == dt
     if hasattr(torch, "_grouped_mm") and dt == torch.bfloat16:
-        ref = torch._grouped_mm(x[:total], w.transpose(-2, -1), offs=_offs(torch, SIZES))
+        ref = torch._grouped_mm(x[:total], w.transpose(-2, -1), offs=group_offs(torch, SIZES))
         _close(torch, y2, ref, 2 ** -7, "vs torch._grouped_mm")
 
 
@@ -205,7 +197,7 @@ def test_every_plan_and_order(torch):
     assert plans and len({p.name for p in plans}) == len(plans)
     assert {p.group_order for p in plans} == {tessera.GroupOrder.N_FASTEST, tessera.GroupOrder.M_FASTEST,
                                               tessera.GroupOrder.BANDED}
-    offs = _offs(torch, SIZES)
+    offs = group_offs(torch, SIZES)
     for p in plans:
         y = tessera.grouped_mm(x, w, offs, plan=p)
         _check_contiguous(torch, y, lambda gi, r, s: x[r:r + s].float() @ w[gi].float().T, SIZES, BF16_BOUND, 0)
@@ -223,10 +215,10 @@ def test_prepared_calls_match_fresh_ones(torch):
         sizes = SIZES if trial == 0 else SIZES[::-1]
         x = torch.randn(sum(SIZES), k, device="cuda").bfloat16()
         w = torch.randn(g, n, k, device="cuda").bfloat16()
-        y = tessera.grouped_mm(x, w, _offs(torch, sizes))
+        y = tessera.grouped_mm(x, w, group_offs(torch, sizes))
         _check_contiguous(torch, y, lambda gi, r, s: x[r:r + s].float() @ w[gi].float().T, sizes, BF16_BOUND, 0)
         wkn = w.transpose(1, 2)  # [G, K, N], K contiguous
-        y = tessera.grouped_mm(x, wkn, _offs(torch, sizes), w_layout="kn")
+        y = tessera.grouped_mm(x, wkn, group_offs(torch, sizes), w_layout="kn")
         _check_contiguous(torch, y, lambda gi, r, s: x[r:r + s].float() @ wkn[gi].float(), sizes, BF16_BOUND, 0)
         counts = [min(s, m_max) for s in sizes]
         xm = torch.randn(g, m_max, k, device="cuda")
@@ -284,7 +276,7 @@ def test_contiguous_fp8_block_scales(torch, x_layout):
     qw, sw = _quantize_experts(torch, torch.randn(g, n, k, device="cuda"), "128x128")  # (G, N/128, K/128)
     scale_x = sx if x_layout == "rows" else sx.T.contiguous()  # the (K/128, rows) shape, same memory order
     out = torch.full((total + tail, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-    tessera.grouped_mm(qx, qw, _offs(torch, SIZES), out, scale_x=scale_x, scale_w=sw)
+    tessera.grouped_mm(qx, qw, group_offs(torch, SIZES), out, scale_x=scale_x, scale_w=sw)
     xd = _dequantize(torch, qx, sx, 1)
     _check_contiguous(torch, out, lambda gi, r, s: xd[r:r + s] @ _dequantize(torch, qw[gi], sw[gi], 128).T, SIZES,
                       FP8_BOUND, tail)
@@ -334,7 +326,7 @@ def test_contiguous_fp8_tensor_and_rowwise_scales(torch):
     total = sum(SIZES)
     qx = torch.randn(total, k, device="cuda").to(torch.float8_e4m3fn)
     qw = torch.randn(g, n, k, device="cuda").to(torch.float8_e4m3fn)
-    offs = _offs(torch, SIZES)
+    offs = group_offs(torch, SIZES)
     # per-tensor x, one factor per expert
     sx1 = torch.tensor([0.5], device="cuda")
     sw_g = torch.rand(g, device="cuda") + 0.5

@@ -10,17 +10,9 @@ import tessera
 from tessera import scales
 from tessera.dtypes import DType
 from tessera.scales import gemm_scale_layout as dense
-from conftest import needs_gpu
+from conftest import needs_gpu, packed_strides
 
 TENSOR, ROWWISE, B1x128, B128x128 = 0, 3, 4, 5
-
-
-def _packed_strides(shape):
-    strides, step = [], 1
-    for e in reversed(shape):
-        strides.insert(0, step)
-        step *= e
-    return tuple(strides)
 
 
 class FakeFactors:
@@ -31,7 +23,7 @@ class FakeFactors:
                  ptr=0x10000):
         self.shape, self.dtype = tuple(shape), dtype
         self.device = types.SimpleNamespace(type=device[0], index=device[1])
-        self._strides = tuple(strides) if strides is not None else _packed_strides(self.shape)
+        self._strides = tuple(strides) if strides is not None else packed_strides(self.shape)
         self._storage, self._offset, self._ptr = storage, offset, ptr
 
     def stride(self, dim=None):
@@ -61,8 +53,8 @@ def layout(*args, **kwargs):
 def test_tensor_recipe_shapes():
     for shape in [(), (1,), (1, 1)]:
         for recipe in (None, "tensor"):
-            assert layout("a", recipe, 64, 256, shape, _packed_strides(shape), 1) == (TENSOR, 0, 0, 0)
-            assert layout("b", recipe, 1, 16, shape, _packed_strides(shape), 1) == (TENSOR, 0, 0, 0)
+            assert layout("a", recipe, 64, 256, shape, packed_strides(shape), 1) == (TENSOR, 0, 0, 0)
+            assert layout("b", recipe, 1, 16, shape, packed_strides(shape), 1) == (TENSOR, 0, 0, 0)
     # one factor without a recipe is per tensor even where M = 1 makes it a per-row shape too
     assert layout("a", None, 1, 256, (1, 1), (1, 1), 1) == (TENSOR, 0, 0, 0)
     assert layout("a", "rowwise", 1, 256, (1, 1), (1, 1), 1) == (ROWWISE, 1, 0, 0)
