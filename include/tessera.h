@@ -223,6 +223,16 @@ typedef struct tess_device_info {
 
 /* Fills `info` for the handle's device. */
 TESS_API tess_status tess_get_device_info(tess_handle handle, tess_device_info *info);
+/* Caps the streaming multiprocessors the handle's GEMMs use at `sms` (1 to
+ * the device's count; 0: all of them), so that kernels on other streams
+ * (communication, as DeepEP's) keep the rest: persistent grids, stream-K
+ * shares and the planner's estimates follow the budget, and plans whose
+ * grid is wider than it (the decode GEMVs at large N) are not offered.
+ * Results do not depend on the budget. Forgets the handle's remembered plans;
+ * explicit plans made under another budget are refused by their grid. */
+TESS_API tess_status tess_set_sm_budget(tess_handle handle, int sms);
+/* The handle's SM budget: the SMs its plans use (the device's count without one). */
+TESS_API tess_status tess_get_sm_budget(tess_handle handle, int *sms);
 /* Name of one tess_kernel_family bit ("dense-16bit"); "invalid" otherwise. */
 TESS_API const char *tess_kernel_family_name(tess_kernel_family family);
 

@@ -123,6 +123,8 @@ _SIGNATURES = [
     ("tess_get_workspace", ctypes.c_int,
      [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t)]),
     ("tess_get_device_info", ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(DeviceInfoStruct)]),
+    ("tess_set_sm_budget", ctypes.c_int, [ctypes.c_void_p, ctypes.c_int]),
+    ("tess_get_sm_budget", ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]),
     ("tess_kernel_family_name", ctypes.c_char_p, [ctypes.c_int]),
     # GEMM
     ("tess_gemm_desc_init", ctypes.c_int, [ctypes.POINTER(GemmDescStruct)]),

@@ -114,6 +114,21 @@ def _torch_out(a, b, views, out_dtype):
 _default_lock = threading.Lock()
 _default_handles = {}
 _capture_handles = {}
+_sm_budgets = {}  # device -> the SM budget of its default handles (set_sm_budget)
+
+
+def set_sm_budget(sms, device=0):
+    """Caps the streaming multiprocessors tessera's calls on `device` use with their default
+    handles (those made already and later) at `sms`, 1 to the device's count (0 or None: all),
+    so that communication kernels on other streams keep the rest (as DeepGEMM's set_num_sms for
+    DeepEP). Results do not depend on the budget; a Handle passed as handle= keeps its own
+    (Handle.sm_budget)."""
+    default_handle(device).sm_budget = sms  # checked against the device before it is kept
+    with _default_lock:
+        for (d, _), h in list(_default_handles.items()) + [((d, None), h) for d, h in _capture_handles.items()]:
+            if d == device:
+                h.sm_budget = sms
+        _sm_budgets[device] = int(sms or 0)
 
 
 def _new_handle(device, stream):
@@ -122,6 +137,8 @@ def _new_handle(device, stream):
     h = Handle(device)
     if stream is not None:
         h.stream = stream
+    if _sm_budgets.get(device):
+        h.sm_budget = _sm_budgets[device]
     try:
         import torch
         h.set_workspace(torch.empty(DEFAULT_WORKSPACE_BYTES, dtype=torch.uint8, device=f"cuda:{device}"))

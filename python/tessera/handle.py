@@ -97,6 +97,19 @@ class Handle:
         check(_lib.lib().tess_set_workspace(self._h, ctypes.c_void_p(ptr or None), int(nbytes or 0)))
         self._workspace_owner = owner
 
+    @property
+    def sm_budget(self):
+        """The streaming multiprocessors this handle's GEMMs use (the device's count without a budget)."""
+        out = ctypes.c_int()
+        check(_lib.lib().tess_get_sm_budget(self._h, ctypes.byref(out)))
+        return out.value
+
+    @sm_budget.setter
+    def sm_budget(self, sms):
+        """Caps the SMs this handle's GEMMs use at `sms` (1 to the device's count; 0 or None: all),
+        leaving the rest to kernels on other streams (tess_set_sm_budget)."""
+        check(_lib.lib().tess_set_sm_budget(self._h, int(sms or 0)))
+
     def device_info(self):
         """What the device is and what this build can run on it."""
         raw = _lib.DeviceInfoStruct()

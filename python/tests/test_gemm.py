@@ -245,3 +245,28 @@ def test_two_streams_at_once(torch):
             _close(torch, d, problems[i][2], 8e-3)
     from tessera.gemm import default_handle
     assert default_handle(0, streams[0].cuda_stream) is not default_handle(0, streams[1].cuda_stream)
+
+
+@needs_gpu
+def test_sm_budget(torch):
+    """Handle.sm_budget and tessera.set_sm_budget: read back, out-of-range budgets refused, the
+    device info unchanged, and a GEMM under a budget equal to one with every SM."""
+    with tessera.Handle(0) as h:
+        sms = h.device_info().sm_count
+        assert h.sm_budget == sms
+        h.sm_budget = sms // 2
+        assert h.sm_budget == sms // 2 and h.device_info().sm_count == sms
+        with pytest.raises(tessera.InvalidValueError, match="streaming multiprocessors"):
+            h.sm_budget = sms + 1
+        h.sm_budget = 0
+        assert h.sm_budget == sms
+    a = torch.randn(1024, 512, device="cuda").bfloat16()
+    b = torch.randn(512, 768, device="cuda").bfloat16()
+    want = tessera.gemm(a, b).float()
+    try:
+        for budget in (7, 66):
+            tessera.set_sm_budget(budget)
+            got = tessera.gemm(a, b).float()
+            assert ((got - want).norm() / want.norm()).item() < 1e-2, f"budget {budget}"
+    finally:
+        tessera.set_sm_budget(0)

@@ -1,6 +1,7 @@
 /* The family registry, the ranking of plans across families, and the
  * dispatch of a chosen plan to its family (core/family.h). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/abi.h"
@@ -82,13 +83,41 @@ static tess_status no_plan(const tess_problem *problem, const char *caller) {
                      caller);
 }
 
+/* Whether plan p fits the handle's SM budget: no grid of it wider (a
+ * persistent plan's never is, being sized by the budget; a decode GEMV
+ * launches one CTA per few rows of N). */
+static int fits_budget(tess_handle handle, const tess_plan *p) {
+    return p->grid <= handle->info.sm_count && p->large_grid <= handle->info.sm_count;
+}
+
+/* The handle's plans for `problem`, best first (tess_family_plans), those
+ * wider than its SM budget left out; -1 out of host memory. */
+static int handle_plans(tess_handle handle, const tess_problem *problem, size_t workspace_limit, tess_plan *plans,
+                        int capacity) {
+    if (handle->info.sm_count >= handle->device_sms)
+        return tess_family_plans(&handle->info, problem, workspace_limit, plans, capacity);
+    tess_plan *all = malloc(sizeof(tess_plan) * TESS_RANKED_MAX);
+    if (!all)
+        return -1;
+    const int n = tess_family_plans(&handle->info, problem, workspace_limit, all, TESS_RANKED_MAX);
+    int kept = 0;
+    for (int i = 0; i < n && kept < capacity; i++)
+        if (fits_budget(handle, &all[i]))
+            plans[kept++] = all[i];
+    free(all);
+    return kept;
+}
+
 tess_status tess_family_query(tess_handle handle, const tess_problem *problem, size_t workspace_limit,
                               tess_plan *plans, int capacity, int *count, const char *caller) {
     if (!count || (capacity > 0 && !plans) || capacity < 0)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: count must not be NULL, nor plans when capacity > 0",
                          caller);
-    *count = tess_family_plans(&handle->info, problem, workspace_limit, plans, capacity);
-    return *count ? TESS_STATUS_SUCCESS : no_plan(problem, caller);
+    const int n = handle_plans(handle, problem, workspace_limit, plans, capacity);
+    if (n < 0)
+        return tess_fail(TESS_STATUS_ALLOC_FAILED, "%s: out of host memory for the plan list", caller);
+    *count = n;
+    return n ? TESS_STATUS_SUCCESS : no_plan(problem, caller);
 }
 
 tess_status tess_family_run(tess_handle handle, const tess_problem *problem, const tess_plan *plan,
@@ -102,12 +131,21 @@ tess_status tess_family_run(tess_handle handle, const tess_problem *problem, con
         if (known) {
             chosen = *known;
         } else {
-            if (tess_family_plans(&handle->info, problem, workspace_limit, &chosen, 1) == 0)
+            const int n = handle_plans(handle, problem, workspace_limit, &chosen, 1);
+            if (n < 0)
+                return tess_fail(TESS_STATUS_ALLOC_FAILED, "%s: out of host memory for the plan list", caller);
+            if (n == 0)
                 return no_plan(problem, caller);
             tess_plan_cache_put(&handle->plans, &key, &chosen);
         }
     } else if ((s = tess_plan_accept(plan, &chosen, caller))) {
         return s;
+    } else if (!fits_budget(handle, &chosen)) {
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "%s: plan %s launches %d CTAs, more than the handle's SM budget of %d (tess_set_sm_budget); "
+                         "make plans after setting the budget",
+                         caller, chosen.name, chosen.large_grid > chosen.grid ? chosen.large_grid : chosen.grid,
+                         handle->info.sm_count);
     }
     const tess_family *family = tess_family_of_plan(&chosen);
     if (!family || !family->runs_on(&handle->info))

@@ -78,6 +78,7 @@ TESS_API tess_status tess_create(tess_handle *handle, int device) {
     }
     h->magic = TESS_HANDLE_MAGIC;
     h->device = device;
+    h->device_sms = h->info.sm_count;
     if ((s = alloc_stream_k_flags(h))) {
         free(h);
         return s;
@@ -161,7 +162,33 @@ TESS_API tess_status tess_get_device_info(tess_handle handle, tess_device_info *
                          "least %zu); set it to sizeof(tess_device_info)",
                          info->struct_size, (size_t)TESS_DEVICE_INFO_SIZE_V1);
     const uint32_t caller_size = info->struct_size;
-    memcpy(info, &handle->info, caller_size < sizeof(tess_device_info) ? caller_size : sizeof(tess_device_info));
+    tess_device_info device = handle->info;
+    device.sm_count = handle->device_sms; /* the device's, whatever the budget */
+    memcpy(info, &device, caller_size < sizeof(tess_device_info) ? caller_size : sizeof(tess_device_info));
     info->struct_size = caller_size;
+    return TESS_STATUS_SUCCESS;
+}
+
+TESS_API tess_status tess_set_sm_budget(tess_handle handle, int sms) {
+    tess_status s = tess_handle_check(handle, "tess_set_sm_budget");
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    if (sms < 0 || sms > handle->device_sms)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "tess_set_sm_budget: sms=%d; the budget is 1 to the device's %d streaming multiprocessors, "
+                         "or 0 for all of them",
+                         sms, handle->device_sms);
+    handle->info.sm_count = sms ? sms : handle->device_sms;
+    tess_plan_cache_clear(&handle->plans); /* its plans were sized for the old budget */
+    return TESS_STATUS_SUCCESS;
+}
+
+TESS_API tess_status tess_get_sm_budget(tess_handle handle, int *sms) {
+    tess_status s = tess_handle_check(handle, "tess_get_sm_budget");
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    if (!sms)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_get_sm_budget: sms is NULL");
+    *sms = handle->info.sm_count;
     return TESS_STATUS_SUCCESS;
 }

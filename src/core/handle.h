@@ -27,7 +27,9 @@ struct tess_handle_s {
     size_t workspace_bytes;
     int *sk_flags;          /* ready flags (TESS_HANDLE_FLAG_BYTES of device memory): zeroed at
                                creation, and every launch leaves them down, so no launch needs a memset */
-    tess_device_info info;  /* filled once at creation */
+    tess_device_info info;  /* filled once at creation; sm_count is the SM budget's (tess_set_sm_budget),
+                               so every planner sizes its grids and estimates by it */
+    int device_sms;         /* the device's streaming multiprocessors */
     tess_plan_cache plans;  /* the heuristic's recent choices (empty at creation) */
 };
 

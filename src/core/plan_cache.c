@@ -66,3 +66,5 @@ void tess_plan_cache_put(tess_plan_cache *cache, const tess_plan_key *key, const
     if (cache->used < TESS_PLAN_CACHE_ENTRIES)
         cache->used++;
 }
+
+void tess_plan_cache_clear(tess_plan_cache *cache) { cache->used = cache->next = 0; }

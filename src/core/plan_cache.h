@@ -43,6 +43,8 @@ void tess_plan_key_of(const struct tess_problem *problem, size_t workspace_limit
 const tess_plan *tess_plan_cache_find(const tess_plan_cache *cache, const tess_plan_key *key);
 /* Remembers `plan` for `key`, replacing the oldest entry when full. */
 void tess_plan_cache_put(tess_plan_cache *cache, const tess_plan_key *key, const tess_plan *plan);
+/* Forgets every entry (the plans were made for a device view that changed). */
+void tess_plan_cache_clear(tess_plan_cache *cache);
 
 #ifdef __cplusplus
 }

@@ -324,6 +324,75 @@ static void test_refusals(tess_handle h) {
     cudaFree(mats);
 }
 
+/* The first plan among `count` whose name is `name` (no "_sk": data-parallel), or NULL. */
+static const tess_plan *plan_named(const tess_plan *plans, int count, const char *name) {
+    for (int i = 0; i < count; i++)
+        if (!strcmp(plans[i].name, name))
+            return &plans[i];
+    return NULL;
+}
+
+/* The SM budget (tess_set_sm_budget): out-of-range budgets are refused; at
+ * every budget (all SMs, 112/132 of them, half, 7, 1) each plan's grid fits
+ * it, the heuristic's result passes the reference check, and one
+ * data-parallel plan gives the same bits (its tiles' sums do not depend on
+ * the grid); a plan made for a wider budget is refused; the device info
+ * reports every SM whatever the budget. */
+static void test_sm_budget(tess_handle h, case_stats *st) {
+    tess_device_info info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    CHECK_STATUS(tess_get_device_info(h, &info), TESS_STATUS_SUCCESS);
+    const int all = info.sm_count;
+    CHECK_STATUS(tess_set_sm_budget(h, -1), TESS_STATUS_INVALID_VALUE);
+    CHECK_STATUS(tess_set_sm_budget(h, all + 1), TESS_STATUS_INVALID_VALUE);
+    tess_gemm_desc g;
+    tess_gemm_desc_init(&g);
+    g.m = 2048, g.n = 2048 + 64, g.k = 1024;
+    g.a = layout(TESS_DTYPE_BF16, g.m, g.k, 1, 1);
+    g.b = layout(TESS_DTYPE_BF16, g.k, g.n, 1, 0);
+    g.d = layout(TESS_DTYPE_BF16, g.m, g.n, 1, 1);
+    size_t a_bytes, b_bytes, d_bytes = tess_matrix_bytes(&g.d, 1);
+    void *ha = test_matrix_random(&g.a, 1, &rng, &a_bytes), *hb = test_matrix_random(&g.b, 1, &rng, &b_bytes);
+    void *da = gpu_upload(ha, a_bytes), *db = gpu_upload(hb, b_bytes), *dd = gpu_upload(NULL, d_bytes);
+    unsigned char *first = malloc(d_bytes), *got = malloc(d_bytes);
+    const char *dp_name = "sm90_bf16_tn_128x128x64_s6_c1x1";
+    const int budgets[] = {0, all * 112 / 132, all / 2, 7, 1};
+    tess_plan wide;
+    int have_wide = 0;
+    for (size_t i = 0; i < sizeof budgets / sizeof budgets[0]; i++) {
+        const int budget = budgets[i], want = budget ? budget : all;
+        int now = -1;
+        CHECK_STATUS(tess_set_sm_budget(h, budget), TESS_STATUS_SUCCESS);
+        CHECK_STATUS(tess_get_sm_budget(h, &now), TESS_STATUS_SUCCESS);
+        CHECKF(now == want, "SM budget %d reads back as %d", want, now);
+        tess_plan plans[MAX_PLANS];
+        int count = 0;
+        CHECK_STATUS(tess_gemm_plans(h, &g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
+        for (int p = 0; p < count && p < MAX_PLANS; p++)
+            CHECKF(plans[p].grid <= want && plans[p].grid > 0, "budget %d: plan %s launches %d CTAs", want,
+                   plans[p].name, plans[p].grid);
+        if (i == 0 && count > 0 && plans[0].grid > 7)
+            wide = plans[0], have_wide = 1;
+        if (budget == 7 && have_wide)
+            CHECK_STATUS(tess_gemm(h, &g, &wide, da, db, NULL, dd), TESS_STATUS_INVALID_VALUE);
+        run_case(h, &g, -1, 0, st);
+        const tess_plan *dp = plan_named(plans, count < MAX_PLANS ? count : MAX_PLANS, dp_name);
+        CHECKF(dp != NULL, "budget %d: no plan %s among %d", want, dp_name, count);
+        if (!dp)
+            continue;
+        CHECK_STATUS(tess_gemm(h, &g, dp, da, db, NULL, dd), TESS_STATUS_SUCCESS);
+        cudaMemcpy(i == 0 ? first : got, dd, d_bytes, cudaMemcpyDeviceToHost);
+        if (i > 0)
+            CHECKF(!memcmp(first, got, d_bytes), "budget %d: %s gives other bits than with every SM", want, dp_name);
+    }
+    CHECK_STATUS(tess_set_sm_budget(h, 0), TESS_STATUS_SUCCESS);
+    CHECK_STATUS(tess_get_device_info(h, &info), TESS_STATUS_SUCCESS);
+    CHECKF(info.sm_count == all, "the device info reports %d SMs after a budget, not %d", info.sm_count, all);
+    free(ha), free(hb), free(first), free(got);
+    cudaFree(da), cudaFree(db), cudaFree(dd);
+}
+
 int main(void) {
     GPU_TEST_MAIN_START(h, workspace);
     case_stats st = {0, 0, 0, 0};
@@ -349,6 +418,7 @@ int main(void) {
     test_pingpong(h, &st);
     test_small_m(h, &st);
     test_refusals(h);
+    test_sm_budget(h, &st);
     printf("gemm cases: %d run (%d stream-K, %d transposed), %d failed\n", st.runs, st.stream_k, st.transposed,
            st.failures);
     tess_destroy(h);

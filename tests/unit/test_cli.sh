@@ -66,6 +66,7 @@ declare -A sample=(
   [bench gemm:bias]="0 $gemm --bias=columns"
   [bench gemm:bias-type]="0 $gemm --bias=rows --bias-type=f32"
   [bench gemm:act]="0 $gemm --act=gelu_tanh"
+  [bench gemm:sms]="0 $gemm --sms=66"
   [bench gemm:providers]="0 $gemm --providers=tessera,cublas"
   [bench gemm:plan]="0 $gemm --plan=c2x1_sk"
   [bench gemm:warmup-iterations]="0 $gemm --warmup-iterations=5"

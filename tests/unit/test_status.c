@@ -75,6 +75,9 @@ static void test_handle_misuse(void) {
     CHECK(strstr(tess_last_error(), "tess_set_stream") != NULL);
     CHECK_STATUS(tess_set_workspace(NULL, NULL, 0), TESS_STATUS_NOT_INITIALIZED);
     CHECK_STATUS(tess_get_device_info(NULL, NULL), TESS_STATUS_NOT_INITIALIZED);
+    CHECK_STATUS(tess_set_sm_budget(NULL, 66), TESS_STATUS_NOT_INITIALIZED);
+    CHECK(strstr(tess_last_error(), "tess_set_sm_budget") != NULL);
+    CHECK_STATUS(tess_get_sm_budget(NULL, NULL), TESS_STATUS_NOT_INITIALIZED);
     CHECK_STATUS(tess_destroy(NULL), TESS_STATUS_SUCCESS);
 
     tess_handle h = (tess_handle)(uintptr_t)0x1;

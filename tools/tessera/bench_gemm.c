@@ -159,6 +159,12 @@ static float *random_factors(int64_t count, tess_rng *r) {
 /* Benchmarks one problem with every provider; prints a row per provider and appends to the CSV. */
 static int bench_one(tess_handle h, const tess_device_info *info, const bench_options *o, int64_t m, int64_t n, int64_t k,
                      FILE *csv, tess_rng *rng, energy_meter *meter) {
+    // --sms: tessera's SM budget for this problem (cuBLAS runs on every SM).
+    int budget = 0;
+    if (tess_set_sm_budget(h, o->sms) != TESS_STATUS_SUCCESS || tess_get_sm_budget(h, &budget) != TESS_STATUS_SUCCESS) {
+        fprintf(stderr, "tessera bench gemm: --sms=%d: %s\n", o->sms, tess_last_error());
+        return 1;
+    }
     tess_gemm_desc g;
     tess_gemm_desc_init(&g);
     g.m = m, g.n = n, g.k = k, g.batch = o->batch, g.alpha = o->alpha, g.beta = o->beta;
@@ -340,7 +346,7 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
         if (csv)
             fprintf(csv,
                     "%lld,%lld,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%g,%g,%s,%s,%d,%s,%s,%s,%s,%s,%.6f,%.2f,%.2f,%.4f,"
-                    "%.3e,%.2f,%.0f,%.1f,%.2f,%.4f,%.2f,%g\n",
+                    "%.3e,%.2f,%.0f,%.1f,%.2f,%.4f,%.2f,%g,%d\n",
                     (long long)m, (long long)n, (long long)k, (long long)g.batch, tess_dtype_name(g.a.dtype),
                     bench_order_name(g.a.order), tess_dtype_name(g.b.dtype), bench_order_name(g.b.order),
                     tess_dtype_name(g.c.dtype), bench_order_name(g.c.order), tess_dtype_name(g.d.dtype),
@@ -348,7 +354,8 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
                     o->fast_accum, bench_bias_name(o->bias),
                     o->bias != TESS_BIAS_NONE ? tess_dtype_name(g.epilogue.bias_type) : "none", bench_act_name(o->act),
                     prov > 0 ? "tessera" : "cublas", q->name, ms, tflops, gbs, ratio, q->err,
-                    host_us, w->mean_sm_mhz, w->mean_board_w, per_ghz, per_j, best_tflops, o->hold);
+                    host_us, w->mean_sm_mhz, w->mean_board_w, per_ghz, per_j, best_tflops, o->hold,
+                    prov > 0 ? budget : 0);
     }
     for (int s = 0; s < nsets; s++)
         cudaFree(sets[s].a), cudaFree(sets[s].b), cudaFree(sets[s].c), cudaFree(sets[s].d), cudaFree(sets[s].sa),
@@ -395,10 +402,11 @@ static void csv_header(FILE *csv, const tess_device_info *info, energy_meter *me
     fprintf(csv, "# sm_mhz, board_w: means during the provider's timed runs (NVML; nan without it); "
                  "tflops_per_ghz = tflops / (sm_mhz / 1000); tflop_per_j = tflops / board_w; hold_s = 0: bursts, "
                  "else --hold (ms, tflops: round 2; best_tflops: the best round); bias, bias_type, activation: the "
-                 "fused epilogue (--bias, --bias-type, --act; none: without)\n");
+                 "fused epilogue (--bias, --bias-type, --act; none: without); sm_budget: tessera's SMs (--sms; 0 in cuBLAS's "
+                 "rows, which use every SM)\n");
     fprintf(csv, "m,n,k,batch,a_type,a_order,b_type,b_order,c_type,c_order,d_type,d_order,alpha,beta,scale_a,"
                  "scale_b,fast_accum,bias,bias_type,activation,provider,kernel,ms,tflops,gbs,speedup_vs_cublas,"
-                 "rel_error,host_us,sm_mhz,board_w,tflops_per_ghz,tflop_per_j,best_tflops,hold_s\n");
+                 "rel_error,host_us,sm_mhz,board_w,tflops_per_ghz,tflop_per_j,best_tflops,hold_s,sm_budget\n");
 }
 
 /* Opens the GPU (device 0), its meter, the shared workspace and the CSV; 0, or the exit code after saying why. */

@@ -14,7 +14,7 @@
 enum {
     OPT_M, OPT_N, OPT_K, OPT_A, OPT_B, OPT_C, OPT_D, OPT_ALPHA, OPT_BETA, OPT_BATCH, OPT_SCALE_A, OPT_SCALE_B,
     OPT_FAST_ACCUM, OPT_BIAS, OPT_BIAS_TYPE, OPT_ACT, OPT_PROVIDERS, OPT_PLAN, OPT_WARMUP, OPT_ITERATIONS, OPT_ROUNDS,
-    OPT_CHAIN, OPT_HOLD, OPT_VERIFY, OPT_SUITE, OPT_OUTPUT, OPT_DRY_RUN, OPT_COUNT
+    OPT_CHAIN, OPT_HOLD, OPT_SMS, OPT_VERIFY, OPT_SUITE, OPT_OUTPUT, OPT_DRY_RUN, OPT_COUNT
 };
 
 static const cli_option bench_gemm_options[OPT_COUNT + 1] = {
@@ -60,6 +60,9 @@ static const cli_option bench_gemm_options[OPT_COUNT + 1] = {
     [OPT_CHAIN] = {"chain", CLI_VALUE, "N",
                    "N calls back to back per timed run, 1 to 64, as a decode step\n"
                    "queues its layers; the time per call is reported; default 1"},
+    [OPT_SMS] = {"sms", CLI_VALUE, "N",
+                 "tessera's SM budget (tess_set_sm_budget): its GEMMs use at most N\n"
+                 "streaming multiprocessors; default 0, all of them"},
     [OPT_HOLD] = {"hold", CLI_VALUE, "SECONDS",
                   "at the power cap: each provider runs 1 s untimed, then SECONDS\n"
                   "(at most 60) timed, in 2 rounds, the second in reverse order;\n"
@@ -319,6 +322,7 @@ static int apply(void *ctx, int index, const char *v) {
     case OPT_ROUNDS: return set_int(v, 1, BENCH_MAX_ROUNDS, &o->rounds);
     case OPT_CHAIN: return set_int(v, 1, BENCH_MAX_CHAIN, &o->chain);
     case OPT_HOLD: return parse_hold(v, &o->hold, st->where);
+    case OPT_SMS: return set_int(v, 0, INT_MAX, &o->sms);
     case OPT_VERIFY: return cli_bool(v, &o->verify);
     case CLI_ARGUMENT: return 0; /* bench gemm takes no arguments: cli_parse says so */
     default: break;

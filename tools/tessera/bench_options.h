@@ -41,6 +41,7 @@ typedef struct bench_options {
     int all_plans;         /* --plan=all */
     int chain;             /* --chain=N: calls timed back to back, per-call time reported */
     double hold;           /* --hold=SECONDS: held at the power cap for that long (0: bursts) */
+    int sms;               /* --sms=N: tessera's SM budget (0: every SM) */
 } bench_options;
 
 /* What only the command line sets. */

@@ -29,6 +29,8 @@ int64_t tess_sm90_work_tiles(const tess_gemm_kernel *k, const tess_gemm_desc *d)
 static int launch_split(const tess_gemm_kernel *k, const tess_gemm_desc *d, int ctas, int stream_k,
                         tess_work_split *s, int *grid) {
     const int items = (int)(tess_sm90_work_tiles(k, d) / k->cluster_m), units = ctas / k->cluster_m;
+    if (units == 0) // an SM budget smaller than one cluster
+        return 0;
     s->k_blocks = (int)((d->k + k->tile_k - 1) / k->tile_k);
     if (!stream_k) {
         s->units = items < units ? items : units;

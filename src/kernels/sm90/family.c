@@ -49,24 +49,23 @@ int tess_sm90_kernel_serves(const tess_gemm_kernel *k, const tess_gemm_desc *d) 
 #define TESS_SM90_STAND_IN_C4_CTAS 120
 
 /* One per SM, in whole clusters (clusters must fit in one GPC, so not every
- * SM may be usable). Asked of the runtime once per kernel and device;
- * sm_count when no device answers (the stand-in H100: 132 SMs, clusters of
- * 4 on 120 of them). */
+ * SM may be usable), within info's sm_count (a handle's SM budget). The
+ * runtime's count is asked once per kernel and device; sm_count when no
+ * device answers (the stand-in H100: 132 SMs, clusters of 4 on 120 of them). */
 int tess_sm90_resident_ctas(int index, const tess_device_info *info) {
-    static int cached[TESS_SM90_KERNEL_SLOTS][2]; /* [kernel][device + 1, CTAs] */
+    static int cached[TESS_SM90_KERNEL_SLOTS][2]; /* [kernel][device + 1, CTAs the runtime places] */
     const tess_gemm_kernel *k = tess_sm90_kernel(index);
-    const int sms = tess_device_sms(info);
+    const int sms = tess_device_sms(info), whole = sms / k->cluster_m * k->cluster_m;
     if (!info && k->cluster_m == 4)
         return TESS_SM90_STAND_IN_C4_CTAS;
     if (!info || index >= TESS_SM90_KERNEL_SLOTS)
-        return sms / k->cluster_m * k->cluster_m;
+        return whole;
     if (cached[index][0] != info->device + 1) {
-        int clusters = k->max_clusters();
-        int ctas = clusters * k->cluster_m;
-        cached[index][1] = ctas > 0 && ctas <= sms ? ctas : sms / k->cluster_m * k->cluster_m;
+        cached[index][1] = k->max_clusters() * k->cluster_m;
         cached[index][0] = info->device + 1;
     }
-    return cached[index][1];
+    const int placed = cached[index][1];
+    return placed > 0 && placed < whole ? placed : whole;
 }
 
 /* A matrix read the other way: X^T over the same memory. */

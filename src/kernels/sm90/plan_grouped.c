@@ -220,7 +220,7 @@ static int large_groups_kernel(const tess_device_info *info, const tess_grouped_
     double best_cost = 0.0;
     for (int i = 0; i < tess_sm90_kernel_count(); i++) {
         const tess_gemm_kernel *k = tess_sm90_kernel(i);
-        if (is_token_tile(k) || !grouped_kernel_runs(k, d))
+        if (is_token_tile(k) || !grouped_kernel_runs(k, d) || tess_sm90_resident_ctas(i, info) == 0)
             continue;
         const double c = grouped_estimate(info, k, &large, tess_sm90_resident_ctas(i, info));
         if (best < 0 || c < best_cost)
@@ -265,7 +265,7 @@ void tess_sm90_grouped_plans(const tess_device_info *info, const tess_grouped_ge
     const int large = large_groups_kernel(info, d, &large_order);
     for (int i = 0; i < tess_sm90_kernel_count(); i++) {
         const tess_gemm_kernel *k = tess_sm90_kernel(i);
-        if (!grouped_kernel_runs(k, d))
+        if (!grouped_kernel_runs(k, d) || tess_sm90_resident_ctas(i, info) == 0) // clusters wider than an SM budget
             continue;
         const double base = grouped_estimate(info, k, d, tess_sm90_resident_ctas(i, info));
         const int preferred = preferred_order(k, d);
