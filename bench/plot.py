@@ -45,13 +45,15 @@ def problems(rows):
     table = {}
     for row in rows:
         scales = row.get("scale_a", "none"), row.get("scale_b", "none"), row.get("fast_accum", "0")
-        key = (row["m"], row["n"], row["k"], row["batch"], layout_name(row), row["d_type"], row["beta"], scales)
+        epilogue = row.get("bias", "none"), row.get("activation", "none")
+        key = (row["m"], row["n"], row["k"], row["batch"], layout_name(row), row["d_type"], row["beta"], scales,
+               epilogue)
         table.setdefault(key, {})[row["provider"]] = row
     return table
 
 
 def label(key):
-    m, n, k, batch, layout, d_type, beta, (scale_a, scale_b, fast) = key
+    m, n, k, batch, layout, d_type, beta, (scale_a, scale_b, fast), (bias, activation) = key
     text = f"{m}x{n}x{k}\n{layout}"
     if scale_a != "none" or scale_b != "none":
         text += f"\n{scale_a}/{scale_b}" + (" fast" if fast == "1" else "")
@@ -59,6 +61,8 @@ def label(key):
         text += f" b{batch}"
     if float(beta) != 0:
         text += " beta"
+    if bias != "none" or activation != "none":  # a fused epilogue (tessera bench gemm --bias, --act)
+        text += "\n" + "+".join(x for x in (("bias" if bias != "none" else ""), activation) if x and x != "none")
     return text
 
 
