@@ -22,8 +22,8 @@ def rows(path):
         if not r.get("provider") or not r.get("ms"):
             continue  # a row cut short (a run stopped at its time limit)
         if "m" in r:  # tessera bench gemm
-            key = ",".join(r[c] for c in ("m", "n", "k", "batch", "a_type", "b_type", "d_type", "scale_a", "scale_b",
-                                          "fast_accum"))
+            key = ",".join([r[c] for c in ("m", "n", "k", "batch", "a_type", "b_type", "d_type", "scale_a", "scale_b",
+                                           "fast_accum")] + [r.get(c, "none") for c in ("bias", "activation")])
             plan = r.get("kernel", "")
         else:  # bench/grouped.py
             key = ",".join(r[c] for c in ("n", "k", "groups", "tokens_per_group", "split", "dtype", "recipe"))
