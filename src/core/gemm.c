@@ -60,7 +60,13 @@ TESS_API tess_status tess_gemm_workspace_size(tess_handle handle, const tess_gem
     if (!bytes)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm_workspace_size: bytes is NULL");
     tess_plan best;
-    *bytes = tess_gemm_candidates(&handle->info, &full, SIZE_MAX, &best, 1) > 0 ? (size_t)best.workspace_bytes : 0;
+    int count = 0;
+    const tess_problem problem = {&full, NULL};
+    /* The plan the heuristic would run with unlimited workspace, under the handle's SM budget. */
+    if (tess_family_query(handle, &problem, SIZE_MAX, &best, 1, &count, "tess_gemm_workspace_size") !=
+        TESS_STATUS_SUCCESS)
+        count = 0;
+    *bytes = count > 0 ? (size_t)best.workspace_bytes : 0;
     return TESS_STATUS_SUCCESS;
 }
 
