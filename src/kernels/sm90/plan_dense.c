@@ -126,8 +126,8 @@ tess_status tess_sm90_dense_run(tess_handle h, const tess_gemm_desc *desc, const
                          plan->name);
     /* (tess_family_run has checked plan->workspace_bytes against the handle's.) */
     if (r.launch.grid != plan->grid || r.launch.workspace != plan->workspace_bytes)
-        return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: plan %s was made for another problem or device",
-                         plan->name);
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "tess_gemm: plan %s was made for another problem, device or SM budget", plan->name);
     const tess_gemm_kernel *k = tess_sm90_kernel(r.kernel);
     /* A transposed plan's kernel runs D^T = B^T A^T: B is its A, A its B. */
     const int transposed = plan->transposed != 0;

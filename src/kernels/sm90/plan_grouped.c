@@ -369,8 +369,8 @@ tess_status tess_sm90_grouped_run(tess_handle h, const tess_grouped_gemm_desc *d
     if (plan->grid != want.grid || plan->large_min_rows != want.large_min_rows ||
         plan->large_order != want.large_order || plan->large_grid != want.large_grid)
         return tess_fail(TESS_STATUS_INVALID_VALUE,
-                         "tess_grouped_gemm: plan %s was made for another problem or device (its grid or second "
-                         "launch differ)",
+                         "tess_grouped_gemm: plan %s was made for another problem, device or SM budget (its grid "
+                         "or second launch differ)",
                          plan->name);
     /* Every group, or a mixed plan's smaller ones and then its larger ones. */
     const int first_max_rows = want.large_min_rows ? want.large_min_rows - 1 : INT32_MAX;
