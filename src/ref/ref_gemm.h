@@ -52,12 +52,16 @@ TESS_HD double tess_ref_activate(int act, double v) {
 /* D's element (m, n) of batch b from v = alpha * sum + beta * C: the bias of
  * that batch (per column: element n, per row: element m, batch stride
  * apart), then the activation. */
+TESS_HD double tess_ref_epilogue_of(tess_epilogue_desc e, const void *bias, double v, int64_t b, int64_t m,
+                                    int64_t n) {
+    if (e.bias != TESS_BIAS_NONE && bias)
+        v += tess_load_as_f32(e.bias_type, bias, b * e.bias_batch_stride + (e.bias == TESS_BIAS_COLUMNS ? n : m));
+    return tess_ref_activate(e.activation, v);
+}
+
+/* tess_ref_epilogue_of with the problem's epilogue and bias. */
 TESS_HD double tess_ref_epilogue(const tess_ref_gemm *p, double v, int64_t b, int64_t m, int64_t n) {
-    const tess_epilogue_desc *e = &p->epilogue;
-    if (e->bias != TESS_BIAS_NONE && p->bias_data)
-        v += tess_load_as_f32(e->bias_type, p->bias_data,
-                              b * e->bias_batch_stride + (e->bias == TESS_BIAS_COLUMNS ? n : m));
-    return tess_ref_activate(e->activation, v);
+    return tess_ref_epilogue_of(p->epilogue, p->bias_data, v, b, m, n);
 }
 
 /* The factor for element (mn, k) of batch `batch`. */

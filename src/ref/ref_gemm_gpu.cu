@@ -18,10 +18,13 @@
 // Grid y and z are limited to 65535 blocks by CUDA.
 #define REF_GRID_YZ_MAX 65535
 
-// The fused epilogue's float64 steps for one element, called: inlined into
-// the unrolled stores, its double arithmetic spills the kernel's registers.
-static __device__ __noinline__ float ref_epilogue(const tess_ref_gemm &p, float v, int64_t b, int64_t m, int64_t n) {
-    return (float)tess_ref_epilogue(&p, v, b, m, n);
+// The fused epilogue's float64 steps for one element, called with the
+// epilogue and bias by value: inlined into the unrolled stores, the double
+// arithmetic spills the kernel's registers, and a call taking the problem by
+// reference would copy the whole kernel parameter to every thread's stack.
+static __device__ __noinline__ float ref_epilogue(tess_epilogue_desc e, const void *bias, float v, int64_t b, int64_t m,
+                                                  int64_t n) {
+    return (float)tess_ref_epilogue_of(e, bias, v, b, m, n);
 }
 
 __global__ void __launch_bounds__(REF_SIDE *REF_SIDE) ref_gemm_kernel(tess_ref_gemm p, void *d) {
@@ -63,7 +66,7 @@ __global__ void __launch_bounds__(REF_SIDE *REF_SIDE) ref_gemm_kernel(tess_ref_g
                 if (beta != 0.0f)
                     v += beta * tess_load_as_f32(p.c.dtype, p.c_data, tess_matrix_offset(&p.c, b, m, n));
                 if (p.epilogue.bias != TESS_BIAS_NONE || p.epilogue.activation != TESS_ACT_NONE)
-                    v = ref_epilogue(p, v, b, m, n);
+                    v = ref_epilogue(p.epilogue, p.bias_data, v, b, m, n);
                 tess_store_from_f32(p.d.dtype, d, tess_matrix_offset(&p.d, b, m, n), v);
             }
         }
