@@ -268,8 +268,11 @@ typedef struct tess_epilogue_desc {
 } tess_epilogue_desc;
 
 /* The device pointers a fused epilogue reads (those its tess_epilogue_desc
- * asks for; the others are ignored). */
+ * asks for; the others are ignored). Set struct_size to
+ * sizeof(tess_epilogue_ptrs); later versions append pointers (residual,
+ * output scales, amax). */
 typedef struct tess_epilogue_ptrs {
+    uint32_t struct_size;
     const void *bias; /* aligned to its elements */
 } tess_epilogue_ptrs;
 

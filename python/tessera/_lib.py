@@ -48,7 +48,7 @@ class EpilogueDescStruct(ctypes.Structure):
 
 class EpiloguePtrsStruct(ctypes.Structure):
     """tess_epilogue_ptrs."""
-    _fields_ = [("bias", ctypes.c_void_p)]
+    _fields_ = [("struct_size", ctypes.c_uint32), ("bias", ctypes.c_void_p)]
 
 
 class GemmDescStruct(ctypes.Structure):

@@ -231,7 +231,7 @@ def _epilogue_ptrs(bias):
     """The tess_epilogue_ptrs of a call (a pointer to one), or None without a bias."""
     if bias is None:
         return None
-    return ctypes.byref(EpiloguePtrsStruct(bias.data_ptr()))
+    return ctypes.byref(EpiloguePtrsStruct(ctypes.sizeof(EpiloguePtrsStruct), bias.data_ptr()))
 
 
 # Scale recipes by name (tess_scale_mode values).

@@ -205,7 +205,9 @@ def _prepare(layout, x, w, out, scale_x, scale_w, recipe_x, recipe_w, expected_m
 
 def _epilogue_ptrs(bias_ptr):
     """The tess_epilogue_ptrs of a call (a pointer to one), or None without a bias."""
-    return ctypes.byref(EpiloguePtrsStruct(bias_ptr)) if bias_ptr is not None else None
+    if bias_ptr is None:
+        return None
+    return ctypes.byref(EpiloguePtrsStruct(ctypes.sizeof(EpiloguePtrsStruct), bias_ptr))
 
 
 def _run(desc, handle, ptrs, rows_ptr, plan):

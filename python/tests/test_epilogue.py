@@ -57,7 +57,7 @@ def test_structs_match_header():
     assert ctypes.sizeof(lib.EpilogueDescStruct) == 24
     assert {name: getattr(lib.EpilogueDescStruct, name).offset for name, _ in lib.EpilogueDescStruct._fields_} == \
         EPILOGUE_OFFSETS
-    assert ctypes.sizeof(lib.EpiloguePtrsStruct) == 8
+    assert ctypes.sizeof(lib.EpiloguePtrsStruct) == 16 and lib.EpiloguePtrsStruct.bias.offset == 8
     assert lib.GemmDescStruct._fields_[-1][0] == "epilogue" and lib.GemmDescStruct.epilogue.offset == 280
     assert ctypes.sizeof(lib.GemmDescStruct) == 304
     assert lib.GroupedGemmDescStruct._fields_[-1][0] == "epilogue"

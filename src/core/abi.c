@@ -43,3 +43,12 @@ tess_status tess_plan_accept(const tess_plan *plan, tess_plan *full, const char 
                                                     "plan queries", caller);
     return s;
 }
+
+tess_status tess_epilogue_ptrs_in(const tess_epilogue_ptrs *ep, tess_epilogue_ptrs *full, const char *caller) {
+    memset(full, 0, sizeof *full);
+    if (!ep)
+        return TESS_STATUS_SUCCESS;
+    char what[96];
+    snprintf(what, sizeof what, "%s: ep", caller);
+    return tess_struct_in(full, sizeof *full, ep, TESS_EPILOGUE_PTRS_SIZE_V1, what, "sizeof(tess_epilogue_ptrs)");
+}

@@ -18,6 +18,7 @@ extern "C" {
 #define TESS_GROUPED_GEMM_DESC_SIZE_V1 (offsetof(tess_grouped_gemm_desc, w_scale) + sizeof(tess_scale_desc))
 #define TESS_PLAN_SIZE_V1 (offsetof(tess_plan, large_grid) + sizeof(int32_t))
 #define TESS_DEVICE_INFO_SIZE_V1 (offsetof(tess_device_info, kernel_families) + sizeof(uint32_t))
+#define TESS_EPILOGUE_PTRS_SIZE_V1 (offsetof(tess_epilogue_ptrs, bias) + sizeof(const void *))
 
 /* Zeroes the caller's struct `user` of `size` bytes and sets its
  * struct_size (the first member): what each *_init call does first.
@@ -35,6 +36,10 @@ tess_status tess_struct_in(void *full, size_t size, const void *user, size_t min
 
 /* Reads a plan the caller passes back (tess_struct_in), its name a C string. */
 tess_status tess_plan_accept(const tess_plan *plan, tess_plan *full, const char *caller);
+
+/* Reads the caller's epilogue pointers (tess_struct_in) into *full; NULL
+ * reads as no pointers. */
+tess_status tess_epilogue_ptrs_in(const tess_epilogue_ptrs *ep, tess_epilogue_ptrs *full, const char *caller);
 
 #ifdef __cplusplus
 }

@@ -73,11 +73,15 @@ TESS_API tess_status tess_gemm_workspace_size(tess_handle handle, const tess_gem
 TESS_API tess_status tess_gemm_fused(tess_handle handle, const tess_gemm_desc *desc, const tess_plan *plan,
                                      const void *a, const float *a_scale, const void *b, const float *b_scale,
                                      const void *c, void *d, const tess_epilogue_ptrs *ep) {
+    tess_epilogue_ptrs pointers;
+    tess_status s = tess_epilogue_ptrs_in(ep, &pointers, "tess_gemm");
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
     /* C: read where beta != 0 (tess_epilogue_of) */
-    const tess_operands operands = {a, a_scale, b, b_scale, c, d, NULL, ep ? ep->bias : NULL};
+    const tess_operands operands = {a, a_scale, b, b_scale, c, d, NULL, pointers.bias};
     tess_gemm_desc full;
     const tess_problem problem = {&full, NULL};
-    tess_status s = prepare(handle, desc, &operands, &full, "tess_gemm");
+    s = prepare(handle, desc, &operands, &full, "tess_gemm");
     if (s != TESS_STATUS_SUCCESS)
         return s;
     return tess_family_run(handle, &problem, plan, handle->workspace_bytes, &operands, "tess_gemm");

@@ -190,10 +190,14 @@ TESS_API tess_status tess_grouped_gemm_fused(tess_handle handle, const tess_grou
                                              const tess_plan *plan, const void *x, const float *x_scale, const void *w,
                                              const float *w_scale, const int32_t *group_rows, void *y,
                                              const tess_epilogue_ptrs *ep) {
-    const tess_operands operands = {x, x_scale, w, w_scale, NULL, y, group_rows, ep ? ep->bias : NULL};
+    tess_epilogue_ptrs pointers;
+    tess_status s = tess_epilogue_ptrs_in(ep, &pointers, "tess_grouped_gemm");
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    const tess_operands operands = {x, x_scale, w, w_scale, NULL, y, group_rows, pointers.bias};
     tess_grouped_gemm_desc full;
     const tess_problem problem = {NULL, &full};
-    tess_status s = grouped_prepare(handle, desc, &operands, &full, "tess_grouped_gemm");
+    s = grouped_prepare(handle, desc, &operands, &full, "tess_grouped_gemm");
     if (s != TESS_STATUS_SUCCESS)
         return s;
     return tess_family_run(handle, &problem, plan, SIZE_MAX, &operands, "tess_grouped_gemm");

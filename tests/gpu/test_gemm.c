@@ -57,7 +57,7 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
     size_t bias_bytes = 0;
     void *hbias = test_bias_random(&g->epilogue, &rng, g->m, g->n, g->batch, &bias_bytes);
     void *dbias = hbias ? gpu_upload(hbias, bias_bytes) : NULL;
-    const tess_epilogue_ptrs ep = {dbias};
+    const tess_epilogue_ptrs ep = {sizeof ep, dbias};
     void *da = gpu_upload(ha, a_bytes), *db = gpu_upload(hb, b_bytes), *dc = hc ? gpu_upload(hc, c_bytes) : NULL;
     unsigned char *dd = gpu_poisoned(d_bytes);
     if (in_place)                                /* C is D: the same buffer, pre-filled with C */
