@@ -10,7 +10,8 @@
 # a table of fp8.py's summaries last.
 #   bash dev/ab/fp8_ab.sh OUT BASE_TAR|- [PATCH...] [-- FP8_ARGS...]
 #     BASE_TAR "-": no baseline. FP8_ARGS go to fp8.py (e.g. --quick).
-#   env: SUSTAINED=0 skips sustained.py; AB_BUDGET_S (default 560) is the
+#   env: SUSTAINED=0 skips sustained.py; ROUNDS=N times fp8.py N times per
+#   variant, interleaved (medians printed last); AB_BUDGET_S (default 560) is the
 #   time after which no phase starts; NEW_TAR: "new" (and the patched
 #   variants) from this tar instead of the working tree; GPU_TESTS: the
 #   GPU tests run on each variant but the baseline (default gpu_gemm_fp8),
@@ -140,12 +141,47 @@ for v in ${TEST_VARIANTS:-${variants[@]}}; do
         echo "$t $v rc=$? $(tail -1 "$logs/$t-$v.log") ($SECONDS s)"
     done
 done | tee "$out/tests.txt"
-for v in "${variants[@]}"; do
-    [ $SECONDS -lt "$budget" ] || { echo "fp8 $v: skipped (budget)"; continue; }
-    TESSERA_LIBRARY=$(lib "$v") TESSERA_COMMIT=$v timeout 150 python3 "$peers/fp8.py" --no-torch --csv "$out/fp8-$v.csv" \
-        ${fp8_args[@]+"${fp8_args[@]}"} > "$logs/fp8-$v.log" 2>&1
-    echo "fp8 $v rc=$? ($SECONDS s)"
+# ROUNDS > 1: fp8.py again per variant, the variants' order reversed every
+# other round (a paired, interleaved timing: each variant's ratio to
+# DeepGEMM is the median over rounds, the single call's 1-3% scatter
+# averaged out); round 1's CSVs keep their names, the others go in
+# fp8-rounds.tgz, and the medians are printed last.
+rounds=${ROUNDS:-1}
+mkdir -p "$logs/rounds"
+for ((r = 1; r <= rounds; r++)); do
+    order=("${variants[@]}")
+    if [ $((r % 2)) = 0 ]; then order=(); for ((i = ${#variants[@]} - 1; i >= 0; i--)); do order+=("${variants[$i]}"); done; fi
+    for v in "${order[@]}"; do
+        [ $SECONDS -lt "$budget" ] || { echo "fp8 $v round $r: skipped (budget)"; continue; }
+        csv="$out/fp8-$v.csv"; [ $r -gt 1 ] && csv="$logs/rounds/fp8-$v-r$r.csv"
+        TESSERA_LIBRARY=$(lib "$v") TESSERA_COMMIT=$v timeout 150 python3 "$peers/fp8.py" --no-torch --csv "$csv" \
+            ${fp8_args[@]+"${fp8_args[@]}"} > "$logs/fp8-$v.log" 2>&1
+        echo "fp8 $v round $r rc=$? ($SECONDS s)"
+    done
 done
+if [ "$rounds" -gt 1 ]; then
+    tar -C "$logs/rounds" -czf "$out/fp8-rounds.tgz" . 2>/dev/null
+    python3 - "$out" "$logs/rounds" "${variants[@]}" <<'PY'
+import csv, glob, math, os, statistics, sys
+out, rounds_dir, variants = sys.argv[1], sys.argv[2], sys.argv[3:]
+def ratios(path):
+    with open(path) as f:
+        rows = csv.DictReader(l for l in f if not l.startswith("#"))
+        return {(r["section"], r["case"]): float(r["deepgemm_ms"]) / float(r["tessera_ms"])
+                for r in rows if r.get("tessera_ms") and r.get("deepgemm_ms")}
+for v in variants:
+    files = [os.path.join(out, f"fp8-{v}.csv")] + sorted(glob.glob(os.path.join(rounds_dir, f"fp8-{v}-r*.csv")))
+    runs = [ratios(f) for f in files if os.path.exists(f)]
+    cases = set.intersection(*(set(r) for r in runs)) if runs else set()
+    med = {c: statistics.median(r[c] for r in runs) for c in cases}
+    by = {}
+    for (section, _), x in med.items():
+        by.setdefault(section, []).append(x)
+    geo = lambda xs: math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
+    parts = ", ".join(f"{s} {geo(xs):.3f}x ({len(xs)})" for s, xs in sorted(by.items()))
+    print(f"{v}: median of {len(runs)} rounds, tessera/DeepGEMM geomean: {parts}, all {geo(list(med.values())):.3f}x")
+PY
+fi
 if [ "${SUSTAINED:-1}" != 0 ]; then
     for v in "${variants[@]}"; do
         [ "$v" = base ] && continue
