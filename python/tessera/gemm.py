@@ -125,9 +125,11 @@ def set_sm_budget(sms, device=0):
     (Handle.sm_budget)."""
     default_handle(device).sm_budget = sms  # checked against the device before it is kept
     with _default_lock:
-        for (d, _), h in list(_default_handles.items()) + [((d, None), h) for d, h in _capture_handles.items()]:
-            if d == device:
-                h.sm_budget = sms
+        handles = [h for (d, _), h in _default_handles.items() if d == device]
+        if device in _capture_handles:
+            handles.append(_capture_handles[device])
+        for h in handles:
+            h.sm_budget = sms
         _sm_budgets[device] = int(sms or 0)
 
 

@@ -188,25 +188,27 @@ TESS_DEVICE void fused_store4(tess_dtype type, char *d, int64_t at, const float 
 // a time (unrolled: each thread's accumulators are registers); a rolled
 // loop then takes four consecutive elements of D each (along D's contiguous
 // dimension), computes alpha * sum + beta * C + bias, the activation (by
-// coefficients: tess_act_form), and stores them. The arithmetic is written once, not per unrolled
-// accumulator, which keeps each kernel's code and compile time near the
-// plain epilogue's whatever the activation, and the sums reach global
-// memory in D's order. `pending`: an earlier tile's TMA stores may still
-// read the buffer.
+// coefficients: tess_act_form), and stores them. The arithmetic is written
+// once, not per unrolled accumulator, which keeps each kernel's code and
+// compile time near the plain epilogue's whatever the activation, and the
+// sums reach global memory in D's order. `pending`: an earlier tile's TMA
+// stores may still read the buffer.
 template <class Cfg>
 TESS_DEVICE void epilogue_fused(const tess_gemm_params &p, const float (&acc)[Cfg::BN / 2], char *staging, int wg,
                                 int t, const tile_coord &tile, int m0, bool &pending) {
-    constexpr int W = Cfg::FUSED_COLS, PITCH = Cfg::FUSED_PITCH;
+    // A round: the warpgroup's 64 rows x W columns, in chunks of 4 elements
+    // (one vector store each) taken by its 128 threads in turn.
+    constexpr int W = Cfg::FUSED_COLS, PITCH = Cfg::FUSED_PITCH, ROWS = 64, CHUNK = 4, THREADS = 128;
     const tess_epilogue &e = p.epi;
     const int b = tile.d_batch, bb = Cfg::GROUPED ? tile.group : tile.d_batch, barrier = TESS_EPI_BARRIER_BASE + wg;
     const bool row_major = e.d_layout.order == TESS_ORDER_ROW, per_column = e.bias_mode == TESS_BIAS_COLUMNS;
-    float *sums = (float *)staging, *bias = sums + 64 * PITCH;
+    float *sums = (float *)staging, *bias = sums + ROWS * PITCH;
     const tess_act_form act = tess_act_form_of(e.activation);
     if (pending && t == 0)
         tma_store_wait_read<0>();
     pending = false;
-    named_barrier_sync(barrier, 128); // the buffer is free: earlier readers are done
-    for (int i = t; i < Cfg::FUSED_BIAS_FLOATS; i += 128)
+    named_barrier_sync(barrier, THREADS); // the buffer is free: earlier readers are done
+    for (int i = t; i < Cfg::FUSED_BIAS_FLOATS; i += THREADS)
         bias[i] = tess_epilogue_bias(e, bb, m0 + i, tile.n0 + i); // the vector's element n0 + i or m0 + i
     // Rolled over the rounds, so that the arithmetic's code appears once;
     // each round's staging picks its accumulators by a branch per round, as
@@ -214,37 +216,38 @@ TESS_DEVICE void epilogue_fused(const tess_gemm_params &p, const float (&acc)[Cf
 #pragma unroll 1
     for (int round = 0; round < Cfg::BN / W; round++) {
         if (round > 0)
-            named_barrier_sync(barrier, 128); // the previous round's readers are done
+            named_barrier_sync(barrier, THREADS); // the previous round's readers are done
 #pragma unroll
         for (int rr = 0; rr < Cfg::BN / W; rr++) {
             if (rr != round)
                 continue;
 #pragma unroll
-            for (int i = 0; i < W / 4; i++) { // the value pairs of columns [rr W, rr W + W)
+            for (int i = 0; i < W / 4; i++) { // the thread's value pairs in columns [rr W, rr W + W): 2 rows x W / 8
                 const int v = rr * W / 2 + 2 * i;
                 int m, n;
                 tess_wgmma_acc_coord(t, v, &m, &n);
                 *(float2 *)&sums[m * PITCH + n - rr * W] = make_float2(acc[v], acc[v + 1]);
             }
         }
-        named_barrier_sync(barrier, 128);
+        named_barrier_sync(barrier, THREADS);
         const int nr = tile.n0 + round * W; // the round's first column
-        // Chunks of four elements: along a row (row-major D) or a column.
-        constexpr int CHUNKS = 64 * W / 4, ROW_CHUNKS = W / 4;
-        for (int c = t; c < CHUNKS; c += 128) {
-            const int r = row_major ? c / ROW_CHUNKS : 4 * (c % 16), col = row_major ? 4 * (c % ROW_CHUNKS) : c / 16;
-            float x[4];
-            bool in[4];
-            if (row_major) { // four consecutive floats, 16-byte aligned (PITCH and col are multiples of 4)
+        // Chunks along a row (row-major D: W / CHUNK a row) or a column (ROWS / CHUNK a column).
+        constexpr int CHUNKS = ROWS * W / CHUNK, ROW_CHUNKS = W / CHUNK, COL_CHUNKS = ROWS / CHUNK;
+        for (int c = t; c < CHUNKS; c += THREADS) {
+            const int r = row_major ? c / ROW_CHUNKS : CHUNK * (c % COL_CHUNKS),
+                      col = row_major ? CHUNK * (c % ROW_CHUNKS) : c / COL_CHUNKS;
+            float x[CHUNK];
+            bool in[CHUNK];
+            if (row_major) { // four consecutive floats, 16-byte aligned (PITCH and col are multiples of CHUNK = 4)
                 const float4 q = *(const float4 *)&sums[r * PITCH + col];
                 x[0] = q.x, x[1] = q.y, x[2] = q.z, x[3] = q.w;
             } else {
 #pragma unroll
-                for (int i = 0; i < 4; i++)
+                for (int i = 0; i < CHUNK; i++)
                     x[i] = sums[(r + i) * PITCH + col];
             }
 #pragma unroll
-            for (int i = 0; i < 4; i++) {
+            for (int i = 0; i < CHUNK; i++) {
                 const int lr = row_major ? r : r + i, lc = row_major ? col + i : col;
                 const int m = m0 + lr, n = nr + lc;
                 in[i] = m < tile.m_end && n < tile.n_end;
@@ -255,11 +258,11 @@ TESS_DEVICE void epilogue_fused(const tess_gemm_params &p, const float (&acc)[Cf
             }
             if (act.erf) {
 #pragma unroll
-                for (int i = 0; i < 4; i++)
+                for (int i = 0; i < CHUNK; i++)
                     x[i] = tess_gelu_erf(x[i]);
             } else {
 #pragma unroll
-                for (int i = 0; i < 4; i++)
+                for (int i = 0; i < CHUNK; i++)
                     x[i] = tess_activate_gated(act, x[i]);
             }
             fused_store4(e.d_layout.dtype, (char *)e.d, tess_matrix_offset(&e.d_layout, b, m0 + r, nr + col), x, in);

@@ -270,8 +270,9 @@ struct gemm_cfg {
     // After the sums, the tile's bias slice in float32: BN columns' or the
     // warpgroup's 64 rows' values.
     static constexpr int FUSED_BIAS_FLOATS = BN > 64 ? BN : 64;
+    // Whether w columns fit: 64 rows of w + FUSED_PAD floats, then the bias slice, 4 bytes a float.
     static constexpr __host__ __device__ bool fused_cols_fit(int w) {
-        return BN % w == 0 && (64 * (w + FUSED_PAD) + FUSED_BIAS_FLOATS) * 4 <= EPI_WG_BYTES;
+        return BN % w == 0 && (64 * (w + FUSED_PAD) + FUSED_BIAS_FLOATS) * (int)sizeof(float) <= EPI_WG_BYTES;
     }
     // The grouped 128x256 four-stage kernel without block factors takes the
     // register path instead: staged, ptxas (CUDA 13) spills 8 bytes of it

@@ -329,6 +329,17 @@ TESS_DEVICE void issue_partial(float (&part)[N / 2], const mma_descs &d, int sta
     turn_give<Cfg::TAKES_MMA_TURNS>(wg);
 }
 
+// Orders a consumer's reads of a stage's block factors before the stage's
+// refill by TMA (release_stage says why, and fences this way itself unless
+// its caller did). Where the factors were read before the stage's wgmmas,
+// issued after the wgmmas and before their wait, the fence's latency hides
+// under the tensor cores' work instead of delaying the release.
+template <class Cfg>
+TESS_DEVICE void fence_factor_reads() {
+    if (Cfg::BLOCK_SCALED)
+        fence_proxy_async_smem();
+}
+
 // Releases a stage a promoting consumer has read its factors from: the
 // whole warp vouches for its reads (__syncwarp), then its releasing thread
 // arrives. Block factors are read with ordinary loads (the generic proxy)
@@ -338,26 +349,15 @@ TESS_DEVICE void issue_partial(float (&part)[N / 2], const mma_descs &d, int sta
 // (128x32 tiles of 4 K blocks under a D far larger than L2 got ~2% of their
 // tiles wrong; gpu_gemm_fp8's test_stage_reuse).
 //
-// FENCED false: the caller fenced its factor reads already
+// FENCE false: the caller fenced its factor reads already
 // (fence_factor_reads, issued while the wgmmas run).
-template <class Cfg, bool FENCED = true>
+template <class Cfg, bool FENCE = true>
 TESS_DEVICE void release_stage(uint64_t *empty, int stage, bool releases) {
-    if (Cfg::BLOCK_SCALED && FENCED)
-        fence_proxy_async_smem();
+    if (FENCE)
+        fence_factor_reads<Cfg>();
     __syncwarp();
     if (releases)
         consumer_release<Cfg>(empty, stage);
-}
-
-// Orders a consumer's reads of a stage's block factors before the stage's
-// refill by TMA (release_stage says why), where the factors were read before
-// the stage's wgmmas: issued after the wgmmas and before their wait, the
-// fence's latency hides under the tensor cores' work instead of delaying
-// the release.
-template <class Cfg>
-TESS_DEVICE void fence_factor_reads() {
-    if (Cfg::BLOCK_SCALED)
-        fence_proxy_async_smem();
 }
 
 // A promoting consumer's factors of one stage for its two accumulator rows
@@ -408,15 +408,15 @@ TESS_DEVICE void promote_scaled(float (&acc)[Cfg::BN / 2], const float (&part)[W
 // For 128x128 B factors and 192-wide tiles the second factor applies from
 // column 64 or 128 on: decided once per block, so that each value's factor
 // is known at compile time.
-// FENCED: the factors read before the wgmmas are fenced already
+// FACTORS_FENCED: the factors read before the wgmmas are fenced already
 // (fence_factor_reads).
-template <class Cfg, bool FENCED = false>
+template <class Cfg, bool FACTORS_FENCED = false>
 TESS_DEVICE void promote_stage(float (&acc)[Cfg::BN / 2], const float (&part)[Cfg::BN / 2], const row_factors &s,
                                const float *f, uint64_t *empty, int stage, int col, bool starts_mid_block,
                                bool releases) {
     constexpr bool READS_STAGE_LATE = Cfg::SCALING == TESS_SCALING_BLOCK_ROWS_COLS;
     if (!READS_STAGE_LATE)
-        release_stage<Cfg, !FENCED>(empty, stage, releases);
+        release_stage<Cfg, !FACTORS_FENCED>(empty, stage, releases);
     if (starts_mid_block)
         promote_scaled<Cfg, 64>(acc, part, s, f, col);
     else
