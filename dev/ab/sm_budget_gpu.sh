@@ -27,7 +27,7 @@ python3 - "$OUT/sm-budget.csv" <<'PY'
 import csv, sys
 cols = "m,n,k,batch,a_type,a_order,b_type,b_order,c_type,c_order,d_type,d_order,alpha,beta,scale_a,scale_b,fast_accum,bias,bias_type,activation,provider,kernel,ms,tflops,gbs,speedup_vs_cublas,rel_error,host_us,sm_mhz,board_w,tflops_per_ghz,tflop_per_j,best_tflops,hold_s,sm_budget".split(",")
 rows = [dict(zip(cols, line)) for line in csv.reader(open(sys.argv[1])) if len(line) == len(cols)]
-full = {r["a_type"]: float(r["tflops"]) for r in rows if r["sm_budget"] == max(x["sm_budget"] for x in rows)}
+full = {r["a_type"]: float(r["tflops"]) for r in rows if int(r["sm_budget"]) == max(int(x["sm_budget"]) for x in rows)}
 for r in rows:
     share = float(r["tflops"]) / full[r["a_type"]]
     print(f'{r["a_type"]:5} {r["sm_budget"]:>4} SMs {float(r["tflops"]):7.1f} TF/s  {share:.3f} of all  {r["kernel"]}')

@@ -83,10 +83,13 @@ static tess_status no_plan(const tess_problem *problem, const char *caller) {
                      caller);
 }
 
-/* Whether plan p fits the handle's SM budget: no grid of it wider (a
- * persistent plan's never is, being sized by the budget; a decode GEMV
- * launches one CTA per few rows of N). */
+/* Whether plan p fits the handle's SM budget: any plan does when no budget
+ * is set; under one, no grid of it may be wider (a persistent plan's never
+ * is, being sized by the budget; a decode GEMV launches one CTA per few rows
+ * of N). */
 static int fits_budget(tess_handle handle, const tess_plan *p) {
+    if (handle->info.sm_count >= handle->device_sms)
+        return 1;
     return p->grid <= handle->info.sm_count && p->large_grid <= handle->info.sm_count;
 }
 
