@@ -59,6 +59,52 @@ TESS_DEVICE float tess_epilogue_bias(const tess_epilogue &e, int bb, int m, int 
     return tess_load_as_f32(e.bias_type, e.bias, bb * e.bias_batch_stride + i);
 }
 
+// A bias vector read element by element with no branch, so that the
+// compiler issues a tile's bias loads together: the type's tests are made
+// once; each element is one predicated load of its width into one register
+// (tess_bias_bits) at a uniform offset from the thread's first column, and
+// selects. Elements past the vector's end give 0, as does a reader of no
+// bias (length 0).
+struct tess_bias_reader {
+    const char *at; // the thread's first column's element (of this bias batch)
+    int left;       // elements of the vector from there on
+    int size;       // bytes an element: 4 (float32) or 2
+    bool f16;       // else bf16 where size is 2
+};
+
+// The per-column bias of bias batch bb from column `first` on, or none.
+TESS_DEVICE tess_bias_reader tess_column_bias_reader(const tess_epilogue &e, int bb, int first) {
+    const int size = e.bias_type == TESS_DTYPE_F32 ? 4 : 2;
+    tess_bias_reader r = {(const char *)e.bias, 0, size, e.bias_type == TESS_DTYPE_F16};
+    if (e.bias && e.bias_mode == TESS_BIAS_COLUMNS)
+        r.at += (bb * e.bias_batch_stride + first) * size, r.left = e.d_layout.cols - first;
+    return r;
+}
+
+// The 32 bits at `at` (wide) or the 16 at `at` (else), zero-extended; 0
+// unless `in`. Two predicated loads into one register: one is issued.
+TESS_DEVICE uint32_t tess_bias_bits(const char *at, bool in, bool wide) {
+    uint32_t bits;
+    asm("{\n\t.reg .pred i, w, n;\n\t"
+        "setp.ne.b32 i, %3, 0;\n\t"
+        "setp.ne.and.b32 w, %2, 0, i;\n\t" // in and wide
+        "setp.eq.and.b32 n, %2, 0, i;\n\t" // in and narrow
+        "mov.b32 %0, 0;\n\t"
+        "@w ld.global.nc.b32 %0, [%1];\n\t"
+        "@n ld.global.nc.u16 %0, [%1];\n\t}"
+        : "=r"(bits)
+        : "l"(at), "r"((int)wide), "r"((int)in));
+    return bits;
+}
+
+// Element `first + k` of the vector r reads (k a compile-time constant in
+// an unrolled loop: its offset is uniform), as float32; 0 past the end.
+TESS_DEVICE float tess_bias_at(const tess_bias_reader &r, int k) {
+    const uint32_t bits = tess_bias_bits(r.at + k * r.size, k < r.left, r.size == 4);
+    const float f16 = __half2float(__ushort_as_half((unsigned short)bits));
+    return r.size == 4 ? __uint_as_float(bits) : r.f16 ? f16 : __uint_as_float(bits << 16);
+}
+
 // sqrt(2 / pi) and the cubic term's weight of GELU's tanh form (Hendrycks
 // and Gimpel; cuBLASLt's and PyTorch's approximate="tanh"), and 1 / sqrt(2)
 // of the erf form.
@@ -66,11 +112,20 @@ TESS_DEVICE float tess_epilogue_bias(const tess_epilogue &e, int bb, int m, int 
 #define TESS_GELU_TANH_CUBIC 0.044715f
 #define TESS_RSQRT2 0.7071067811865476f
 
-// x / (1 + exp(-z)), with the hardware's exp2 and approximate division (a
-// few instructions, relative error a few 1e-7 plus exp's argument rounding,
-// about 1e-6 at |z| = 16: well inside a 16-bit D's rounding and the f32
-// tests' allowance); 0 where exp(-z) passes 2^126.
-TESS_DEVICE float tess_times_sigmoid(float x, float z) { return __fdividef(x, 1.0f + __expf(-z)); }
+// log2(e): exp(-z) = 2^(-z log2 e).
+#define TESS_LOG2E 1.4426950408889634f
+
+// x / (1 + exp(-z)), with the hardware's approximate exp2 and reciprocal
+// and no range fix-ups (ftz: five instructions, no branch; relative error a
+// few 1e-7 plus exp's argument rounding, about 1e-6 at |z| = 16: well
+// inside a 16-bit D's rounding and the f32 tests' allowance); 0 where
+// exp(-z) overflows (x finite).
+TESS_DEVICE float tess_times_sigmoid(float x, float z) {
+    float e, r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(z * -TESS_LOG2E));
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(1.0f + e));
+    return x * r;
+}
 
 // An activation as coefficients, so that a loop applies any of them with
 // the same instructions (selects, no branch per element): out = v * gate,

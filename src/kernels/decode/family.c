@@ -216,6 +216,7 @@ static tess_status run(tess_handle h, const tess_problem *problem, const tess_pl
     p.epi = tess_epilogue_of(desc, o->c, o->d, o->bias);
     p.scale_a.data = o->a_scale, p.scale_a.layout = desc->a_scale;
     p.scale_b.data = o->b_scale, p.scale_b.layout = desc->b_scale;
+    p.early_launch = tess_handle_early_launch(h);
     return k->launch(&p, h->stream);
 }
 

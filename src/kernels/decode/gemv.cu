@@ -501,7 +501,7 @@ __global__ void __launch_bounds__(32 * WARPS) gemv_mma_kernel(const __grid_const
 }
 
 // One CTA per `rows` weight rows, with programmatic stream serialization
-// (the kernels wait in grid_dependency_wait).
+// where p->early_launch (the kernels wait in grid_dependency_wait).
 static tess_status launch_rows(void (*kernel)(tess_gemv_params), int rows, int threads, const tess_gemv_params *p,
                                void *stream) {
     cudaLaunchConfig_t config = {};
@@ -512,7 +512,7 @@ static tess_status launch_rows(void (*kernel)(tess_gemv_params), int rows, int t
     serialization.id = cudaLaunchAttributeProgrammaticStreamSerialization;
     serialization.val.programmaticStreamSerializationAllowed = 1;
     config.attrs = &serialization;
-    config.numAttrs = 1;
+    config.numAttrs = p->early_launch ? 1 : 0;
     return tess_cuda_status(cudaLaunchKernelEx(&config, kernel, *p), "launching the decode GEMV kernel");
 }
 

@@ -47,6 +47,7 @@ typedef struct tess_gemv_params {
      * applied per 128-K block, the others (per tensor, per row or column)
      * to the finished sums. */
     tess_scale_operand scale_a, scale_b;
+    int early_launch; /* host only: launch with programmatic stream serialization (tess_handle_early_launch) */
 } tess_gemv_params;
 
 #endif

@@ -61,9 +61,19 @@ TESS_DEVICE void epilogue_copy_rows(const tess_gemm_params &p, const char *stagi
 // staging sub-tiles, then one thread's TMA stores (or every thread's copies,
 // for a grouped tile whose rows end inside it: epilogue_copy_rows).
 // `pending` says an earlier round may still be reading the staging buffer.
-template <class Cfg, bool WITH_C>
+// FUSED: the fused steps inline, each value alpha * sum + bias (of bias
+// batch bb, per column or none), then the sigmoid gate of tess_act_form
+// (decided once per 16-column block: no element branches) or ReLU's clamp;
+// no C, no GELU erf, no per-row bias (the fused epilogue's other paths take
+// those).
+template <class Cfg, bool WITH_C, bool FUSED = false>
 TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], char *staging, int wg, int t,
-                                  int b, int m0, int m_end, int n0, bool &pending) {
+                                  int b, int m0, int m_end, int n0, bool &pending, int bb = 0) {
+    static_assert(!(WITH_C && FUSED), "the fused store reads no C");
+    const tess_act_form act = tess_act_form_of(FUSED ? p.epi.activation : TESS_ACT_NONE);
+    int m_first, n_first; // the thread's first row and column of the tile
+    tess_wgmma_acc_coord(t, 0, &m_first, &n_first);
+    const tess_bias_reader bias = tess_column_bias_reader(p.epi, bb, n0 + n_first);
     // TMA clips stores at D's edges, which are a dense GEMM's, not a group's.
     const bool by_tma = !Cfg::GROUPED || m0 + 64 <= m_end;
     const int warp = t / 32, lane = t % 32, barrier = TESS_EPI_BARRIER_BASE + wg;
@@ -79,16 +89,36 @@ TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::B
 #pragma unroll
         for (int j = 0; j < Cfg::EPI_COLS / 16; j++) {
             const int jj = round * (Cfg::EPI_COLS / 16) + j; /* 16-column block of the tile */
-            uint32_t r[4];
+            // The block's values: x[2 i + h] at row m (i even) or m + 8, column n + h (+ 8 for i >= 2).
+            float x[8];
 #pragma unroll
             for (int i = 0; i < 4; i++) {
                 const int v = 8 * jj + 2 * i;
                 int m, n;
                 tess_wgmma_acc_coord(t, v, &m, &n);
-                float x0 = tess_epilogue_value<WITH_C, true>(p.epi, acc[v], b, m0 + m, n0 + n);
-                float x1 = tess_epilogue_value<WITH_C, true>(p.epi, acc[v + 1], b, m0 + m, n0 + n + 1);
-                r[i] = pack16(x0, x1, bf16);
+                x[2 * i] = tess_epilogue_value<WITH_C, true>(p.epi, acc[v], b, m0 + m, n0 + n);
+                x[2 * i + 1] = tess_epilogue_value<WITH_C, true>(p.epi, acc[v + 1], b, m0 + m, n0 + n + 1);
             }
+            if constexpr (FUSED) {
+#pragma unroll
+                for (int c = 0; c < 4; c++) { // the bias of columns n, n + 1, n + 8, n + 9 past the thread's first
+                    const float bias_c = tess_bias_at(bias, 16 * jj + 8 * (c / 2) + c % 2);
+                    x[4 * (c / 2) + c % 2] += bias_c, x[4 * (c / 2) + 2 + c % 2] += bias_c; // rows m, m + 8
+                }
+                if (act.gated) {
+#pragma unroll
+                    for (int e = 0; e < 8; e++)
+                        x[e] = tess_times_sigmoid(x[e], x[e] * (act.k1 + act.k3 * x[e] * x[e]));
+                } else if (act.relu) {
+#pragma unroll
+                    for (int e = 0; e < 8; e++)
+                        x[e] = x[e] < 0.0f ? 0.0f : x[e]; // NaN stays NaN
+                }
+            }
+            uint32_t r[4];
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                r[i] = pack16(x[2 * i], x[2 * i + 1], bf16);
             const uint32_t addr = base + tess_epi_stmatrix_offset(warp, lane, j, col_major);
             if (col_major)
                 stmatrix_x4_trans(addr, r[0], r[1], r[2], r[3]);
@@ -281,6 +311,14 @@ TESS_DEVICE void epilogue(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], 
     const bool with_c = p.epi.beta != 0.0f;
     const int b = tile.d_batch, m_end = tile.m_end, n0 = tile.n0, n_end = tile.n_end;
     if (p.epi.fused) {
+        if constexpr (!Cfg::FUSES_FROM_REGISTERS) {
+            // A 16-bit D stored by TMA, without C or GELU erf: inline in the stores.
+            if (!p.d_direct && !with_c && p.epi.activation != TESS_ACT_GELU_ERF && p.epi.bias_mode != TESS_BIAS_ROWS) {
+                epilogue_store16<Cfg, false, true>(p, acc, staging, wg, t, b, m0, m_end, n0, pending,
+                                                   Cfg::GROUPED ? tile.group : b);
+                return;
+            }
+        }
         if constexpr (Cfg::FUSED_COLS > 0) {
             epilogue_fused<Cfg>(p, acc, staging, wg, t, tile, m0, pending);
         } else {

@@ -274,9 +274,9 @@ struct gemm_cfg {
     static constexpr __host__ __device__ bool fused_cols_fit(int w) {
         return BN % w == 0 && (64 * (w + FUSED_PAD) + FUSED_BIAS_FLOATS) * (int)sizeof(float) <= EPI_WG_BYTES;
     }
-    // The grouped 128x256 four-stage kernel without block factors takes the
-    // register path instead: staged, ptxas (CUDA 13) spills 8 bytes of it
-    // where per-column factors are applied (scale_epilogue.cuh).
+    // The grouped 128x256 four-stage kernels without block factors take the
+    // register path instead: staged or inline in the stores, ptxas (CUDA 13)
+    // spills 20 bytes of grouped_f16_128x256_c2.
     static constexpr bool FUSES_FROM_REGISTERS =
         STORES_FROM_REGISTERS || (GROUPED && !BLOCK_SCALED && BN == 256 && STAGES == 4);
     static constexpr int FUSED_COLS = FUSES_FROM_REGISTERS ? 0

@@ -134,6 +134,7 @@ typedef struct tess_gemm_params {
      * rows are left to another launch (a mixed plan's two kernels). */
     int groups, group_layout, group_order, group_split_tails, group_min_rows, group_max_rows;
     const int32_t *group_rows;
+    int early_launch; /* host only: launch with programmatic stream serialization (tess_handle_early_launch) */
 } tess_gemm_params;
 
 #endif

@@ -217,12 +217,13 @@ static tess_status launch_gemm(const tess_gemm_params *p, int grid, void *stream
     launch_config<Cfg>(&config, &attrs[0], grid, stream);
     // Programmatic stream serialization: the kernel may begin while the
     // previous one in the stream finishes (it waits in grid_dependency_wait
-    // before reading memory), hiding part of the ~6 us a launch costs.
+    // before reading memory), hiding part of the ~6 us a launch costs;
+    // not under an SM budget (p->early_launch).
     attrs[1] = cudaLaunchAttribute{};
     attrs[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attrs[1].val.programmaticStreamSerializationAllowed = 1;
     config.attrs = attrs;
-    config.numAttrs = 2;
+    config.numAttrs = p->early_launch ? 2 : 1;
     err = cudaLaunchKernelEx(&config, kernel, *p);
     return tess_cuda_status(err, "launching the sm90 GEMM kernel");
 }

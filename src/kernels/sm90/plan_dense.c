@@ -144,5 +144,6 @@ tess_status tess_sm90_dense_run(tess_handle h, const tess_gemm_desc *desc, const
         p.partials = (float *)h->workspace;
         p.flags = h->sk_flags;
     }
+    p.early_launch = tess_handle_early_launch(h);
     return k->launch(&p, r.launch.grid, h->stream);
 }

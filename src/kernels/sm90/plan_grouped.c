@@ -311,6 +311,7 @@ static tess_status grouped_launch(tess_handle handle, const tess_grouped_gemm_de
     p.group_min_rows = min_rows, p.group_max_rows = max_rows;
     p.split.units = grid / k->cluster_m; /* clusters */
     p.split.k_blocks = (int)((desc->k + k->tile_k - 1) / k->tile_k);
+    p.early_launch = tess_handle_early_launch(handle);
     return k->launch(&p, grid, handle->stream);
 }
 

@@ -11,7 +11,7 @@
 // Multiplies a warpgroup's 64 x BN accumulators of tile `tile` (its rows
 // from m0) by their row factor of A and column factor of B. Runs once per tile, so
 // it stays cheap: one factor per row, and per-column factors (per-column B
-// only) read by plain pointer steps; a per-tensor B is one factor.
+// only) read in a few batches of loads; a per-tensor B is one factor.
 template <class Cfg>
 TESS_DEVICE void apply_outer_scales(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], int t,
                                     const tile_coord &tile, int m0) {
@@ -35,15 +35,23 @@ TESS_DEVICE void apply_outer_scales(const tess_gemm_params &p, float (&acc)[Cfg:
             acc[v] *= (v / 2) % 2 ? r1 : r0;
         return;
     }
-    // Column 0's factor; column n is n * stride_mn further (per-column B).
-    const float *factors =
-        p.scale_b.data + tess_scale_offset(&p.scale_b.layout, bb, 0, 0);
+    // Per-column B: the thread's columns n0 + col + 8 j + {0, 1}, stride
+    // apart; columns past N skip their load (results never stored).
     const int64_t stride = p.scale_b.layout.stride_mn;
+    const float *factors = p.scale_b.data + tess_scale_offset(&p.scale_b.layout, bb, 0, 0) + (n0 + col) * stride;
+    const int left = p.n - n0 - col; // the thread's columns 8 j + {0, 1} are inside N while below this
+    const bool contiguous = stride == 1; // the layout tess_scale_layout_query gives
 #pragma unroll
     for (int j = 0; j < Cfg::BN / 8; j++) { // the thread's 2 columns in each 8-column group
-        const int n = n0 + 8 * j + col; // columns past N read the last one (never stored)
-        const float c0 = __ldg(factors + (n < p.n ? n : p.n - 1) * stride);
-        const float c1 = __ldg(factors + (n + 1 < p.n ? n + 1 : p.n - 1) * stride);
+        // Contiguous factors are immediate offsets from one address. Strided
+        // ones need an address each: ptxas would hoist all 64 loads with
+        // their addresses beside the 128 accumulators and spill, so a warp
+        // barrier every 8 groups keeps 16 loads in flight.
+        if (!contiguous && j % 8 == 0 && j > 0)
+            __syncwarp();
+        const float *f = contiguous ? factors + 8 * j : factors + 8 * j * stride;
+        const float c0 = 8 * j < left ? __ldg(f) : 1.0f;
+        const float c1 = 8 * j + 1 < left ? __ldg(f + (contiguous ? 1 : stride)) : 1.0f;
         acc[4 * j + 0] *= r0 * c0, acc[4 * j + 1] *= r0 * c1;
         acc[4 * j + 2] *= r1 * c0, acc[4 * j + 3] *= r1 * c1;
     }

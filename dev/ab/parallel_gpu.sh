@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The parallel layers (issue 36) on a machine of N GPUs in one call: the build, each example's
+# --check on a small layer, then the timings at DeepSeek-V3 sizes (EP MoE bf16 and FP8, all
+# SMs and a budget; the TP pair at 1, 2 and 4 chunks) into $OUT/ep_moe.csv and tp_pair.csv.
+#   bash dev/ab/parallel_gpu.sh        (BUDGET=112 ITERS=20)
+set -uo pipefail
+export CUDA_HOME=/usr/local/cuda PATH=/usr/local/cuda/bin:$PATH
+{ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake --build build -j 32; } > $OUT/build.log 2>&1 ||
+    { grep -B2 -A6 "error" $OUT/build.log | head -40; exit 1; }
+echo "built $SECONDS s"
+export TESSERA_LIBRARY=$PWD/build/lib/libtessera.so
+n=$(nvidia-smi -L | wc -l); budget=${BUDGET:-112}; iters=${ITERS:-20}
+run() { timeout 240 torchrun --nproc-per-node=$n "$@" >> $OUT/run.log 2>&1; echo "rc=$? $* ($SECONDS s)"; }
+run examples/ep_moe.py --check --iters 0
+run examples/ep_moe.py --check --iters 0 --dtype fp8
+run examples/tp_pair.py --check --iters 0
+for dtype in bf16 fp8; do
+    for sms in 0 $budget; do
+        run examples/ep_moe.py --dtype $dtype --sm-budget $sms --iters $iters --csv $OUT/ep_moe.csv
+    done
+done
+for chunks in 1 2 4; do
+    run examples/tp_pair.py --chunks $chunks --sm-budget $budget --iters $iters --csv $OUT/tp_pair.csv
+done
+grep -i -m5 "error\|traceback" $OUT/run.log
+python3 - $OUT <<'PY'
+import csv, os, sys
+for name in ("ep_moe.csv", "tp_pair.csv"):
+    path = os.path.join(sys.argv[1], name)
+    if not os.path.exists(path):
+        continue
+    for r in csv.DictReader(open(path)):
+        keys = [k for k in r if k.endswith("_ms") or k in ("dtype", "sm_budget", "chunks", "overlap", "speedup", "tokens_per_s_per_gpu")]
+        print(name, " ".join(f"{k}={r[k][:7]}" for k in keys))
+PY
