@@ -2,7 +2,7 @@
 # The parallel layers (issue 36) on a machine of N GPUs in one call: the build, each example's
 # --check on a small layer, then the timings at DeepSeek-V3 sizes (EP MoE bf16 and FP8, all
 # SMs and a budget; the TP pair at 1, 2 and 4 chunks) into $OUT/ep_moe.csv and tp_pair.csv.
-#   bash dev/ab/parallel_gpu.sh        (BUDGET=112 ITERS=20)
+#   bash dev/ab/parallel_gpu.sh        (BUDGET=112 ITERS=20; QUICK=1: the targets' four runs only)
 set -uo pipefail
 export CUDA_HOME=/usr/local/cuda PATH=/usr/local/cuda/bin:$PATH
 { cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake --build build -j 32; } > $OUT/build.log 2>&1 ||
@@ -10,18 +10,25 @@ export CUDA_HOME=/usr/local/cuda PATH=/usr/local/cuda/bin:$PATH
 echo "built $SECONDS s"
 export TESSERA_LIBRARY=$PWD/build/lib/libtessera.so
 n=$(nvidia-smi -L | wc -l); budget=${BUDGET:-112}; iters=${ITERS:-20}
-run() { timeout 240 torchrun --nproc-per-node=$n "$@" >> $OUT/run.log 2>&1; echo "rc=$? $* ($SECONDS s)"; }
-run examples/ep_moe.py --check --iters 0
-run examples/ep_moe.py --check --iters 0 --dtype fp8
-run examples/tp_pair.py --check --iters 0
-for dtype in bf16 fp8; do
-    for sms in 0 $budget; do
-        run examples/ep_moe.py --dtype $dtype --sm-budget $sms --iters $iters --csv $OUT/ep_moe.csv
+run() { timeout ${RUN_TIMEOUT:-240} torchrun --nproc-per-node=$n "$@" >> $OUT/run.log 2>&1; echo "rc=$? $* ($SECONDS s)"; }
+if [ "${QUICK:-0}" = 1 ]; then # the targets' runs only, for a short lease
+    run examples/ep_moe.py --check --sm-budget $budget --iters $iters --csv $OUT/ep_moe.csv
+    run examples/ep_moe.py --sm-budget 0 --iters $iters --csv $OUT/ep_moe.csv
+    run examples/ep_moe.py --dtype fp8 --sm-budget $budget --iters $iters --csv $OUT/ep_moe.csv
+    run examples/tp_pair.py --check --chunks 4 --sm-budget $budget --iters $iters --csv $OUT/tp_pair.csv
+else
+    run examples/ep_moe.py --check --iters 0
+    run examples/ep_moe.py --check --iters 0 --dtype fp8
+    run examples/tp_pair.py --check --iters 0
+    for dtype in bf16 fp8; do
+        for sms in 0 $budget; do
+            run examples/ep_moe.py --dtype $dtype --sm-budget $sms --iters $iters --csv $OUT/ep_moe.csv
+        done
     done
-done
-for chunks in 1 2 4; do
-    run examples/tp_pair.py --chunks $chunks --sm-budget $budget --iters $iters --csv $OUT/tp_pair.csv
-done
+    for chunks in 1 2 4; do
+        run examples/tp_pair.py --chunks $chunks --sm-budget $budget --iters $iters --csv $OUT/tp_pair.csv
+    done
+fi
 grep -i -m5 "error\|traceback" $OUT/run.log
 python3 - $OUT <<'PY'
 import csv, os, sys
