@@ -17,7 +17,7 @@ gloo with the torch backend (small sizes only).
 import argparse
 import sys
 
-from parallel_common import emit, import_path, median_ms, setup, slowest, system_info, teardown
+from parallel_common import import_path, median_ms, run, slowest, system_info
 
 import_path()
 
@@ -94,20 +94,5 @@ def bench(args, rank, world, device):
     return row
 
 
-def main():
-    args = parse()
-    rank, world, device = setup()
-    try:
-        if args.check and check(args, rank, world, device) >= TOLERANCE[args.dtype]:
-            return 1
-        if args.iters > 0:
-            row = bench(args, rank, world, device)
-            if rank == 0:
-                emit(row, args.csv)
-        return 0
-    finally:
-        teardown()
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(parse, check, bench, lambda args: TOLERANCE[args.dtype]))

@@ -124,3 +124,21 @@ def emit(row, csv_path=None):
             if new:
                 f.write(header + "\n")
             f.write(line + "\n")
+
+
+def run(parse, check, bench, tolerance):
+    """An example's main: parse its arguments, join the group, run its check (a relative error
+    that must stay below tolerance(args)) when --check is given, then its timing when --iters > 0
+    (rank 0 prints and appends the CSV line); returns the exit status."""
+    args = parse()
+    rank, world, device = setup()
+    try:
+        if args.check and check(args, rank, world, device) >= tolerance(args):
+            return 1
+        if args.iters > 0:
+            row = bench(args, rank, world, device)
+            if rank == 0:
+                emit(row, args.csv)
+        return 0
+    finally:
+        teardown()

@@ -15,7 +15,7 @@ backend (small sizes only).
 import argparse
 import sys
 
-from parallel_common import emit, import_path, median_ms, setup, slowest, system_info, teardown
+from parallel_common import import_path, median_ms, run, slowest, system_info
 
 import_path()
 
@@ -90,20 +90,5 @@ def bench(args, rank, world, device):
             "backend": layer.backend.name, **system_info(device)}
 
 
-def main():
-    args = parse()
-    rank, world, device = setup()
-    try:
-        if args.check and check(args, rank, world, device) >= TOLERANCE:
-            return 1
-        if args.iters > 0:
-            row = bench(args, rank, world, device)
-            if rank == 0:
-                emit(row, args.csv)
-        return 0
-    finally:
-        teardown()
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run(parse, check, bench, lambda args: TOLERANCE))

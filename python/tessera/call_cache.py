@@ -1,10 +1,11 @@
 """The prepared calls of tessera.gemm: a model calls the same few shapes again and again, so a
 call on torch tensors remembers what its checks and descriptor came to, keyed by everything
 they read (each tensor's shape, strides, dtype and device, a scale tensor's storage extent, the
-scalars, the recipes, PyTorch's current stream), and a later call with an equal key passes
+scalars, the recipes, PyTorch's current stream or the caller's handle), and a later call with an equal key passes
 only its pointers to the C library, which checks those (alignment) itself on every call."""
 import sys
 import threading
+import weakref
 
 # Prepared calls kept (distinct layer shapes of a model, prefill and decode, with room to
 # spare); past it the oldest goes first.
@@ -31,17 +32,25 @@ def scale_key(t):
 
 
 def current_stream(handle, tensors, optional):
-    """PyTorch's current stream (its cudaStream_t as an int) on the device of tensors[0], where a
-    call may be prepared: the default handle (handle None), `tensors` torch tensors on a CUDA
-    device, each of `optional` None or a torch tensor. None otherwise: the call is checked in full."""
+    """What selects a call's handle, where the call may be prepared: with the default handle
+    (handle None), PyTorch's current stream (its cudaStream_t as an int) on the device of
+    tensors[0]; with a tessera.Handle, a weak reference to it (the call runs on the handle's
+    own stream, whatever it is then; a handle closed and replaced by another never matches).
+    `tensors` must be torch tensors on a CUDA device and each of `optional` None or a torch
+    tensor. None otherwise: the call is checked in full."""
     torch = sys.modules.get("torch")
-    if handle is not None or torch is None:
+    if torch is None:
         return None
     tensor = torch.Tensor
     if not all(isinstance(t, tensor) for t in tensors) or tensors[0].device.type != "cuda":
         return None
     if not all(t is None or isinstance(t, tensor) for t in optional):
         return None
+    if handle is not None:
+        try:
+            return ("handle", weakref.ref(handle))
+        except TypeError:  # not a weakly referable handle: checked in full
+            return None
     return torch.cuda.current_stream(tensors[0].device).cuda_stream
 
 

@@ -18,6 +18,7 @@ calls on concurrent streams must be one per stream.
 import ctypes
 import dataclasses
 import threading
+from typing import Optional
 
 from . import _lib, call_cache, epilogue, scales
 from ._lib import EpiloguePtrsStruct, GemmDescStruct, PlanStruct, ScaleDescStruct
@@ -300,17 +301,18 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
     activation: None or "none", "relu", "gelu" (erf, as F.gelu), "gelu_tanh"
     (as F.gelu(approximate="tanh")) or "silu".
 
-    On torch tensors with the default handle, the checks run once per layout:
-    a later call whose tensors have the same shapes, strides, dtypes and
-    device (and the same scalars, recipes, bias layout, activation and
-    current stream) passes only its pointers, which the C library checks
+    On torch tensors, the checks run once per layout: a later call whose
+    tensors have the same shapes, strides, dtypes and device (and the same
+    scalars, recipes, bias layout, activation, and current stream or
+    handle) passes only its pointers, which the C library checks
     (tessera.call_cache)."""
     key = _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, scale_recipe_a, scale_recipe_b,
                     fast_accum, bias, activation, bias_along)
     prepared = call_cache.find(key) if key is not None else None
     if prepared is not None:
-        return _run_prepared(prepared, a, b, out, c, scale_a, scale_b, bias, plan)
+        return _run_prepared(prepared, handle, a, b, out, c, scale_a, scale_b, bias, plan)
     c_given = c is not None
+    given = handle
     handle, desc, views, out, (sa, sb) = _prepare(a, b, c, out, alpha, beta, handle, out_dtype,
                                                   (scale_a, scale_b, scale_recipe_a, scale_recipe_b),
                                                   (bias, activation, bias_along))
@@ -321,7 +323,9 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
                                      ctypes.c_void_p(sa), ctypes.c_void_p(views["b"].ptr), ctypes.c_void_p(sb),
                                      ctypes.c_void_p(c_ptr), ctypes.c_void_p(views["out"].ptr), _epilogue_ptrs(bias)))
     if key is not None and not lent_for_capture(handle):
-        call_cache.put(key, _Prepared(handle, desc, tuple(out.shape), out.dtype, not c_given and c_ptr is not None))
+        # (a caller's handle is not kept: its calls pass it again)
+        call_cache.put(key, _Prepared(None if given is not None else handle, desc, tuple(out.shape), out.dtype,
+                                      not c_given and c_ptr is not None))
     return out
 
 
@@ -334,9 +338,10 @@ def lent_for_capture(handle):
 
 @dataclasses.dataclass(frozen=True)
 class _Prepared:
-    """What a gemm call's checks came to (tessera.call_cache): its handle and descriptor, the
-    shape and dtype of the D it allocates, and whether C is D (beta != 0 without c)."""
-    handle: Handle
+    """What a gemm call's checks came to (tessera.call_cache): its default handle (None for a
+    caller's) and descriptor, the shape and dtype of the D it allocates, and whether C is D
+    (beta != 0 without c)."""
+    handle: Optional[Handle]
     desc: GemmDescStruct
     out_shape: tuple
     out_dtype: object
@@ -345,8 +350,8 @@ class _Prepared:
 
 def _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, recipe_a, recipe_b, fast_accum, bias,
               activation, bias_along):
-    """The prepared-call key of a gemm call on torch CUDA tensors with the default handle (None
-    for any other call, which is checked in full every time). The bias enters by its layout
+    """The prepared-call key of a gemm call on torch CUDA tensors (None for any other call, which
+    is checked in full every time; call_cache.current_stream). The bias enters by its layout
     (shape, strides, dtype, device); its pointer is passed on every call."""
     stream = call_cache.current_stream(handle, (a, b), (out, c, scale_a, scale_b, bias))
     if stream is None:
@@ -363,14 +368,14 @@ def _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, re
         return None
 
 
-def _run_prepared(p, a, b, out, c, scale_a, scale_b, bias, plan):
+def _run_prepared(p, handle, a, b, out, c, scale_a, scale_b, bias, plan):
     """A gemm call whose key matched prepared call p: only the pointers are new (the C library
-    checks their alignment)."""
+    checks their alignment); on the caller's handle, or p's default one."""
     if out is None:
         import torch
         out = torch.empty(p.out_shape, dtype=p.out_dtype, device=a.device)
     c_ptr = c.data_ptr() if c is not None else out.data_ptr() if p.c_is_out else None
-    check(_lib.lib().tess_gemm_fused(p.handle._h, ctypes.byref(p.desc),
+    check(_lib.lib().tess_gemm_fused((handle or p.handle)._h, ctypes.byref(p.desc),
                                      ctypes.byref(plan.raw) if plan is not None else None, a.data_ptr(),
                                      scale_a.data_ptr() if scale_a is not None else None, b.data_ptr(),
                                      scale_b.data_ptr() if scale_b is not None else None, c_ptr, out.data_ptr(),

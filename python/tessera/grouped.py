@@ -304,8 +304,8 @@ def grouped_mm_masked(x, w, masked_m, expected_m, out=None, *, scale_x=None, sca
 
 @dataclasses.dataclass(frozen=True)
 class _Prepared:
-    """What a grouped call's checks came to (tessera.call_cache): its handle and descriptor, and
-    the shape and dtype of the Y it allocates."""
+    """What a grouped call's checks came to (tessera.call_cache): its default handle (None for a
+    caller's) and descriptor, and the shape and dtype of the Y it allocates."""
     handle: object
     desc: GroupedGemmDescStruct
     out_shape: tuple
@@ -337,17 +337,19 @@ def _grouped_call(layout, x, w, rows, rows_what, out, scale_x, scale_w, recipe_x
                     bias, activation)
     p = call_cache.find(key) if key is not None else None
     if p is None:
+        given = handle
         handle, desc, ptrs, out, device = _prepare(layout, x, w, out, scale_x, scale_w, recipe_x, recipe_w,
                                                    expected_m, out_dtype, handle, True, bias, activation)
         rows_ptr = _torch_vector(rows, rows_what, desc.groups, "int32", device)
         _run(desc, handle, ptrs, rows_ptr, plan)
         if key is not None and not lent_for_capture(handle):
-            call_cache.put(key, _Prepared(handle, desc, tuple(out.shape), out.dtype))
+            # (a caller's handle is not kept: its calls pass it again)
+            call_cache.put(key, _Prepared(None if given is not None else handle, desc, tuple(out.shape), out.dtype))
         return out
     if out is None:
         import torch
         out = torch.empty(p.out_shape, dtype=p.out_dtype, device=x.device)
-    check(_lib.lib().tess_grouped_gemm_fused(p.handle._h, ctypes.byref(p.desc),
+    check(_lib.lib().tess_grouped_gemm_fused((handle or p.handle)._h, ctypes.byref(p.desc),
                                              ctypes.byref(plan.raw) if plan is not None else None, x.data_ptr(),
                                              scale_x.data_ptr() if scale_x is not None else None, w.data_ptr(),
                                              scale_w.data_ptr() if scale_w is not None else None, rows.data_ptr(),

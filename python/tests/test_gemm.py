@@ -270,3 +270,40 @@ def test_sm_budget(torch):
             assert ((got - want).norm() / want.norm()).item() < 1e-2, f"budget {budget}"
     finally:
         tessera.set_sm_budget(0)
+
+
+@needs_gpu
+def test_prepared_calls_with_a_handle(torch):
+    """Calls given a handle are prepared too (tessera.call_cache), one entry per handle and layout,
+    each running on its own handle's stream; the cache keeps no caller's handle alive, and a
+    closed handle's prepared call is refused, not run."""
+    import gc
+    import weakref
+    from tessera import call_cache
+    call_cache.clear()
+    g = torch.Generator(device="cuda").manual_seed(11)
+    a = torch.randn(300, 256, device="cuda", generator=g).bfloat16()
+    b = torch.randn(256, 520, device="cuda", generator=g).bfloat16()
+    want = a.double() @ b.double()
+    side = torch.cuda.Stream()
+    h1, h2 = tessera.Handle(0), tessera.Handle(0)
+    h2.stream = side
+    for _ in range(3):
+        _close(torch, tessera.gemm(a, b, handle=h1), want, 1e-2)
+    assert len(call_cache._entries) == 1
+    with torch.cuda.stream(side):
+        got = tessera.gemm(a, b, handle=h2)
+    side.synchronize()
+    _close(torch, got, want, 1e-2)
+    assert len(call_cache._entries) == 2
+    _close(torch, tessera.gemm(a, b), want, 1e-2)  # the default handle: a third entry
+    assert len(call_cache._entries) == 3
+    gone = weakref.ref(h2)
+    h2.close()
+    del h2
+    gc.collect()
+    assert gone() is None, "the call cache keeps a caller's handle alive"
+    h1.close()
+    with pytest.raises(tessera.TesseraError):
+        tessera.gemm(a, b, handle=h1)
+    call_cache.clear()

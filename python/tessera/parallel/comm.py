@@ -98,6 +98,41 @@ class Streams:
                     t.record_stream(self.compute_stream)
 
 
+def check_positive(**values):
+    """Refuses any of the named values that is not a positive integer."""
+    for name, v in values.items():
+        if not isinstance(v, int) or v <= 0:
+            raise ValueError(f"{name}={v!r}: a positive integer")
+
+
+def check_sm_budget(sm_budget):
+    """Refuses an SM budget other than None, 0 (all SMs) or a positive count."""
+    if sm_budget is not None and (not isinstance(sm_budget, int) or sm_budget < 0):
+        raise ValueError(f"sm_budget={sm_budget!r}: None, 0 (all SMs) or a positive number of SMs")
+
+
+def local_share(name, total, world, owns):
+    """total / world, what each rank of a world owns of `name`; refused, naming the numbers,
+    where it does not divide (owns: what a rank holds, for the sentence)."""
+    if total % world:
+        raise ValueError(f"{name}={total} is not divisible by the world size {world}: each rank owns {owns} "
+                         f"(use a multiple of {world})")
+    return total // world
+
+
+class CommStreamOwner:
+    """A layer's communication stream, made on first use (CUDA only): the layers keep one each,
+    so that their collectives queue behind one another and beside the compute stream."""
+
+    _comm_stream = None
+
+    def comm_stream(self):
+        """The layer's communication stream on its device (self.device)."""
+        if self._comm_stream is None:
+            self._comm_stream = torch.cuda.Stream(self.device)
+        return self._comm_stream
+
+
 def run_pipeline(items, comm_in, compute, comm_out, streams, post=None):
     """Runs comm_in(item) -> compute(item) -> comm_out(item) [-> post(item)] for every item
     (each stage mutates its item), queued so that communication on the communication stream

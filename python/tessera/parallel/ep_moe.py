@@ -32,7 +32,8 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 from .backends import BLOCK, FP8, dequantize, make_backend
-from .comm import Streams, exchange_rows, group_info, resolve_device, run_pipeline
+from .comm import (CommStreamOwner, Streams, check_positive, check_sm_budget, exchange_rows, group_info,
+                   local_share, resolve_device, run_pipeline)
 
 DTYPES = ("bf16", "fp8")
 
@@ -69,7 +70,7 @@ class Dispatch:
     returned: Optional[torch.Tensor] = None    # [T*k, H] bf16, expert-sorted, back on the sender
 
 
-class ExpertParallelMoE(torch.nn.Module):
+class ExpertParallelMoE(CommStreamOwner, torch.nn.Module):
     """Routed experts of a MoE layer spread over a process group (expert parallelism).
 
     hidden, intermediate: the experts' H and I (gate_up [E_local, 2I, H], down [E_local, H, I],
@@ -84,27 +85,20 @@ class ExpertParallelMoE(torch.nn.Module):
     def __init__(self, hidden, intermediate, num_experts, top_k, group=None, dtype="bf16", sm_budget=None,
                  device=None, backend=None, seed=0, normalize_weights=True):
         super().__init__()
-        for name, v in (("hidden", hidden), ("intermediate", intermediate), ("num_experts", num_experts),
-                        ("top_k", top_k)):
-            if not isinstance(v, int) or v <= 0:
-                raise ValueError(f"{name}={v!r}: a positive integer")
+        check_positive(hidden=hidden, intermediate=intermediate, num_experts=num_experts, top_k=top_k)
         if top_k > num_experts:
             raise ValueError(f"top_k={top_k} exceeds num_experts={num_experts}")
         if dtype not in DTYPES:
             raise ValueError(f"dtype={dtype!r}: one of {DTYPES}")
-        if sm_budget is not None and (not isinstance(sm_budget, int) or sm_budget < 0):
-            raise ValueError(f"sm_budget={sm_budget!r}: None, 0 (all SMs) or a positive number of SMs")
+        check_sm_budget(sm_budget)
         self.group, self.world, self.rank = group_info(group)
-        if num_experts % self.world:
-            raise ValueError(f"num_experts={num_experts} is not divisible by the world size {self.world}: each rank "
-                             f"owns num_experts / world experts (use a multiple of {self.world})")
         self.device = resolve_device(device)
         self.hidden, self.intermediate, self.top_k = hidden, intermediate, top_k
-        self.num_experts, self.local_experts = num_experts, num_experts // self.world
+        self.num_experts = num_experts
+        self.local_experts = local_share("num_experts", num_experts, self.world, "num_experts / world experts")
         self.first_expert = self.rank * self.local_experts
         self.dtype, self.normalize_weights = dtype, normalize_weights
         self.backend = make_backend(backend, self.device, sm_budget)
-        self._comm_stream = None
         gen = torch.Generator().manual_seed(seed)  # on the CPU: every rank draws the same router
         self.register_buffer("router", (torch.randn(num_experts, hidden, generator=gen) / math.sqrt(hidden))
                              .to(self.device))
@@ -315,12 +309,6 @@ class ExpertParallelMoE(torch.nn.Module):
         self.experts(d)
         self.combine(d)
         return self.finish(d)
-
-    def comm_stream(self):
-        """The layer's communication stream (made on first use; CUDA only)."""
-        if self._comm_stream is None:
-            self._comm_stream = torch.cuda.Stream(self.device)
-        return self._comm_stream
 
     @torch.no_grad()
     def forward_overlapped(self, x_list, router_logits_list=None):

@@ -21,7 +21,8 @@ import torch
 import torch.distributed as dist
 
 from .backends import _activation_fn, make_backend
-from .comm import Streams, group_info, resolve_device, run_pipeline
+from .comm import (CommStreamOwner, Streams, check_positive, check_sm_budget, group_info, local_share,
+                   resolve_device, run_pipeline)
 
 
 @dataclasses.dataclass
@@ -33,7 +34,7 @@ class Chunk:
     partial: Optional[torch.Tensor] = None    # [world * m_i, H], this rank's share of the sum
 
 
-class TensorParallelMLP(torch.nn.Module):
+class TensorParallelMLP(CommStreamOwner, torch.nn.Module):
     """Column-parallel then row-parallel linear over a process group (tensor parallelism).
 
     hidden, ffn: H and F (F must divide by the group's size). activation: the epilogue between
@@ -44,21 +45,15 @@ class TensorParallelMLP(torch.nn.Module):
     def __init__(self, hidden, ffn, group=None, activation="gelu", chunks=2, sm_budget=None, device=None,
                  backend=None, seed=0):
         super().__init__()
-        for name, v in (("hidden", hidden), ("ffn", ffn), ("chunks", chunks)):
-            if not isinstance(v, int) or v <= 0:
-                raise ValueError(f"{name}={v!r}: a positive integer")
+        check_positive(hidden=hidden, ffn=ffn, chunks=chunks)
         _activation_fn(activation)  # a misspelt name is refused here
-        if sm_budget is not None and (not isinstance(sm_budget, int) or sm_budget < 0):
-            raise ValueError(f"sm_budget={sm_budget!r}: None, 0 (all SMs) or a positive number of SMs")
+        check_sm_budget(sm_budget)
         self.group, self.world, self.rank = group_info(group)
-        if ffn % self.world:
-            raise ValueError(f"ffn={ffn} is not divisible by the world size {self.world}: each rank owns "
-                             f"ffn / world columns of W1 and rows of W2")
         self.device = resolve_device(device)
-        self.hidden, self.ffn, self.local_ffn = hidden, ffn, ffn // self.world
+        self.hidden, self.ffn = hidden, ffn
+        self.local_ffn = local_share("ffn", ffn, self.world, "ffn / world columns of W1 and rows of W2")
         self.activation, self.chunks = activation, chunks
         self.backend = make_backend(backend, self.device, sm_budget)
-        self._comm_stream = None
         gen = torch.Generator(device=self.device).manual_seed(seed * 1_000_003 + self.rank + 1)
         w1 = torch.randn(self.local_ffn, hidden, generator=gen, device=self.device) / math.sqrt(hidden)
         w2 = torch.randn(hidden, self.local_ffn, generator=gen, device=self.device) / math.sqrt(ffn)
@@ -123,12 +118,6 @@ class TensorParallelMLP(torch.nn.Module):
         dist.reduce_scatter_tensor(c.out, c.partial, group=self.group)
 
     # ---- forward passes ------------------------------------------------------------------
-
-    def comm_stream(self):
-        """The layer's communication stream (made on first use; CUDA only)."""
-        if self._comm_stream is None:
-            self._comm_stream = torch.cuda.Stream(self.device)
-        return self._comm_stream
 
     @torch.no_grad()
     def forward(self, x, chunks=None):
