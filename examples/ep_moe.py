@@ -17,7 +17,7 @@ gloo with the torch backend (small sizes only).
 import argparse
 import sys
 
-from parallel_common import import_path, median_ms, run, slowest, system_info
+from parallel_common import import_path, median_ms, profile, run, slowest, system_info
 
 import_path()
 
@@ -43,6 +43,8 @@ def parse():
     p.add_argument("--backend", choices=["tessera", "torch"], default=None, help="default: tessera on CUDA")
     p.add_argument("--check", action="store_true", help="compare with reference_forward on a small layer first")
     p.add_argument("--csv", default=None, help="append the result line to this file")
+    p.add_argument("--profile", default=None, metavar="DIR",
+                   help="also write torch.profiler traces of the sequential and overlapped steps here")
     return p.parse_args()
 
 
@@ -82,6 +84,8 @@ def bench(args, rank, world, device):
          "sequential_ms": lambda: layer(x),
          "sequential_mb_ms": lambda: [layer(h) for h in micro],
          "overlapped_ms": lambda: layer.forward_overlapped(micro)}
+    if args.profile:
+        profile({"sequential": t["sequential_ms"], "overlapped": t["overlapped_ms"]}, device, rank, args.profile)
     t = {k: median_ms(fn, device, args.iters, args.warmup) for k, fn in t.items()}
     row = {"world": world, "dtype": args.dtype, "tokens_per_gpu": args.tokens, "hidden": args.hidden,
            "intermediate": args.intermediate, "experts_per_gpu": args.experts_per_gpu, "top_k": args.top_k,

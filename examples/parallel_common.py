@@ -87,6 +87,33 @@ def median_ms(fn, device, iters, warmup):
     return slowest(statistics.median(times), device)
 
 
+def profile(steps, device, rank, folder, iters=3):
+    """Runs each of steps ({name: fn}) `iters` times under torch.profiler (CPU and, on CUDA, GPU
+    activity) after one warm-up run, and writes folder/<name>-rank<r>.json (a Chrome trace:
+    chrome://tracing or ui.perfetto.dev) and <name>-rank<r>.txt (the ops by host time and by GPU
+    time): where a step's time goes, host launches included."""
+    import torch
+    from torch.profiler import ProfilerActivity
+    os.makedirs(folder, exist_ok=True)
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    for name, fn in steps.items():
+        fn()
+        _sync(device)
+        with torch.profiler.profile(activities=activities) as prof:
+            for _ in range(iters):
+                fn()
+            _sync(device)
+        base = os.path.join(folder, f"{name}-rank{rank}")
+        prof.export_chrome_trace(base + ".json")
+        averages = prof.key_averages()
+        with open(base + ".txt", "w") as f:
+            f.write(f"# {name}, {iters} runs, rank {rank}: ops by host time\n")
+            f.write(averages.table(sort_by="self_cpu_time_total", row_limit=30) + "\n")
+            if device.type == "cuda":
+                f.write(f"# ops by GPU time\n")
+                f.write(averages.table(sort_by="self_cuda_time_total", row_limit=30) + "\n")
+
+
 def system_info(device):
     """{"nccl", "driver", "gpu"}: torch.cuda.nccl.version(), the NVIDIA driver (NVML; else the
     CUDA driver API version tessera reads), the device's name; "cpu"/"-" without CUDA."""

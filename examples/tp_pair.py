@@ -15,7 +15,7 @@ backend (small sizes only).
 import argparse
 import sys
 
-from parallel_common import import_path, median_ms, run, slowest, system_info
+from parallel_common import import_path, median_ms, profile, run, slowest, system_info
 
 import_path()
 
@@ -39,6 +39,8 @@ def parse():
     p.add_argument("--backend", choices=["tessera", "torch"], default=None, help="default: tessera on CUDA")
     p.add_argument("--check", action="store_true", help="compare with reference_forward on a small pair first")
     p.add_argument("--csv", default=None, help="append the result line to this file")
+    p.add_argument("--profile", default=None, metavar="DIR",
+                   help="also write torch.profiler traces of the sequential and overlapped steps here")
     return p.parse_args()
 
 
@@ -78,6 +80,8 @@ def bench(args, rank, world, device):
          "gemm_budget_ms": lambda: layer.gemms(whole, budgeted=True),
          "sequential_ms": lambda: layer.forward_sequential(x),
          "overlapped_ms": lambda: layer(x)}
+    if args.profile:
+        profile({"sequential": t["sequential_ms"], "overlapped": t["overlapped_ms"]}, device, rank, args.profile)
     t = {k: median_ms(fn, device, args.iters, args.warmup) for k, fn in t.items()}
     flops = 2 * 2 * args.total_tokens * args.hidden * (args.ffn // world)  # both GEMMs of one GPU
     return {"world": world, "dtype": "bf16", "m": args.total_tokens, "tokens_per_gpu": m, "hidden": args.hidden,

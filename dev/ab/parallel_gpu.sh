@@ -2,7 +2,8 @@
 # The parallel layers (issue 36) on a machine of N GPUs in one call: the build, each example's
 # --check on a small layer, then the timings at DeepSeek-V3 sizes (EP MoE bf16 and FP8, all
 # SMs and a budget; the TP pair at 1, 2 and 4 chunks) into $OUT/ep_moe.csv and tp_pair.csv.
-#   bash dev/ab/parallel_gpu.sh        (BUDGET=112 ITERS=20; QUICK=1: the targets' four runs only)
+#   bash dev/ab/parallel_gpu.sh        (BUDGET=112 ITERS=20; QUICK=1: the targets' four runs only;
+#                                       PROFILE=1: torch.profiler traces instead, under $OUT/profile-*)
 set -uo pipefail
 export CUDA_HOME=/usr/local/cuda PATH=/usr/local/cuda/bin:$PATH
 { cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake --build build -j 32; } > $OUT/build.log 2>&1 ||
@@ -11,7 +12,10 @@ echo "built $SECONDS s"
 export TESSERA_LIBRARY=$PWD/build/lib/libtessera.so
 n=$(nvidia-smi -L | wc -l); budget=${BUDGET:-112}; iters=${ITERS:-20}
 run() { timeout ${RUN_TIMEOUT:-240} torchrun --nproc-per-node=$n "$@" >> $OUT/run.log 2>&1; echo "rc=$? $* ($SECONDS s)"; }
-if [ "${QUICK:-0}" = 1 ]; then # the targets' runs only, for a short lease
+if [ "${PROFILE:-0}" = 1 ]; then # torch.profiler traces of both steps, each rank (chrome://tracing)
+    run examples/ep_moe.py --sm-budget $budget --iters 3 --warmup 2 --profile $OUT/profile-ep
+    run examples/tp_pair.py --chunks 4 --sm-budget $budget --iters 3 --warmup 2 --profile $OUT/profile-tp
+elif [ "${QUICK:-0}" = 1 ]; then # the targets' runs only, for a short lease
     run examples/ep_moe.py --check --sm-budget $budget --iters $iters --csv $OUT/ep_moe.csv
     run examples/ep_moe.py --sm-budget 0 --iters $iters --csv $OUT/ep_moe.csv
     run examples/ep_moe.py --dtype fp8 --sm-budget $budget --iters $iters --csv $OUT/ep_moe.csv
