@@ -17,7 +17,7 @@ gloo with the torch backend (small sizes only).
 import argparse
 import sys
 
-from parallel_common import import_path, median_ms, profile, run, slowest, system_info
+from parallel_common import add_common_args, import_path, median_ms, profile, run, slowest, system_info
 
 import_path()
 
@@ -36,16 +36,8 @@ def parse():
     p.add_argument("--intermediate", type=int, default=2048)
     p.add_argument("--experts-per-gpu", type=int, default=8)
     p.add_argument("--top-k", type=int, default=8)
-    p.add_argument("--sm-budget", type=int, default=0, help="SMs for the overlapped GEMMs (0: all)")
     p.add_argument("--micro-batches", type=int, default=2)
-    p.add_argument("--iters", type=int, default=20, help="timed runs (0: no timing)")
-    p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--backend", choices=["tessera", "torch"], default=None, help="default: tessera on CUDA")
-    p.add_argument("--check", action="store_true", help="compare with reference_forward on a small layer first")
-    p.add_argument("--csv", default=None, help="append the result line to this file")
-    p.add_argument("--profile", default=None, metavar="DIR",
-                   help="also write torch.profiler traces of the sequential and overlapped steps here")
-    return p.parse_args()
+    return add_common_args(p, "layer").parse_args()
 
 
 def check(args, rank, world, device):

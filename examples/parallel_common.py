@@ -153,6 +153,20 @@ def emit(row, csv_path=None):
             f.write(line + "\n")
 
 
+def add_common_args(p, what):
+    """The options both examples take (the SM budget, timing, backend, check, CSV, profile) added to
+    argparse parser p, whose subject (for the help) is `what`; returns p."""
+    p.add_argument("--sm-budget", type=int, default=0, help="SMs for the overlapped GEMMs (0: all)")
+    p.add_argument("--iters", type=int, default=20, help="timed runs (0: no timing)")
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--backend", choices=["tessera", "torch"], default=None, help="default: tessera on CUDA")
+    p.add_argument("--check", action="store_true", help=f"compare with reference_forward on a small {what} first")
+    p.add_argument("--csv", default=None, help="append the result line to this file")
+    p.add_argument("--profile", default=None, metavar="DIR",
+                   help="also write torch.profiler traces of the sequential and overlapped steps here")
+    return p
+
+
 def run(parse, check, bench, tolerance):
     """An example's main: parse its arguments, join the group, run its check (a relative error
     that must stay below tolerance(args)) when --check is given, then its timing when --iters > 0
