@@ -122,14 +122,16 @@ def local_share(name, total, world, owns):
 
 class CommStreamOwner:
     """A layer's communication stream, made on first use (CUDA only): the layers keep one each,
-    so that their collectives queue behind one another and beside the compute stream."""
+    so that their collectives queue behind one another and beside the compute stream. It has a
+    high priority, so that the block scheduler places NCCL's CTAs first on the SMs that the GEMMs'
+    budget leaves free or that a finishing GEMM releases."""
 
     _comm_stream = None
 
     def comm_stream(self):
         """The layer's communication stream on its device (self.device)."""
         if self._comm_stream is None:
-            self._comm_stream = torch.cuda.Stream(self.device)
+            self._comm_stream = torch.cuda.Stream(self.device, priority=-1)  # -1: torch's high priority
         return self._comm_stream
 
 
