@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <cuda_runtime_api.h>
 
@@ -116,6 +117,16 @@ static inline tess_handle gpu_test_start(tess_rng *rng, void **workspace, int *s
         return NULL;
     tess_rng_seed(rng, check_seed());
     return gpu_gemm_handle(workspace);
+}
+
+/* Runs one part of a test, fn(h), and prints how long it took: where a
+ * test's time goes shows in its log (the device time every run spends). */
+static inline void gpu_timed(const char *name, void (*fn)(tess_handle), tess_handle h) {
+    struct timespec t0, t1; /* C11's timespec_get: wall time, enough for seconds */
+    timespec_get(&t0, TIME_UTC);
+    fn(h);
+    timespec_get(&t1, TIME_UTC);
+    printf("%s: %.1f s\n", name, (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
 }
 
 /* Opens a GEMM test's main with gpu_test_start: declares the handle `h` and

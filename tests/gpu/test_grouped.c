@@ -397,10 +397,10 @@ static void test_refusals(tess_handle h) {
 
 int main(void) {
     GPU_TEST_MAIN_START(h, workspace);
-    test_refusals(h);
-    test_every_plan(h);
-    test_random(h);
-    test_bad_sizes(h);
+    gpu_timed("refusals", test_refusals, h);
+    gpu_timed("every plan", test_every_plan, h);
+    gpu_timed("random cases", test_random, h);
+    gpu_timed("bad sizes", test_bad_sizes, h);
     tess_destroy(h);
     cudaFree(workspace);
     return check_finish("gpu_grouped");
