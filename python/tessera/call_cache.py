@@ -31,7 +31,7 @@ def scale_key(t):
     return (t.shape, t.stride(), t.dtype, t.device, storage_extent(t))
 
 
-def current_stream(handle, tensors, optional):
+def call_selector(handle, tensors, optional):
     """What selects a call's handle, where the call may be prepared: with the default handle
     (handle None), PyTorch's current stream (its cudaStream_t as an int) on the device of
     tensors[0]; with a tessera.Handle, a weak reference to it (the call runs on the handle's

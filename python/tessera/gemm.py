@@ -351,9 +351,9 @@ class _Prepared:
 def _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, recipe_a, recipe_b, fast_accum, bias,
               activation, bias_along):
     """The prepared-call key of a gemm call on torch CUDA tensors (None for any other call, which
-    is checked in full every time; call_cache.current_stream). The bias enters by its layout
+    is checked in full every time; call_cache.call_selector). The bias enters by its layout
     (shape, strides, dtype, device); its pointer is passed on every call."""
-    stream = call_cache.current_stream(handle, (a, b), (out, c, scale_a, scale_b, bias))
+    stream = call_cache.call_selector(handle, (a, b), (out, c, scale_a, scale_b, bias))
     if stream is None:
         return None
     alpha, beta = float(alpha), float(beta)

@@ -317,7 +317,7 @@ def _call_key(layout, x, w, rows, out, scale_x, scale_w, recipe_x, recipe_w, exp
     """The prepared-call key of a grouped call on torch CUDA tensors with the default handle (None
     for any other call, which is checked in full every time). w is the [G, N, K] view; the bias
     enters by its layout, its pointer is passed on every call."""
-    stream = call_cache.current_stream(handle, (x, w, rows), (out, scale_x, scale_w, bias))
+    stream = call_cache.call_selector(handle, (x, w, rows), (out, scale_x, scale_w, bias))
     if stream is None:
         return None
     try:

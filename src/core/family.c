@@ -88,7 +88,7 @@ static tess_status no_plan(const tess_problem *problem, const char *caller) {
  * is, being sized by the budget; a decode GEMV launches one CTA per few rows
  * of N). */
 static int fits_budget(tess_handle handle, const tess_plan *p) {
-    if (handle->info.sm_count >= handle->device_sms)
+    if (!tess_handle_budgeted(handle))
         return 1;
     return p->grid <= handle->info.sm_count && p->large_grid <= handle->info.sm_count;
 }
@@ -97,7 +97,7 @@ static int fits_budget(tess_handle handle, const tess_plan *p) {
  * wider than its SM budget left out; -1 out of host memory. */
 static int handle_plans(tess_handle handle, const tess_problem *problem, size_t workspace_limit, tess_plan *plans,
                         int capacity) {
-    if (handle->info.sm_count >= handle->device_sms)
+    if (!tess_handle_budgeted(handle))
         return tess_family_plans(&handle->info, problem, workspace_limit, plans, capacity);
     tess_plan *all = malloc(sizeof(tess_plan) * TESS_RANKED_MAX);
     if (!all)

@@ -41,11 +41,14 @@ tess_status tess_handle_check(tess_handle h, const char *caller);
 tess_status tess_handle_enter(tess_handle h, int *previous);
 void tess_handle_leave(tess_handle h, int previous);
 
+/* Whether the handle has an SM budget below the device's count (tess_set_sm_budget). */
+static inline int tess_handle_budgeted(tess_handle h) { return h->info.sm_count < h->device_sms; }
+
 /* Whether the handle's kernels may launch early (programmatic stream
  * serialization: a kernel's CTAs start while the previous kernel in the
  * stream finishes, and wait there). Not under an SM budget: the waiting
  * CTAs would take the SMs the budget leaves to kernels on other streams. */
-static inline int tess_handle_early_launch(tess_handle h) { return h->info.sm_count >= h->device_sms; }
+static inline int tess_handle_early_launch(tess_handle h) { return !tess_handle_budgeted(h); }
 
 /* Fills `info` (all fields, struct_size included) for `device`. */
 tess_status tess_device_query(int device, tess_device_info *info);
