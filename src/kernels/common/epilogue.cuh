@@ -59,23 +59,25 @@ TESS_DEVICE float tess_epilogue_bias(const tess_epilogue &e, int bb, int m, int 
     return tess_load_as_f32(e.bias_type, e.bias, bb * e.bias_batch_stride + i);
 }
 
-// A bias vector read element by element with no branch, so that the
-// compiler issues a tile's bias loads together: the type's tests are made
-// once; each element is one predicated load of its width into one register
-// (tess_bias_bits) at a uniform offset from the thread's first column, and
-// selects. Elements past the vector's end give 0, as does a reader of no
-// bias (length 0).
+// A bias vector read element by element with no branch, so that a tile's
+// bias loads issue together and their latency is paid once: the type's
+// tests are made once (as bit masks); each element is one predicated load
+// of its width into one register (tess_bias_bits) at a uniform offset from
+// the thread's first column, converted by masks (tess_bias_value), not by
+// a branch that would wait for each load in turn. Elements past the
+// vector's end give 0, as does a reader of no bias (length 0).
 struct tess_bias_reader {
-    const char *at; // the thread's first column's element (of this bias batch)
-    int left;       // elements of the vector from there on
-    int size;       // bytes an element: 4 (float32) or 2
-    bool f16;       // else bf16 where size is 2
+    const char *at;     // the thread's first column's element (of this bias batch)
+    int left;           // elements of the vector from there on
+    int size;           // bytes an element: 4 (float32) or 2
+    uint32_t f32, f16;  // all ones where the bias is float32 (f16); else bf16
 };
 
 // The per-column bias of bias batch bb from column `first` on, or none.
 TESS_DEVICE tess_bias_reader tess_column_bias_reader(const tess_epilogue &e, int bb, int first) {
-    const int size = e.bias_type == TESS_DTYPE_F32 ? 4 : 2;
-    tess_bias_reader r = {(const char *)e.bias, 0, size, e.bias_type == TESS_DTYPE_F16};
+    const bool f32 = e.bias_type == TESS_DTYPE_F32;
+    const int size = f32 ? 4 : 2;
+    tess_bias_reader r = {(const char *)e.bias, 0, size, f32 ? ~0u : 0u, e.bias_type == TESS_DTYPE_F16 ? ~0u : 0u};
     if (e.bias && e.bias_mode == TESS_BIAS_COLUMNS)
         r.at += (bb * e.bias_batch_stride + first) * size, r.left = e.d_layout.cols - first;
     return r;
@@ -97,12 +99,17 @@ TESS_DEVICE uint32_t tess_bias_bits(const char *at, bool in, bool wide) {
     return bits;
 }
 
-// Element `first + k` of the vector r reads (k a compile-time constant in
-// an unrolled loop: its offset is uniform), as float32; 0 past the end.
-TESS_DEVICE float tess_bias_at(const tess_bias_reader &r, int k) {
-    const uint32_t bits = tess_bias_bits(r.at + k * r.size, k < r.left, r.size == 4);
-    const float f16 = __half2float(__ushort_as_half((unsigned short)bits));
-    return r.size == 4 ? __uint_as_float(bits) : r.f16 ? f16 : __uint_as_float(bits << 16);
+// The raw bits of element `first + k` of the vector r reads (k a
+// compile-time constant in an unrolled loop: its offset is uniform).
+TESS_DEVICE uint32_t tess_bias_load(const tess_bias_reader &r, int k) {
+    return tess_bias_bits(r.at + k * r.size, k < r.left, r.size == 4);
+}
+
+// Raw bits from tess_bias_load as float32 (0 stays 0).
+TESS_DEVICE float tess_bias_value(const tess_bias_reader &r, uint32_t bits) {
+    const uint32_t from_f16 = __float_as_uint(__half2float(__ushort_as_half((unsigned short)bits)));
+    const uint32_t narrow = (from_f16 & r.f16) | ((bits << 16) & ~r.f16);
+    return __uint_as_float((bits & r.f32) | (narrow & ~r.f32));
 }
 
 // sqrt(2 / pi) and the cubic term's weight of GELU's tanh form (Hendrycks
@@ -115,17 +122,26 @@ TESS_DEVICE float tess_bias_at(const tess_bias_reader &r, int k) {
 // log2(e): exp(-z) = 2^(-z log2 e).
 #define TESS_LOG2E 1.4426950408889634f
 
+// 2^x and 1 / x by the hardware's approximations (MUFU.EX2, MUFU.RCP: a
+// few ulp), without the range fix-ups of exp2f or division: subnormal
+// results flush to 0 (ftz), which the activations below tolerate.
+TESS_DEVICE float tess_exp2_approx(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+TESS_DEVICE float tess_rcp_approx(float x) {
+    float y;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
 // x / (1 + exp(-z)), with the hardware's approximate exp2 and reciprocal
 // and no range fix-ups (ftz: five instructions, no branch; relative error a
 // few 1e-7 plus exp's argument rounding, about 1e-6 at |z| = 16: well
 // inside a 16-bit D's rounding and the f32 tests' allowance); 0 where
 // exp(-z) overflows (x finite).
-TESS_DEVICE float tess_times_sigmoid(float x, float z) {
-    float e, r;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(z * -TESS_LOG2E));
-    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(1.0f + e));
-    return x * r;
-}
+TESS_DEVICE float tess_times_sigmoid(float x, float z) { return x * tess_rcp_approx(1.0f + tess_exp2_approx(z * -TESS_LOG2E)); }
 
 // An activation as coefficients, so that a loop applies any of them with
 // the same instructions (selects, no branch per element): out = v * gate,
@@ -147,8 +163,28 @@ TESS_DEVICE tess_act_form tess_act_form_of(int act) {
     return f;
 }
 
-// GELU's erf form, 0.5 v (1 + erf(v / sqrt 2)), with libdevice's erff.
-TESS_DEVICE float tess_gelu_erf(float v) { return 0.5f * v * (1.0f + erff(v * TESS_RSQRT2)); }
+// Abramowitz and Stegun 7.1.26: erfc(a) ~ t (A1 + t (A2 + t (A3 + t (A4 + t
+// A5)))) exp(-a^2), t = 1 / (1 + P a), for a >= 0, absolute error at most
+// 1.5e-7 (Handbook of Mathematical Functions, 1964, p. 299).
+#define TESS_ERFC_P 0.3275911f
+#define TESS_ERFC_A1 0.254829592f
+#define TESS_ERFC_A2 -0.284496736f
+#define TESS_ERFC_A3 1.421413741f
+#define TESS_ERFC_A4 -1.453152027f
+#define TESS_ERFC_A5 1.061405429f
+
+// GELU's erf form, 0.5 v (1 + erf(v / sqrt 2)), with no branch: for u = v /
+// sqrt 2, 1 + erf(u) is erfc(|u|) where u < 0 (no cancellation) and 2 -
+// erfc(u) elsewhere, erfc by A&S 7.1.26 (~14 instructions, two of them
+// MUFU, against libdevice erff's branches); NaN stays NaN.
+TESS_DEVICE float tess_gelu_erf(float v) {
+    const float u = v * TESS_RSQRT2, a = fabsf(u);
+    const float t = tess_rcp_approx(fmaf(TESS_ERFC_P, a, 1.0f));
+    const float poly =
+        t * fmaf(t, fmaf(t, fmaf(t, fmaf(t, TESS_ERFC_A5, TESS_ERFC_A4), TESS_ERFC_A3), TESS_ERFC_A2), TESS_ERFC_A1);
+    const float erfc_a = poly * tess_exp2_approx(-a * a * TESS_LOG2E);
+    return 0.5f * v * (u < 0.0f ? erfc_a : 2.0f - erfc_a);
+}
 
 // The activation of v described by f, other than GELU's erf form (the
 // caller branches on f.erf, once for many elements). NaN stays NaN (v < 0

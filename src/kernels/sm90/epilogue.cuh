@@ -62,10 +62,10 @@ TESS_DEVICE void epilogue_copy_rows(const tess_gemm_params &p, const char *stagi
 // for a grouped tile whose rows end inside it: epilogue_copy_rows).
 // `pending` says an earlier round may still be reading the staging buffer.
 // FUSED: the fused steps inline, each value alpha * sum + bias (of bias
-// batch bb, per column or none), then the sigmoid gate of tess_act_form
-// (decided once per 16-column block: no element branches) or ReLU's clamp;
-// no C, no GELU erf, no per-row bias (the fused epilogue's other paths take
-// those).
+// batch bb, per column or none), then the sigmoid gate of tess_act_form,
+// GELU's erf form or ReLU's clamp (decided once per 16-column block: no
+// element branches); no C, no per-row bias (the fused epilogue's other
+// paths take those).
 template <class Cfg, bool WITH_C, bool FUSED = false>
 TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], char *staging, int wg, int t,
                                   int b, int m0, int m_end, int n0, bool &pending, int bb = 0) {
@@ -81,6 +81,16 @@ TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::B
     const uint32_t base = smem_u32(staging);
 #pragma unroll
     for (int round = 0; round < Cfg::BN / Cfg::EPI_COLS; round++) {
+        // The round's bias (columns n, n + 1, n + 8, n + 9 of each 16-column
+        // block), loaded before anything waits, so that its loads overlap.
+        uint32_t bias_bits[FUSED ? Cfg::EPI_COLS / 16 : 1][4];
+        if constexpr (FUSED) {
+#pragma unroll
+            for (int j = 0; j < Cfg::EPI_COLS / 16; j++)
+#pragma unroll
+                for (int c = 0; c < 4; c++)
+                    bias_bits[j][c] = tess_bias_load(bias, 16 * (round * (Cfg::EPI_COLS / 16) + j) + 8 * (c / 2) + c % 2);
+        }
         if (pending) {
             if (t == 0)
                 tma_store_wait_read<0>();
@@ -101,14 +111,18 @@ TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::B
             }
             if constexpr (FUSED) {
 #pragma unroll
-                for (int c = 0; c < 4; c++) { // the bias of columns n, n + 1, n + 8, n + 9 past the thread's first
-                    const float bias_c = tess_bias_at(bias, 16 * jj + 8 * (c / 2) + c % 2);
+                for (int c = 0; c < 4; c++) { // the bias of columns n, n + 1, n + 8, n + 9
+                    const float bias_c = tess_bias_value(bias, bias_bits[j][c]);
                     x[4 * (c / 2) + c % 2] += bias_c, x[4 * (c / 2) + 2 + c % 2] += bias_c; // rows m, m + 8
                 }
                 if (act.gated) {
 #pragma unroll
                     for (int e = 0; e < 8; e++)
                         x[e] = tess_times_sigmoid(x[e], x[e] * (act.k1 + act.k3 * x[e] * x[e]));
+                } else if (act.erf) {
+#pragma unroll
+                    for (int e = 0; e < 8; e++)
+                        x[e] = tess_gelu_erf(x[e]);
                 } else if (act.relu) {
 #pragma unroll
                     for (int e = 0; e < 8; e++)
@@ -312,8 +326,8 @@ TESS_DEVICE void epilogue(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], 
     const int b = tile.d_batch, m_end = tile.m_end, n0 = tile.n0, n_end = tile.n_end;
     if (p.epi.fused) {
         if constexpr (!Cfg::FUSES_FROM_REGISTERS) {
-            // A 16-bit D stored by TMA, without C or GELU erf: inline in the stores.
-            if (!p.d_direct && !with_c && p.epi.activation != TESS_ACT_GELU_ERF && p.epi.bias_mode != TESS_BIAS_ROWS) {
+            // A 16-bit D stored by TMA, without C or a per-row bias: inline in the stores.
+            if (!p.d_direct && !with_c && p.epi.bias_mode != TESS_BIAS_ROWS) {
                 epilogue_store16<Cfg, false, true>(p, acc, staging, wg, t, b, m0, m_end, n0, pending,
                                                    Cfg::GROUPED ? tile.group : b);
                 return;
