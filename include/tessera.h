@@ -481,6 +481,21 @@ TESS_API tess_status tess_quantize_fp8(tess_handle handle, int64_t rows, int64_t
                                        int64_t ld_x, tess_dtype q_type, void *q, int64_t ld_q, float *scales,
                                        const tess_scale_desc *scale_layout);
 
+/* Cast-transpose, for training's backward GEMMs: quantizes a rows x cols
+ * row-major x (f32, f16 or bf16) twice in one read, into q (rows x cols,
+ * row-major, ld_q) and qt (cols x rows, row-major: x^T, ld_qt), each exactly
+ * as tess_quantize_fp8 would quantize x and x^T. Both layouts have one mode:
+ * BLOCK_1x128 (q's factors along x's rows: rows x ceil(cols/128); qt's
+ * along x's columns: cols x ceil(rows/128); activations and gradients) or
+ * BLOCK_128x128 (one factor per 128 x 128 block, the same for both copies:
+ * a weight and its transpose). q, scales and scale_layout may all be NULL
+ * to write only the transposed copy. Queued on the handle's stream. */
+TESS_API tess_status tess_quantize_fp8_transposed(tess_handle handle, int64_t rows, int64_t cols, tess_dtype x_type,
+                                                  const void *x, int64_t ld_x, tess_dtype q_type, void *q, int64_t ld_q,
+                                                  float *scales, const tess_scale_desc *scale_layout, void *qt,
+                                                  int64_t ld_qt, float *scales_t,
+                                                  const tess_scale_desc *scale_layout_t);
+
 /* cublasGemmEx's form (column-major, C updated in place):
  * C = alpha * op(A) op(B) + beta * C, with op(A) m x k, op(B) k x n, C m x n;
  * alpha and beta point to floats on the host. */

@@ -13,7 +13,8 @@ from .errors import (AllocFailedError, ArchMismatchError, ExecutionFailedError, 
                      InternalError, InvalidValueError, NoDeviceError, NotInitializedError, NotSupportedError,
                      Status, TesseraError, status_name)
 from .handle import DeviceInfo, Handle, version, version_string
-from .gemm import Plan, gemm, gemm_plans, gemm_workspace_size, quantize_fp8, set_sm_budget, transpose
+from .gemm import (Plan, gemm, gemm_plans, gemm_workspace_size, quantize_fp8, quantize_fp8_transposed, set_sm_budget,
+                   transpose)
 from .grouped import GroupLayout, GroupOrder, grouped_mm, grouped_mm_masked, grouped_plans
 from . import layout
 from .matrix import Matrix, Order, as_matrix, from_parts
@@ -21,18 +22,18 @@ from .matrix import Matrix, Order, as_matrix, from_parts
 try:  # torch.ops.tessera.*: registered where PyTorch is installed
     import torch as _torch  # noqa: F401
 except ImportError:
-    ops = None
+    ops = FP8Linear = fp8_linear = None
 else:
     from . import ops
+    from .fp8_training import FP8Linear, fp8_linear
 
 __version__ = "0.2.0"
 
 __all__ = [
-    "AllocFailedError", "ArchMismatchError", "DType", "DeviceInfo", "ExecutionFailedError", "Handle",
+    "AllocFailedError", "ArchMismatchError", "DType", "DeviceInfo", "ExecutionFailedError", "FP8Linear", "Handle",
     "InsufficientWorkspaceError", "InternalError", "InvalidValueError", "Matrix", "layout", "NoDeviceError",
     "NotInitializedError", "NotSupportedError", "ops", "Order", "Status", "TesseraError", "as_dtype", "as_matrix",
-    "from_parts", "gemm", "gemm_plans", "gemm_workspace_size", "GroupLayout", "GroupOrder", "grouped_mm",
-    "grouped_mm_masked", "grouped_plans", "library_path", "Plan", "quantize_fp8", "set_sm_budget", "status_name",
-    "transpose", "version",
-    "version_string",
+    "fp8_linear", "from_parts", "gemm", "gemm_plans", "gemm_workspace_size", "GroupLayout", "GroupOrder",
+    "grouped_mm", "grouped_mm_masked", "grouped_plans", "library_path", "Plan", "quantize_fp8",
+    "quantize_fp8_transposed", "set_sm_budget", "status_name", "transpose", "version", "version_string",
 ]

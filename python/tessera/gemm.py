@@ -273,8 +273,11 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
     a is M x K, b is K x N (2-D, or 3-D batches); out is allocated as a
     row-major torch tensor of out_dtype (default: a's type; bf16 for FP8)
     when not given. `plan` is one of gemm_plans(...) (default: the
-    heuristic's). FP8 (torch.float8_e4m3fn / e5m2) a must be row-major and b
-    column-major (b = w.T of a row-major weight w).
+    heuristic's). FP8 (torch.float8_e4m3fn / e5m2) operands are read
+    K-major (a row-major, b column-major: b = w.T of a row-major weight w);
+    one in another layout is copied K-major into the handle's workspace
+    first (32 MiB by default: InsufficientWorkspaceError where the copy does
+    not fit; quantize_fp8_transposed makes K-major operands directly).
 
     Scales: float32 dequantization factors on the operands' GPU, any
     strides (a transposed view works), checked against the recipe before
@@ -390,6 +393,37 @@ def _torch_handle(x):
     return _stream_handle(x.device.index or 0, (x,))
 
 
+def _fp8_dtype(dtype, caller):
+    import torch
+    qt = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}.get(dtype)
+    if qt is None:
+        raise InvalidValueError(f"{caller}: dtype {dtype!r}: 'e4m3' or 'e5m2'")
+    return qt
+
+
+def _check_row_major(x, handle, caller):
+    """x: a 2-D row-major tensor on the handle's device (where a handle is given)."""
+    if x.dim() != 2 or (x.stride(1) != 1 and x.shape[1] > 1):
+        raise InvalidValueError(f"{caller}: x must be a 2-D row-major tensor (contiguous rows)")
+    if handle is not None and (x.device.type != "cuda" or (x.device.index or 0) != handle.device):
+        raise InvalidValueError(f"{caller}: x is on {x.device}, the handle on cuda:{handle.device}")
+
+
+def _row_ld(x):
+    """A row-major 2-D tensor's leading dimension (a single row's stride is arbitrary: its width then)."""
+    return x.stride(0) if x.shape[0] > 1 else x.shape[1]
+
+
+def _factors(mode, rows, cols, device):
+    """An empty factor tensor in the packed layout of `mode` for `rows` x `cols`, and its ScaleDescStruct."""
+    import torch
+    layout, shape = ScaleDescStruct(), (ctypes.c_int64 * 2)()
+    check(_lib.lib().tess_scale_layout_query(mode, rows, cols, ctypes.byref(layout), shape, None, None))
+    factors = torch.empty_strided((shape[0], shape[1]), (max(layout.stride_mn, 1), max(layout.stride_k, 1)),
+                                  dtype=torch.float32, device=device)
+    return factors, layout
+
+
 def quantize_fp8(x, recipe="1x128", dtype="e4m3", *, handle=None):
     """(q, scales): x (a 2-D row-major f32/f16/bf16 torch tensor, columns = K)
     quantized to FP8 with dequantization factors, such that x ~ q * scales
@@ -398,40 +432,71 @@ def quantize_fp8(x, recipe="1x128", dtype="e4m3", *, handle=None):
     ceil(cols/128)), K blocks contiguous) -- the layouts gemm's scale_a /
     scale_b take for a = x, or b = x.T of a weight x."""
     import torch
-    if x.dim() != 2 or x.stride(1) != 1:
-        raise InvalidValueError("quantize_fp8: x must be a 2-D row-major tensor (contiguous rows)")
-    if handle is not None and (x.device.type != "cuda" or (x.device.index or 0) != handle.device):
-        raise InvalidValueError(f"quantize_fp8: x is on {x.device}, the handle on cuda:{handle.device}")
+    _check_row_major(x, handle, "quantize_fp8")
     mode = SCALE_RECIPES.get(recipe)
     if mode not in (0, 4, 5):
         raise InvalidValueError(f"quantize_fp8: recipe {recipe!r}: one of 'tensor', '1x128', '128x128'")
-    qt = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}.get(dtype)
-    if qt is None:
-        raise InvalidValueError(f"quantize_fp8: dtype {dtype!r}: 'e4m3' or 'e5m2'")
+    qt = _fp8_dtype(dtype, "quantize_fp8")
     rows, cols = x.shape
-    layout, shape = ScaleDescStruct(), (ctypes.c_int64 * 2)()
-    check(_lib.lib().tess_scale_layout_query(mode, rows, cols, ctypes.byref(layout), shape, None, None))
-    factors = torch.empty_strided((shape[0], shape[1]), (max(layout.stride_mn, 1), max(layout.stride_k, 1)),
-                                  dtype=torch.float32, device=x.device)
+    factors, layout = _factors(mode, rows, cols, x.device)
     q = torch.empty((rows, cols), dtype=qt, device=x.device)
     h = handle or _torch_handle(x)
     check(_lib.lib().tess_quantize_fp8(h._h, rows, cols, int(as_dtype(x.dtype)), ctypes.c_void_p(x.data_ptr()),
-                                       x.stride(0), int(as_dtype(qt)), ctypes.c_void_p(q.data_ptr()), cols,
+                                       _row_ld(x), int(as_dtype(qt)), ctypes.c_void_p(q.data_ptr()), cols,
                                        ctypes.c_void_p(factors.data_ptr()), ctypes.byref(layout)))
     return q, (factors.reshape(1) if mode == 0 else factors)
+
+
+def _round16(n):
+    return (n + 15) // 16 * 16
+
+
+def quantize_fp8_transposed(x, dtype="e4m3", *, recipe="1x128", rowwise=True, handle=None):
+    """Cast-transpose, for backward GEMMs: x (2-D row-major f32/f16/bf16,
+    rows x cols) quantized twice in one read. Returns (q, scales, qt,
+    scales_t): q, scales exactly as quantize_fp8(x, recipe), and qt (cols x
+    rows, row-major: x.T) with scales_t exactly as quantize_fp8(x.T,
+    recipe). recipe "1x128": each copy's factors along its own rows (qt is
+    the K-major operand of a product that reduces over x's rows, as a weight
+    gradient dY.T @ X); "128x128": one factor per block, the same for both
+    (scales_t is scales.T as values; a weight and the K-major copy of its
+    transpose). Both copies' rows are padded to 16 bytes (views of wider
+    tensors), so either is a gemm operand at any extent. rowwise=False skips
+    q and returns (qt, scales_t)."""
+    import torch
+    _check_row_major(x, handle, "quantize_fp8_transposed")
+    mode = SCALE_RECIPES.get(recipe)
+    if mode not in (4, 5):
+        raise InvalidValueError(f"quantize_fp8_transposed: recipe {recipe!r}: '1x128' or '128x128'")
+    qtype = _fp8_dtype(dtype, "quantize_fp8_transposed")
+    rows, cols = x.shape
+    h = handle or _torch_handle(x)
+    # rows padded to 16 bytes (TMA's rule), so that both copies are GEMM operands at any extent
+    qt = torch.empty((cols, _round16(rows)), dtype=qtype, device=x.device)[:, :rows]
+    factors_t, layout_t = _factors(mode, cols, rows, x.device)
+    if rowwise:
+        q = torch.empty((rows, _round16(cols)), dtype=qtype, device=x.device)[:, :cols]
+        factors, layout = _factors(mode, rows, cols, x.device)
+        q_ptr, f_ptr, layout_ref = q.data_ptr(), factors.data_ptr(), ctypes.byref(layout)
+    else:
+        q_ptr, f_ptr, layout_ref = None, None, None
+    check(_lib.lib().tess_quantize_fp8_transposed(
+        h._h, rows, cols, int(as_dtype(x.dtype)), ctypes.c_void_p(x.data_ptr()), _row_ld(x), int(as_dtype(qtype)),
+        ctypes.c_void_p(q_ptr), _round16(cols), ctypes.c_void_p(f_ptr), layout_ref, ctypes.c_void_p(qt.data_ptr()),
+        _round16(rows), ctypes.c_void_p(factors_t.data_ptr()), ctypes.byref(layout_t)))
+    return (q, factors, qt, factors_t) if rowwise else (qt, factors_t)
 
 
 def transpose(x, *, handle=None):
     """A row-major copy of x.T for a 2-D row-major torch tensor x (e.g. the
     K-major copy of an N-major FP8 operand)."""
     import torch
-    if x.dim() != 2 or x.stride(1) != 1:
-        raise InvalidValueError("transpose: x must be a 2-D row-major tensor (contiguous rows)")
+    _check_row_major(x, handle, "transpose")
     rows, cols = x.shape
     out = torch.empty((cols, rows), dtype=x.dtype, device=x.device)
     h = handle or _torch_handle(x)
     check(_lib.lib().tess_transpose(h._h, int(as_dtype(x.dtype)), rows, cols, ctypes.c_void_p(x.data_ptr()),
-                                    x.stride(0), ctypes.c_void_p(out.data_ptr()), rows))
+                                    _row_ld(x), ctypes.c_void_p(out.data_ptr()), rows))
     return out
 
 

@@ -212,11 +212,24 @@ def test_fp8_per_tensor_matches_scaled_mm(torch):
 
 
 @needs_gpu
-def test_fp8_layout_refusal_names_transpose(torch):
-    q = torch.zeros(128, 128, device="cuda").to(torch.float8_e4m3fn)
-    with pytest.raises(tessera.NotSupportedError, match="tess_transpose"):
-        tessera.gemm(q, q)  # b row-major: not K-major
-    assert torch.equal(tessera.transpose(q).float(), q.T.float())
+def test_fp8_in_every_layout(torch):
+    """FP8 operands that are not K-major are copied K-major in the workspace: the same result as the
+    TN call on explicit copies; one too big for the workspace is refused with a sentence."""
+    x = torch.randn(304, 1008, device="cuda")  # FP8 rows (of K, or of M and N when not K-major): 16-byte multiples
+    w = torch.randn(528, 1008, device="cuda")
+    qa, sa = tessera.quantize_fp8(x, "1x128")
+    qw, sw = tessera.quantize_fp8(w, "128x128")
+    want = tessera.gemm(qa, qw.T, scale_a=sa, scale_b=sw, scale_recipe_a="1x128", scale_recipe_b="128x128")
+    a_m_major = tessera.transpose(qa).T  # (304, 1008), M contiguous
+    b_n_major = tessera.transpose(qw)  # (1008, 528), N contiguous
+    for a, b in ((a_m_major, qw.T), (qa, b_n_major), (a_m_major, b_n_major)):
+        got = tessera.gemm(a, b, scale_a=sa, scale_b=sw, scale_recipe_a="1x128", scale_recipe_b="128x128")
+        assert torch.equal(got, want)
+    big = torch.zeros(4096, 8448, device="cuda").to(torch.float8_e4m3fn)  # 34.6 MB N-major: over 32 MiB
+    a = torch.zeros(16, 4096, device="cuda").to(torch.float8_e4m3fn)
+    with pytest.raises(tessera.InsufficientWorkspaceError, match="K-major"):
+        tessera.gemm(a, big)
+    assert torch.equal(tessera.transpose(qa).float(), qa.T.float())
     t = torch.randn(37, 1000, device="cuda", dtype=torch.bfloat16)
     assert torch.equal(tessera.transpose(t), t.T.contiguous())
 

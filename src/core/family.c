@@ -156,11 +156,15 @@ tess_status tess_family_run(tess_handle handle, const tess_problem *problem, con
                          "%s: plan '%.64s' belongs to no kernel family of this build that runs on this device; make "
                          "plans with this build's plan queries",
                          caller, chosen.name);
-    if (chosen.workspace_bytes > handle->workspace_bytes)
+    if (workspace_limit > handle->workspace_bytes)
+        workspace_limit = handle->workspace_bytes;
+    if (chosen.workspace_bytes > workspace_limit)
         return tess_fail(TESS_STATUS_INSUFFICIENT_WORKSPACE,
-                         "%s: plan %s needs %llu bytes of workspace and the handle has %zu; give it more with "
-                         "tess_set_workspace (the workspace-size query says how much)",
-                         caller, chosen.name, (unsigned long long)chosen.workspace_bytes, handle->workspace_bytes);
+                         "%s: plan %s needs %llu bytes of workspace and the call has %zu of the handle's %zu (FP8 "
+                         "operands that are not K-major take the rest); give it more with tess_set_workspace (the "
+                         "workspace-size query says how much)",
+                         caller, chosen.name, (unsigned long long)chosen.workspace_bytes, workspace_limit,
+                         handle->workspace_bytes);
     int previous = -1;
     s = tess_handle_enter(handle, &previous);
     if (s != TESS_STATUS_SUCCESS)

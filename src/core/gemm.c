@@ -6,6 +6,7 @@
 #include "core/abi.h"
 #include "core/error.h"
 #include "core/family.h"
+#include "core/fp8_staging.h"
 #include "core/gemm.h"
 #include "core/handle.h"
 
@@ -37,12 +38,15 @@ static tess_status prepare(tess_handle h, const tess_gemm_desc *desc, const tess
 
 TESS_API tess_status tess_gemm_plans(tess_handle handle, const tess_gemm_desc *desc, tess_plan *plans, int capacity,
                                      int *count) {
-    tess_gemm_desc full;
-    const tess_problem problem = {&full, NULL};
+    tess_gemm_desc full, staged;
+    const tess_problem problem = {&staged, NULL};
     tess_status s = prepare(handle, desc, &tess_stand_ins, &full, "tess_gemm_plans");
-    if (s != TESS_STATUS_SUCCESS)
+    if (s != TESS_STATUS_SUCCESS || (s = tess_fp8_staging_fits(handle, &full, "tess_gemm_plans")))
         return s;
-    return tess_family_query(handle, &problem, handle->workspace_bytes, plans, capacity, count, "tess_gemm_plans");
+    /* FP8 operands that are not K-major: the plans of the K-major problem, in what the copies leave */
+    tess_fp8_staged_desc(&full, &staged);
+    return tess_family_query(handle, &problem, tess_fp8_gemm_workspace(handle, &full), plans, capacity, count,
+                             "tess_gemm_plans");
 }
 
 TESS_API tess_status tess_gemm_plan(tess_handle handle, const tess_gemm_desc *desc, tess_plan *plan) {
@@ -61,12 +65,18 @@ TESS_API tess_status tess_gemm_workspace_size(tess_handle handle, const tess_gem
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm_workspace_size: bytes is NULL");
     tess_plan best;
     int count = 0;
-    const tess_problem problem = {&full, NULL};
+    tess_gemm_desc staged;
+    tess_fp8_staged_desc(&full, &staged);
+    const tess_problem problem = {&staged, NULL};
     /* The plan the heuristic would run with unlimited workspace, under the handle's SM budget. */
     if (tess_family_query(handle, &problem, SIZE_MAX, &best, 1, &count, "tess_gemm_workspace_size") !=
         TESS_STATUS_SUCCESS)
         count = 0;
     *bytes = count > 0 ? (size_t)best.workspace_bytes : 0;
+    /* and the K-major copies of FP8 operands after it, at a 256-byte boundary */
+    const size_t staging = tess_fp8_staging_bytes(&full);
+    if (staging > 0)
+        *bytes = (*bytes + 255) / 256 * 256 + staging;
     return TESS_STATUS_SUCCESS;
 }
 
@@ -78,13 +88,23 @@ TESS_API tess_status tess_gemm_fused(tess_handle handle, const tess_gemm_desc *d
     if (s != TESS_STATUS_SUCCESS)
         return s;
     /* C: read where beta != 0 (tess_epilogue_of) */
-    const tess_operands operands = {a, a_scale, b, b_scale, c, d, NULL, pointers.bias};
-    tess_gemm_desc full;
-    const tess_problem problem = {&full, NULL};
+    tess_operands operands = {a, a_scale, b, b_scale, c, d, NULL, pointers.bias};
+    tess_gemm_desc full, staged;
+    const tess_problem problem = {&staged, NULL};
     s = prepare(handle, desc, &operands, &full, "tess_gemm");
-    if (s != TESS_STATUS_SUCCESS)
+    if (s != TESS_STATUS_SUCCESS || (s = tess_fp8_staging_fits(handle, &full, "tess_gemm")))
         return s;
-    return tess_family_run(handle, &problem, plan, handle->workspace_bytes, &operands, "tess_gemm");
+    tess_fp8_staged_desc(&full, &staged);
+    if (tess_fp8_staging_bytes(&full) > 0) { /* K-major copies of the FP8 operands first, on the same stream */
+        int previous = -1;
+        if ((s = tess_handle_enter(handle, &previous)))
+            return s;
+        s = tess_fp8_stage(handle, &full, &operands.a, &operands.b);
+        tess_handle_leave(handle, previous);
+        if (s != TESS_STATUS_SUCCESS)
+            return s;
+    }
+    return tess_family_run(handle, &problem, plan, tess_fp8_gemm_workspace(handle, &full), &operands, "tess_gemm");
 }
 
 TESS_API tess_status tess_gemm_scaled(tess_handle handle, const tess_gemm_desc *desc, const tess_plan *plan,

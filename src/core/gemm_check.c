@@ -154,13 +154,6 @@ tess_status tess_gemm_validate(const tess_device_info *info, const tess_gemm_des
                          "tess_gemm: A is %s but B is %s; FP8 operands multiply only FP8 operands (quantize the other "
                          "with tess_quantize_fp8)",
                          tess_dtype_name(ta), tess_dtype_name(tb));
-    if (tess_dtype_is_fp8(ta) && (desc->a.order != TESS_ORDER_ROW || desc->b.order != TESS_ORDER_COL))
-        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
-                         "tess_gemm: FP8 A is %s-major and B %s-major; Hopper's FP8 tensor cores read only K-major "
-                         "operands, so A must be row-major and B column-major (the 'TN' layout). Make a K-major copy "
-                         "with tess_transpose",
-                         desc->a.order == TESS_ORDER_ROW ? "row" : "column",
-                         desc->b.order == TESS_ORDER_ROW ? "row" : "column");
     if (!tess_dtype_is_fp8(ta) && (!tess_dtype_is_16bit(ta) || !tess_dtype_is_16bit(tb)))
         return tess_fail(TESS_STATUS_NOT_SUPPORTED,
                          "tess_gemm: A is %s and B is %s; tessera multiplies bf16, f16 or FP8 (e4m3, e5m2) operands "

@@ -1,5 +1,5 @@
-/* The utility API: tess_quantize_fp8 and tess_transpose (validation; the
- * kernels are in kernels/util). */
+/* The utility API: tess_quantize_fp8, its cast-transpose form and
+ * tess_transpose (validation; the kernels are in kernels/util). */
 #include <inttypes.h>
 
 #include "core/error.h"
@@ -50,9 +50,32 @@ TESS_API tess_status tess_transpose(tess_handle handle, tess_dtype dtype, int64_
     int previous = -1;
     if ((s = tess_handle_enter(handle, &previous)))
         return s;
-    s = tess_launch_transpose((int)es, rows, cols, src, ld_src, dst, ld_dst, handle->stream);
+    s = tess_launch_transpose((int)es, 1, rows, cols, src, ld_src, 0, dst, ld_dst, 0, handle->stream);
     tess_handle_leave(handle, previous);
     return s;
+}
+
+/* The input and output types every quantization accepts. */
+static tess_status check_types(const char *caller, tess_dtype x_type, tess_dtype q_type) {
+    if (x_type != TESS_DTYPE_F32 && x_type != TESS_DTYPE_F16 && x_type != TESS_DTYPE_BF16)
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED, "%s: x is %s; it quantizes f32, f16 or bf16", caller,
+                         tess_dtype_name(x_type));
+    if (q_type != TESS_DTYPE_E4M3 && q_type != TESS_DTYPE_E5M2)
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED, "%s: q is %s; it produces e4m3 or e5m2", caller,
+                         tess_dtype_name(q_type));
+    return TESS_STATUS_SUCCESS;
+}
+
+/* A factor array and its layout: both present, float-aligned, strides >= 0. */
+static tess_status check_factors(const char *caller, const char *name, const float *scales,
+                                 const tess_scale_desc *layout) {
+    if (!scales || !layout)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: %s and its layout must not be NULL", caller, name);
+    if ((uintptr_t)scales % sizeof(float))
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: %s must be 4-byte aligned float32", caller, name);
+    if (layout->stride_mn < 0 || layout->stride_k < 0)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: %s's strides must be >= 0", caller, name);
+    return TESS_STATUS_SUCCESS;
 }
 
 TESS_API tess_status tess_quantize_fp8(tess_handle handle, int64_t rows, int64_t cols, tess_dtype x_type, const void *x,
@@ -60,32 +83,59 @@ TESS_API tess_status tess_quantize_fp8(tess_handle handle, int64_t rows, int64_t
                                        const tess_scale_desc *scale_layout) {
     const char *caller = "tess_quantize_fp8";
     tess_status s = check_call(handle, caller, rows, cols);
-    if (s != TESS_STATUS_SUCCESS)
+    if (s || (s = check_types(caller, x_type, q_type)))
         return s;
-    if (x_type != TESS_DTYPE_F32 && x_type != TESS_DTYPE_F16 && x_type != TESS_DTYPE_BF16)
-        return tess_fail(TESS_STATUS_NOT_SUPPORTED, "%s: x is %s; it quantizes f32, f16 or bf16", caller,
-                         tess_dtype_name(x_type));
-    if (q_type != TESS_DTYPE_E4M3 && q_type != TESS_DTYPE_E5M2)
-        return tess_fail(TESS_STATUS_NOT_SUPPORTED, "%s: q is %s; it produces e4m3 or e5m2", caller,
-                         tess_dtype_name(q_type));
     if ((s = check_rows(caller, "x", rows, cols, x, ld_x, tess_dtype_size(x_type))) ||
-        (s = check_rows(caller, "q", rows, cols, q, ld_q, 1)))
+        (s = check_rows(caller, "q", rows, cols, q, ld_q, 1)) ||
+        (s = check_factors(caller, "scales", scales, scale_layout)))
         return s;
-    if (!scales || !scale_layout)
-        return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: scales and scale_layout must not be NULL", caller);
-    if ((uintptr_t)scales % sizeof(float))
-        return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: scales must be 4-byte aligned float32", caller);
     const tess_scale_mode mode = scale_layout->mode;
     if (mode != TESS_SCALE_TENSOR && !tess_scale_is_block(mode))
         return tess_fail(TESS_STATUS_NOT_SUPPORTED,
                          "%s: scale mode %d; it makes TENSOR (0), BLOCK_1x128 (4) or BLOCK_128x128 (5) factors", caller,
                          (int)mode);
-    if (scale_layout->stride_mn < 0 || scale_layout->stride_k < 0)
-        return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: scale strides must be >= 0", caller);
     int previous = -1;
     if ((s = tess_handle_enter(handle, &previous)))
         return s;
     s = tess_launch_quantize_fp8(rows, cols, x_type, x, ld_x, q_type, q, ld_q, scales, scale_layout, handle->stream);
+    tess_handle_leave(handle, previous);
+    return s;
+}
+
+TESS_API tess_status tess_quantize_fp8_transposed(tess_handle handle, int64_t rows, int64_t cols, tess_dtype x_type,
+                                                  const void *x, int64_t ld_x, tess_dtype q_type, void *q, int64_t ld_q,
+                                                  float *scales, const tess_scale_desc *scale_layout, void *qt,
+                                                  int64_t ld_qt, float *scales_t,
+                                                  const tess_scale_desc *scale_layout_t) {
+    const char *caller = "tess_quantize_fp8_transposed";
+    tess_status s = check_call(handle, caller, rows, cols);
+    if (s || (s = check_types(caller, x_type, q_type)))
+        return s;
+    if ((s = check_rows(caller, "x", rows, cols, x, ld_x, tess_dtype_size(x_type))) ||
+        (s = check_rows(caller, "qt", cols, rows, qt, ld_qt, 1)) ||
+        (s = check_factors(caller, "scales_t", scales_t, scale_layout_t)))
+        return s;
+    const tess_scale_mode mode = scale_layout_t->mode;
+    if (mode != TESS_SCALE_BLOCK_1x128 && mode != TESS_SCALE_BLOCK_128x128)
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "%s: scale_layout_t's mode is %d; the cast-transpose makes BLOCK_1x128 (4) or BLOCK_128x128 "
+                         "(5) factors (tess_quantize_fp8 makes per-tensor ones)",
+                         caller, (int)mode);
+    if (q || scales || scale_layout) { /* the row-wise copy too, in the same mode */
+        if ((s = check_rows(caller, "q", rows, cols, q, ld_q, 1)) ||
+            (s = check_factors(caller, "scales", scales, scale_layout)))
+            return s;
+        if (scale_layout->mode != mode)
+            return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                             "%s: scale_layout's mode is %d and scale_layout_t's %d; both copies get factors of one "
+                             "recipe, BLOCK_1x128 (4) or BLOCK_128x128 (5)",
+                             caller, (int)scale_layout->mode, (int)mode);
+    }
+    int previous = -1;
+    if ((s = tess_handle_enter(handle, &previous)))
+        return s;
+    s = tess_launch_cast_transpose(rows, cols, x_type, x, ld_x, q_type, q, ld_q, scales, scale_layout, qt, ld_qt,
+                                   scales_t, scale_layout_t, handle->stream);
     tess_handle_leave(handle, previous);
     return s;
 }

@@ -78,6 +78,17 @@ TESS_DEVICE void cp_async_4(void *dst, const void *src, bool valid) {
                  : "memory");
 }
 
+// Copies 16 bytes from global to shared memory asynchronously (both 16-byte
+// aligned), reading only the first src_bytes (0 to 16) and zero-filling the
+// rest; .cg: cached in L2 only (the data is read once).
+TESS_DEVICE void cp_async_16(void *dst, const void *src, uint32_t src_bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(smem_u32(dst)), "l"(src), "r"(src_bytes)
+                 : "memory");
+}
+
+// Waits until every cp.async copy of this thread has landed.
+TESS_DEVICE void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+
 // Arrives on `bar` once this thread's earlier cp.async copies have landed,
 // counting against the barrier's expected arrivals (.noinc).
 TESS_DEVICE void cp_async_mbar_arrive_noinc(uint64_t *bar) {

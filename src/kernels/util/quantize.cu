@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/scale.h"
+#include "kernels/util/fp8_factor.cuh"
 #include "kernels/util/util_kernels.h"
 #include "ref/convert.h"
 
@@ -14,12 +15,6 @@
 #define QUANT_THREADS 128
 #define QUANT_WARPS (QUANT_THREADS / 32)
 #define QUANT_PER_LANE (TESS_SCALE_BLOCK / 32)
-
-// Largest finite magnitude of an FP8 type: e4m3 448, e5m2 57344.
-static __device__ float fp8_max(tess_dtype t) { return t == TESS_DTYPE_E4M3 ? 448.0f : 57344.0f; }
-
-// The dequantization factor for a block of largest magnitude amax.
-static __device__ float factor_for(float amax, tess_dtype q_type) { return amax > 0.0f ? amax / fp8_max(q_type) : 1.0f; }
 
 typedef struct quant_args {
     int64_t rows, cols, ld_x, ld_q;
@@ -40,12 +35,6 @@ static __device__ float lane_amax(const quant_args &a, int64_t r, int64_t c0, in
             m = fmaxf(m, fabsf(tess_load_as_f32(a.x_type, a.x, r * a.ld_x + c)));
     }
     return m;
-}
-
-static __device__ float warp_max(float v) {
-    for (int o = 16; o > 0; o /= 2)
-        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-    return v;
 }
 
 // Writes the lane's elements of row r, times 1 / `factor`, into q.

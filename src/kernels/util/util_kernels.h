@@ -24,9 +24,20 @@ tess_status tess_launch_quantize_fp8(int64_t rows, int64_t cols, tess_dtype x_ty
                                      tess_dtype q_type, void *q, int64_t ld_q, float *scales,
                                      const tess_scale_desc *layout, void *stream);
 
-/* dst (cols x rows) = src (rows x cols)^T, elements of `elem_bytes` (1, 2 or 4), queued on `stream`. */
-tess_status tess_launch_transpose(int elem_bytes, int64_t rows, int64_t cols, const void *src, int64_t ld_src,
-                                  void *dst, int64_t ld_dst, void *stream);
+/* Quantizes rows x cols row-major x into q (1x128 factors along rows; q NULL:
+ * skipped) and into qt = x^T (1x128 factors along x's columns) in one read
+ * (see tess_quantize_fp8_transposed), queued on `stream`. */
+tess_status tess_launch_cast_transpose(int64_t rows, int64_t cols, tess_dtype x_type, const void *x, int64_t ld_x,
+                                       tess_dtype q_type, void *q, int64_t ld_q, float *scales,
+                                       const tess_scale_desc *layout, void *qt, int64_t ld_qt, float *scales_t,
+                                       const tess_scale_desc *layout_t, void *stream);
+
+/* dst (cols x rows) = src (rows x cols)^T for `batch` matrices (stride_src
+ * and stride_dst elements apart), elements of `elem_bytes` (1, 2 or 4),
+ * queued on `stream`. */
+tess_status tess_launch_transpose(int elem_bytes, int64_t batch, int64_t rows, int64_t cols, const void *src,
+                                  int64_t ld_src, int64_t stride_src, void *dst, int64_t ld_dst, int64_t stride_dst,
+                                  void *stream);
 
 #ifdef __cplusplus
 }

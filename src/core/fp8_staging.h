@@ -1,0 +1,35 @@
+/* FP8 operands that are not K-major. Hopper's FP8 tensor cores read only
+ * K-major operands (A row-major, B column-major), so tess_gemm stages a
+ * K-major copy of any other FP8 operand in the handle's workspace (its last
+ * bytes; the GEMM's own plan gets the rest) and runs the TN problem on it.
+ * The dequantization factors describe the logical operand, so they apply to
+ * the copy unchanged. */
+#ifndef TESS_CORE_FP8_STAGING_H
+#define TESS_CORE_FP8_STAGING_H
+
+#include <stddef.h>
+
+#include "tessera.h"
+
+/* Bytes of workspace the K-major copies of `desc`'s operands take (0: a TN
+ * or 16-bit problem, nothing staged). */
+size_t tess_fp8_staging_bytes(const tess_gemm_desc *desc);
+
+/* The problem the kernels see: `desc` with its FP8 operands K-major, as
+ * tess_fp8_stage lays them out. */
+void tess_fp8_staged_desc(const tess_gemm_desc *desc, tess_gemm_desc *staged);
+
+/* Workspace bytes left to the GEMM's plan: the handle's, less the copies
+ * (and the bytes before them that align them to 256). */
+size_t tess_fp8_gemm_workspace(tess_handle handle, const tess_gemm_desc *desc);
+
+/* Refuses, with a sentence, a handle whose workspace cannot hold the
+ * copies; `caller` names the call. */
+tess_status tess_fp8_staging_fits(tess_handle handle, const tess_gemm_desc *desc, const char *caller);
+
+/* Queues the transposes of the operands that are not K-major into the end
+ * of the handle's workspace (the handle entered) and points *a / *b at the
+ * copies. */
+tess_status tess_fp8_stage(tess_handle handle, const tess_gemm_desc *desc, const void **a, const void **b);
+
+#endif
