@@ -8,10 +8,10 @@
 // holds every row block and every column block it quantizes. The tile is
 // staged in shared memory as stored, by 16-byte cp.async copies all in
 // flight at once (no registers held); pass 1 walks it by rows (a half-warp
-// per row) into q; pass 2 by columns (a warp per 16-row band, a lane per
-// column: each column's amax reduced across the 8 bands) into 16-byte pieces
-// of qt's rows. A tile's life is mostly waiting on memory, so several CTAs
-// share each SM for enough bytes in flight.
+// per row) into q; pass 2 by columns (each column's amax reduced across 8
+// bands of 16 rows) into qt's rows, two lanes filling each 32-byte sector.
+// A tile's life is mostly waiting on memory, so several CTAs share each SM
+// for enough bytes in flight.
 #include <cuda_runtime.h>
 #include <stdint.h>
 
@@ -31,7 +31,9 @@
 #define CT_ROW_THREADS 16        // threads per tile row in pass 1 (a half-warp)
 #define CT_VEC (CT_TILE / CT_ROW_THREADS)              // 8 elements per thread and row
 #define CT_ROWS_PER_PASS (CT_THREADS / CT_ROW_THREADS) // 16 rows at a time in pass 1
-#define CT_BAND (CT_TILE / CT_WARPS) // 16 rows per warp in pass 2: one 16-byte piece of qt
+#define CT_BAND (CT_TILE / CT_WARPS) // 16 rows per warp in pass 2's amaxes
+#define CT_STORE_ROWS 16             // rows of a column per pass-2 store: 16 bytes of qt
+#define CT_COLUMN_PAIRS 16           // columns a warp stores at once (two lanes each: 32-byte sectors)
 #define CT_COPY 16                   // bytes of one cp.async
 #define CT_PAD_BYTES 16              // after each shared row: 16-byte stores stay aligned, rows shift banks
 
@@ -157,13 +159,14 @@ static __device__ __forceinline__ void quantize_rows(const ct_args &a, ct_shared
     }
 }
 
-// Pass 2 for one column of the tile and this warp's band of CT_BAND rows:
+// Pass 2 for one column of the tile and 16 of its rows from tile row row0:
 // the column's factor (from every band's amax; 128x128: the tile's, f), the
-// band's codes into qt's row (one 16-byte store where aligned).
+// 16 codes into qt's row (one 16-byte store where aligned). The caller pairs
+// lanes so that one store instruction fills whole 32-byte sectors.
 template <int XT, bool BLOCK128>
-static __device__ __forceinline__ void column_pass(const ct_args &a, ct_shared<typename x_elem<XT>::T> &sh, int band,
-                                                   int col, int64_t r0, int64_t c0, float f) {
-    const int64_t c = c0 + col, r = r0 + band * CT_BAND;
+static __device__ __forceinline__ void column_pass(const ct_args &a, ct_shared<typename x_elem<XT>::T> &sh, int col,
+                                                   int row0, int64_t r0, int64_t c0, float f) {
+    const int64_t c = c0 + col, r = r0 + row0;
     if (c >= a.cols || r >= a.rows)
         return;
     if (!BLOCK128) {
@@ -172,22 +175,21 @@ static __device__ __forceinline__ void column_pass(const ct_args &a, ct_shared<t
         for (int w = 1; w < CT_WARPS; w++)
             m = fmaxf(m, sh.band_amax[w][col]);
         f = factor_for(m, a.q_type);
-        if (band == 0)
+        if (row0 == 0)
             a.scales_t[c * a.scale_t_mn + r0 / CT_TILE * a.scale_t_k] = f;
     }
     const float inverse = __frcp_rn(f);
     uint8_t *out = a.qt + c * a.ld_qt + r;
-    if (a.vector_qt && r + CT_BAND <= a.rows) {
+    if (a.vector_qt && r + CT_STORE_ROWS <= a.rows) {
         uint32_t w[4] = {0, 0, 0, 0};
 #pragma unroll
-        for (int i = 0; i < CT_BAND; i++)
-            w[i / 4] |= fp8_code(a.q_type, x_elem<XT>::value(sh.tile[band * CT_BAND + i][col]), inverse)
-                        << (8 * (i % 4));
+        for (int i = 0; i < CT_STORE_ROWS; i++)
+            w[i / 4] |= fp8_code(a.q_type, x_elem<XT>::value(sh.tile[row0 + i][col]), inverse) << (8 * (i % 4));
         *(uint4 *)out = make_uint4(w[0], w[1], w[2], w[3]);
         return;
     }
-    for (int i = 0; i < CT_BAND && r + i < a.rows; i++)
-        out[i] = (uint8_t)fp8_code(a.q_type, x_elem<XT>::value(sh.tile[band * CT_BAND + i][col]), inverse);
+    for (int i = 0; i < CT_STORE_ROWS && r + i < a.rows; i++)
+        out[i] = (uint8_t)fp8_code(a.q_type, x_elem<XT>::value(sh.tile[row0 + i][col]), inverse);
 }
 
 // One CTA per 128 x 128 tile (tile rows beyond TESS_MAX_GRID_Y walked by the
@@ -221,9 +223,13 @@ __global__ void __launch_bounds__(CT_THREADS, CT_MIN_CTAS) cast_transpose_tile(c
             f = factor_for(warp_max(m), a.q_type);
             quantize_rows<XT, true>(a, sh, r0, c0, part, first_row, f);
         }
+        // Pass 2's stores: warp w writes rows 32 (w % 4) .. + 31 of 64 columns from 64 (w / 4), lanes 2i
+        // and 2i + 1 the two 16-row halves of one column: 16 whole sectors of qt per instruction.
 #pragma unroll
-        for (int col = lane; col < CT_TILE; col += 32)
-            column_pass<XT, BLOCK128>(a, sh, warp, col, r0, c0, f);
+        for (int pass = 0; pass < CT_TILE / 2 / CT_COLUMN_PAIRS; pass++) {
+            const int col = warp / 4 * (CT_TILE / 2) + pass * CT_COLUMN_PAIRS + lane / 2;
+            column_pass<XT, BLOCK128>(a, sh, col, warp % 4 * 2 * CT_STORE_ROWS + lane % 2 * CT_STORE_ROWS, r0, c0, f);
+        }
         __syncthreads(); // the tile is reused by the next row of tiles
     }
 }

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Chart of a `bench/training.py --csv FILE.csv` result, two panels: the
+cast-transpose's rate as a fraction of the device copy rate (with the
+issue's 0.85 target), and, per layer (tokens x Din x Dout), tessera against
+torch (cuBLAS) in the same run: bf16 dgrad and wgrad alone, and the FP8
+training step (tessera.fp8_linear forward + backward) against torch's bf16
+step; the legend gives each series' geometric mean.
+
+    python3 bench/plot_training.py bench/results/h100-training.csv   # -> .png beside it
+"""
+import argparse
+import csv
+import math
+import os
+
+CAST_TARGET = 0.85  # issue 35: the cast-transpose at 85% of the copy rate
+SERIES = [("bf16", "tessera dgrad dY W (NN)", "bf16 dgrad (NN)", "#2b6cb0"),
+          ("bf16", "tessera wgrad dY^T X (TN views)", "bf16 wgrad", "#63b3ed"),
+          ("fp8", "tessera fp8_linear step", "FP8 step vs bf16 step", "#dd6b20")]
+
+
+def read_rows(path):
+    """The device name and the data rows of one training.py CSV (comment lines start with '#')."""
+    device, lines = "", []
+    with open(path) as f:
+        for line in f:
+            if line.startswith("# device="):
+                device = line[len("# device="):].split(" sm_clock")[0]
+            elif not line.startswith("#") and line.strip():
+                lines.append(line)
+    return device, list(csv.DictReader(lines))
+
+
+def geomean(values):
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("csv")
+    ap.add_argument("--out", help="PNG path (default: the CSV's name with .png)")
+    args = ap.parse_args()
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    device, rows = read_rows(args.csv)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.8), gridspec_kw={"width_ratios": [1, 2]})
+    cast = [r for r in rows if r["part"] == "cast" and r["provider"] == "tessera cast-transpose"]
+    left.bar(range(len(cast)), [float(r["vs_copy"]) for r in cast], color="#38a169")
+    left.axhline(CAST_TARGET, color="black", linestyle="--", linewidth=1, label=f"target {CAST_TARGET}")
+    left.set_xticks(range(len(cast)), [r["shape"] for r in cast], rotation=30, ha="right", fontsize=8)
+    left.set_ylabel("fraction of the copy rate (read + write)")
+    left.set_title("cast-transpose bf16 -> e4m3 x and x^T (1x128)", fontsize=10)
+    left.set_ylim(0, 1.05)
+    left.legend(fontsize=8)
+    layers = sorted({r["shape"] for r in rows if r["part"] in ("bf16", "fp8")},
+                    key=lambda s: [int(v) for v in s.split("x")])
+    width = 0.8 / len(SERIES)
+    for i, (part, provider, label, colour) in enumerate(SERIES):
+        ratio = {r["shape"]: float(r["vs_torch"]) for r in rows if r["part"] == part and r["provider"] == provider}
+        values = [ratio.get(s, float("nan")) for s in layers]
+        right.bar([x + (i - (len(SERIES) - 1) / 2) * width for x in range(len(layers))], values, width, color=colour,
+                  label=f"{label} (geomean {geomean([v for v in values if v == v]):.2f}x)")
+    right.axhline(1.0, color="black", linewidth=0.8)
+    right.set_xticks(range(len(layers)), layers, rotation=20, ha="right", fontsize=8)
+    right.set_ylabel("speed vs torch (cuBLAS), same run")
+    right.set_title("training GEMMs per layer: tokens x Din x Dout", fontsize=10)
+    right.legend(fontsize=8)
+    fig.suptitle(f"tessera training pieces on {device} (bursts)", fontsize=11)
+    fig.tight_layout()
+    out = args.out or os.path.splitext(args.csv)[0] + ".png"
+    fig.savefig(out, dpi=110)
+    print(f"{out}: {len(cast)} cast shapes, {len(layers)} layers")
+
+
+if __name__ == "__main__":
+    main()
