@@ -442,14 +442,14 @@ def pci_bus_id(device):
     return None if None in parts else f"{parts[0]:08x}:{parts[1]:02x}:{parts[2]:02x}.0"
 
 
-def write_csv(path, device, rows):
+def write_csv(path, device, rows, columns=COLUMNS, column_doc=COLUMN_DOC):
     """The results so far, with the device line and the column documentation as '#' comments."""
     if not path:
         return
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w", newline="") as f:
-        f.write(f"# {device}\n{COLUMN_DOC}")
-        writer = csv.DictWriter(f, COLUMNS, restval="")
+        f.write(f"# {device}\n{column_doc}")
+        writer = csv.DictWriter(f, columns, restval="")
         writer.writeheader()
         writer.writerows(rows)
 

@@ -20,8 +20,9 @@ SERIES = [("bf16", "none", "#2b6cb0"), ("fp8", "block", "#dd6b20"), ("fp8", "gro
 BF16_PREFILL_TARGET = 1.15  # issue 6: bf16, groups of 256 tokens and more, against torch._grouped_mm
 
 
-def read_moe(path):
-    """The device line and the rows of one grouped.py CSV (comment lines start with '#')."""
+def read_results(path):
+    """The device name and the rows of one bench CSV (grouped.py's, training.py's: comment lines start with
+    '#', the device line with '# device=')."""
     device, lines = "", []
     with open(path) as f:
         for line in f:
@@ -43,7 +44,7 @@ def main():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    device, rows = read_moe(args.csv)
+    device, rows = read_results(args.csv)
     ours = [r for r in rows if r["provider"] == "tessera" and r["vs_torch"]]
     if not ours:
         sys.exit(f"{args.csv}: no tessera rows with a torch time")

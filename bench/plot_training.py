@@ -9,30 +9,15 @@ step; the legend gives each series' geometric mean.
     python3 bench/plot_training.py bench/results/h100-training.csv   # -> .png beside it
 """
 import argparse
-import csv
-import math
 import os
+
+from plot_moe import read_results  # bench/plot_moe.py, beside this script
+from plot_peers import geomean  # bench/plot_peers.py
 
 CAST_TARGET = 0.85  # issue 35: the cast-transpose at 85% of the copy rate
 SERIES = [("bf16", "tessera dgrad dY W (NN)", "bf16 dgrad (NN)", "#2b6cb0"),
           ("bf16", "tessera wgrad dY^T X (TN views)", "bf16 wgrad", "#63b3ed"),
           ("fp8", "tessera fp8_linear step", "FP8 step vs bf16 step", "#dd6b20")]
-
-
-def read_rows(path):
-    """The device name and the data rows of one training.py CSV (comment lines start with '#')."""
-    device, lines = "", []
-    with open(path) as f:
-        for line in f:
-            if line.startswith("# device="):
-                device = line[len("# device="):].split(" sm_clock")[0]
-            elif not line.startswith("#") and line.strip():
-                lines.append(line)
-    return device, list(csv.DictReader(lines))
-
-
-def geomean(values):
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
 
 def main():
@@ -44,7 +29,7 @@ def main():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    device, rows = read_rows(args.csv)
+    device, rows = read_results(args.csv)
     fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.8), gridspec_kw={"width_ratios": [1, 2]})
     cast = [r for r in rows if r["part"] == "cast" and r["provider"] == "tessera cast-transpose"]
     left.bar(range(len(cast)), [float(r["vs_copy"]) for r in cast], color="#38a169")
@@ -61,7 +46,7 @@ def main():
         ratio = {r["shape"]: float(r["vs_torch"]) for r in rows if r["part"] == part and r["provider"] == provider}
         values = [ratio.get(s, float("nan")) for s in layers]
         right.bar([x + (i - (len(SERIES) - 1) / 2) * width for x in range(len(layers))], values, width, color=colour,
-                  label=f"{label} (geomean {geomean([v for v in values if v == v]):.2f}x)")
+                  label=f"{label} (geomean {geomean(values):.2f}x)")
     right.axhline(1.0, color="black", linewidth=0.8)
     right.set_xticks(range(len(layers)), layers, rotation=20, ha="right", fontsize=8)
     right.set_ylabel("speed vs torch (cuBLAS), same run")

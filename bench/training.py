@@ -26,7 +26,6 @@ mean SM clock and board power of the timed runs (NVML) give TF/s per GHz and
 TF/J. Bursts only.
 """
 import argparse
-import csv
 import os
 import statistics
 import sys
@@ -38,7 +37,7 @@ import torch  # noqa: E402
 
 import energy  # noqa: E402  (bench/energy.py, beside this script)
 import tessera  # noqa: E402
-from grouped import Timer, copy_rate, pci_bus_id  # noqa: E402  (bench/grouped.py's timer and copy rate)
+from grouped import Timer, copy_rate, pci_bus_id, write_csv  # noqa: E402  (bench/grouped.py's)
 
 # (tokens, Din, Dout): DeepSeek-V3's dense projections and a Llama-3-8B MLP, at 4096 and 16384 tokens.
 LAYERS = [(4096, 7168, 2112), (4096, 7168, 4096), (4096, 2048, 7168), (4096, 4096, 14336), (16384, 7168, 4096),
@@ -195,17 +194,6 @@ def fp8_step_parts(layer, x, w, dy, timer, rounds):
     return [row("fp8", layer, n, ms, wdw, flops=parts[n][1]) for n, (ms, wdw) in result.items()]
 
 
-def write_csv(path, device, rows):
-    if not path:
-        return
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path, "w", newline="") as f:
-        f.write(f"# {device}\n{COLUMN_DOC}")
-        writer = csv.DictWriter(f, COLUMNS, restval="")
-        writer.writeheader()
-        writer.writerows(rows)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--csv", help="write the results here (columns documented in its header)")
@@ -246,7 +234,7 @@ def main():
             print(f"{r['part']:5} {r['shape']:>16} {r['provider']:52} {r['ms']:>9} ms {r['tflops']:>7} TF/s "
                   f"{r['gbs']:>7} GB/s {r['vs_copy']:>6} {r['vs_torch']:>6} {r['sm_mhz']:>5} MHz "
                   f"{r['board_w']:>6} W {r['note']}", flush=True)
-        write_csv(args.csv, device, rows)
+        write_csv(args.csv, device, rows, COLUMNS, COLUMN_DOC)
     sys.exit(1 if failed else 0)
 
 
