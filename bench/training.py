@@ -109,7 +109,7 @@ def cast_part(shape, timer, rounds, copy_gbs):
     result = timed(timer, providers, rounds)
     kblocks = (cols + 127) // 128 * rows_ + (rows_ + 127) // 128 * cols
     one_pass = 2 * rows_ * cols + 2 * rows_ * cols + 4 * kblocks  # x read, q and qt written, factors
-    two_pass = one_pass + 2 * (2 * rows_ * cols)  # + the bf16 transpose's read and write
+    two_pass = one_pass + 3 * (2 * rows_ * cols)  # + the bf16 transpose's read and write, x.T read again
     out = [row("cast", shape, n, ms, w, nbytes=one_pass if n.startswith("tessera cast") else two_pass,
                copy_gbs=copy_gbs, error=0.0 if exact else 1.0, note="" if exact else "FAIL: not bit-exact")
            for n, (ms, w) in result.items()]
@@ -173,12 +173,12 @@ def fp8_step_parts(layer, x, w, dy, timer, rounds):
     """Each piece of tessera's FP8 step alone (the step's own calls, on its data): where its time goes."""
     tokens, din, dout = layer
     xq, xs, xqt, xst = tessera.quantize_fp8_transposed(x)
-    wq, ws, wqt, wst = tessera.quantize_fp8_transposed(w, recipe="128x128")
+    wq, ws, wqt, wst = tessera.quantize_fp8_transposed(w, "128x128")
     dyq, dys, dyqt, dyst = tessera.quantize_fp8_transposed(dy)
     gemm_flops = 2.0 * tokens * din * dout
     parts = {
         "  cast-transpose x": (lambda: tessera.quantize_fp8_transposed(x), None),
-        "  cast-transpose w 128x128": (lambda: tessera.quantize_fp8_transposed(w, recipe="128x128"), None),
+        "  cast-transpose w 128x128": (lambda: tessera.quantize_fp8_transposed(w, "128x128"), None),
         "  forward GEMM (1x128 x 128x128)": (lambda: tessera.gemm(xq, wq.T, scale_a=xs, scale_b=ws,
                                                                   scale_recipe_a="1x128",
                                                                   scale_recipe_b="128x128"), gemm_flops),

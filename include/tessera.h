@@ -336,16 +336,19 @@ typedef struct tess_plan {
 } tess_plan;
 
 /* The plan the heuristic picks for `desc` on the handle's device, among the
- * plans whose workspace fits the handle's (tess_set_workspace). */
+ * plans whose workspace fits the handle's (tess_set_workspace; less, for FP8
+ * operands that are not K-major, the copies tess_gemm_scaled stages there). */
 TESS_API tess_status tess_gemm_plan(tess_handle handle, const tess_gemm_desc *desc, tess_plan *plan);
-/* Every plan that can run `desc` within the handle's workspace, best first by
- * the heuristic (for autotuning): up to `capacity` are written to `plans`,
- * and *count says how many exist. */
+/* Every plan that can run `desc` within the handle's workspace (as
+ * tess_gemm_plan counts it), best first by the heuristic (for autotuning):
+ * up to `capacity` are written to `plans`, and *count says how many exist. */
 TESS_API tess_status tess_gemm_plans(tess_handle handle, const tess_gemm_desc *desc, tess_plan *plans, int capacity,
                                      int *count);
 /* Device workspace the heuristic's favourite plan for `desc` needs when
- * workspace is not limited: give the handle at least this much to get it
- * (TESS_GEMM_WORKSPACE_BYTES covers every plan of this version on a 132-SM H100). */
+ * workspace is not limited, plus, for FP8 operands that are not K-major,
+ * their K-major copies (after the plan's bytes, from a 256-byte boundary):
+ * give the handle at least this much to get it. TESS_GEMM_WORKSPACE_BYTES
+ * covers every plan of this version on a 132-SM H100, not the copies. */
 /* A workspace for every GEMM plan of this version (cuBLAS's recommendation on Hopper, too). */
 #define TESS_GEMM_WORKSPACE_BYTES ((size_t)32 << 20)
 TESS_API tess_status tess_gemm_workspace_size(tess_handle handle, const tess_gemm_desc *desc, size_t *bytes);
@@ -360,9 +363,14 @@ TESS_API tess_status tess_gemm(tess_handle handle, const tess_gemm_desc *desc, c
 
 /* tess_gemm with dequantization factors: a_scale and b_scale are device
  * float32 arrays laid out as desc->a_scale / b_scale say (NULL: all 1),
- * 4-byte aligned. FP8 (e4m3, e5m2) operands must be K-major: A row-major,
- * B column-major (the "TN" layout; Hopper's FP8 tensor cores read no other);
- * tess_transpose makes a K-major copy of any other. */
+ * 4-byte aligned. Hopper's FP8 tensor cores read only K-major operands (A
+ * row-major, B column-major: "TN"); an FP8 A that is column-major or B that
+ * is row-major (any alignment and leading dimension) is first copied
+ * K-major into the end of the handle's workspace, on the same stream (the
+ * workspace-size query counts the copies; too little workspace is refused
+ * with INSUFFICIENT_WORKSPACE). The factors describe the logical operand,
+ * so they need no change. Operands made K-major once
+ * (tess_quantize_fp8_transposed, tess_transpose) save the copy per call. */
 TESS_API tess_status tess_gemm_scaled(tess_handle handle, const tess_gemm_desc *desc, const tess_plan *plan,
                                       const void *a, const float *a_scale, const void *b, const float *b_scale,
                                       const void *c, void *d);
@@ -464,7 +472,8 @@ TESS_API tess_status tess_grouped_gemm_fused(tess_handle handle, const tess_grou
 /* dst = src^T for a rows x cols row-major matrix of `dtype` (any tess_dtype):
  * dst is cols x rows row-major; ld_src >= cols, ld_dst >= rows (elements).
  * Queued on the handle's stream. Turns an N-major FP8 operand into the
- * K-major one tess_gemm needs (or, as a column-major view, the reverse). */
+ * K-major one the tensor cores read (or, as a column-major view, the
+ * reverse), once rather than in every tess_gemm_scaled call. */
 TESS_API tess_status tess_transpose(tess_handle handle, tess_dtype dtype, int64_t rows, int64_t cols, const void *src,
                                     int64_t ld_src, void *dst, int64_t ld_dst);
 
@@ -487,9 +496,10 @@ TESS_API tess_status tess_quantize_fp8(tess_handle handle, int64_t rows, int64_t
  * as tess_quantize_fp8 would quantize x and x^T. Both layouts have one mode:
  * BLOCK_1x128 (q's factors along x's rows: rows x ceil(cols/128); qt's
  * along x's columns: cols x ceil(rows/128); activations and gradients) or
- * BLOCK_128x128 (one factor per 128 x 128 block, the same for both copies:
- * a weight and its transpose). q, scales and scale_layout may all be NULL
- * to write only the transposed copy. Queued on the handle's stream. */
+ * BLOCK_128x128 (one factor per 128 x 128 block, the same value in both
+ * arrays, which must not overlap: a weight and its transpose). q, scales
+ * and scale_layout may all be NULL to write only the transposed copy.
+ * Queued on the handle's stream. */
 TESS_API tess_status tess_quantize_fp8_transposed(tess_handle handle, int64_t rows, int64_t cols, tess_dtype x_type,
                                                   const void *x, int64_t ld_x, tess_dtype q_type, void *q, int64_t ld_q,
                                                   float *scales, const tess_scale_desc *scale_layout, void *qt,

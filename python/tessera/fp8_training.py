@@ -37,7 +37,7 @@ class _FP8Linear(torch.autograd.Function):
             xq, xs = quantize_fp8(x2, "1x128")
             xqt = xst = None
         if ctx.needs_input_grad[0]:  # W^T, K-major for the input gradient, in the same read
-            wq, ws, wqt, wst = quantize_fp8_transposed(weight, recipe="128x128")
+            wq, ws, wqt, wst = quantize_fp8_transposed(weight, "128x128")
         else:
             wq, ws = quantize_fp8(weight, "128x128")
             wqt = wst = None
@@ -49,13 +49,14 @@ class _FP8Linear(torch.autograd.Function):
         return y
 
     @staticmethod
+    @torch.autograd.function.once_differentiable
     def backward(ctx, dy):
         wqt, wst, xqt, xst = ctx.saved_tensors
         need_dx, need_dw, need_db = ctx.needs_input_grad[0], ctx.needs_input_grad[1], ctx.needs_input_grad[2]
         dy = dy.contiguous()
         dx = dw = db = None
         if need_dw:
-            parts = quantize_fp8_transposed(dy, ctx.grad_dtype, rowwise=need_dx)
+            parts = quantize_fp8_transposed(dy, "1x128", ctx.grad_dtype, rowwise=need_dx)
             dyq, dys, dyqt, dyst = parts if need_dx else (None, None) + parts
         elif need_dx:
             dyq, dys = quantize_fp8(dy, "1x128", ctx.grad_dtype)
@@ -94,6 +95,8 @@ def fp8_linear(x, weight, bias=None, *, grad_dtype="e4m3"):
     if bias is not None and tuple(bias.shape) != (dout,):
         raise InvalidValueError(f"fp8_linear: bias is {tuple(bias.shape)}; it must be ({dout},)")
     lead = x.shape[:-1]
+    if x.numel() == 0:  # no tokens: nothing to quantize (torch's linear gives the empty result and gradients)
+        return torch.nn.functional.linear(x, weight, bias)
     x2 = x.reshape(-1, din).contiguous()
     y = _FP8Linear.apply(x2, weight.contiguous(), bias, grad_dtype)
     return y.reshape(*lead, dout)

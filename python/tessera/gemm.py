@@ -8,8 +8,9 @@
 Operands are torch tensors, objects with __dlpack__ or tessera.Matrix views of
 device memory; 2-D, or 3-D with the batch first (a 2-D operand is shared by
 the batch). Any mix of row- and column-major A and B works; their leading
-dimensions must be multiples of 8 elements (TMA's rule; the error says how to
-pad). Work runs on the handle's stream; without a handle, on PyTorch's
+dimensions must be whole 16 bytes (TMA's rule: 8 elements of bf16, 16 of
+FP8; the error says how to pad), except FP8 operands that are not K-major,
+which are copied K-major first. Work runs on the handle's stream; without a handle, on PyTorch's
 current stream with that stream's default handle (one per device and
 stream, each owning a 32 MiB workspace: calls on concurrent streams never
 share one). A handle's calls must not overlap in time: a Handle given to
@@ -451,7 +452,7 @@ def _round16(n):
     return (n + 15) // 16 * 16
 
 
-def quantize_fp8_transposed(x, dtype="e4m3", *, recipe="1x128", rowwise=True, handle=None):
+def quantize_fp8_transposed(x, recipe="1x128", dtype="e4m3", *, rowwise=True, handle=None):
     """Cast-transpose, for backward GEMMs: x (2-D row-major f32/f16/bf16,
     rows x cols) quantized twice in one read. Returns (q, scales, qt,
     scales_t): q, scales exactly as quantize_fp8(x, recipe), and qt (cols x
@@ -519,7 +520,8 @@ def gemm_plans(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, h
 def gemm_workspace_size(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, handle=None, scale_a=None,
                         scale_b=None, scale_recipe_a=None, scale_recipe_b=None, fast_accum=False, bias=None,
                         activation=None, bias_along="columns"):
-    """Bytes of workspace the heuristic's favourite plan for this problem needs."""
+    """Bytes of workspace the heuristic's favourite plan for this problem needs (with the K-major
+    copies of FP8 operands that are not K-major)."""
     handle, desc, _, _, _ = _prepare(a, b, c, out, alpha, beta, handle, out_dtype,
                                      (scale_a, scale_b, scale_recipe_a, scale_recipe_b),
                                      (bias, activation, bias_along))

@@ -20,14 +20,14 @@ def test_cast_transpose_matches_quantize(torch, rows, cols, dtype):
     x = torch.randn(rows, cols, device="cuda", dtype=getattr(torch, dtype)) * 3
     x[: min(rows, 5)] = 0  # all-zero rows: factors of 1
     for qtype, recipe in (("e4m3", "1x128"), ("e5m2", "1x128"), ("e4m3", "128x128")):
-        q, s, qt, st = tessera.quantize_fp8_transposed(x, qtype, recipe=recipe)
+        q, s, qt, st = tessera.quantize_fp8_transposed(x, recipe, qtype)
         want_q, want_s = tessera.quantize_fp8(x, recipe, qtype)
         want_qt, want_st = tessera.quantize_fp8(x.T.contiguous(), recipe, qtype)
         assert q.shape == (rows, cols) and qt.shape == (cols, rows)
         assert q.stride(0) % 16 == 0 and qt.stride(0) % 16 == 0
         assert torch.equal(_bits(q), _bits(want_q)) and torch.equal(s, want_s)
         assert torch.equal(_bits(qt), _bits(want_qt)) and torch.equal(st, want_st)
-        only_t = tessera.quantize_fp8_transposed(x, qtype, recipe=recipe, rowwise=False)
+        only_t = tessera.quantize_fp8_transposed(x, recipe, qtype, rowwise=False)
         assert len(only_t) == 2 and torch.equal(_bits(only_t[0]), _bits(want_qt))
 
 
@@ -36,7 +36,7 @@ def test_cast_transpose_refusals(torch):
     with pytest.raises(tessera.InvalidValueError, match="2-D row-major"):
         tessera.quantize_fp8_transposed(torch.randn(4, 8, 8, device="cuda"))
     with pytest.raises(tessera.InvalidValueError, match="e4m3"):
-        tessera.quantize_fp8_transposed(torch.randn(16, 16, device="cuda"), "int8")
+        tessera.quantize_fp8_transposed(torch.randn(16, 16, device="cuda"), dtype="int8")
     with pytest.raises(tessera.InvalidValueError, match="recipe"):
         tessera.quantize_fp8_transposed(torch.randn(16, 16, device="cuda"), recipe="tensor")
     with pytest.raises(tessera.InvalidValueError, match="unknown data type"):
@@ -54,11 +54,18 @@ def test_fp8_linear_gradients(torch, tokens, din, dout, grad_dtype):
     """Forward and gradients within FP8's quantization error of float64 (e4m3 keeps 3 mantissa bits:
     about 2.5% per element, less in sums of random terms; e5m2 gradients about twice that)."""
     torch.manual_seed(tokens + din)
-    x = torch.randn(tokens, din, device="cuda", dtype=torch.bfloat16, requires_grad=True)
-    w = (torch.randn(dout, din, device="cuda") / din ** 0.5).to(torch.bfloat16).requires_grad_()
+    # Rows and columns of very different magnitudes (powers of 2 from 2^-4 to 2^4 on each side): a
+    # factor applied to the wrong row or block would be off by up to 2^8, far outside the bounds.
+    def powers(*shape):
+        return 2.0 ** torch.randint(-4, 5, shape, device="cuda")
+
+    x = (torch.randn(tokens, din, device="cuda") * powers(tokens, 1) * powers(1, din)).to(torch.bfloat16)
+    x.requires_grad_()
+    w = (torch.randn(dout, din, device="cuda") / din ** 0.5 * powers(dout, 1) * powers(1, din)).to(torch.bfloat16)
+    w.requires_grad_()
     b = torch.randn(dout, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     y = tessera.fp8_linear(x, w, b, grad_dtype=grad_dtype)
-    dy = torch.randn_like(y)
+    dy = (torch.randn(tokens, dout, device="cuda") * powers(tokens, 1) * powers(1, dout)).to(torch.bfloat16)
     y.backward(dy)
     x64, w64, dy64 = x.detach().double(), w.detach().double(), dy.double()
     bound = 0.06 if grad_dtype == "e4m3" else 0.12
@@ -70,10 +77,12 @@ def test_fp8_linear_gradients(torch, tokens, din, dout, grad_dtype):
 
 
 @needs_gpu
-def test_fp8_linear_is_the_recipe(torch):
-    """The gradients are exactly the FP8 GEMMs of the recipe, called by hand."""
-    x = torch.randn(384, 256, device="cuda", dtype=torch.bfloat16, requires_grad=True)
-    w = torch.randn(128, 256, device="cuda", dtype=torch.float32, requires_grad=True)
+@pytest.mark.parametrize("x_grad,w_grad", [(True, True), (True, False), (False, True)])
+def test_fp8_linear_is_the_recipe(torch, x_grad, w_grad):
+    """The gradients are exactly the FP8 GEMMs of the recipe, called by hand, whichever of x and w
+    wants one (a frozen weight, a frozen input)."""
+    x = torch.randn(384, 256, device="cuda", dtype=torch.bfloat16, requires_grad=x_grad)
+    w = torch.randn(128, 256, device="cuda", dtype=torch.float32, requires_grad=w_grad)
     y = tessera.fp8_linear(x, w)
     dy = torch.randn_like(y)
     y.backward(dy)
@@ -84,12 +93,13 @@ def test_fp8_linear_is_the_recipe(torch):
     dyq, dys, dyqt, dyst = tessera.quantize_fp8_transposed(dy)
     xqt, xst = tessera.quantize_fp8_transposed(x.detach(), rowwise=False)
     # W's K-major transpose and its block factors are W's, transposed (128x128 blocks are symmetric)
-    _, _, wqt, wst = tessera.quantize_fp8_transposed(w.detach(), recipe="128x128")
+    _, _, wqt, wst = tessera.quantize_fp8_transposed(w.detach(), "128x128")
     assert torch.equal(_bits(wqt), _bits(tessera.transpose(wq))) and torch.equal(wst, ws.T)
     dx = tessera.gemm(dyq, wqt.T, scale_a=dys, scale_b=wst, scale_recipe_a="1x128", scale_recipe_b="128x128")
     dw = tessera.gemm(dyqt, xqt.T, scale_a=dyst, scale_b=xst, scale_recipe_a="1x128", scale_recipe_b="1x128",
                       out_dtype=torch.float32)
-    assert torch.equal(x.grad, dx) and torch.equal(w.grad, dw) and w.grad.dtype == torch.float32
+    assert (torch.equal(x.grad, dx) if x_grad else x.grad is None)
+    assert (torch.equal(w.grad, dw) and w.grad.dtype == torch.float32) if w_grad else w.grad is None
 
 
 @needs_gpu
@@ -116,3 +126,34 @@ def test_fp8_linear_refusals(torch):
     with pytest.raises(tessera.InvalidValueError, match="bias"):
         tessera.fp8_linear(x, torch.randn(32, 64, device="cuda", dtype=torch.bfloat16),
                            torch.zeros(16, device="cuda"))
+
+
+def test_fp8_linear_refuses_before_any_gpu_work():
+    """The argument checks need no GPU: CPU tensors reach them, and each names what is wrong."""
+    torch = pytest.importorskip("torch")
+    x = torch.zeros(16, 64, dtype=torch.bfloat16)
+    w = torch.zeros(32, 64, dtype=torch.bfloat16)
+    cases = [
+        ((x, w), {"grad_dtype": "int8"}, "grad_dtype"),
+        ((x.int(), w), {}, "bf16, f16 or f32"),
+        ((x, w[:, :48]), {}, "Din"),
+        ((x, w.reshape(32, 64, 1)), {}, "Din"),
+        ((x[:, :40], w[:, :40]), {}, "multiples of 16"),
+        ((x, w[:24]), {}, "multiples of 16"),
+        ((x, w, torch.zeros(16)), {}, "bias"),
+    ]
+    for args, kwargs, phrase in cases:
+        with pytest.raises(tessera.InvalidValueError, match=phrase):
+            tessera.fp8_linear(*args, **kwargs)
+
+
+def test_quantize_transposed_refuses_before_any_gpu_work():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(tessera.InvalidValueError, match="2-D row-major"):
+        tessera.quantize_fp8_transposed(torch.zeros(4, 4, 4))
+    with pytest.raises(tessera.InvalidValueError, match="2-D row-major"):
+        tessera.quantize_fp8_transposed(torch.zeros(8, 8).T)
+    with pytest.raises(tessera.InvalidValueError, match="recipe"):
+        tessera.quantize_fp8_transposed(torch.zeros(8, 8), recipe="rowwise")
+    with pytest.raises(tessera.InvalidValueError, match="e4m3"):
+        tessera.quantize_fp8_transposed(torch.zeros(8, 8), dtype="fp8")

@@ -124,7 +124,8 @@ tess_status tess_family_query(tess_handle handle, const tess_problem *problem, s
 }
 
 tess_status tess_family_run(tess_handle handle, const tess_problem *problem, const tess_plan *plan,
-                            size_t workspace_limit, const tess_operands *operands, const char *caller) {
+                            size_t workspace_limit, const tess_operands *operands, const tess_run_prelude *prelude,
+                            const char *caller) {
     tess_plan chosen;
     tess_status s;
     if (!plan) { /* the heuristic's choice: remembered per handle for problems seen before */
@@ -158,18 +159,27 @@ tess_status tess_family_run(tess_handle handle, const tess_problem *problem, con
                          caller, chosen.name);
     if (workspace_limit > handle->workspace_bytes)
         workspace_limit = handle->workspace_bytes;
-    if (chosen.workspace_bytes > workspace_limit)
+    if (chosen.workspace_bytes > workspace_limit && workspace_limit < handle->workspace_bytes)
         return tess_fail(TESS_STATUS_INSUFFICIENT_WORKSPACE,
-                         "%s: plan %s needs %llu bytes of workspace and the call has %zu of the handle's %zu (FP8 "
-                         "operands that are not K-major take the rest); give it more with tess_set_workspace (the "
-                         "workspace-size query says how much)",
+                         "%s: plan %s needs %llu bytes of workspace and the call leaves it %zu of the handle's %zu "
+                         "(the K-major copies of FP8 operands take the rest); give it more with tess_set_workspace "
+                         "(the workspace-size query says how much)",
                          caller, chosen.name, (unsigned long long)chosen.workspace_bytes, workspace_limit,
                          handle->workspace_bytes);
+    if (chosen.workspace_bytes > workspace_limit)
+        return tess_fail(TESS_STATUS_INSUFFICIENT_WORKSPACE,
+                         "%s: plan %s needs %llu bytes of workspace and the handle has %zu; give it more with "
+                         "tess_set_workspace (the workspace-size query says how much)",
+                         caller, chosen.name, (unsigned long long)chosen.workspace_bytes, handle->workspace_bytes);
     int previous = -1;
     s = tess_handle_enter(handle, &previous);
     if (s != TESS_STATUS_SUCCESS)
         return s;
-    s = family->run(handle, problem, &chosen, operands);
+    tess_operands ready = *operands;
+    if (prelude)
+        s = prelude->queue(handle, prelude->context, &ready);
+    if (s == TESS_STATUS_SUCCESS)
+        s = family->run(handle, problem, &chosen, &ready);
     tess_handle_leave(handle, previous);
     return s;
 }

@@ -111,13 +111,23 @@ tess_status tess_family_check_device(const tess_device_info *info, const char *c
 tess_status tess_family_query(tess_handle handle, const tess_problem *problem, size_t workspace_limit,
                               tess_plan *plans, int capacity, int *count, const char *caller);
 
+/* Work a run call queues before its kernel, once every check has passed
+ * (the handle's device current), given the caller's `context`: e.g. the
+ * K-major copies of FP8 operands. It may repoint `operands`. */
+typedef struct tess_run_prelude {
+    tess_status (*queue)(tess_handle handle, const void *context, tess_operands *operands);
+    const void *context;
+} tess_run_prelude;
+
 /* Runs `plan` (the caller's, read with tess_plan_accept; or, plan NULL, the
  * best plan of every family within workspace_limit bytes) for a validated
- * problem: finds its family, checks the plan's workspace against the
- * handle's, and queues it with the handle's device current. `caller` starts
- * the sentences of refusals. */
+ * problem: finds its family, checks the plan's workspace against
+ * workspace_limit (at most the handle's), then queues `prelude` (NULL: none) and
+ * the plan with the handle's device current. `caller` starts the sentences
+ * of refusals. */
 tess_status tess_family_run(tess_handle handle, const tess_problem *problem, const tess_plan *plan,
-                            size_t workspace_limit, const tess_operands *operands, const char *caller);
+                            size_t workspace_limit, const tess_operands *operands, const tess_run_prelude *prelude,
+                            const char *caller);
 
 #ifdef __cplusplus
 }

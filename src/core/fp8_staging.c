@@ -15,8 +15,13 @@
 
 static int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
-static int stages_a(const tess_gemm_desc *d) { return tess_dtype_is_fp8(d->a.dtype) && d->a.order != TESS_ORDER_ROW; }
-static int stages_b(const tess_gemm_desc *d) { return tess_dtype_is_fp8(d->b.dtype) && d->b.order != TESS_ORDER_COL; }
+int tess_fp8_stages_a(const tess_gemm_desc *d) {
+    return tess_dtype_is_fp8(d->a.dtype) && d->a.order != TESS_ORDER_ROW;
+}
+
+int tess_fp8_stages_b(const tess_gemm_desc *d) {
+    return tess_dtype_is_fp8(d->b.dtype) && d->b.order != TESS_ORDER_COL;
+}
 
 /* Matrices an operand's copy holds: one per batch, or one shared by every
  * batch where the operand's batch_stride is 0. */
@@ -30,7 +35,8 @@ static size_t copy_bytes(const tess_gemm_desc *d, const tess_matrix_desc *x, int
 }
 
 size_t tess_fp8_staging_bytes(const tess_gemm_desc *d) {
-    return (stages_a(d) ? copy_bytes(d, &d->a, d->m) : 0) + (stages_b(d) ? copy_bytes(d, &d->b, d->n) : 0);
+    return (tess_fp8_stages_a(d) ? copy_bytes(d, &d->a, d->m) : 0) +
+           (tess_fp8_stages_b(d) ? copy_bytes(d, &d->b, d->n) : 0);
 }
 
 /* Where the copies start in the handle's workspace: the last
@@ -55,11 +61,11 @@ static int staging_offset(tess_handle handle, const tess_gemm_desc *d, size_t *o
 void tess_fp8_staged_desc(const tess_gemm_desc *desc, tess_gemm_desc *staged) {
     *staged = *desc;
     const int64_t ld = round_up(desc->k, STAGED_LD_ALIGN);
-    if (stages_a(desc)) {
+    if (tess_fp8_stages_a(desc)) {
         staged->a.order = TESS_ORDER_ROW, staged->a.ld = ld;
         staged->a.batch_stride = copies(desc, &desc->a) > 1 ? desc->m * ld : 0;
     }
-    if (stages_b(desc)) {
+    if (tess_fp8_stages_b(desc)) {
         staged->b.order = TESS_ORDER_COL, staged->b.ld = ld;
         staged->b.batch_stride = copies(desc, &desc->b) > 1 ? desc->n * ld : 0;
     }
@@ -70,12 +76,13 @@ tess_status tess_fp8_staging_fits(tess_handle handle, const tess_gemm_desc *desc
     if (staging_offset(handle, desc, &offset))
         return TESS_STATUS_SUCCESS;
     const size_t need = tess_fp8_staging_bytes(desc);
+    const int a = tess_fp8_stages_a(desc), b = tess_fp8_stages_b(desc);
     return tess_fail(TESS_STATUS_INSUFFICIENT_WORKSPACE,
-                     "%s: FP8 %s %s-major; Hopper's FP8 tensor cores read only K-major operands, so tessera stages a "
-                     "K-major copy (%zu bytes) in the workspace, and the handle has %zu bytes. Give it more with "
-                     "tess_set_workspace, or pass K-major operands (A row-major, B column-major: "
+                     "%s: FP8 %s%s%s; Hopper's FP8 tensor cores read only K-major operands, so tessera stages K-major "
+                     "copies (%zu bytes, at a 256-byte boundary) in the workspace, and the handle has %zu bytes. Give "
+                     "it more with tess_set_workspace, or pass K-major operands (A row-major, B column-major: "
                      "tess_quantize_fp8_transposed or tess_transpose make them)",
-                     caller, stages_a(desc) ? "A is" : "B is", stages_a(desc) ? "M" : "N", need,
+                     caller, a ? "A is M-major" : "", a && b ? " and " : "", b ? "B is N-major" : "", need,
                      handle->workspace_bytes);
 }
 
@@ -84,23 +91,24 @@ size_t tess_fp8_gemm_workspace(tess_handle handle, const tess_gemm_desc *desc) {
     return staging_offset(handle, desc, &offset) ? offset : 0;
 }
 
-tess_status tess_fp8_stage(tess_handle handle, const tess_gemm_desc *desc, const void **a, const void **b) {
+tess_status tess_fp8_stage(tess_handle handle, const void *context, tess_operands *operands) {
+    const tess_gemm_desc *desc = (const tess_gemm_desc *)context;
     const int64_t ld = round_up(desc->k, STAGED_LD_ALIGN);
     char *at = (char *)handle->workspace + tess_fp8_gemm_workspace(handle, desc);
     tess_status s = TESS_STATUS_SUCCESS;
     /* An M-major A (column-major M x K) is K rows of M: its transpose is the
      * row-major M x K copy; an N-major B (row-major K x N) likewise gives the
      * N x K copy, i.e. column-major B. */
-    if (stages_a(desc)) {
-        s = tess_launch_transpose(1, copies(desc, &desc->a), desc->k, desc->m, *a, desc->a.ld, desc->a.batch_stride,
-                                  at, ld, desc->m * ld, handle->stream);
-        *a = at;
+    if (tess_fp8_stages_a(desc)) {
+        s = tess_launch_transpose(1, copies(desc, &desc->a), desc->k, desc->m, operands->a, desc->a.ld,
+                                  desc->a.batch_stride, at, ld, desc->m * ld, handle->stream);
+        operands->a = at;
         at += copy_bytes(desc, &desc->a, desc->m);
     }
-    if (s == TESS_STATUS_SUCCESS && stages_b(desc)) {
-        s = tess_launch_transpose(1, copies(desc, &desc->b), desc->k, desc->n, *b, desc->b.ld, desc->b.batch_stride,
-                                  at, ld, desc->n * ld, handle->stream);
-        *b = at;
+    if (s == TESS_STATUS_SUCCESS && tess_fp8_stages_b(desc)) {
+        s = tess_launch_transpose(1, copies(desc, &desc->b), desc->k, desc->n, operands->b, desc->b.ld,
+                                  desc->b.batch_stride, at, ld, desc->n * ld, handle->stream);
+        operands->b = at;
     }
     return s;
 }

@@ -9,7 +9,13 @@
 
 #include <stddef.h>
 
+#include "core/family.h"
 #include "tessera.h"
+
+/* Whether tess_gemm stages a K-major copy of `desc`'s A (an FP8 A that is
+ * M-major) or of its B (an FP8 B that is N-major). */
+int tess_fp8_stages_a(const tess_gemm_desc *desc);
+int tess_fp8_stages_b(const tess_gemm_desc *desc);
 
 /* Bytes of workspace the K-major copies of `desc`'s operands take (0: a TN
  * or 16-bit problem, nothing staged). */
@@ -28,8 +34,9 @@ size_t tess_fp8_gemm_workspace(tess_handle handle, const tess_gemm_desc *desc);
 tess_status tess_fp8_staging_fits(tess_handle handle, const tess_gemm_desc *desc, const char *caller);
 
 /* Queues the transposes of the operands that are not K-major into the end
- * of the handle's workspace (the handle entered) and points *a / *b at the
- * copies. */
-tess_status tess_fp8_stage(tess_handle handle, const tess_gemm_desc *desc, const void **a, const void **b);
+ * of the handle's workspace (the handle entered) and points operands->a / b
+ * at the copies; `desc` is the caller's tess_gemm_desc (a tess_run_prelude's
+ * queue: tess_gemm runs it once the plan has passed every check). */
+tess_status tess_fp8_stage(tess_handle handle, const void *desc, tess_operands *operands);
 
 #endif

@@ -88,23 +88,17 @@ TESS_API tess_status tess_gemm_fused(tess_handle handle, const tess_gemm_desc *d
     if (s != TESS_STATUS_SUCCESS)
         return s;
     /* C: read where beta != 0 (tess_epilogue_of) */
-    tess_operands operands = {a, a_scale, b, b_scale, c, d, NULL, pointers.bias};
+    const tess_operands operands = {a, a_scale, b, b_scale, c, d, NULL, pointers.bias};
     tess_gemm_desc full, staged;
     const tess_problem problem = {&staged, NULL};
     s = prepare(handle, desc, &operands, &full, "tess_gemm");
     if (s != TESS_STATUS_SUCCESS || (s = tess_fp8_staging_fits(handle, &full, "tess_gemm")))
         return s;
     tess_fp8_staged_desc(&full, &staged);
-    if (tess_fp8_staging_bytes(&full) > 0) { /* K-major copies of the FP8 operands first, on the same stream */
-        int previous = -1;
-        if ((s = tess_handle_enter(handle, &previous)))
-            return s;
-        s = tess_fp8_stage(handle, &full, &operands.a, &operands.b);
-        tess_handle_leave(handle, previous);
-        if (s != TESS_STATUS_SUCCESS)
-            return s;
-    }
-    return tess_family_run(handle, &problem, plan, tess_fp8_gemm_workspace(handle, &full), &operands, "tess_gemm");
+    /* K-major copies of FP8 operands that are not, queued on the same stream once the plan has passed its checks */
+    const tess_run_prelude stage = {tess_fp8_stage, &full};
+    return tess_family_run(handle, &problem, plan, tess_fp8_gemm_workspace(handle, &full), &operands,
+                           tess_fp8_staging_bytes(&full) > 0 ? &stage : NULL, "tess_gemm");
 }
 
 TESS_API tess_status tess_gemm_scaled(tess_handle handle, const tess_gemm_desc *desc, const tess_plan *plan,

@@ -200,5 +200,5 @@ TESS_API tess_status tess_grouped_gemm_fused(tess_handle handle, const tess_grou
     s = grouped_prepare(handle, desc, &operands, &full, "tess_grouped_gemm");
     if (s != TESS_STATUS_SUCCESS)
         return s;
-    return tess_family_run(handle, &problem, plan, SIZE_MAX, &operands, "tess_grouped_gemm");
+    return tess_family_run(handle, &problem, plan, SIZE_MAX, &operands, NULL, "tess_grouped_gemm");
 }

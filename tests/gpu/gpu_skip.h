@@ -119,12 +119,12 @@ static inline tess_handle gpu_test_start(tess_rng *rng, void **workspace, int *s
     return gpu_gemm_handle(workspace);
 }
 
-/* A random extent up to `max` that visits the edges: 1..16, a multiple of
- * 128 give or take 3, or anything in 1..max. */
+/* A random extent up to `max` (at least 128) that visits the edges: 1..17,
+ * a multiple of 128 give or take 3, or anything in 1..max. */
 static inline int64_t gpu_pick_dim(tess_rng *rng, int64_t max) {
     switch (tess_rng_range(rng, 0, 4)) {
     case 0: return tess_rng_range(rng, 1, 17);
-    case 1: return 128 * tess_rng_range(rng, 1, max / 128) + tess_rng_range(rng, -3, 3);
+    case 1: return 128 * tess_rng_range(rng, 1, max < 256 ? 1 : max / 128) + tess_rng_range(rng, -3, 3);
     default: return tess_rng_range(rng, 1, max);
     }
 }

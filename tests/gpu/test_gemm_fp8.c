@@ -80,13 +80,16 @@ static void make_case(fp8_case *c, int64_t m, int64_t n, int64_t k, int64_t batc
     const int64_t lda = (k + 15) / 16 * 16 + 16 * tess_rng_range(&rng, 0, 1), ldb = (k + 15) / 16 * 16;
     g->a = (tess_matrix_desc){ta, TESS_ORDER_ROW, m, k, lda, batch > 1 ? m * lda + 16 * tess_rng_range(&rng, 0, 2) : 0};
     g->b = (tess_matrix_desc){tb, TESS_ORDER_COL, k, n, ldb, batch > 1 && tess_rng_range(&rng, 0, 2) ? n * ldb : 0};
+    /* Staged operands: any leading dimension (the copy kernel reads them), sometimes shared by the batch. */
     if (orders & A_M_MAJOR) { /* K rows of M */
-        const int64_t ld = (m + 15) / 16 * 16 + 16 * tess_rng_range(&rng, 0, 1);
-        g->a = (tess_matrix_desc){ta, TESS_ORDER_COL, m, k, ld, batch > 1 ? k * ld : 0};
+        const int64_t ld = m + tess_rng_range(&rng, 0, 20);
+        const int shared = tess_rng_range(&rng, 0, 2) == 0;
+        g->a = (tess_matrix_desc){ta, TESS_ORDER_COL, m, k, ld, batch > 1 && !shared ? k * ld : 0};
     }
     if (orders & B_N_MAJOR) { /* K rows of N */
-        const int64_t ld = (n + 15) / 16 * 16;
-        g->b = (tess_matrix_desc){tb, TESS_ORDER_ROW, k, n, ld, batch > 1 && tess_rng_range(&rng, 0, 2) ? k * ld : 0};
+        const int64_t ld = n + tess_rng_range(&rng, 0, 20);
+        const int shared = tess_rng_range(&rng, 0, 2) == 0;
+        g->b = (tess_matrix_desc){tb, TESS_ORDER_ROW, k, n, ld, batch > 1 && !shared ? k * ld : 0};
     }
     const int64_t ldd = d_row ? n + tess_rng_range(&rng, 0, 1) * 8 : m + tess_rng_range(&rng, 0, 1) * 8;
     g->d = (tess_matrix_desc){td, d_row ? TESS_ORDER_ROW : TESS_ORDER_COL, m, n, ldd, batch > 1 ? (d_row ? m : n) * ldd : 0};

@@ -85,7 +85,7 @@ static void expect_refusal(const tess_gemm_desc *g, const void *a, const void *b
            tess_status_name(want), phrase, tess_status_name(got), tess_last_error());
 }
 
-/* The FP8 rules: K-major operands, scale pairs and their arrays. */
+/* The FP8 rules: operand layouts, scale pairs and their arrays. */
 static void test_fp8_refusals(void) {
     tess_gemm_desc g = fp8_problem(256, 512, 1024), x;
     CHECK_STATUS(tess_gemm_validate(NULL, &g, P, S, P, S, NULL, P), TESS_STATUS_SUCCESS);
@@ -94,8 +94,15 @@ static void test_fp8_refusals(void) {
     CHECK_STATUS(tess_gemm_validate(NULL, &x, P, S, P, S, NULL, P), TESS_STATUS_SUCCESS);
     x = g, x.a.order = TESS_ORDER_COL, x.a.ld = 256;
     CHECK_STATUS(tess_gemm_validate(NULL, &x, P, S, P, S, NULL, P), TESS_STATUS_SUCCESS);
-    x.a.ld = 264; /* an M-major A's rows (of M) are 16-byte multiples too */
+    x.a.ld = 260; /* its rows need not meet TMA's 16-byte rule: the copy kernel reads them */
+    CHECK_STATUS(tess_gemm_validate(NULL, &x, P, S, P, S, NULL, P), TESS_STATUS_SUCCESS);
+    CHECK_STATUS(tess_gemm_validate(NULL, &x, (const char *)P + 1, S, P, S, NULL, P), TESS_STATUS_SUCCESS);
+    x.a.ld = 255; /* but its ld must cover M = 256 */
     CHECK_STATUS(tess_gemm_validate(NULL, &x, P, S, P, S, NULL, P), TESS_STATUS_INVALID_VALUE);
+    x = g, x.b.order = TESS_ORDER_ROW, x.b.ld = 516;
+    CHECK_STATUS(tess_gemm_validate(NULL, &x, P, S, P, S, NULL, P), TESS_STATUS_SUCCESS);
+    CHECK_STATUS(tess_gemm_validate(NULL, &x, P, S, (const char *)P + 3, S, NULL, P), TESS_STATUS_SUCCESS);
+    CHECK_STATUS(tess_gemm_validate(NULL, &g, P, S, (const char *)P + 3, S, NULL, P), TESS_STATUS_INVALID_VALUE);
     x = g, x.a.ld = 1032; /* 16-byte rows of FP8 are 16 elements */
     CHECK_STATUS(tess_gemm_validate(NULL, &x, P, S, P, S, NULL, P), TESS_STATUS_INVALID_VALUE);
     CHECK(strstr(tess_last_error(), "multiple of 16 elements") != NULL);
@@ -123,10 +130,6 @@ static void test_fp8_refusals(void) {
     CHECK_STATUS(tess_gemm_validate(NULL, &x, P, NULL, P, NULL, NULL, P), TESS_STATUS_SUCCESS);
 }
 
-/* Versioned structs (core/abi.h): a caller's struct_size below the first
- * version's is refused; a larger one is accepted while the bytes past this
- * version's struct are zero (a later header's fields left unset), and
- * refused where one is set (a field this version would ignore). */
 /* FP8 operands that are not K-major: the bytes their copies take, the
  * K-major problem the kernels see, and where the copies go in a workspace
  * (a stand-in handle: nothing runs). */
@@ -146,7 +149,7 @@ static void test_fp8_staging(void) {
     h.magic = TESS_HANDLE_MAGIC;
     h.workspace = (void *)(uintptr_t)0x10000, h.workspace_bytes = tess_fp8_staging_bytes(&g) - 1;
     CHECK_STATUS(tess_fp8_staging_fits(&h, &g, "test"), TESS_STATUS_INSUFFICIENT_WORKSPACE);
-    CHECK(strstr(tess_last_error(), "K-major") && strstr(tess_last_error(), "tess_set_workspace"));
+    CHECK(strstr(tess_last_error(), "A is M-major and B is N-major") && strstr(tess_last_error(), "tess_set_workspace"));
     CHECK(tess_fp8_gemm_workspace(&h, &g) == 0);
     h.workspace_bytes = tess_fp8_staging_bytes(&g) + 1000; /* the copies at the last 256-byte boundary that fits */
     CHECK_STATUS(tess_fp8_staging_fits(&h, &g, "test"), TESS_STATUS_SUCCESS);
@@ -157,6 +160,10 @@ static void test_fp8_staging(void) {
     CHECK_STATUS(tess_fp8_staging_fits(&h, &g, "test"), TESS_STATUS_INSUFFICIENT_WORKSPACE);
 }
 
+/* Versioned structs (core/abi.h): a caller's struct_size below the first
+ * version's is refused; a larger one is accepted while the bytes past this
+ * version's struct are zero (a later header's fields left unset), and
+ * refused where one is set (a field this version would ignore). */
 static void test_struct_sizes(void) {
     struct {
         tess_gemm_desc desc;

@@ -124,7 +124,7 @@ tess_status tess_sm90_dense_run(tess_handle h, const tess_gemm_desc *desc, const
                          "tess_gemm: plan %s is none of the plans tess_gemm_plans makes for this problem (another "
                          "type, layout or shape)",
                          plan->name);
-    /* (tess_family_run has checked plan->workspace_bytes against the handle's.) */
+    /* (tess_family_run has checked plan->workspace_bytes against the call's workspace.) */
     if (r.launch.grid != plan->grid || r.launch.workspace != plan->workspace_bytes)
         return tess_fail(TESS_STATUS_INVALID_VALUE,
                          "tess_gemm: plan %s was made for another problem, device or SM budget", plan->name);

@@ -25,7 +25,8 @@
 #define CT_TILE TESS_SCALE_BLOCK // rows and columns of a CTA's tile
 #define CT_THREADS 256           // 8 warps
 #define CT_WARPS (CT_THREADS / 32)
-// CTAs per SM the registers are limited for (5: 51 registers a thread; the
+// CTAs per SM the registers are limited for (5: 48 registers a thread, the
+// 65536 / (5 x 256) = 51 rounded down to the allocation unit of 8; the
 // shared tile of 16-bit x, 39 KB, fits 5 times too).
 #define CT_MIN_CTAS 5
 #define CT_ROW_THREADS 16        // threads per tile row in pass 1 (a half-warp)

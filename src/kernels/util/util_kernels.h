@@ -24,9 +24,10 @@ tess_status tess_launch_quantize_fp8(int64_t rows, int64_t cols, tess_dtype x_ty
                                      tess_dtype q_type, void *q, int64_t ld_q, float *scales,
                                      const tess_scale_desc *layout, void *stream);
 
-/* Quantizes rows x cols row-major x into q (1x128 factors along rows; q NULL:
- * skipped) and into qt = x^T (1x128 factors along x's columns) in one read
- * (see tess_quantize_fp8_transposed), queued on `stream`. */
+/* Quantizes rows x cols row-major x into q (q NULL: skipped) and into
+ * qt = x^T in one read, with 1x128 factors along each copy's rows or one
+ * 128x128 factor per block (layout_t's mode; see
+ * tess_quantize_fp8_transposed), queued on `stream`. */
 tess_status tess_launch_cast_transpose(int64_t rows, int64_t cols, tess_dtype x_type, const void *x, int64_t ld_x,
                                        tess_dtype q_type, void *q, int64_t ld_q, float *scales,
                                        const tess_scale_desc *layout, void *qt, int64_t ld_qt, float *scales_t,
