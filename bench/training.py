@@ -23,7 +23,8 @@ makes the script exit 1 at the end. Timing as bench/grouped.py: CUDA events,
 a sleep kernel queued first so that host time is not timed, the median of
 --reps runs per round and of --rounds rounds (providers alternating); the
 mean SM clock and board power of the timed runs (NVML) give TF/s per GHz and
-TF/J. Bursts only.
+TF/J. Bursts by default; --hold SECONDS measures each provider held at the
+board's power cap instead (as bench/grouped.py --hold).
 """
 import argparse
 import os
@@ -37,7 +38,8 @@ import torch  # noqa: E402
 
 import energy  # noqa: E402  (bench/energy.py, beside this script)
 import tessera  # noqa: E402
-from grouped import Timer, copy_rate, pci_bus_id, write_csv  # noqa: E402  (bench/grouped.py's)
+from grouped import (HOLD_ROUNDS, Timer, copy_rate, hold_seconds, pci_bus_id, time_held,  # noqa: E402
+                     write_csv)  # (bench/grouped.py's)
 
 # (tokens, Din, Dout): DeepSeek-V3's dense projections and a Llama-3-8B MLP, at 4096 and 16384 tokens.
 LAYERS = [(4096, 7168, 2112), (4096, 7168, 4096), (4096, 2048, 7168), (4096, 4096, 14336), (16384, 7168, 4096),
@@ -77,7 +79,8 @@ def row(part, shape, provider, ms, window, flops=None, nbytes=None, copy_gbs=Non
 
 
 def timed(timer, providers, rounds):
-    """{name: (median ms over rounds, last window)} for providers {name: fn}, their order alternating."""
+    """{name: (median ms over rounds, last window)} for providers {name: fn}, their order alternating;
+    timer(fn) -> (ms, energy window): bursts (grouped.Timer) or held at the cap (held_timer)."""
     times, windows = {n: [] for n in providers}, {}
     names = list(providers)
     for r in range(rounds):
@@ -85,6 +88,15 @@ def timed(timer, providers, rounds):
             ms, windows[n] = timer(providers[n])
             times[n].append(ms)
     return {n: (statistics.median(times[n]), windows[n]) for n in names}
+
+
+def held_timer(seconds, meter):
+    """A timer for `timed` that runs each provider back to back for `seconds` at the board's power cap
+    (grouped.time_held: after 1 s untimed)."""
+    def measure(fn):
+        ms, _, window = time_held(fn, seconds, meter)
+        return ms, window
+    return measure
 
 
 def set_vs_torch(rows, torch_name):
@@ -202,6 +214,9 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="one shape per part")
+    ap.add_argument("--hold", type=hold_seconds, default=0.0, metavar="SECONDS",
+                    help=f"held at the power cap: each provider SECONDS back to back (after 1 s untimed), "
+                    f"{HOLD_ROUNDS} rounds in alternating order, the median reported (--reps, --warmup do not apply)")
     args = ap.parse_args()
     dev = torch.cuda.current_device()
     with tessera.Handle(dev) as h:
@@ -209,11 +224,13 @@ def main():
     meter = energy.Meter(pci_bus_id(dev))
     if not meter.available:
         print(f"energy: {meter.why}: the MHz, W, per-GHz and per-J columns are nan")
-    timer = Timer(info.sm_clock_khz, args.warmup, args.reps, meter)
+    timer = held_timer(args.hold, meter) if args.hold else Timer(info.sm_clock_khz, args.warmup, args.reps, meter)
+    if args.hold:
+        args.rounds = HOLD_ROUNDS
     copy_gbs, _ = copy_rate()
     device = (f"device={info.name} sm_clock_mhz={info.sm_clock_khz // 1000} sms={info.sm_count} "
               f"power_limit_w={meter.power_limit_w():.0f} library={tessera.version_string()} "
-              f"torch={torch.__version__} copy_gbs={copy_gbs:.1f} (read + write)")
+              f"torch={torch.__version__} copy_gbs={copy_gbs:.1f} (read + write) hold_s={args.hold:g}")
     print(device)
     parts = args.parts.split(",")
     rows, failed = [], False
