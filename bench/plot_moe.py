@@ -33,8 +33,10 @@ def read_results(path):
     return device, list(csv.DictReader(lines))
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def chart_inputs(doc):
+    """A bench chart script's command line (a CSV, --out) and pyplot without a display: (args,
+    the device name, the CSV's rows, pyplot)."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("csv")
     ap.add_argument("--out", help="PNG path (default: the CSV's name with .png)")
     args = ap.parse_args()
@@ -45,6 +47,11 @@ def main():
     import matplotlib.pyplot as plt
 
     device, rows = read_results(args.csv)
+    return args, device, rows, plt
+
+
+def main():
+    args, device, rows, plt = chart_inputs(__doc__)
     ours = [r for r in rows if r["provider"] == "tessera" and r["vs_torch"]]
     if not ours:
         sys.exit(f"{args.csv}: no tessera rows with a torch time")

@@ -8,10 +8,9 @@ step; the legend gives each series' geometric mean.
 
     python3 bench/plot_training.py bench/results/h100-training.csv   # -> .png beside it
 """
-import argparse
 import os
 
-from plot_moe import read_results  # bench/plot_moe.py, beside this script
+from plot_moe import chart_inputs  # bench/plot_moe.py, beside this script
 from plot_peers import geomean  # bench/plot_peers.py
 
 CAST_TARGET = 0.85  # issue 35: the cast-transpose at 85% of the copy rate
@@ -21,15 +20,7 @@ SERIES = [("bf16", "tessera dgrad dY W (NN)", "bf16 dgrad (NN)", "#2b6cb0"),
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("csv")
-    ap.add_argument("--out", help="PNG path (default: the CSV's name with .png)")
-    args = ap.parse_args()
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    device, rows = read_results(args.csv)
+    args, device, rows, plt = chart_inputs(__doc__)
     fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.8), gridspec_kw={"width_ratios": [1, 2]})
     cast = [r for r in rows if r["part"] == "cast" and r["provider"] == "tessera cast-transpose"]
     left.bar(range(len(cast)), [float(r["vs_copy"]) for r in cast], color="#38a169")
