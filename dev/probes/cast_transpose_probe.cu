@@ -2,8 +2,8 @@
 // variant built from its own helpers, and a device copy, on the same bf16
 // inputs. C: persistent CTAs that stage the next tile (cp.async into a
 // second buffer) while they quantize the current one. The variant's q and qt
-// are compared with A's. (Writing qt in 16-byte pieces instead of whole
-// 32-byte sectors cost A 5-6%: dev/NOTES.md.)
+// are compared with A's. (dev/NOTES.md: writing qt in 16-byte pieces rather
+// than whole 32-byte sectors costs 5-6%.)
 //   nvcc -O3 -std=c++17 -arch=sm_90a -DTESS_BUILDING_LIBRARY -Iinclude -Isrc -Ibuild/generated \
 //        dev/probes/cast_transpose_probe.cu \
 //        -o /tmp/ctp && /tmp/ctp
@@ -75,7 +75,8 @@ int main() {
         const int64_t rows = shape[0], cols = shape[1], n = rows * cols;
         std::vector<uint16_t> hx(n);
         for (int64_t i = 0; i < n; i++)
-            hx[i] = (uint16_t)(0x3c00 + (i * 2654435761u >> 20) % 0x0800) ^ (uint16_t)((i & 1) << 15); // bf16 in [1, 256)
+            // bf16 bits 0x3c00 + (hash % 0x0800): exponents 2^-7 to 2^8, every mantissa; odd i negative
+            hx[i] = (uint16_t)(0x3c00 + (i * 2654435761u >> 20) % 0x0800) ^ (uint16_t)((i & 1) << 15);
         void *x, *q[3], *qt[3], *copy; // [1] unused: the variants keep their letters
         float *s[3], *st[3];
         CHECK(cudaMalloc(&x, n * 2));

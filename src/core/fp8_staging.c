@@ -39,6 +39,11 @@ size_t tess_fp8_staging_bytes(const tess_gemm_desc *d) {
            (tess_fp8_stages_b(d) ? copy_bytes(d, &d->b, d->n) : 0);
 }
 
+size_t tess_fp8_workspace_need(const tess_gemm_desc *d, size_t plan_bytes) {
+    const size_t staging = tess_fp8_staging_bytes(d);
+    return staging == 0 ? plan_bytes : (size_t)round_up((int64_t)plan_bytes, STAGING_ALIGN) + staging;
+}
+
 /* Where the copies start in the handle's workspace: the last
  * tess_fp8_staging_bytes of it, moved down to a multiple of STAGING_ALIGN;
  * 0 where they do not fit (else 1, *offset set; the whole workspace when

@@ -25,6 +25,11 @@ size_t tess_fp8_staging_bytes(const tess_gemm_desc *desc);
  * tess_fp8_stage lays them out. */
 void tess_fp8_staged_desc(const tess_gemm_desc *desc, tess_gemm_desc *staged);
 
+/* Workspace a call needs for a plan of plan_bytes: those, then (for FP8
+ * operands that are not K-major) the copies from the next staging boundary;
+ * enough at any 256-byte aligned workspace (tess_set_workspace's rule). */
+size_t tess_fp8_workspace_need(const tess_gemm_desc *desc, size_t plan_bytes);
+
 /* Workspace bytes left to the GEMM's plan: the handle's, less the copies
  * (and the bytes before them that align them to 256). */
 size_t tess_fp8_gemm_workspace(tess_handle handle, const tess_gemm_desc *desc);

@@ -72,11 +72,7 @@ TESS_API tess_status tess_gemm_workspace_size(tess_handle handle, const tess_gem
     if (tess_family_query(handle, &problem, SIZE_MAX, &best, 1, &count, "tess_gemm_workspace_size") !=
         TESS_STATUS_SUCCESS)
         count = 0;
-    *bytes = count > 0 ? (size_t)best.workspace_bytes : 0;
-    /* and the K-major copies of FP8 operands after it, at a 256-byte boundary */
-    const size_t staging = tess_fp8_staging_bytes(&full);
-    if (staging > 0)
-        *bytes = (*bytes + 255) / 256 * 256 + staging;
+    *bytes = tess_fp8_workspace_need(&full, count > 0 ? (size_t)best.workspace_bytes : 0);
     return TESS_STATUS_SUCCESS;
 }
 

@@ -62,7 +62,7 @@ TESS_DEVICE float tess_epilogue_bias(const tess_epilogue &e, int bb, int m, int 
 // A bias vector read element by element with no branch, so that a tile's
 // bias loads issue together and their latency is paid once: the type's
 // tests are made once (as bit masks); each element is one predicated load
-// of its width into one register (tess_bias_bits) at a uniform offset from
+// of its width into one register (ld_nc_b32_or_u16) at a uniform offset from
 // the thread's first column, converted by masks (tess_bias_value), not by
 // a branch that would wait for each load in turn. Elements past the
 // vector's end give 0, as does a reader of no bias (length 0).
@@ -83,26 +83,10 @@ TESS_DEVICE tess_bias_reader tess_column_bias_reader(const tess_epilogue &e, int
     return r;
 }
 
-// The 32 bits at `at` (wide) or the 16 at `at` (else), zero-extended; 0
-// unless `in`. Two predicated loads into one register: one is issued.
-TESS_DEVICE uint32_t tess_bias_bits(const char *at, bool in, bool wide) {
-    uint32_t bits;
-    asm("{\n\t.reg .pred i, w, n;\n\t"
-        "setp.ne.b32 i, %3, 0;\n\t"
-        "setp.ne.and.b32 w, %2, 0, i;\n\t" // in and wide
-        "setp.eq.and.b32 n, %2, 0, i;\n\t" // in and narrow
-        "mov.b32 %0, 0;\n\t"
-        "@w ld.global.nc.b32 %0, [%1];\n\t"
-        "@n ld.global.nc.u16 %0, [%1];\n\t}"
-        : "=r"(bits)
-        : "l"(at), "r"((int)wide), "r"((int)in));
-    return bits;
-}
-
 // The raw bits of element `first + k` of the vector r reads (k a
 // compile-time constant in an unrolled loop: its offset is uniform).
 TESS_DEVICE uint32_t tess_bias_load(const tess_bias_reader &r, int k) {
-    return tess_bias_bits(r.at + k * r.size, k < r.left, r.size == 4);
+    return ld_nc_b32_or_u16(r.at + k * r.size, k < r.left, r.size == 4);
 }
 
 // Raw bits from tess_bias_load as float32 (0 stays 0).
@@ -122,26 +106,14 @@ TESS_DEVICE float tess_bias_value(const tess_bias_reader &r, uint32_t bits) {
 // log2(e): exp(-z) = 2^(-z log2 e).
 #define TESS_LOG2E 1.4426950408889634f
 
-// 2^x and 1 / x by the hardware's approximations (MUFU.EX2, MUFU.RCP: a
-// few ulp), without the range fix-ups of exp2f or division: subnormal
-// results flush to 0 (ftz), which the activations below tolerate.
-TESS_DEVICE float tess_exp2_approx(float x) {
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
-TESS_DEVICE float tess_rcp_approx(float x) {
-    float y;
-    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
-
 // x / (1 + exp(-z)), with the hardware's approximate exp2 and reciprocal
-// and no range fix-ups (ftz: five instructions, no branch; relative error a
-// few 1e-7 plus exp's argument rounding, about 1e-6 at |z| = 16: well
-// inside a 16-bit D's rounding and the f32 tests' allowance); 0 where
-// exp(-z) overflows (x finite).
-TESS_DEVICE float tess_times_sigmoid(float x, float z) { return x * tess_rcp_approx(1.0f + tess_exp2_approx(z * -TESS_LOG2E)); }
+// (ptx.cuh) and no range fix-ups (ftz, which the activations tolerate: five
+// instructions, no branch; relative error a few 1e-7 plus exp's argument
+// rounding, about 1e-6 at |z| = 16: well inside a 16-bit D's rounding and
+// the f32 tests' allowance); 0 where exp(-z) overflows (x finite).
+TESS_DEVICE float tess_times_sigmoid(float x, float z) {
+    return x * rcp_approx_ftz(1.0f + ex2_approx_ftz(z * -TESS_LOG2E));
+}
 
 // An activation as coefficients, so that a loop applies any of them with
 // the same instructions (selects, no branch per element): out = v * gate,
@@ -179,10 +151,10 @@ TESS_DEVICE tess_act_form tess_act_form_of(int act) {
 // MUFU, against libdevice erff's branches); NaN stays NaN.
 TESS_DEVICE float tess_gelu_erf(float v) {
     const float u = v * TESS_RSQRT2, a = fabsf(u);
-    const float t = tess_rcp_approx(fmaf(TESS_ERFC_P, a, 1.0f));
+    const float t = rcp_approx_ftz(fmaf(TESS_ERFC_P, a, 1.0f));
     const float poly =
         t * fmaf(t, fmaf(t, fmaf(t, fmaf(t, TESS_ERFC_A5, TESS_ERFC_A4), TESS_ERFC_A3), TESS_ERFC_A2), TESS_ERFC_A1);
-    const float erfc_a = poly * tess_exp2_approx(-a * a * TESS_LOG2E);
+    const float erfc_a = poly * ex2_approx_ftz(-a * a * TESS_LOG2E);
     return 0.5f * v * (u < 0.0f ? erfc_a : 2.0f - erfc_a);
 }
 

@@ -95,6 +95,39 @@ TESS_DEVICE void cp_async_mbar_arrive_noinc(uint64_t *bar) {
     asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(smem_u32(bar)) : "memory");
 }
 
+// ---- loads and math ("Data Movement...: ld", "Floating-Point Instructions") ---
+
+// The 32 bits at `at` (wide) or the 16 at `at` (else), zero-extended, through
+// the read-only path; 0 unless `in`. Two predicated loads into one register,
+// of which one is issued: no branch on the width.
+TESS_DEVICE uint32_t ld_nc_b32_or_u16(const void *at, bool in, bool wide) {
+    uint32_t bits;
+    asm("{\n\t.reg .pred i, w, n;\n\t"
+        "setp.ne.b32 i, %3, 0;\n\t"
+        "setp.ne.and.b32 w, %2, 0, i;\n\t" // in and wide
+        "setp.eq.and.b32 n, %2, 0, i;\n\t" // in and narrow
+        "mov.b32 %0, 0;\n\t"
+        "@w ld.global.nc.b32 %0, [%1];\n\t"
+        "@n ld.global.nc.u16 %0, [%1];\n\t}"
+        : "=r"(bits)
+        : "l"(at), "r"((int)wide), "r"((int)in));
+    return bits;
+}
+
+// 2^x and 1 / x by the hardware's approximations (MUFU.EX2, MUFU.RCP: a few
+// ulp), without the range fix-ups of exp2f or division; subnormal results
+// flush to 0 (ftz).
+TESS_DEVICE float ex2_approx_ftz(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+TESS_DEVICE float rcp_approx_ftz(float x) {
+    float y;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
 // ---- fences and barriers -----------------------------------------------------
 
 // Orders this thread's ordinary shared-memory writes before later async-proxy

@@ -65,7 +65,7 @@ typedef struct ct_args {
     const void *x;
     uint8_t *q, *qt; // q NULL: only the transposed copy
     float *scales, *scales_t;
-    int64_t scale_mn, scale_k, scale_t_mn, scale_t_k; // BLOCK_1x128 strides of the two factor arrays
+    int64_t scale_mn, scale_k, scale_t_mn, scale_t_k; // the two factor arrays' strides (tess_scale_desc's)
     int vector_x, vector_q, vector_qt; // the whole-vector paths are aligned (host-checked)
 } ct_args;
 
