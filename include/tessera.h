@@ -301,6 +301,13 @@ typedef struct tess_gemm_desc {
     int32_t fast_accum;
     /* A fused epilogue (bias, activation); zero: none. */
     tess_epilogue_desc epilogue;
+    /* 1: f32 A and B are multiplied as TF32 (the tensor cores read 10 of
+     * their 23 mantissa bits; f32 accumulation; about 3x the speed of an f32
+     * GEMM), as cuBLAS's CUBLAS_COMPUTE_32F_FAST_TF32 and torch's
+     * allow_tf32. 0 (default): f32 operands are refused (tessera has no
+     * full-precision f32 GEMM). TF32 operands must be K-major like FP8's;
+     * others are copied K-major into the workspace first. */
+    int32_t allow_tf32;
 } tess_gemm_desc;
 
 /* Sets struct_size, batch = 1, alpha = 1, beta = 0; the rest is zeroed

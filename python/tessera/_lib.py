@@ -57,7 +57,7 @@ class GemmDescStruct(ctypes.Structure):
                 ("k", ctypes.c_int64), ("batch", ctypes.c_int64), ("alpha", ctypes.c_float),
                 ("beta", ctypes.c_float), ("a", TesseraDesc), ("b", TesseraDesc), ("c", TesseraDesc),
                 ("d", TesseraDesc), ("a_scale", ScaleDescStruct), ("b_scale", ScaleDescStruct),
-                ("fast_accum", ctypes.c_int32), ("epilogue", EpilogueDescStruct)]
+                ("fast_accum", ctypes.c_int32), ("epilogue", EpilogueDescStruct), ("allow_tf32", ctypes.c_int32)]
 
 
 class PlanStruct(ctypes.Structure):

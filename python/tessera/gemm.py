@@ -267,7 +267,7 @@ def _scales(views, device, scale_a, scale_b, recipe_a, recipe_b):
 
 def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=None, handle=None, scale_a=None,
          scale_b=None, scale_recipe_a=None, scale_recipe_b=None, fast_accum=False, bias=None, activation=None,
-         bias_along="columns"):
+         bias_along="columns", allow_tf32=False):
     """out = activation(alpha * (scale_a . a) @ (scale_b . b) + beta * c + bias) (c defaults to out
     itself); returns out.
 
@@ -279,6 +279,9 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
     one in another layout is copied K-major into the handle's workspace
     first (32 MiB by default: InsufficientWorkspaceError where the copy does
     not fit; quantize_fp8_transposed makes K-major operands directly).
+    float32 a and b multiply as TF32 (10 mantissa bits, float32 sums) with
+    allow_tf32=True, as torch.backends.cuda.matmul.allow_tf32; without it
+    they are refused (tessera has no full-precision float32 GEMM).
 
     Scales: float32 dequantization factors on the operands' GPU, any
     strides (a transposed view works), checked against the recipe before
@@ -311,7 +314,7 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
     handle) passes only its pointers, which the C library checks
     (tessera.call_cache)."""
     key = _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, scale_recipe_a, scale_recipe_b,
-                    fast_accum, bias, activation, bias_along)
+                    (fast_accum, allow_tf32), bias, activation, bias_along)
     prepared = call_cache.find(key) if key is not None else None
     if prepared is not None:
         return _run_prepared(prepared, handle, a, b, out, c, scale_a, scale_b, bias, plan)
@@ -320,7 +323,7 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
     handle, desc, views, out, (sa, sb) = _prepare(a, b, c, out, alpha, beta, handle, out_dtype,
                                                   (scale_a, scale_b, scale_recipe_a, scale_recipe_b),
                                                   (bias, activation, bias_along))
-    desc.fast_accum = int(bool(fast_accum))
+    desc.fast_accum, desc.allow_tf32 = int(bool(fast_accum)), int(bool(allow_tf32))
     raw_plan = ctypes.byref(plan.raw) if plan is not None else None
     c_ptr = views["c"].ptr if "c" in views else None
     check(_lib.lib().tess_gemm_fused(handle._h, ctypes.byref(desc), raw_plan, ctypes.c_void_p(views["a"].ptr),
@@ -352,11 +355,11 @@ class _Prepared:
     c_is_out: bool
 
 
-def _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, recipe_a, recipe_b, fast_accum, bias,
+def _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, recipe_a, recipe_b, flags, bias,
               activation, bias_along):
     """The prepared-call key of a gemm call on torch CUDA tensors (None for any other call, which
-    is checked in full every time; call_cache.call_selector). The bias enters by its layout
-    (shape, strides, dtype, device); its pointer is passed on every call."""
+    is checked in full every time; call_cache.call_selector); flags: (fast_accum, allow_tf32). The
+    bias enters by its layout (shape, strides, dtype, device); its pointer is passed on every call."""
     stream = call_cache.call_selector(handle, (a, b), (out, c, scale_a, scale_b, bias))
     if stream is None:
         return None
@@ -366,7 +369,7 @@ def _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, re
     try:
         return (call_cache.tensor_key(a), call_cache.tensor_key(b), call_cache.tensor_key(out),
                 call_cache.tensor_key(c), call_cache.scale_key(scale_a), call_cache.scale_key(scale_b), alpha, beta,
-                out_dtype, recipe_a, recipe_b, bool(fast_accum), call_cache.tensor_key(bias), activation,
+                out_dtype, recipe_a, recipe_b, tuple(bool(f) for f in flags), call_cache.tensor_key(bias), activation,
                 bias_along, stream)
     except TypeError:  # an unhashable out_dtype, recipe or activation: checked in full
         return None
@@ -503,14 +506,14 @@ def transpose(x, *, handle=None):
 
 def gemm_plans(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, handle=None, limit=16, scale_a=None,
                scale_b=None, scale_recipe_a=None, scale_recipe_b=None, fast_accum=False, bias=None, activation=None,
-               bias_along="columns"):
+               bias_along="columns", allow_tf32=False):
     """Every plan that can run this problem within the handle's workspace, best first (for autotuning).
-    Pass the scales (and fast_accum, bias, activation) gemm will get: FP8 plans depend on the scale
-    recipes."""
+    Pass the scales (and fast_accum, bias, activation, allow_tf32) gemm will get: FP8 plans depend on
+    the scale recipes."""
     handle, desc, _, _, _ = _prepare(a, b, c, out, alpha, beta, handle, out_dtype,
                                      (scale_a, scale_b, scale_recipe_a, scale_recipe_b),
                                      (bias, activation, bias_along))
-    desc.fast_accum = int(bool(fast_accum))
+    desc.fast_accum, desc.allow_tf32 = int(bool(fast_accum)), int(bool(allow_tf32))
     plans = (PlanStruct * limit)()
     count = ctypes.c_int()
     check(_lib.lib().tess_gemm_plans(handle._h, ctypes.byref(desc), plans, limit, ctypes.byref(count)))
@@ -519,13 +522,13 @@ def gemm_plans(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, h
 
 def gemm_workspace_size(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, handle=None, scale_a=None,
                         scale_b=None, scale_recipe_a=None, scale_recipe_b=None, fast_accum=False, bias=None,
-                        activation=None, bias_along="columns"):
+                        activation=None, bias_along="columns", allow_tf32=False):
     """Bytes of workspace the heuristic's favourite plan for this problem needs (with the K-major
     copies of FP8 operands that are not K-major)."""
     handle, desc, _, _, _ = _prepare(a, b, c, out, alpha, beta, handle, out_dtype,
                                      (scale_a, scale_b, scale_recipe_a, scale_recipe_b),
                                      (bias, activation, bias_along))
-    desc.fast_accum = int(bool(fast_accum))
+    desc.fast_accum, desc.allow_tf32 = int(bool(fast_accum)), int(bool(allow_tf32))
     size = ctypes.c_size_t()
     check(_lib.lib().tess_gemm_workspace_size(handle._h, ctypes.byref(desc), ctypes.byref(size)))
     return size.value

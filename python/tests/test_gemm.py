@@ -320,3 +320,19 @@ def test_prepared_calls_with_a_handle(torch):
     with pytest.raises(tessera.TesseraError):
         tessera.gemm(a, b, handle=h1)
     call_cache.clear()
+
+
+@needs_gpu
+@pytest.mark.parametrize("a_t,b_t", [(False, True), (False, False), (True, True)])
+def test_tf32(torch, a_t, b_t):
+    """float32 operands multiply as TF32 with allow_tf32=True (any layout: those not K-major are copied
+    K-major first), within TF32's rounding of float64; without it they are refused."""
+    a = torch.randn(300, 520, device="cuda")
+    b = torch.randn(520, 264, device="cuda")
+    a_in = a.T.contiguous().T if a_t else a
+    b_in = b if not b_t else b.T.contiguous().T
+    with pytest.raises(tessera.NotSupportedError, match="allow_tf32"):
+        tessera.gemm(a_in, b_in)
+    got = tessera.gemm(a_in, b_in, allow_tf32=True)
+    assert got.dtype == torch.float32
+    _close(torch, got, (a.double() @ b.double()), 2 ** -9)

@@ -155,10 +155,18 @@ tess_status tess_gemm_validate(const tess_device_info *info, const tess_gemm_des
                          "tess_gemm: A is %s but B is %s; FP8 operands multiply only FP8 operands (quantize the other "
                          "with tess_quantize_fp8)",
                          tess_dtype_name(ta), tess_dtype_name(tb));
-    if (!tess_dtype_is_fp8(ta) && (!tess_dtype_is_16bit(ta) || !tess_dtype_is_16bit(tb)))
+    if ((ta == TESS_DTYPE_F32) != (tb == TESS_DTYPE_F32))
         return tess_fail(TESS_STATUS_NOT_SUPPORTED,
-                         "tess_gemm: A is %s and B is %s; tessera multiplies bf16, f16 or FP8 (e4m3, e5m2) operands "
-                         "(convert f32 inputs first)",
+                         "tess_gemm: A is %s but B is %s; f32 operands multiply only f32 operands (as TF32)",
+                         tess_dtype_name(ta), tess_dtype_name(tb));
+    if (ta == TESS_DTYPE_F32 && !desc->allow_tf32)
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "tess_gemm: A and B are f32; tessera multiplies them as TF32 (10 mantissa bits) only when "
+                         "desc.allow_tf32 = 1 (Python: allow_tf32=True); otherwise convert them to bf16 or f16");
+    if (!tess_dtype_is_fp8(ta) && ta != TESS_DTYPE_F32 && (!tess_dtype_is_16bit(ta) || !tess_dtype_is_16bit(tb)))
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "tess_gemm: A is %s and B is %s; tessera multiplies bf16, f16, FP8 (e4m3, e5m2) or, with "
+                         "allow_tf32, f32 operands",
                          tess_dtype_name(ta), tess_dtype_name(tb));
     if (tess_dtype_is_16bit(ta) && ta != tb)
         return tess_fail(TESS_STATUS_NOT_SUPPORTED,

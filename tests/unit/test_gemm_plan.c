@@ -67,6 +67,8 @@ static int want_input(const tess_gemm_desc *g) {
         return TESS_MMA_BF16;
     if (g->a.dtype == TESS_DTYPE_F16)
         return TESS_MMA_F16;
+    if (g->a.dtype == TESS_DTYPE_F32)
+        return TESS_MMA_TF32;
     return TESS_MMA_E4M3_E4M3 + 2 * (g->a.dtype == TESS_DTYPE_E5M2) + (g->b.dtype == TESS_DTYPE_E5M2);
 }
 static int want_scaling(const tess_gemm_desc *g) {
@@ -128,6 +130,35 @@ static void test_fp8_refusals(void) {
     CHECK_STATUS(tess_gemm_validate(NULL, &x, P, S, P, S, NULL, P), TESS_STATUS_SUCCESS);
     x = g, x.a_scale.mode = x.b_scale.mode = TESS_SCALE_TENSOR, x.a.dtype = x.b.dtype = TESS_DTYPE_E5M2;
     CHECK_STATUS(tess_gemm_validate(NULL, &x, P, NULL, P, NULL, NULL, P), TESS_STATUS_SUCCESS);
+}
+
+/* TF32: f32 operands only with allow_tf32, both f32; the plans are the TF32
+ * kernels (K-major: other layouts staged with 4-byte rows padded to 16 bytes). */
+static void test_tf32(void) {
+    tess_gemm_desc g = problem(300, 520, 1000), x;
+    g.a = mat(TESS_DTYPE_F32, TESS_ORDER_ROW, 300, 1000), g.b = mat(TESS_DTYPE_F32, TESS_ORDER_COL, 1000, 520);
+    g.c = g.d = mat(TESS_DTYPE_F32, TESS_ORDER_ROW, 300, 520);
+    CHECK_STATUS(tess_gemm_validate(NULL, &g, P, NULL, P, NULL, NULL, P), TESS_STATUS_NOT_SUPPORTED);
+    CHECK(strstr(tess_last_error(), "allow_tf32") != NULL);
+    g.allow_tf32 = 1;
+    CHECK_STATUS(tess_gemm_validate(NULL, &g, P, NULL, P, NULL, NULL, P), TESS_STATUS_SUCCESS);
+    x = g, x.b.dtype = TESS_DTYPE_BF16;
+    CHECK_STATUS(tess_gemm_validate(NULL, &x, P, NULL, P, NULL, NULL, P), TESS_STATUS_NOT_SUPPORTED);
+    CHECK(strstr(tess_last_error(), "f32 operands multiply only f32") != NULL);
+    enum { TF32_CAP = 64 };
+    tess_plan plans[TF32_CAP];
+    const int count = tess_gemm_candidates(NULL, &g, TESS_GEMM_WORKSPACE_BYTES, plans, TF32_CAP);
+    CHECKF(count > 0, "TF32: %d plans", count);
+    for (int i = 0; i < count && i < TF32_CAP; i++)
+        CHECKF(strncmp(plans[i].name, "sm90_tf32_tn_", 13) == 0 && plans[i].tile_k == 32, "TF32 plan %s (tile K %d)",
+               plans[i].name, plans[i].tile_k);
+    x = g, x.a.order = TESS_ORDER_COL, x.a.ld = 301; /* staged: K-major rows of 1000 f32, 16-byte padded */
+    CHECK_STATUS(tess_gemm_validate(NULL, &x, P, NULL, P, NULL, NULL, P), TESS_STATUS_SUCCESS);
+    CHECK(tess_fp8_staging_bytes(&x) == 300 * 1000 * 4);
+    x.k = 1001, x.a.cols = x.b.rows = 1001;
+    tess_gemm_desc staged;
+    tess_fp8_staged_desc(&x, &staged);
+    CHECK(staged.a.ld == 1004 && staged.a.order == TESS_ORDER_ROW && tess_fp8_staging_bytes(&x) == 300 * 1004 * 4);
 }
 
 /* FP8 operands that are not K-major: the bytes their copies take, the
@@ -667,6 +698,7 @@ static void test_plans_by_name(void) {
 
 int main(void) {
     test_fp8_staging();
+    test_tf32();
     tess_rng_seed(&rng, check_seed());
     test_refusals();
     test_plans();

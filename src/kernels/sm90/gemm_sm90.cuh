@@ -300,6 +300,9 @@ static int max_clusters(void) {
         TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_E4M3_E4M3, TESS_SCALING_BLOCK_ROWS_COLS, 0, 0)
 // fp8: the FP8 kernels of one tile configuration and scaling kind (4 entries).
 #define TESS_GEMM_FP8_TILE(BM, BN, ST, CL, SC) TESS_GEMM_FP8_SCHEDULE_TILE(BM, BN, ST, CL, SC, 0)
+// tf32: f32 operands read as TF32 by the tensor cores, both K-major (1 entry:
+// other layouts are copied K-major first, as FP8's are).
+#define TESS_GEMM_TF32_TILE(BM, BN, ST, CL) TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_TF32, TESS_SCALING_PLAIN, 0, 0)
 // fp8_pingpong: as fp8, pingpong (BM rows per consumer's tile, clusters of 1).
 #define TESS_GEMM_FP8_PINGPONG_TILE(BM, BN, ST, CL, SC) TESS_GEMM_FP8_SCHEDULE_TILE(BM, BN, ST, 1, SC, 1)
 // f16_pingpong: as f16, pingpong (8 entries).
