@@ -81,12 +81,13 @@ typedef enum tess_dtype {
     TESS_DTYPE_F16 = 2,   /* IEEE binary16 */
     TESS_DTYPE_BF16 = 14, /* bfloat16 */
     TESS_DTYPE_E4M3 = 28, /* OCP FP8 E4M3 "fn": no infinities, one NaN per sign, max 448 */
-    TESS_DTYPE_E5M2 = 29  /* OCP FP8 E5M2: IEEE-like, max 57344 */
+    TESS_DTYPE_E5M2 = 29, /* OCP FP8 E5M2: IEEE-like, max 57344 */
+    TESS_DTYPE_S8 = 3     /* signed 8-bit integer (W8A8: int8 x int8 summed in int32) */
 } tess_dtype;
 
 /* Bytes per element; 0 for a value that is not a tess_dtype. */
 TESS_API size_t tess_dtype_size(tess_dtype dtype);
-/* "f32", "f16", "bf16", "e4m3", "e5m2"; "invalid" for anything else. */
+/* "f32", "f16", "bf16", "e4m3", "e5m2", "s8"; "invalid" for anything else. */
 TESS_API const char *tess_dtype_name(tess_dtype dtype);
 /* Parses a name as tess_dtype_name prints it, or a PyTorch-style alias
  * ("float32", "half", "bfloat16", "float8_e4m3fn", "float8_e5m2"). */

@@ -15,8 +15,8 @@
 
 static int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
-/* Types the tensor cores read only K-major: FP8, and f32 read as TF32. */
-static int k_major_only(tess_dtype t) { return tess_dtype_is_fp8(t) || t == TESS_DTYPE_F32; }
+/* Types the tensor cores read only K-major: FP8, f32 read as TF32, and int8. */
+static int k_major_only(tess_dtype t) { return tess_dtype_is_fp8(t) || t == TESS_DTYPE_F32 || t == TESS_DTYPE_S8; }
 
 int tess_fp8_stages_a(const tess_gemm_desc *d) { return k_major_only(d->a.dtype) && d->a.order != TESS_ORDER_ROW; }
 
@@ -83,11 +83,12 @@ tess_status tess_fp8_staging_fits(tess_handle handle, const tess_gemm_desc *desc
     const size_t need = tess_fp8_staging_bytes(desc);
     const int a = tess_fp8_stages_a(desc), b = tess_fp8_stages_b(desc);
     return tess_fail(TESS_STATUS_INSUFFICIENT_WORKSPACE,
-                     "%s: %s %s%s%s; Hopper's tensor cores read FP8 and TF32 operands only K-major, so tessera "
+                     "%s: %s %s%s%s; Hopper's tensor cores read FP8, TF32 and INT8 operands only K-major, so tessera "
                      "stages K-major copies (%zu bytes, at a 256-byte boundary) in the workspace, and the handle has "
                      "%zu bytes. Give it more with tess_set_workspace, or pass K-major operands (A row-major, B "
                      "column-major: tess_quantize_fp8_transposed or tess_transpose make them)",
-                     caller, tess_dtype_is_fp8(desc->a.dtype) ? "FP8" : "TF32", a ? "A is M-major" : "",
+                     caller, tess_dtype_is_fp8(desc->a.dtype) ? "FP8" : desc->a.dtype == TESS_DTYPE_S8 ? "INT8" : "TF32",
+                     a ? "A is M-major" : "",
                      a && b ? " and " : "", b ? "B is N-major" : "", need,
                      handle->workspace_bytes);
 }

@@ -250,8 +250,9 @@ static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, cons
 #define TESS_SM90_UNMEASURED_SCHEDULE 2.0
 
 double tess_sm90_compute_seconds(const tess_device_info *info, int input, double flops) {
-    /* FP8 runs twice the 16-bit rate, TF32 half of it (the H100 datasheet's dense peaks: 1979, 989, 495 TF/s) */
-    const double rate = tess_mma_input_is_fp8(input) ? 2.0 : input == TESS_MMA_TF32 ? 0.5 : 1.0;
+    /* FP8 and INT8 run twice the 16-bit rate, TF32 half of it (the H100 datasheet's dense peaks: 1979 TF/s
+     * and 1979 TOPS, 989, 495) */
+    const double rate = tess_mma_input_is_fp8(input) || input == TESS_MMA_S8 ? 2.0 : input == TESS_MMA_TF32 ? 0.5 : 1.0;
     return flops / (TESS_SM90_FLOPS_PER_CLOCK * rate * tess_device_sm_hz(info) * TESS_SUSTAINED_CLOCK);
 }
 

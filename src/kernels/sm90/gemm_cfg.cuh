@@ -70,6 +70,8 @@ struct gemm_cfg {
     static constexpr int GROUP_TILE = GROUPED_ALONG_N ? BN_ : BM_;
     static constexpr int IN = IN_, SCALING = SCALING_;
     static constexpr int ELEM_BYTES = IN <= TESS_MMA_F16 ? 2 : IN == TESS_MMA_TF32 ? 4 : 1;
+    // INT8: the accumulators hold int32 bits until the mainloop ends (gemm_sm90.cuh converts them).
+    static constexpr bool INT_ACC = IN == TESS_MMA_S8;
     static constexpr int BM = BM_, BN = BN_, BK = TESS_SM90_BK_BYTES / ELEM_BYTES, STAGES = STAGES_;
     // The schedule. Cooperative (PINGPONG 0): the consumer warpgroups
     // share each tile, 64 rows each: two for 128-row tiles, one for 64-row
