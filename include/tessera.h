@@ -487,16 +487,27 @@ TESS_API tess_status tess_transpose(tess_handle handle, tess_dtype dtype, int64_
 
 /* Quantizes a rows x cols row-major matrix x (f32, f16 or bf16, leading
  * dimension ld_x) into q (e4m3 or e5m2, row-major, ld_q), with dequantization
- * factors written to `scales` in `scale_layout` (mode TENSOR, BLOCK_1x128:
- * one per row per 128 columns, or BLOCK_128x128; from
+ * factors written to `scales` in `scale_layout` (mode TENSOR, OUTER_VEC: one
+ * per row, BLOCK_1x128: one per row per 128 columns, or BLOCK_128x128; from
  * tess_scale_layout_query, or any strides). Columns are the K dimension:
  * quantize activations X (M x K) and weights W (N x K, i.e. B column-major)
  * as stored. Each factor is amax / (largest finite value of q's type), 1 for
  * an all-zero block; q = x * (1 / factor) (saturating), which fills the FP8 range. Queued on the
- * handle's stream; TENSOR mode runs two kernels (amax, then quantize). */
+ * handle's stream; TENSOR and OUTER_VEC modes run two kernels (amax, then
+ * quantize). */
 TESS_API tess_status tess_quantize_fp8(tess_handle handle, int64_t rows, int64_t cols, tess_dtype x_type, const void *x,
                                        int64_t ld_x, tess_dtype q_type, void *q, int64_t ld_q, float *scales,
                                        const tess_scale_desc *scale_layout);
+
+/* Quantizes a rows x cols row-major x (f32, f16 or bf16) into int8 q
+ * (row-major, ld_q) for the W8A8 GEMM, symmetrically: each factor is
+ * amax / 127 (1 for an all-zero row or tensor) and q = round(x / factor)
+ * (to nearest, saturated to [-127, 127]). scale_layout: TENSOR (one factor)
+ * or OUTER_VEC (one per row: per token for activations X, per output
+ * channel for weights W stored N x K). Queued on the handle's stream. */
+TESS_API tess_status tess_quantize_int8(tess_handle handle, int64_t rows, int64_t cols, tess_dtype x_type,
+                                        const void *x, int64_t ld_x, void *q, int64_t ld_q, float *scales,
+                                        const tess_scale_desc *scale_layout);
 
 /* Cast-transpose, for training's backward GEMMs: quantizes a rows x cols
  * row-major x (f32, f16 or bf16) twice in one read, into q (rows x cols,

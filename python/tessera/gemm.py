@@ -101,13 +101,14 @@ def _one_cuda_device(views):
 
 
 def _torch_out(a, b, views, out_dtype):
-    """A new torch tensor for D: (batch,) M x N, row-major, of out_dtype, else A's type (bf16 for FP8 A)."""
+    """A new torch tensor for D: (batch,) M x N, row-major, of out_dtype, else A's type (bf16 for FP8 or
+    int8 A)."""
     import torch
     batch = max(views["a"].batch, views["b"].batch)
     shape = (batch, views["a"].rows, views["b"].cols) if batch > 1 else (views["a"].rows, views["b"].cols)
-    fp8 = views["a"].dtype in (DType.E4M3, DType.E5M2)
+    quantized = views["a"].dtype in (DType.E4M3, DType.E5M2, DType.S8)
     dtype = {DType.BF16: torch.bfloat16, DType.F16: torch.float16, DType.F32: torch.float32}.get(
-        as_dtype(out_dtype) if out_dtype is not None else DType.BF16 if fp8 else views["a"].dtype)
+        as_dtype(out_dtype) if out_dtype is not None else DType.BF16 if quantized else views["a"].dtype)
     if dtype is None:
         raise InvalidValueError(f"out_dtype {out_dtype}: D is bf16, f16 or f32")
     return torch.empty(shape, dtype=dtype, device=a.device)
@@ -279,7 +280,9 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
     one in another layout is copied K-major into the handle's workspace
     first (32 MiB by default: InsufficientWorkspaceError where the copy does
     not fit; quantize_fp8_transposed makes K-major operands directly).
-    float32 a and b multiply as TF32 (10 mantissa bits, float32 sums) with
+    int8 (torch.int8) a and b are summed in int32 (exactly, K up to 131071),
+    then scaled by their per-tensor or per-row/column factors (W8A8), K-major
+    or copied K-major as FP8 operands are. float32 a and b multiply as TF32 (10 mantissa bits, float32 sums) with
     allow_tf32=True, as torch.backends.cuda.matmul.allow_tf32; without it
     they are refused (tessera has no full-precision float32 GEMM).
 
@@ -431,15 +434,16 @@ def _factors(mode, rows, cols, device):
 def quantize_fp8(x, recipe="1x128", dtype="e4m3", *, handle=None):
     """(q, scales): x (a 2-D row-major f32/f16/bf16 torch tensor, columns = K)
     quantized to FP8 with dequantization factors, such that x ~ q * scales
-    per block. recipe: "tensor" (scales of shape (1,)), "1x128" ((rows,
+    per block. recipe: "tensor" (scales of shape (1,)), "rowwise" ((rows, 1):
+    one per row), "1x128" ((rows,
     ceil(cols/128)), rows contiguous) or "128x128" ((ceil(rows/128),
     ceil(cols/128)), K blocks contiguous) -- the layouts gemm's scale_a /
     scale_b take for a = x, or b = x.T of a weight x."""
     import torch
     _check_row_major(x, handle, "quantize_fp8")
     mode = SCALE_RECIPES.get(recipe)
-    if mode not in (0, 4, 5):
-        raise InvalidValueError(f"quantize_fp8: recipe {recipe!r}: one of 'tensor', '1x128', '128x128'")
+    if mode not in (0, 1, 4, 5):
+        raise InvalidValueError(f"quantize_fp8: recipe {recipe!r}: one of 'tensor', 'rowwise', '1x128', '128x128'")
     qt = _fp8_dtype(dtype, "quantize_fp8")
     rows, cols = x.shape
     factors, layout = _factors(mode, rows, cols, x.device)
@@ -453,6 +457,28 @@ def quantize_fp8(x, recipe="1x128", dtype="e4m3", *, handle=None):
 
 def _round16(n):
     return (n + 15) // 16 * 16
+
+
+def quantize_int8(x, recipe="rowwise", *, handle=None):
+    """(q, scales): x (a 2-D row-major f32/f16/bf16 torch tensor, columns = K)
+    quantized symmetrically to int8 for the W8A8 GEMM: factor = amax / 127,
+    q = round(x / factor) in [-127, 127]. recipe: "rowwise" ((rows, 1): per
+    token for activations, per output channel for a weight stored N x K) or
+    "tensor" ((1,)) -- gemm's scale_a for a = x, or scale_b (as .T) for
+    b = x.T of a weight x."""
+    import torch
+    _check_row_major(x, handle, "quantize_int8")
+    mode = SCALE_RECIPES.get(recipe)
+    if mode not in (0, 1):
+        raise InvalidValueError(f"quantize_int8: recipe {recipe!r}: 'rowwise' or 'tensor'")
+    rows, cols = x.shape
+    factors, layout = _factors(mode, rows, cols, x.device)
+    q = torch.empty((rows, _round16(cols)), dtype=torch.int8, device=x.device)[:, :cols]
+    h = handle or _torch_handle(x)
+    check(_lib.lib().tess_quantize_int8(h._h, rows, cols, int(as_dtype(x.dtype)), ctypes.c_void_p(x.data_ptr()),
+                                        _row_ld(x), ctypes.c_void_p(q.data_ptr()), _round16(cols),
+                                        ctypes.c_void_p(factors.data_ptr()), ctypes.byref(layout)))
+    return q, (factors.reshape(1) if mode == 0 else factors)
 
 
 def quantize_fp8_transposed(x, recipe="1x128", dtype="e4m3", *, rowwise=True, handle=None):

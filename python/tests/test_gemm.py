@@ -336,3 +336,46 @@ def test_tf32(torch, a_t, b_t):
     got = tessera.gemm(a_in, b_in, allow_tf32=True)
     assert got.dtype == torch.float32
     _close(torch, got, (a.double() @ b.double()), 2 ** -9)
+
+
+@needs_gpu
+@pytest.mark.parametrize("b_layout", ["k_major", "n_major"])
+def test_int8_w8a8(torch, b_layout):
+    """int8 x int8 summed exactly in int32, then per-row (token) and per-column (channel) factors; an
+    N-major b is copied K-major first."""
+    a = torch.randint(-127, 128, (300, 1024), dtype=torch.int8, device="cuda")
+    w = torch.randint(-127, 128, (520, 1024), dtype=torch.int8, device="cuda")
+    b = w.T if b_layout == "k_major" else w.T.contiguous()
+    sa = torch.rand(300, 1, device="cuda") + 0.5
+    sb = torch.rand(1, 520, device="cuda") + 0.5
+    got = tessera.gemm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.float32)
+    want = (a.double() @ w.double().T) * sa.double() * sb.double()
+    _close(torch, got, want, 1e-6)
+    assert tessera.gemm(a, b).dtype == torch.bfloat16  # int8's default D, as FP8's
+
+
+@needs_gpu
+@pytest.mark.parametrize("recipe", ["rowwise", "tensor"])
+def test_quantize_int8(torch, recipe):
+    """Symmetric int8: factor = amax / 127 per row (or tensor), q = round(x / factor); then the W8A8
+    GEMM of quantized activations and weights within int8's quantization error of float64."""
+    x = torch.randn(257, 1000, device="cuda", dtype=torch.bfloat16) * 3
+    x[5] = 0  # an all-zero row: factor 1
+    q, s = tessera.quantize_int8(x, recipe)
+    amax = x.float().abs().amax(dim=1, keepdim=True) if recipe == "rowwise" else x.float().abs().amax().reshape(1)
+    want_s = torch.where(amax > 0, amax / 127, torch.ones_like(amax))
+    assert q.dtype == torch.int8 and s.shape == want_s.shape and torch.allclose(s, want_s, rtol=1e-6)
+    want_q = torch.round(x.float() / want_s.reshape(-1, 1) if recipe == "rowwise" else x.float() / want_s)
+    assert (q.float() - want_q).abs().max() <= 1  # the factor's reciprocal may tip a tie
+    w = torch.randn(384, 1000, device="cuda", dtype=torch.bfloat16)
+    qw, sw = tessera.quantize_int8(w, "rowwise")
+    y = tessera.gemm(q, qw.T, scale_a=s, scale_b=sw, out_dtype=torch.float32)
+    _close(torch, y, x.double() @ w.double().T, 0.02)
+
+
+def test_quantize_int8_refuses_before_any_gpu_work():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(tessera.InvalidValueError, match="recipe"):
+        tessera.quantize_int8(torch.zeros(8, 8), "1x128")
+    with pytest.raises(tessera.InvalidValueError, match="2-D row-major"):
+        tessera.quantize_int8(torch.zeros(8, 8, 8))
