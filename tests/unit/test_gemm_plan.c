@@ -187,11 +187,12 @@ static void test_tf32(void) {
                plans[i].name, plans[i].tile_k);
     x = g, x.a.order = TESS_ORDER_COL, x.a.ld = 301; /* staged: K-major rows of 1000 f32, 16-byte padded */
     CHECK_STATUS(tess_gemm_validate(NULL, &x, P, NULL, P, NULL, NULL, P), TESS_STATUS_SUCCESS);
-    CHECK(tess_fp8_staging_bytes(&x) == 300 * 1000 * 4);
+    CHECK(tess_fp8_staging_bytes(&x) == (300 * 1000 * 4 + 255) / 256 * 256); /* at a 256-byte multiple */
     x.k = 1001, x.a.cols = x.b.rows = 1001;
     tess_gemm_desc staged;
     tess_fp8_staged_desc(&x, &staged);
-    CHECK(staged.a.ld == 1004 && staged.a.order == TESS_ORDER_ROW && tess_fp8_staging_bytes(&x) == 300 * 1004 * 4);
+    CHECK(staged.a.ld == 1004 && staged.a.order == TESS_ORDER_ROW &&
+          tess_fp8_staging_bytes(&x) == (300 * 1004 * 4 + 255) / 256 * 256);
 }
 
 /* FP8 operands that are not K-major: the bytes their copies take, the
@@ -320,7 +321,7 @@ static void test_refusals(void) {
     x = g, x.a.dtype = TESS_DTYPE_E4M3;
     expect_refusal(&x, P, P, P, P, TESS_STATUS_NOT_SUPPORTED, "FP8 operands multiply only FP8");
     x = g, x.a.dtype = x.b.dtype = TESS_DTYPE_F32, x.a.ld = 128, x.b.ld = 128;
-    expect_refusal(&x, P, P, P, P, TESS_STATUS_NOT_SUPPORTED, "bf16, f16 or FP8");
+    expect_refusal(&x, P, P, P, P, TESS_STATUS_NOT_SUPPORTED, "allow_tf32"); /* f32 is TF32 only on request */
     x = g, x.b.dtype = TESS_DTYPE_F16;
     expect_refusal(&x, P, P, P, P, TESS_STATUS_NOT_SUPPORTED, "one 16-bit type");
     x = g, x.d.dtype = TESS_DTYPE_E5M2;
