@@ -81,12 +81,13 @@ typedef enum tess_dtype {
     TESS_DTYPE_F16 = 2,   /* IEEE binary16 */
     TESS_DTYPE_BF16 = 14, /* bfloat16 */
     TESS_DTYPE_E4M3 = 28, /* OCP FP8 E4M3 "fn": no infinities, one NaN per sign, max 448 */
-    TESS_DTYPE_E5M2 = 29  /* OCP FP8 E5M2: IEEE-like, max 57344 */
+    TESS_DTYPE_E5M2 = 29, /* OCP FP8 E5M2: IEEE-like, max 57344 */
+    TESS_DTYPE_S8 = 3     /* signed 8-bit integer (W8A8: int8 x int8 summed in int32) */
 } tess_dtype;
 
 /* Bytes per element; 0 for a value that is not a tess_dtype. */
 TESS_API size_t tess_dtype_size(tess_dtype dtype);
-/* "f32", "f16", "bf16", "e4m3", "e5m2"; "invalid" for anything else. */
+/* "f32", "f16", "bf16", "e4m3", "e5m2", "s8"; "invalid" for anything else. */
 TESS_API const char *tess_dtype_name(tess_dtype dtype);
 /* Parses a name as tess_dtype_name prints it, or a PyTorch-style alias
  * ("float32", "half", "bfloat16", "float8_e4m3fn", "float8_e5m2"). */
@@ -301,6 +302,13 @@ typedef struct tess_gemm_desc {
     int32_t fast_accum;
     /* A fused epilogue (bias, activation); zero: none. */
     tess_epilogue_desc epilogue;
+    /* 1: f32 A and B are multiplied as TF32 (the tensor cores read 10 of
+     * their 23 mantissa bits; f32 accumulation; about 3x the speed of an f32
+     * GEMM), as cuBLAS's CUBLAS_COMPUTE_32F_FAST_TF32 and torch's
+     * allow_tf32. 0 (default): f32 operands are refused (tessera has no
+     * full-precision f32 GEMM). TF32 operands must be K-major like FP8's;
+     * others are copied K-major into the workspace first. */
+    int32_t allow_tf32;
 } tess_gemm_desc;
 
 /* Sets struct_size, batch = 1, alpha = 1, beta = 0; the rest is zeroed
@@ -479,16 +487,27 @@ TESS_API tess_status tess_transpose(tess_handle handle, tess_dtype dtype, int64_
 
 /* Quantizes a rows x cols row-major matrix x (f32, f16 or bf16, leading
  * dimension ld_x) into q (e4m3 or e5m2, row-major, ld_q), with dequantization
- * factors written to `scales` in `scale_layout` (mode TENSOR, BLOCK_1x128:
- * one per row per 128 columns, or BLOCK_128x128; from
+ * factors written to `scales` in `scale_layout` (mode TENSOR, OUTER_VEC: one
+ * per row, BLOCK_1x128: one per row per 128 columns, or BLOCK_128x128; from
  * tess_scale_layout_query, or any strides). Columns are the K dimension:
  * quantize activations X (M x K) and weights W (N x K, i.e. B column-major)
  * as stored. Each factor is amax / (largest finite value of q's type), 1 for
  * an all-zero block; q = x * (1 / factor) (saturating), which fills the FP8 range. Queued on the
- * handle's stream; TENSOR mode runs two kernels (amax, then quantize). */
+ * handle's stream; TENSOR and OUTER_VEC modes run two kernels (amax, then
+ * quantize). */
 TESS_API tess_status tess_quantize_fp8(tess_handle handle, int64_t rows, int64_t cols, tess_dtype x_type, const void *x,
                                        int64_t ld_x, tess_dtype q_type, void *q, int64_t ld_q, float *scales,
                                        const tess_scale_desc *scale_layout);
+
+/* Quantizes a rows x cols row-major x (f32, f16 or bf16) into int8 q
+ * (row-major, ld_q) for the W8A8 GEMM, symmetrically: each factor is
+ * amax / 127 (1 for an all-zero row or tensor) and q = round(x / factor)
+ * (to nearest, saturated to [-127, 127]). scale_layout: TENSOR (one factor)
+ * or OUTER_VEC (one per row: per token for activations X, per output
+ * channel for weights W stored N x K). Queued on the handle's stream. */
+TESS_API tess_status tess_quantize_int8(tess_handle handle, int64_t rows, int64_t cols, tess_dtype x_type,
+                                        const void *x, int64_t ld_x, void *q, int64_t ld_q, float *scales,
+                                        const tess_scale_desc *scale_layout);
 
 /* Cast-transpose, for training's backward GEMMs: quantizes a rows x cols
  * row-major x (f32, f16 or bf16) twice in one read, into q (rows x cols,

@@ -41,7 +41,8 @@ void *test_matrix_random(const tess_matrix_desc *d, int64_t batch, tess_rng *r, 
     int64_t count = tess_matrix_span(d, batch);
     *bytes = tess_matrix_bytes(d, batch);
     void *p = malloc(*bytes);
-    tess_fill_normal(p, d->dtype, count, 1.0, r);
+    /* int8: integers spread over most of [-127, 127] (a unit normal would round to a handful) */
+    tess_fill_normal(p, d->dtype, count, d->dtype == TESS_DTYPE_S8 ? 40.0 : 1.0, r);
     return p;
 }
 
@@ -159,6 +160,7 @@ dtype_rounding test_dtype_rounding(tess_dtype dtype) {
     case TESS_DTYPE_BF16: r.unit = 0x1p-8, r.tiny = 0x1p-133, r.max = 0x1.fep127; break;
     case TESS_DTYPE_E4M3: r.unit = 0x1p-4, r.tiny = 0x1p-9, r.max = 448; break;
     case TESS_DTYPE_E5M2: r.unit = 0x1p-3, r.tiny = 0x1p-16, r.max = 57344; break;
+    case TESS_DTYPE_S8: r.unit = 0.5, r.tiny = 1, r.max = 127; break; /* integers: half a step at 1 */
     }
     return r;
 }

@@ -13,8 +13,8 @@ from .errors import (AllocFailedError, ArchMismatchError, ExecutionFailedError, 
                      InternalError, InvalidValueError, NoDeviceError, NotInitializedError, NotSupportedError,
                      Status, TesseraError, status_name)
 from .handle import DeviceInfo, Handle, version, version_string
-from .gemm import (Plan, gemm, gemm_plans, gemm_workspace_size, quantize_fp8, quantize_fp8_transposed, set_sm_budget,
-                   transpose)
+from .gemm import (Plan, gemm, gemm_plans, gemm_workspace_size, quantize_fp8, quantize_fp8_transposed, quantize_int8,
+                   set_sm_budget, transpose)
 from .grouped import GroupLayout, GroupOrder, grouped_mm, grouped_mm_masked, grouped_plans
 from . import layout
 from .matrix import Matrix, Order, as_matrix, from_parts
@@ -35,5 +35,5 @@ __all__ = [
     "NotInitializedError", "NotSupportedError", "ops", "Order", "Status", "TesseraError", "as_dtype", "as_matrix",
     "fp8_linear", "from_parts", "gemm", "gemm_plans", "gemm_workspace_size", "GroupLayout", "GroupOrder",
     "grouped_mm", "grouped_mm_masked", "grouped_plans", "library_path", "Plan", "quantize_fp8",
-    "quantize_fp8_transposed", "set_sm_budget", "status_name", "transpose", "version", "version_string",
+    "quantize_fp8_transposed", "quantize_int8", "set_sm_budget", "status_name", "transpose", "version", "version_string",
 ]

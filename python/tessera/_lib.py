@@ -57,7 +57,7 @@ class GemmDescStruct(ctypes.Structure):
                 ("k", ctypes.c_int64), ("batch", ctypes.c_int64), ("alpha", ctypes.c_float),
                 ("beta", ctypes.c_float), ("a", TesseraDesc), ("b", TesseraDesc), ("c", TesseraDesc),
                 ("d", TesseraDesc), ("a_scale", ScaleDescStruct), ("b_scale", ScaleDescStruct),
-                ("fast_accum", ctypes.c_int32), ("epilogue", EpilogueDescStruct)]
+                ("fast_accum", ctypes.c_int32), ("epilogue", EpilogueDescStruct), ("allow_tf32", ctypes.c_int32)]
 
 
 class PlanStruct(ctypes.Structure):
@@ -160,6 +160,9 @@ _SIGNATURES = [
       ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t)]),
     ("tess_quantize_fp8", ctypes.c_int,
      [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int,
+      ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.POINTER(ScaleDescStruct)]),
+    ("tess_quantize_int8", ctypes.c_int,
+     [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int, ctypes.c_void_p, ctypes.c_int64,
       ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.POINTER(ScaleDescStruct)]),
     ("tess_quantize_fp8_transposed", ctypes.c_int,
      [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int,

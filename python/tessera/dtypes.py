@@ -13,6 +13,7 @@ class DType(enum.IntEnum):
     BF16 = 14
     E4M3 = 28
     E5M2 = 29
+    S8 = 3
 
     @property
     def size(self):
@@ -32,8 +33,9 @@ class DType(enum.IntEnum):
         return cls(out.value)
 
 
-# DLPack type codes (dlpack.h): kDLFloat=2, kDLBfloat=4, kDLFloat8_e4m3fn=10, kDLFloat8_e5m2=12.
-_DLPACK = {(2, 32): DType.F32, (2, 16): DType.F16, (4, 16): DType.BF16, (10, 8): DType.E4M3, (12, 8): DType.E5M2}
+# DLPack type codes (dlpack.h): kDLInt=0, kDLFloat=2, kDLBfloat=4, kDLFloat8_e4m3fn=10, kDLFloat8_e5m2=12.
+_DLPACK = {(2, 32): DType.F32, (2, 16): DType.F16, (4, 16): DType.BF16, (10, 8): DType.E4M3, (12, 8): DType.E5M2,
+           (0, 8): DType.S8}
 
 
 def from_dlpack(code, bits, lanes=1):
@@ -41,7 +43,7 @@ def from_dlpack(code, bits, lanes=1):
     dt = _DLPACK.get((code, bits))
     if dt is None or lanes != 1:
         raise InvalidValueError(f"DLPack type (code={code}, bits={bits}, lanes={lanes}) is not one of tessera's "
-                                "element types (f32, f16, bf16, float8_e4m3fn, float8_e5m2)")
+                                "element types (f32, f16, bf16, float8_e4m3fn, float8_e5m2, int8)")
     return dt
 
 

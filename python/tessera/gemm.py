@@ -101,13 +101,14 @@ def _one_cuda_device(views):
 
 
 def _torch_out(a, b, views, out_dtype):
-    """A new torch tensor for D: (batch,) M x N, row-major, of out_dtype, else A's type (bf16 for FP8 A)."""
+    """A new torch tensor for D: (batch,) M x N, row-major, of out_dtype, else A's type (bf16 for FP8 or
+    int8 A)."""
     import torch
     batch = max(views["a"].batch, views["b"].batch)
     shape = (batch, views["a"].rows, views["b"].cols) if batch > 1 else (views["a"].rows, views["b"].cols)
-    fp8 = views["a"].dtype in (DType.E4M3, DType.E5M2)
+    quantized = views["a"].dtype in (DType.E4M3, DType.E5M2, DType.S8)
     dtype = {DType.BF16: torch.bfloat16, DType.F16: torch.float16, DType.F32: torch.float32}.get(
-        as_dtype(out_dtype) if out_dtype is not None else DType.BF16 if fp8 else views["a"].dtype)
+        as_dtype(out_dtype) if out_dtype is not None else DType.BF16 if quantized else views["a"].dtype)
     if dtype is None:
         raise InvalidValueError(f"out_dtype {out_dtype}: D is bf16, f16 or f32")
     return torch.empty(shape, dtype=dtype, device=a.device)
@@ -267,7 +268,7 @@ def _scales(views, device, scale_a, scale_b, recipe_a, recipe_b):
 
 def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=None, handle=None, scale_a=None,
          scale_b=None, scale_recipe_a=None, scale_recipe_b=None, fast_accum=False, bias=None, activation=None,
-         bias_along="columns"):
+         bias_along="columns", allow_tf32=False):
     """out = activation(alpha * (scale_a . a) @ (scale_b . b) + beta * c + bias) (c defaults to out
     itself); returns out.
 
@@ -279,6 +280,11 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
     one in another layout is copied K-major into the handle's workspace
     first (32 MiB by default: InsufficientWorkspaceError where the copy does
     not fit; quantize_fp8_transposed makes K-major operands directly).
+    int8 (torch.int8) a and b are summed in int32 (exactly, K up to 131071),
+    then scaled by their per-tensor or per-row/column factors (W8A8), K-major
+    or copied K-major as FP8 operands are. float32 a and b multiply as TF32 (10 mantissa bits, float32 sums) with
+    allow_tf32=True, as torch.backends.cuda.matmul.allow_tf32; without it
+    they are refused (tessera has no full-precision float32 GEMM).
 
     Scales: float32 dequantization factors on the operands' GPU, any
     strides (a transposed view works), checked against the recipe before
@@ -311,7 +317,7 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
     handle) passes only its pointers, which the C library checks
     (tessera.call_cache)."""
     key = _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, scale_recipe_a, scale_recipe_b,
-                    fast_accum, bias, activation, bias_along)
+                    (fast_accum, allow_tf32), bias, activation, bias_along)
     prepared = call_cache.find(key) if key is not None else None
     if prepared is not None:
         return _run_prepared(prepared, handle, a, b, out, c, scale_a, scale_b, bias, plan)
@@ -320,7 +326,7 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
     handle, desc, views, out, (sa, sb) = _prepare(a, b, c, out, alpha, beta, handle, out_dtype,
                                                   (scale_a, scale_b, scale_recipe_a, scale_recipe_b),
                                                   (bias, activation, bias_along))
-    desc.fast_accum = int(bool(fast_accum))
+    desc.fast_accum, desc.allow_tf32 = int(bool(fast_accum)), int(bool(allow_tf32))
     raw_plan = ctypes.byref(plan.raw) if plan is not None else None
     c_ptr = views["c"].ptr if "c" in views else None
     check(_lib.lib().tess_gemm_fused(handle._h, ctypes.byref(desc), raw_plan, ctypes.c_void_p(views["a"].ptr),
@@ -352,11 +358,11 @@ class _Prepared:
     c_is_out: bool
 
 
-def _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, recipe_a, recipe_b, fast_accum, bias,
+def _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, recipe_a, recipe_b, flags, bias,
               activation, bias_along):
     """The prepared-call key of a gemm call on torch CUDA tensors (None for any other call, which
-    is checked in full every time; call_cache.call_selector). The bias enters by its layout
-    (shape, strides, dtype, device); its pointer is passed on every call."""
+    is checked in full every time; call_cache.call_selector); flags: (fast_accum, allow_tf32). The
+    bias enters by its layout (shape, strides, dtype, device); its pointer is passed on every call."""
     stream = call_cache.call_selector(handle, (a, b), (out, c, scale_a, scale_b, bias))
     if stream is None:
         return None
@@ -366,7 +372,7 @@ def _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, re
     try:
         return (call_cache.tensor_key(a), call_cache.tensor_key(b), call_cache.tensor_key(out),
                 call_cache.tensor_key(c), call_cache.scale_key(scale_a), call_cache.scale_key(scale_b), alpha, beta,
-                out_dtype, recipe_a, recipe_b, bool(fast_accum), call_cache.tensor_key(bias), activation,
+                out_dtype, recipe_a, recipe_b, tuple(bool(f) for f in flags), call_cache.tensor_key(bias), activation,
                 bias_along, stream)
     except TypeError:  # an unhashable out_dtype, recipe or activation: checked in full
         return None
@@ -428,15 +434,16 @@ def _factors(mode, rows, cols, device):
 def quantize_fp8(x, recipe="1x128", dtype="e4m3", *, handle=None):
     """(q, scales): x (a 2-D row-major f32/f16/bf16 torch tensor, columns = K)
     quantized to FP8 with dequantization factors, such that x ~ q * scales
-    per block. recipe: "tensor" (scales of shape (1,)), "1x128" ((rows,
+    per block. recipe: "tensor" (scales of shape (1,)), "rowwise" ((rows, 1):
+    one per row), "1x128" ((rows,
     ceil(cols/128)), rows contiguous) or "128x128" ((ceil(rows/128),
     ceil(cols/128)), K blocks contiguous) -- the layouts gemm's scale_a /
     scale_b take for a = x, or b = x.T of a weight x."""
     import torch
     _check_row_major(x, handle, "quantize_fp8")
     mode = SCALE_RECIPES.get(recipe)
-    if mode not in (0, 4, 5):
-        raise InvalidValueError(f"quantize_fp8: recipe {recipe!r}: one of 'tensor', '1x128', '128x128'")
+    if mode not in (scales.TENSOR, scales.OUTER_VEC, scales.BLOCK_1x128, scales.BLOCK_128x128):
+        raise InvalidValueError(f"quantize_fp8: recipe {recipe!r}: one of 'tensor', 'rowwise', '1x128', '128x128'")
     qt = _fp8_dtype(dtype, "quantize_fp8")
     rows, cols = x.shape
     factors, layout = _factors(mode, rows, cols, x.device)
@@ -445,11 +452,33 @@ def quantize_fp8(x, recipe="1x128", dtype="e4m3", *, handle=None):
     check(_lib.lib().tess_quantize_fp8(h._h, rows, cols, int(as_dtype(x.dtype)), ctypes.c_void_p(x.data_ptr()),
                                        _row_ld(x), int(as_dtype(qt)), ctypes.c_void_p(q.data_ptr()), cols,
                                        ctypes.c_void_p(factors.data_ptr()), ctypes.byref(layout)))
-    return q, (factors.reshape(1) if mode == 0 else factors)
+    return q, (factors.reshape(1) if mode == scales.TENSOR else factors)
 
 
 def _round16(n):
     return (n + 15) // 16 * 16
+
+
+def quantize_int8(x, recipe="rowwise", *, handle=None):
+    """(q, scales): x (a 2-D row-major f32/f16/bf16 torch tensor, columns = K)
+    quantized symmetrically to int8 for the W8A8 GEMM: factor = amax / 127,
+    q = round(x / factor) in [-127, 127]. recipe: "rowwise" ((rows, 1): per
+    token for activations, per output channel for a weight stored N x K) or
+    "tensor" ((1,)) -- gemm's scale_a for a = x, or scale_b (as .T) for
+    b = x.T of a weight x."""
+    import torch
+    _check_row_major(x, handle, "quantize_int8")
+    mode = SCALE_RECIPES.get(recipe)
+    if mode not in (scales.TENSOR, scales.OUTER_VEC):
+        raise InvalidValueError(f"quantize_int8: recipe {recipe!r}: 'rowwise' or 'tensor'")
+    rows, cols = x.shape
+    factors, layout = _factors(mode, rows, cols, x.device)
+    q = torch.empty((rows, _round16(cols)), dtype=torch.int8, device=x.device)[:, :cols]
+    h = handle or _torch_handle(x)
+    check(_lib.lib().tess_quantize_int8(h._h, rows, cols, int(as_dtype(x.dtype)), ctypes.c_void_p(x.data_ptr()),
+                                        _row_ld(x), ctypes.c_void_p(q.data_ptr()), _round16(cols),
+                                        ctypes.c_void_p(factors.data_ptr()), ctypes.byref(layout)))
+    return q, (factors.reshape(1) if mode == scales.TENSOR else factors)
 
 
 def quantize_fp8_transposed(x, recipe="1x128", dtype="e4m3", *, rowwise=True, handle=None):
@@ -467,7 +496,7 @@ def quantize_fp8_transposed(x, recipe="1x128", dtype="e4m3", *, rowwise=True, ha
     import torch
     _check_row_major(x, handle, "quantize_fp8_transposed")
     mode = SCALE_RECIPES.get(recipe)
-    if mode not in (4, 5):
+    if mode not in (scales.BLOCK_1x128, scales.BLOCK_128x128):
         raise InvalidValueError(f"quantize_fp8_transposed: recipe {recipe!r}: '1x128' or '128x128'")
     qtype = _fp8_dtype(dtype, "quantize_fp8_transposed")
     rows, cols = x.shape
@@ -503,14 +532,14 @@ def transpose(x, *, handle=None):
 
 def gemm_plans(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, handle=None, limit=16, scale_a=None,
                scale_b=None, scale_recipe_a=None, scale_recipe_b=None, fast_accum=False, bias=None, activation=None,
-               bias_along="columns"):
+               bias_along="columns", allow_tf32=False):
     """Every plan that can run this problem within the handle's workspace, best first (for autotuning).
-    Pass the scales (and fast_accum, bias, activation) gemm will get: FP8 plans depend on the scale
-    recipes."""
+    Pass the scales (and fast_accum, bias, activation, allow_tf32) gemm will get: FP8 plans depend on
+    the scale recipes."""
     handle, desc, _, _, _ = _prepare(a, b, c, out, alpha, beta, handle, out_dtype,
                                      (scale_a, scale_b, scale_recipe_a, scale_recipe_b),
                                      (bias, activation, bias_along))
-    desc.fast_accum = int(bool(fast_accum))
+    desc.fast_accum, desc.allow_tf32 = int(bool(fast_accum)), int(bool(allow_tf32))
     plans = (PlanStruct * limit)()
     count = ctypes.c_int()
     check(_lib.lib().tess_gemm_plans(handle._h, ctypes.byref(desc), plans, limit, ctypes.byref(count)))
@@ -519,13 +548,13 @@ def gemm_plans(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, h
 
 def gemm_workspace_size(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, handle=None, scale_a=None,
                         scale_b=None, scale_recipe_a=None, scale_recipe_b=None, fast_accum=False, bias=None,
-                        activation=None, bias_along="columns"):
+                        activation=None, bias_along="columns", allow_tf32=False):
     """Bytes of workspace the heuristic's favourite plan for this problem needs (with the K-major
     copies of FP8 operands that are not K-major)."""
     handle, desc, _, _, _ = _prepare(a, b, c, out, alpha, beta, handle, out_dtype,
                                      (scale_a, scale_b, scale_recipe_a, scale_recipe_b),
                                      (bias, activation, bias_along))
-    desc.fast_accum = int(bool(fast_accum))
+    desc.fast_accum, desc.allow_tf32 = int(bool(fast_accum)), int(bool(allow_tf32))
     size = ctypes.c_size_t()
     check(_lib.lib().tess_gemm_workspace_size(handle._h, ctypes.byref(desc), ctypes.byref(size)))
     return size.value

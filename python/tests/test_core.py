@@ -23,8 +23,8 @@ def test_status_names_match_the_c_library():
 
 def test_errors_are_value_errors_with_the_sentence():
     with pytest.raises(tessera.InvalidValueError) as info:
-        tessera.DType.from_name("int8")
-    assert "int8" in str(info.value) and "bf16" in str(info.value)
+        tessera.DType.from_name("int4")
+    assert "int4" in str(info.value) and "bf16" in str(info.value)
     assert isinstance(info.value, ValueError) and isinstance(info.value, tessera.TesseraError)
     assert info.value.status == tessera.Status.INVALID_VALUE
     assert issubclass(tessera.NoDeviceError, RuntimeError)

@@ -58,8 +58,9 @@ def test_structs_match_header():
     assert {name: getattr(lib.EpilogueDescStruct, name).offset for name, _ in lib.EpilogueDescStruct._fields_} == \
         EPILOGUE_OFFSETS
     assert ctypes.sizeof(lib.EpiloguePtrsStruct) == 16 and lib.EpiloguePtrsStruct.bias.offset == 8
-    assert lib.GemmDescStruct._fields_[-1][0] == "epilogue" and lib.GemmDescStruct.epilogue.offset == 280
-    assert ctypes.sizeof(lib.GemmDescStruct) == 304
+    assert lib.GemmDescStruct.epilogue.offset == 280
+    assert lib.GemmDescStruct._fields_[-1][0] == "allow_tf32" and lib.GemmDescStruct.allow_tf32.offset == 304
+    assert ctypes.sizeof(lib.GemmDescStruct) == 312
     assert lib.GroupedGemmDescStruct._fields_[-1][0] == "epilogue"
     assert lib.GroupedGemmDescStruct.epilogue.offset == 232 and ctypes.sizeof(lib.GroupedGemmDescStruct) == 256
     # and the library's own sizeofs, which the _init functions store in struct_size; the epilogue starts zeroed

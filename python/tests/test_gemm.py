@@ -320,3 +320,84 @@ def test_prepared_calls_with_a_handle(torch):
     with pytest.raises(tessera.TesseraError):
         tessera.gemm(a, b, handle=h1)
     call_cache.clear()
+
+
+@needs_gpu
+@pytest.mark.parametrize("a_t,b_t", [(False, True), (False, False), (True, True)])
+def test_tf32(torch, a_t, b_t):
+    """float32 operands multiply as TF32 with allow_tf32=True (any layout: those not K-major are copied
+    K-major first), within TF32's rounding of float64; without it they are refused."""
+    a = torch.randn(300, 520, device="cuda")
+    b = torch.randn(520, 264, device="cuda")
+    a_in = a.T.contiguous().T if a_t else a
+    b_in = b if not b_t else b.T.contiguous().T
+    with pytest.raises(tessera.NotSupportedError, match="allow_tf32"):
+        tessera.gemm(a_in, b_in)
+    got = tessera.gemm(a_in, b_in, allow_tf32=True)
+    assert got.dtype == torch.float32
+    _close(torch, got, (a.double() @ b.double()), 2 ** -9)
+
+
+@needs_gpu
+@pytest.mark.parametrize("b_layout", ["k_major", "n_major"])
+def test_int8_w8a8(torch, b_layout):
+    """int8 x int8 summed exactly in int32, then per-row (token) and per-column (channel) factors; an
+    N-major b is copied K-major first."""
+    a = torch.randint(-127, 128, (300, 1024), dtype=torch.int8, device="cuda")
+    w = torch.randint(-127, 128, (520, 1024), dtype=torch.int8, device="cuda")
+    b = w.T if b_layout == "k_major" else w.T.contiguous()
+    sa = torch.rand(300, 1, device="cuda") + 0.5
+    sb = torch.rand(1, 520, device="cuda") + 0.5
+    got = tessera.gemm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.float32)
+    want = (a.double() @ w.double().T) * sa.double() * sb.double()
+    _close(torch, got, want, 1e-6)
+    assert tessera.gemm(a, b).dtype == torch.bfloat16  # int8's default D, as FP8's
+
+
+@needs_gpu
+@pytest.mark.parametrize("recipe", ["rowwise", "tensor"])
+def test_quantize_int8(torch, recipe):
+    """Symmetric int8: factor = amax / 127 per row (or tensor), q = round(x / factor); then the W8A8
+    GEMM of quantized activations and weights within int8's quantization error of float64."""
+    x = torch.randn(257, 1000, device="cuda", dtype=torch.bfloat16) * 3
+    x[5] = 0  # an all-zero row: factor 1
+    q, s = tessera.quantize_int8(x, recipe)
+    amax = x.float().abs().amax(dim=1, keepdim=True) if recipe == "rowwise" else x.float().abs().amax().reshape(1)
+    want_s = torch.where(amax > 0, amax / 127, torch.ones_like(amax))
+    assert q.dtype == torch.int8 and s.shape == want_s.shape and torch.allclose(s, want_s, rtol=1e-6)
+    want_q = torch.round(x.float() / want_s.reshape(-1, 1) if recipe == "rowwise" else x.float() / want_s)
+    assert (q.float() - want_q).abs().max() <= 1  # the factor's reciprocal may tip a tie
+    w = torch.randn(384, 1000, device="cuda", dtype=torch.bfloat16)
+    qw, sw = tessera.quantize_int8(w, "rowwise")
+    y = tessera.gemm(q, qw.T, scale_a=s, scale_b=sw, out_dtype=torch.float32)
+    _close(torch, y, x.double() @ w.double().T, 0.02)
+
+
+@needs_gpu
+@pytest.mark.parametrize("qtype", ["e4m3", "e5m2"])
+def test_quantize_fp8_rowwise(torch, qtype):
+    """FP8 per row: factor = amax / the format's largest finite value, one per row ((rows, 1), an all-zero
+    row gets 1); q * factor within the format's rounding of x; then the rowwise-scaled GEMM
+    (torch._scaled_mm's (M, 1) x (1, N) convention) within FP8's error of float64."""
+    fmax = 448.0 if qtype == "e4m3" else 57344.0
+    x = torch.randn(193, 640, device="cuda", dtype=torch.bfloat16) * 5
+    x[7] = 0
+    q, s = tessera.quantize_fp8(x, "rowwise", qtype)
+    amax = x.float().abs().amax(dim=1, keepdim=True)
+    want_s = torch.where(amax > 0, amax / fmax, torch.ones_like(amax))
+    assert s.shape == (193, 1) and torch.allclose(s, want_s, rtol=1e-6)
+    unit = 2.0 ** -4 if qtype == "e4m3" else 2.0 ** -3  # half a step of the 3 (2) mantissa bits
+    err = (q.float() * s - x.float()).abs()
+    assert (err <= unit * x.float().abs() + 1e-6 * amax + 2.0 ** -9 * s).all()  # subnormals: an absolute step
+    w = torch.randn(320, 640, device="cuda", dtype=torch.bfloat16)
+    qw, sw = tessera.quantize_fp8(w, "rowwise", qtype)
+    y = tessera.gemm(q, qw.T, scale_a=s, scale_b=sw.T, out_dtype=torch.float32)
+    _close(torch, y, (q.double() * s.double()) @ (qw.double() * sw.double()).T, 5e-4)  # promoted f32 sums: ~1.3e-4
+
+
+def test_quantize_int8_refuses_before_any_gpu_work():
+    torch = pytest.importorskip("torch")
+    with pytest.raises(tessera.InvalidValueError, match="recipe"):
+        tessera.quantize_int8(torch.zeros(8, 8), "1x128")
+    with pytest.raises(tessera.InvalidValueError, match="2-D row-major"):
+        tessera.quantize_int8(torch.zeros(8, 8, 8))

@@ -10,7 +10,8 @@ TESS_API size_t tess_dtype_size(tess_dtype dtype) {
     case TESS_DTYPE_F16:
     case TESS_DTYPE_BF16: return 2;
     case TESS_DTYPE_E4M3:
-    case TESS_DTYPE_E5M2: return 1;
+    case TESS_DTYPE_E5M2:
+    case TESS_DTYPE_S8: return 1;
     }
     return 0;
 }
@@ -25,6 +26,7 @@ static const tess_named dtype_names[] = {
     {TESS_DTYPE_E4M3, "e4m3"}, {TESS_DTYPE_E4M3, "float8_e4m3fn"}, {TESS_DTYPE_E4M3, "fp8_e4m3"},
     {TESS_DTYPE_E4M3, "e4m3fn"},
     {TESS_DTYPE_E5M2, "e5m2"}, {TESS_DTYPE_E5M2, "float8_e5m2"},   {TESS_DTYPE_E5M2, "fp8_e5m2"},
+    {TESS_DTYPE_S8, "s8"},     {TESS_DTYPE_S8, "int8"},
 };
 
 TESS_API const char *tess_dtype_name(tess_dtype dtype) { return TESS_NAME_OF(dtype_names, dtype, "invalid"); }

@@ -15,6 +15,11 @@
 #include "core/names.h"
 #include "core/scale.h"
 
+/* The deepest int8 GEMM: K products of magnitude at most 128 x 128 = 16384
+ * (-128 x -128, the largest int8 product) sum within the tensor cores'
+ * int32 accumulators for K up to 2147483647 / 16384 = 131071. */
+#define TESS_INT8_MAX_K 131071
+
 /* TMA's rules for a matrix it loads or stores: 16-byte aligned base, and row
  * and batch strides multiples of 16 bytes. */
 #define TESS_TMA_ALIGN 16
@@ -155,10 +160,28 @@ tess_status tess_gemm_validate(const tess_device_info *info, const tess_gemm_des
                          "tess_gemm: A is %s but B is %s; FP8 operands multiply only FP8 operands (quantize the other "
                          "with tess_quantize_fp8)",
                          tess_dtype_name(ta), tess_dtype_name(tb));
-    if (!tess_dtype_is_fp8(ta) && (!tess_dtype_is_16bit(ta) || !tess_dtype_is_16bit(tb)))
+    if ((ta == TESS_DTYPE_F32) != (tb == TESS_DTYPE_F32))
         return tess_fail(TESS_STATUS_NOT_SUPPORTED,
-                         "tess_gemm: A is %s and B is %s; tessera multiplies bf16, f16 or FP8 (e4m3, e5m2) operands "
-                         "(convert f32 inputs first)",
+                         "tess_gemm: A is %s but B is %s; f32 operands multiply only f32 operands (as TF32)",
+                         tess_dtype_name(ta), tess_dtype_name(tb));
+    if (ta == TESS_DTYPE_F32 && !desc->allow_tf32)
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "tess_gemm: A and B are f32; tessera multiplies them as TF32 (10 mantissa bits) only when "
+                         "desc.allow_tf32 = 1 (Python: allow_tf32=True); otherwise convert them to bf16 or f16");
+    if ((ta == TESS_DTYPE_S8) != (tb == TESS_DTYPE_S8))
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "tess_gemm: A is %s but B is %s; int8 operands multiply only int8 operands",
+                         tess_dtype_name(ta), tess_dtype_name(tb));
+    if (ta == TESS_DTYPE_S8 && k > TESS_INT8_MAX_K)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "tess_gemm: K=%" PRId64 " is beyond int8's %d: the tensor cores sum int8 products in int32, "
+                         "and K products of -128 x -128 overflow it past that; split K into GEMMs accumulating with beta",
+                         k, TESS_INT8_MAX_K);
+    if (!tess_dtype_is_fp8(ta) && ta != TESS_DTYPE_F32 && ta != TESS_DTYPE_S8 &&
+        (!tess_dtype_is_16bit(ta) || !tess_dtype_is_16bit(tb)))
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "tess_gemm: A is %s and B is %s; tessera multiplies bf16, f16, FP8 (e4m3, e5m2), int8 or, "
+                         "with allow_tf32, f32 operands",
                          tess_dtype_name(ta), tess_dtype_name(tb));
     if (tess_dtype_is_16bit(ta) && ta != tb)
         return tess_fail(TESS_STATUS_NOT_SUPPORTED,

@@ -55,7 +55,7 @@ TESS_API tess_status tess_transpose(tess_handle handle, tess_dtype dtype, int64_
     return s;
 }
 
-/* The input and output types every quantization accepts. */
+/* The input and output types of the FP8 quantizations. */
 static tess_status check_types(const char *caller, tess_dtype x_type, tess_dtype q_type) {
     if (x_type != TESS_DTYPE_F32 && x_type != TESS_DTYPE_F16 && x_type != TESS_DTYPE_BF16)
         return tess_fail(TESS_STATUS_NOT_SUPPORTED, "%s: x is %s; it quantizes f32, f16 or bf16", caller,
@@ -78,6 +78,29 @@ static tess_status check_factors(const char *caller, const char *name, const flo
     return TESS_STATUS_SUCCESS;
 }
 
+/* The checks tess_quantize_fp8 and tess_quantize_int8 share after their
+ * types': x, q and the factors, then the launch. `modes_ok` says whether
+ * the factor mode is one the caller makes (its sentence names them). */
+static tess_status quantize_checked(tess_handle handle, const char *caller, int64_t rows, int64_t cols,
+                                    tess_dtype x_type, const void *x, int64_t ld_x, tess_dtype q_type, void *q,
+                                    int64_t ld_q, float *scales, const tess_scale_desc *scale_layout, int modes_ok,
+                                    const char *modes) {
+    tess_status s;
+    if ((s = check_rows(caller, "x", rows, cols, x, ld_x, tess_dtype_size(x_type))) ||
+        (s = check_rows(caller, "q", rows, cols, q, ld_q, 1)) ||
+        (s = check_factors(caller, "scales", scales, scale_layout)))
+        return s;
+    if (!modes_ok)
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED, "%s: scale mode %d; it makes %s factors", caller,
+                         (int)scale_layout->mode, modes);
+    int previous = -1;
+    if ((s = tess_handle_enter(handle, &previous)))
+        return s;
+    s = tess_launch_quantize_fp8(rows, cols, x_type, x, ld_x, q_type, q, ld_q, scales, scale_layout, handle->stream);
+    tess_handle_leave(handle, previous);
+    return s;
+}
+
 TESS_API tess_status tess_quantize_fp8(tess_handle handle, int64_t rows, int64_t cols, tess_dtype x_type, const void *x,
                                        int64_t ld_x, tess_dtype q_type, void *q, int64_t ld_q, float *scales,
                                        const tess_scale_desc *scale_layout) {
@@ -85,21 +108,27 @@ TESS_API tess_status tess_quantize_fp8(tess_handle handle, int64_t rows, int64_t
     tess_status s = check_call(handle, caller, rows, cols);
     if (s || (s = check_types(caller, x_type, q_type)))
         return s;
-    if ((s = check_rows(caller, "x", rows, cols, x, ld_x, tess_dtype_size(x_type))) ||
-        (s = check_rows(caller, "q", rows, cols, q, ld_q, 1)) ||
-        (s = check_factors(caller, "scales", scales, scale_layout)))
+    const int modes_ok = scale_layout && (scale_layout->mode == TESS_SCALE_TENSOR ||
+                                          scale_layout->mode == TESS_SCALE_OUTER_VEC ||
+                                          tess_scale_is_block(scale_layout->mode));
+    return quantize_checked(handle, caller, rows, cols, x_type, x, ld_x, q_type, q, ld_q, scales, scale_layout,
+                            modes_ok, "TENSOR (0), OUTER_VEC (1: per row), BLOCK_1x128 (4) or BLOCK_128x128 (5)");
+}
+
+TESS_API tess_status tess_quantize_int8(tess_handle handle, int64_t rows, int64_t cols, tess_dtype x_type,
+                                        const void *x, int64_t ld_x, void *q, int64_t ld_q, float *scales,
+                                        const tess_scale_desc *scale_layout) {
+    const char *caller = "tess_quantize_int8";
+    tess_status s = check_call(handle, caller, rows, cols);
+    if (s != TESS_STATUS_SUCCESS)
         return s;
-    const tess_scale_mode mode = scale_layout->mode;
-    if (mode != TESS_SCALE_TENSOR && !tess_scale_is_block(mode))
-        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
-                         "%s: scale mode %d; it makes TENSOR (0), BLOCK_1x128 (4) or BLOCK_128x128 (5) factors", caller,
-                         (int)mode);
-    int previous = -1;
-    if ((s = tess_handle_enter(handle, &previous)))
-        return s;
-    s = tess_launch_quantize_fp8(rows, cols, x_type, x, ld_x, q_type, q, ld_q, scales, scale_layout, handle->stream);
-    tess_handle_leave(handle, previous);
-    return s;
+    if (x_type != TESS_DTYPE_F32 && x_type != TESS_DTYPE_F16 && x_type != TESS_DTYPE_BF16)
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED, "%s: x is %s; it quantizes f32, f16 or bf16", caller,
+                         tess_dtype_name(x_type));
+    const int modes_ok = scale_layout && (scale_layout->mode == TESS_SCALE_TENSOR ||
+                                          scale_layout->mode == TESS_SCALE_OUTER_VEC);
+    return quantize_checked(handle, caller, rows, cols, x_type, x, ld_x, TESS_DTYPE_S8, q, ld_q, scales,
+                            scale_layout, modes_ok, "TENSOR (0) or OUTER_VEC (1: per row, i.e. per token)");
 }
 
 TESS_API tess_status tess_quantize_fp8_transposed(tess_handle handle, int64_t rows, int64_t cols, tess_dtype x_type,

@@ -11,9 +11,10 @@ static CUtensorMapDataType tma_type(tess_dtype dtype) {
     case TESS_DTYPE_F16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
     case TESS_DTYPE_BF16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
     case TESS_DTYPE_E4M3:
-    case TESS_DTYPE_E5M2: break;
+    case TESS_DTYPE_E5M2:
+    case TESS_DTYPE_S8: break;
     }
-    return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    return CU_TENSOR_MAP_DATA_TYPE_UINT8; /* TMA moves bytes: the 8-bit types load as uint8 */
 }
 
 /* Encodes a 3-D map (inner x outer x batch elements) of `base`, read or

@@ -17,6 +17,7 @@
 #ifndef TESS_REF_CONVERT_H
 #define TESS_REF_CONVERT_H
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -171,6 +172,16 @@ TESS_HD uint8_t tess_f32_to_e5m2(float f) { return tess_f32_to_e5m2_soft(f); }
 TESS_HD float tess_e5m2_to_f32(uint8_t c) { return tess_e5m2_to_f32_soft(c); }
 #endif
 
+/* v rounded to the nearest integer (ties to even) and saturated to
+ * [-127, 127]: symmetric INT8 quantization (-128 unused, as SmoothQuant's);
+ * NaN gives 0. */
+TESS_HD int8_t tess_f32_to_s8(float v) {
+    if (!(v == v))
+        return 0;
+    const float r = rintf(v > 127.0f ? 127.0f : v < -127.0f ? -127.0f : v);
+    return (int8_t)r;
+}
+
 /* Element `idx` of an array of `dtype`, as float32. */
 TESS_HD float tess_load_as_f32(tess_dtype dtype, const void *base, int64_t idx) {
     switch (dtype) {
@@ -178,6 +189,7 @@ TESS_HD float tess_load_as_f32(tess_dtype dtype, const void *base, int64_t idx) 
     case TESS_DTYPE_F16: return tess_f16_to_f32(((const uint16_t *)base)[idx]);
     case TESS_DTYPE_BF16: return tess_bf16_to_f32(((const uint16_t *)base)[idx]);
     case TESS_DTYPE_E4M3: return tess_e4m3_to_f32(((const uint8_t *)base)[idx]);
+    case TESS_DTYPE_S8: return (float)((const int8_t *)base)[idx];
     case TESS_DTYPE_E5M2: break;
     }
     return tess_e5m2_to_f32(((const uint8_t *)base)[idx]);
@@ -190,6 +202,7 @@ TESS_HD void tess_store_from_f32(tess_dtype dtype, void *base, int64_t idx, floa
     case TESS_DTYPE_F16: ((uint16_t *)base)[idx] = tess_f32_to_f16(v); return;
     case TESS_DTYPE_BF16: ((uint16_t *)base)[idx] = tess_f32_to_bf16(v); return;
     case TESS_DTYPE_E4M3: ((uint8_t *)base)[idx] = tess_f32_to_e4m3(v); return;
+    case TESS_DTYPE_S8: ((int8_t *)base)[idx] = tess_f32_to_s8(v); return;
     case TESS_DTYPE_E5M2: break;
     }
     ((uint8_t *)base)[idx] = tess_f32_to_e5m2(v);

@@ -1,6 +1,7 @@
 /* tess_gemm on random problems against the GPU reference GEMM (float32
  * accumulation, unrounded f32 output): every layout (NN, NT, TN, TT), bf16
- * and f16 inputs, bf16/f16/f32 D in either order, beta != 0 with C of any
+ * and f16 inputs, and f32 ones read as TF32 (copied K-major where they are
+ * not), bf16/f16/f32 D in either order, beta != 0 with C of any
  * type and order (also C == D, in place), batches (strided and shared
  * operands), ragged and tiny sizes (1 included), and every plan, stream-K
  * ones included (those also run twice and must repeat bit for bit), and
@@ -43,6 +44,12 @@ static tess_matrix_desc layout(tess_dtype t, int64_t rows, int64_t cols, int64_t
     d.batch_stride = batch > 1 ? (tess_matrix_outer(&d) * d.ld + 7) / 8 * 8 + 8 * tess_rng_range(&rng, 0, 1) : 0;
     return d;
 }
+
+/* TF32 against the float32 reference: each input keeps 11 significant bits
+ * (truncated, a relative error below 2^-10), so a product is off by up to
+ * 2^-9 and a sum of random products by about 2^-10 relative (Frobenius);
+ * 2^-9 leaves a factor of 2. */
+#define TF32_ALLOWANCE 0x1p-9
 
 typedef struct case_stats {
     int runs, failures, stream_k, transposed;
@@ -134,6 +141,8 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
         /* An activation may shrink the reference's norm (ReLU's zeros) while
          * the error of the sums before it stays: twice the sums' allowance. */
         double bound = rd2.unit + (g->epilogue.activation != TESS_ACT_NONE ? 4e-5 : 2e-5);
+        if (g->a.dtype == TESS_DTYPE_F32) /* TF32 drops 13 of each input's 24 significant bits */
+            bound += TF32_ALLOWANCE;
         CHECKF(nonfinite == 0 && rel <= bound, "%s: rel error %.3g (bound %.3g), %lld unwritten", what, rel, bound,
                (long long)nonfinite);
         CHECKF(guard == 0 && padding == 0, "%s: %lld bytes written after D, %lld into its padding", what,
@@ -154,7 +163,10 @@ static void random_problem(tess_gemm_desc *g, int64_t max_dim) {
     tess_gemm_desc_init(g);
     g->m = pick_dim(max_dim), g->n = pick_dim(max_dim), g->k = pick_dim(max_dim);
     g->batch = tess_rng_range(&rng, 0, 3) ? 1 : tess_rng_range(&rng, 2, 3);
-    tess_dtype in = tess_rng_range(&rng, 0, 1) ? TESS_DTYPE_BF16 : TESS_DTYPE_F16;
+    /* bf16 or f16, and a fifth f32 read as TF32 (any layout: the K-major copies are staged) */
+    const int64_t pick = tess_rng_range(&rng, 0, 9);
+    tess_dtype in = pick < 2 ? TESS_DTYPE_F32 : pick < 6 ? TESS_DTYPE_BF16 : TESS_DTYPE_F16;
+    g->allow_tf32 = in == TESS_DTYPE_F32;
     static const tess_dtype outs[3] = {TESS_DTYPE_BF16, TESS_DTYPE_F16, TESS_DTYPE_F32};
     g->a = layout(in, g->m, g->k, g->batch, (int)tess_rng_range(&rng, 0, 1));
     g->b = layout(in, g->k, g->n, g->batch, (int)tess_rng_range(&rng, 0, 1));

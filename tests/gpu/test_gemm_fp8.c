@@ -418,6 +418,39 @@ static void test_depth(tess_handle h) {
     }
 }
 
+/* INT8 (W8A8): int8 x int8 summed in int32, exactly, with per-tensor and
+ * per-row/column factors, random shapes and layouts (staged K-major where
+ * not), against the GPU reference (whose float32 sums of these integers are
+ * exact too): within D's rounding. */
+static void test_int8(tess_handle h) {
+    static const tess_dtype outs[3] = {TESS_DTYPE_BF16, TESS_DTYPE_F16, TESS_DTYPE_F32};
+    int runs = 0, failures = 0;
+    for (int trial = 0, trials = check_trials(40); trial < trials; trial++) {
+        fp8_case c;
+        const int recipe = trial % 3; /* TENSOR x TENSOR, OUTER_VEC x OUTER_VEC, TENSOR x OUTER_VEC */
+        const tess_dtype out = outs[trial / 3 % 3]; /* every recipe meets every D type */
+        make_case(&c, gpu_pick_dim(&rng, 700), gpu_pick_dim(&rng, 700), 16 * tess_rng_range(&rng, 1, 100),
+                  tess_rng_range(&rng, 0, 4) ? 1 : 2, TESS_DTYPE_S8, TESS_DTYPE_S8, recipe, out,
+                  (int)tess_rng_range(&rng, 0, 1), tess_rng_range(&rng, 0, 2) ? 0.0f : 0.5f, 0,
+                  tess_rng_range(&rng, 0, 2) ? K_MAJOR : (int)tess_rng_range(&rng, 1, 3));
+        /* Sums of N(0, 40) integers have a deviation of 1600 sqrt(K), up to 6.4e4 at K = 1600, times
+         * factors up to 2 x 2 and alpha up to 1.5: scaled by 2^-8, D stays well inside f16's 65504. */
+        if (out == TESS_DTYPE_F16)
+            c.g.alpha = c.t.p.alpha = c.g.alpha / 256;
+        char plan[64];
+        const int before = check_failed;
+        const double rel = run_case(h, &c, (int)tess_rng_range(&rng, -1, 3), 0, plan);
+        const double bound = test_dtype_rounding(c.g.d.dtype).unit + 1e-6;
+        CHECKF(rel >= 0 && rel <= bound, "int8 %lldx%lldx%lld batch %lld, scales %d x %d, D %s, plan %s: rel error "
+               "%.3g (bound %.3g)", (long long)c.g.m, (long long)c.g.n, (long long)c.g.k, (long long)c.g.batch,
+               (int)c.g.a_scale.mode, (int)c.g.b_scale.mode, tess_dtype_name(c.g.d.dtype), plan, rel, bound);
+        runs++;
+        failures += check_failed > before;
+        test_problem_free(&c.t);
+    }
+    printf("int8 cases: %d run, %d failed\n", runs, failures);
+}
+
 int main(void) {
     GPU_TEST_MAIN_START(h, workspace);
     test_random(h);
@@ -427,6 +460,7 @@ int main(void) {
     test_pingpong(h);
     test_small_m(h);
     test_depth(h);
+    test_int8(h);
     tess_destroy(h);
     cudaFree(workspace);
     return check_finish("gpu_gemm_fp8");

@@ -1,6 +1,7 @@
 /* The utility kernels on the GPU:
- *  - tess_quantize_fp8 (per tensor, 1x128, 128x128) bit for bit against the
- *    same rule computed on the host;
+ *  - tess_quantize_fp8 (per tensor, per row, 1x128, 128x128) and
+ *    tess_quantize_int8 (per tensor, per row) bit for bit against the same
+ *    rule computed on the host;
  *  - tess_transpose exactly, for 1-, 2- and 4-byte elements;
  *  - tess_quantize_fp8_transposed (cast-transpose, 1x128 and 128x128) bit
  *    for bit against tess_quantize_fp8 of x and of x^T, on random and edge sizes, aligned
@@ -21,12 +22,15 @@ static tess_rng rng;
 /* tess_quantize_fp8 against the rule computed on the host: factor = amax /
  * max(type) (1 for an all-zero block), q = x * (1 / factor), saturating. */
 static void test_quantize(tess_handle h) {
-    static const tess_scale_mode modes[3] = {TESS_SCALE_TENSOR, TESS_SCALE_BLOCK_1x128, TESS_SCALE_BLOCK_128x128};
+    static const tess_scale_mode modes[4] = {TESS_SCALE_TENSOR, TESS_SCALE_BLOCK_1x128, TESS_SCALE_BLOCK_128x128,
+                                             TESS_SCALE_OUTER_VEC};
     static const tess_dtype xs[3] = {TESS_DTYPE_F32, TESS_DTYPE_F16, TESS_DTYPE_BF16};
     int bad_q = 0, bad_s = 0, cases = 0;
-    for (int trial = 0; trial < 18; trial++) {
-        const tess_scale_mode mode = modes[trial % 3];
-        const tess_dtype xt = xs[(trial / 3) % 3], qt = trial % 2 ? TESS_DTYPE_E4M3 : TESS_DTYPE_E5M2;
+    for (int trial = 0; trial < 30; trial++) {
+        /* a third int8 (tess_quantize_int8: per tensor or per row), the rest e4m3 or e5m2 */
+        const tess_dtype qt = trial % 3 == 0 ? TESS_DTYPE_S8 : trial % 2 ? TESS_DTYPE_E4M3 : TESS_DTYPE_E5M2;
+        const tess_scale_mode mode = qt == TESS_DTYPE_S8 ? modes[(trial / 3) % 2 ? 3 : 0] : modes[trial % 4];
+        const tess_dtype xt = xs[(trial / 3) % 3];
         const int64_t rows = gpu_pick_dim(&rng, 600), cols = gpu_pick_dim(&rng, 900), ldx = cols + tess_rng_range(&rng, 0, 8),
                       ldq = cols + tess_rng_range(&rng, 0, 16);
         tess_matrix_desc xd = {xt, TESS_ORDER_ROW, rows, cols, ldx, 0};
@@ -40,15 +44,19 @@ static void test_quantize(tess_handle h) {
         CHECK_STATUS(tess_scale_layout_query(mode, rows, cols, &layout, shape, &sbytes, NULL), TESS_STATUS_SUCCESS);
         void *dx = gpu_upload(hx, xbytes), *dq = gpu_upload(NULL, (size_t)(rows * ldq));
         float *ds = gpu_upload(NULL, sbytes);
-        CHECK_STATUS(tess_quantize_fp8(h, rows, cols, xt, dx, ldx, qt, dq, ldq, ds, &layout), TESS_STATUS_SUCCESS);
+        if (qt == TESS_DTYPE_S8)
+            CHECK_STATUS(tess_quantize_int8(h, rows, cols, xt, dx, ldx, dq, ldq, ds, &layout), TESS_STATUS_SUCCESS);
+        else
+            CHECK_STATUS(tess_quantize_fp8(h, rows, cols, xt, dx, ldx, qt, dq, ldq, ds, &layout), TESS_STATUS_SUCCESS);
         CHECK(cudaDeviceSynchronize() == cudaSuccess);
         uint8_t *q = malloc((size_t)(rows * ldq));
         float *sc = malloc(sbytes);
         cudaMemcpy(q, dq, (size_t)(rows * ldq), cudaMemcpyDeviceToHost);
         cudaMemcpy(sc, ds, sbytes, cudaMemcpyDeviceToHost);
-        const float max = qt == TESS_DTYPE_E4M3 ? 448.0f : 57344.0f;
-        const int64_t br = mode == TESS_SCALE_BLOCK_1x128 ? 1 : mode == TESS_SCALE_TENSOR ? rows : 128;
-        const int64_t bc = mode == TESS_SCALE_TENSOR ? cols : 128;
+        const float max = qt == TESS_DTYPE_E4M3 ? 448.0f : qt == TESS_DTYPE_E5M2 ? 57344.0f : 127.0f;
+        const int per_row = mode == TESS_SCALE_BLOCK_1x128 || mode == TESS_SCALE_OUTER_VEC;
+        const int64_t br = per_row ? 1 : mode == TESS_SCALE_TENSOR ? rows : 128;
+        const int64_t bc = mode == TESS_SCALE_TENSOR || mode == TESS_SCALE_OUTER_VEC ? cols : 128;
         for (int64_t r0 = 0; r0 < rows; r0 += br)
             for (int64_t c0 = 0; c0 < cols; c0 += bc) {
                 float amax = 0.0f;
@@ -60,7 +68,9 @@ static void test_quantize(tess_handle h) {
                 for (int64_t r = r0; r < r0 + br && r < rows; r++)
                     for (int64_t c = c0; c < c0 + bc && c < cols; c++) {
                         float v = tess_load_as_f32(xt, hx, r * ldx + c) * inverse;
-                        uint8_t want = qt == TESS_DTYPE_E4M3 ? tess_f32_to_e4m3_soft(v) : tess_f32_to_e5m2_soft(v);
+                        uint8_t want = qt == TESS_DTYPE_E4M3   ? tess_f32_to_e4m3_soft(v)
+                                       : qt == TESS_DTYPE_E5M2 ? tess_f32_to_e5m2_soft(v)
+                                                               : (uint8_t)tess_f32_to_s8(v);
                         bad_q += q[r * ldq + c] != want;
                     }
             }
@@ -68,7 +78,7 @@ static void test_quantize(tess_handle h) {
         free(hx), free(q), free(sc);
         cudaFree(dx), cudaFree(dq), cudaFree(ds);
     }
-    CHECKF(bad_q == 0 && bad_s == 0, "tess_quantize_fp8: %d wrong elements, %d wrong factors", bad_q, bad_s);
+    CHECKF(bad_q == 0 && bad_s == 0, "tess_quantize_fp8 / _int8: %d wrong elements, %d wrong factors", bad_q, bad_s);
     printf("quantize cases: %d (%d wrong elements, %d wrong factors)\n", cases, bad_q, bad_s);
 }
 

@@ -130,7 +130,7 @@ refused "write the option out in full, --providers" bench gemm --m=64 --n=64 --k
 refused "--dry-run takes no value" bench gemm --m=64 --n=64 --k=64 --dry-run=yes
 refused "--m needs a value" bench gemm --m
 refused "cannot use '--m=64x'" bench gemm --m=64x --n=64 --k=64
-refused "cannot use '--A=int8:row'" bench gemm --m=64 --n=64 --k=64 --A=int8:row
+refused "cannot use '--A=int4:row'" bench gemm --m=64 --n=64 --k=64 --A=int4:row
 refused "cannot use '--rounds=10'" bench gemm --m=64 --n=64 --k=64 --rounds=10
 refused "unexpected argument 'false'" bench gemm --m=64 --n=64 --k=64 --verify false
 refused "--m, --n and --k are required" bench gemm --m=64 --n=64

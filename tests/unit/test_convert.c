@@ -169,9 +169,10 @@ static void test_sweep(const format *f) {
 }
 
 static void test_element_access(void) {
-    const tess_dtype all[] = {TESS_DTYPE_F32, TESS_DTYPE_F16, TESS_DTYPE_BF16, TESS_DTYPE_E4M3, TESS_DTYPE_E5M2};
+    const tess_dtype all[] = {TESS_DTYPE_F32, TESS_DTYPE_F16, TESS_DTYPE_BF16, TESS_DTYPE_E4M3, TESS_DTYPE_E5M2,
+                              TESS_DTYPE_S8};
     const float values[] = {1.0f, -2.5f, 0.3f, 300.0f};
-    for (int d = 0; d < 5; d++) {
+    for (int d = 0; d < 6; d++) {
         unsigned char buf[16];
         for (int i = 0; i < 4; i++)
             tess_store_from_f32(all[d], buf, i, values[i]);
@@ -182,6 +183,7 @@ static void test_element_access(void) {
             case TESS_DTYPE_BF16: want = tess_bf16_to_f32(tess_f32_to_bf16(want)); break;
             case TESS_DTYPE_E4M3: want = tess_e4m3_to_f32(tess_f32_to_e4m3(want)); break;
             case TESS_DTYPE_E5M2: want = tess_e5m2_to_f32(tess_f32_to_e5m2(want)); break;
+            case TESS_DTYPE_S8: want = want > 127.0f ? 127.0f : rintf(want); break; /* -2.5 -> -2 (to even) */
             case TESS_DTYPE_F32: break;
             }
             CHECKF(tess_load_as_f32(all[d], buf, i) == want, "%s element %d", tess_dtype_name(all[d]), i);

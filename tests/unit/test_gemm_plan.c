@@ -67,6 +67,10 @@ static int want_input(const tess_gemm_desc *g) {
         return TESS_MMA_BF16;
     if (g->a.dtype == TESS_DTYPE_F16)
         return TESS_MMA_F16;
+    if (g->a.dtype == TESS_DTYPE_F32)
+        return TESS_MMA_TF32;
+    if (g->a.dtype == TESS_DTYPE_S8)
+        return TESS_MMA_S8;
     return TESS_MMA_E4M3_E4M3 + 2 * (g->a.dtype == TESS_DTYPE_E5M2) + (g->b.dtype == TESS_DTYPE_E5M2);
 }
 static int want_scaling(const tess_gemm_desc *g) {
@@ -128,6 +132,67 @@ static void test_fp8_refusals(void) {
     CHECK_STATUS(tess_gemm_validate(NULL, &x, P, S, P, S, NULL, P), TESS_STATUS_SUCCESS);
     x = g, x.a_scale.mode = x.b_scale.mode = TESS_SCALE_TENSOR, x.a.dtype = x.b.dtype = TESS_DTYPE_E5M2;
     CHECK_STATUS(tess_gemm_validate(NULL, &x, P, NULL, P, NULL, NULL, P), TESS_STATUS_SUCCESS);
+}
+
+/* INT8: int8 x int8 only, K within int32 sums, per-tensor or per-row/column
+ * factors (no block scales); the plans are the int8 kernels. */
+static void test_int8(void) {
+    tess_gemm_desc g = problem(300, 520, 1000), x;
+    g.a = mat(TESS_DTYPE_S8, TESS_ORDER_ROW, 300, 1008), g.b = mat(TESS_DTYPE_S8, TESS_ORDER_COL, 1008, 520);
+    g.k = 1008, g.a.ld = g.b.ld = 1008;
+    CHECK_STATUS(tess_gemm_validate(NULL, &g, P, NULL, P, NULL, NULL, P), TESS_STATUS_SUCCESS);
+    x = g, x.b.dtype = TESS_DTYPE_E4M3;
+    CHECK_STATUS(tess_gemm_validate(NULL, &x, P, NULL, P, NULL, NULL, P), TESS_STATUS_NOT_SUPPORTED);
+    x = g, x.b.dtype = TESS_DTYPE_BF16, x.b.ld = 1008;
+    CHECK_STATUS(tess_gemm_validate(NULL, &x, P, NULL, P, NULL, NULL, P), TESS_STATUS_NOT_SUPPORTED);
+    CHECK(strstr(tess_last_error(), "int8 operands multiply only int8") != NULL);
+    x = g, x.k = 131072, x.a.cols = x.b.rows = 131072, x.a.ld = x.b.ld = 131072;
+    CHECK_STATUS(tess_gemm_validate(NULL, &x, P, NULL, P, NULL, NULL, P), TESS_STATUS_INVALID_VALUE);
+    CHECK(strstr(tess_last_error(), "131071") != NULL);
+    x = g;
+    tess_scale_layout_query(TESS_SCALE_BLOCK_1x128, 300, 1008, &x.a_scale, NULL, NULL, NULL);
+    tess_scale_layout_query(TESS_SCALE_BLOCK_128x128, 520, 1008, &x.b_scale, NULL, NULL, NULL);
+    CHECK_STATUS(tess_gemm_validate(NULL, &x, P, S, P, S, NULL, P), TESS_STATUS_NOT_SUPPORTED);
+    CHECK(strstr(tess_last_error(), "block scales need FP8") != NULL);
+    x = g, x.a_scale.mode = x.b_scale.mode = TESS_SCALE_OUTER_VEC, x.a_scale.stride_mn = x.b_scale.stride_mn = 1;
+    CHECK_STATUS(tess_gemm_validate(NULL, &x, P, S, P, S, NULL, P), TESS_STATUS_SUCCESS);
+    enum { INT8_CAP = 64 };
+    tess_plan plans[INT8_CAP];
+    const int count = tess_gemm_candidates(NULL, &g, TESS_GEMM_WORKSPACE_BYTES, plans, INT8_CAP);
+    CHECKF(count > 0, "INT8: %d plans", count);
+    for (int i = 0; i < count && i < INT8_CAP; i++)
+        CHECKF(strncmp(plans[i].name, "sm90_s8_tn_", 11) == 0 && plans[i].tile_k == 128, "INT8 plan %s (tile K %d)",
+               plans[i].name, plans[i].tile_k);
+}
+
+/* TF32: f32 operands only with allow_tf32, both f32; the plans are the TF32
+ * kernels (K-major: other layouts staged with 4-byte rows padded to 16 bytes). */
+static void test_tf32(void) {
+    tess_gemm_desc g = problem(300, 520, 1000), x;
+    g.a = mat(TESS_DTYPE_F32, TESS_ORDER_ROW, 300, 1000), g.b = mat(TESS_DTYPE_F32, TESS_ORDER_COL, 1000, 520);
+    g.c = g.d = mat(TESS_DTYPE_F32, TESS_ORDER_ROW, 300, 520);
+    CHECK_STATUS(tess_gemm_validate(NULL, &g, P, NULL, P, NULL, NULL, P), TESS_STATUS_NOT_SUPPORTED);
+    CHECK(strstr(tess_last_error(), "allow_tf32") != NULL);
+    g.allow_tf32 = 1;
+    CHECK_STATUS(tess_gemm_validate(NULL, &g, P, NULL, P, NULL, NULL, P), TESS_STATUS_SUCCESS);
+    x = g, x.b.dtype = TESS_DTYPE_BF16;
+    CHECK_STATUS(tess_gemm_validate(NULL, &x, P, NULL, P, NULL, NULL, P), TESS_STATUS_NOT_SUPPORTED);
+    CHECK(strstr(tess_last_error(), "f32 operands multiply only f32") != NULL);
+    enum { TF32_CAP = 64 };
+    tess_plan plans[TF32_CAP];
+    const int count = tess_gemm_candidates(NULL, &g, TESS_GEMM_WORKSPACE_BYTES, plans, TF32_CAP);
+    CHECKF(count > 0, "TF32: %d plans", count);
+    for (int i = 0; i < count && i < TF32_CAP; i++)
+        CHECKF(strncmp(plans[i].name, "sm90_tf32_tn_", 13) == 0 && plans[i].tile_k == 32, "TF32 plan %s (tile K %d)",
+               plans[i].name, plans[i].tile_k);
+    x = g, x.a.order = TESS_ORDER_COL, x.a.ld = 301; /* staged: K-major rows of 1000 f32, 16-byte padded */
+    CHECK_STATUS(tess_gemm_validate(NULL, &x, P, NULL, P, NULL, NULL, P), TESS_STATUS_SUCCESS);
+    CHECK(tess_fp8_staging_bytes(&x) == (300 * 1000 * 4 + 255) / 256 * 256); /* at a 256-byte multiple */
+    x.k = 1001, x.a.cols = x.b.rows = 1001;
+    tess_gemm_desc staged;
+    tess_fp8_staged_desc(&x, &staged);
+    CHECK(staged.a.ld == 1004 && staged.a.order == TESS_ORDER_ROW &&
+          tess_fp8_staging_bytes(&x) == (300 * 1004 * 4 + 255) / 256 * 256);
 }
 
 /* FP8 operands that are not K-major: the bytes their copies take, the
@@ -256,7 +321,7 @@ static void test_refusals(void) {
     x = g, x.a.dtype = TESS_DTYPE_E4M3;
     expect_refusal(&x, P, P, P, P, TESS_STATUS_NOT_SUPPORTED, "FP8 operands multiply only FP8");
     x = g, x.a.dtype = x.b.dtype = TESS_DTYPE_F32, x.a.ld = 128, x.b.ld = 128;
-    expect_refusal(&x, P, P, P, P, TESS_STATUS_NOT_SUPPORTED, "bf16, f16 or FP8");
+    expect_refusal(&x, P, P, P, P, TESS_STATUS_NOT_SUPPORTED, "allow_tf32"); /* f32 is TF32 only on request */
     x = g, x.b.dtype = TESS_DTYPE_F16;
     expect_refusal(&x, P, P, P, P, TESS_STATUS_NOT_SUPPORTED, "one 16-bit type");
     x = g, x.d.dtype = TESS_DTYPE_E5M2;
@@ -667,6 +732,8 @@ static void test_plans_by_name(void) {
 
 int main(void) {
     test_fp8_staging();
+    test_tf32();
+    test_int8();
     tess_rng_seed(&rng, check_seed());
     test_refusals();
     test_plans();

@@ -54,11 +54,13 @@ static void test_dtypes(void) {
     CHECK(d == TESS_DTYPE_E4M3);
     CHECK_STATUS(tess_dtype_from_name("bfloat16", &d), TESS_STATUS_SUCCESS);
     CHECK(d == TESS_DTYPE_BF16);
-    CHECK_STATUS(tess_dtype_from_name("int8", &d), TESS_STATUS_INVALID_VALUE);
-    CHECK(strstr(tess_last_error(), "int8") != NULL);
+    CHECK_STATUS(tess_dtype_from_name("int8", &d), TESS_STATUS_SUCCESS);
+    CHECK(d == TESS_DTYPE_S8 && TESS_DTYPE_S8 == 3 && tess_dtype_size(d) == 1 && strcmp(tess_dtype_name(d), "s8") == 0);
+    CHECK_STATUS(tess_dtype_from_name("int4", &d), TESS_STATUS_INVALID_VALUE);
+    CHECK(strstr(tess_last_error(), "int4") != NULL);
     CHECK_STATUS(tess_dtype_from_name(NULL, &d), TESS_STATUS_INVALID_VALUE);
-    CHECK(tess_dtype_size((tess_dtype)3) == 0);
-    CHECK(strcmp(tess_dtype_name((tess_dtype)3), "invalid") == 0);
+    CHECK(tess_dtype_size((tess_dtype)7) == 0);
+    CHECK(strcmp(tess_dtype_name((tess_dtype)7), "invalid") == 0);
 }
 
 static void test_version(void) {

@@ -174,6 +174,7 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
     g.c = o->c_given ? packed(o->tc, o->oc, m, n, o->batch) : g.d;
     const int64_t na = bench_scale_layout(o->scale_a, m, k, &g.a_scale), nb = bench_scale_layout(o->scale_b, n, k, &g.b_scale);
     g.fast_accum = o->fast_accum;
+    g.allow_tf32 = g.a.dtype == TESS_DTYPE_F32; /* f32 operands: TF32, as cuBLASLt's peer runs them */
     g.epilogue.bias = (tess_bias_mode)o->bias, g.epilogue.activation = (tess_activation)o->act;
     g.epilogue.bias_type = bench_bias_type(o);
     const int64_t bias_count = o->bias == TESS_BIAS_NONE ? 0 : o->bias == TESS_BIAS_COLUMNS ? n : m;

@@ -82,6 +82,10 @@ cublaslt_run *cublaslt_prepare(const tess_gemm_desc *g, char *why, size_t why_ca
         snprintf(why, why_cap, "cuBLASLt needs C and D in the same order");
         return NULL;
     }
+    if (g->a.dtype == TESS_DTYPE_F32 && (g->d.dtype != TESS_DTYPE_F32 || (g->beta != 0.0f && g->c.dtype != TESS_DTYPE_F32))) {
+        snprintf(why, why_cap, "cuBLASLt's TF32 GEMM writes f32 D (and reads f32 C) only");
+        return NULL;
+    }
     cublaslt_run *r = calloc(1, sizeof *r);
     if (!r || cublasLtCreate(&r->handle) != CUBLAS_STATUS_SUCCESS) {
         snprintf(why, why_cap, "cublasLtCreate failed");
@@ -89,7 +93,9 @@ cublaslt_run *cublaslt_prepare(const tess_gemm_desc *g, char *why, size_t why_ca
         return NULL;
     }
     r->alpha = g->alpha, r->beta = g->beta;
-    cublasLtMatmulDescCreate(&r->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+    /* f32 operands: TF32 tensor cores, as tessera runs them (allow_tf32) */
+    cublasLtMatmulDescCreate(&r->desc, g->a.dtype == TESS_DTYPE_F32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+                             CUDA_R_32F);
     cublasOperation_t op1, op2;
     /* Column-major D: D = A B. Row-major D is D^T column-major: D^T = B^T A^T. */
     if (!d_row) {

@@ -390,8 +390,124 @@ TESS_DEVICE void wgmma_m64n256k32_f32_e5m2_e5m2(float (&d)[128], uint64_t a, uin
         : "l"(a), "l"(b), "r"(scale_d));
 }
 
+// D[64x16] (+)= A[64x8] * B[8x16], tf32 inputs (f32 in shared memory, the low 13 mantissa bits
+// ignored) from shared memory, both K-major (TF32 wgmma has no transpose), f32 accumulators;
+// scale_d = 0 overwrites D.
+TESS_DEVICE void wgmma_m64n16k8_f32_tf32(float (&d)[8], uint64_t a, uint64_t b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n16k8.f32.tf32.tf32 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+        : "l"(a), "l"(b), "r"(scale_d));
+}
+
+// D[64x32] (+)= A[64x8] * B[8x32], tf32 inputs (f32 in shared memory, the low 13 mantissa bits
+// ignored) from shared memory, both K-major (TF32 wgmma has no transpose), f32 accumulators;
+// scale_d = 0 overwrites D.
+TESS_DEVICE void wgmma_m64n32k8_f32_tf32(float (&d)[16], uint64_t a, uint64_t b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "l"(a), "l"(b), "r"(scale_d));
+}
+
+// D[64x64] (+)= A[64x8] * B[8x64], tf32 inputs (f32 in shared memory, the low 13 mantissa bits
+// ignored) from shared memory, both K-major (TF32 wgmma has no transpose), f32 accumulators;
+// scale_d = 0 overwrites D.
+TESS_DEVICE void wgmma_m64n64k8_f32_tf32(float (&d)[32], uint64_t a, uint64_t b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(a), "l"(b), "r"(scale_d));
+}
+
+// D[64x128] (+)= A[64x8] * B[8x128], tf32 inputs (f32 in shared memory, the low 13 mantissa bits
+// ignored) from shared memory, both K-major (TF32 wgmma has no transpose), f32 accumulators;
+// scale_d = 0 overwrites D.
+TESS_DEVICE void wgmma_m64n128k8_f32_tf32(float (&d)[64], uint64_t a, uint64_t b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(a), "l"(b), "r"(scale_d));
+}
+
+// D[64x256] (+)= A[64x8] * B[8x256], tf32 inputs (f32 in shared memory, the low 13 mantissa bits
+// ignored) from shared memory, both K-major (TF32 wgmma has no transpose), f32 accumulators;
+// scale_d = 0 overwrites D.
+TESS_DEVICE void wgmma_m64n256k8_f32_tf32(float (&d)[128], uint64_t a, uint64_t b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(a), "l"(b), "r"(scale_d));
+}
+
+// D[64x16] (+)= A[64x32] * B[32x16], s8 inputs from shared memory, both K-major, s32
+// accumulators held in d's float registers as int32 bits (exact sums); scale_d = 0 overwrites D.
+TESS_DEVICE void wgmma_m64n16k32_s32_s8(float (&d)[8], uint64_t a, uint64_t b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n16k32.s32.s8.s8 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p;\n}\n"
+        : "+r"(reinterpret_cast<uint32_t &>(d[0])), "+r"(reinterpret_cast<uint32_t &>(d[1])), "+r"(reinterpret_cast<uint32_t &>(d[2])), "+r"(reinterpret_cast<uint32_t &>(d[3])), "+r"(reinterpret_cast<uint32_t &>(d[4])), "+r"(reinterpret_cast<uint32_t &>(d[5])), "+r"(reinterpret_cast<uint32_t &>(d[6])), "+r"(reinterpret_cast<uint32_t &>(d[7]))
+        : "l"(a), "l"(b), "r"(scale_d));
+}
+
+// D[64x32] (+)= A[64x32] * B[32x32], s8 inputs from shared memory, both K-major, s32
+// accumulators held in d's float registers as int32 bits (exact sums); scale_d = 0 overwrites D.
+TESS_DEVICE void wgmma_m64n32k32_s32_s8(float (&d)[16], uint64_t a, uint64_t b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k32.s32.s8.s8 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p;\n}\n"
+        : "+r"(reinterpret_cast<uint32_t &>(d[0])), "+r"(reinterpret_cast<uint32_t &>(d[1])), "+r"(reinterpret_cast<uint32_t &>(d[2])), "+r"(reinterpret_cast<uint32_t &>(d[3])), "+r"(reinterpret_cast<uint32_t &>(d[4])), "+r"(reinterpret_cast<uint32_t &>(d[5])), "+r"(reinterpret_cast<uint32_t &>(d[6])), "+r"(reinterpret_cast<uint32_t &>(d[7])), "+r"(reinterpret_cast<uint32_t &>(d[8])), "+r"(reinterpret_cast<uint32_t &>(d[9])), "+r"(reinterpret_cast<uint32_t &>(d[10])), "+r"(reinterpret_cast<uint32_t &>(d[11])), "+r"(reinterpret_cast<uint32_t &>(d[12])), "+r"(reinterpret_cast<uint32_t &>(d[13])), "+r"(reinterpret_cast<uint32_t &>(d[14])), "+r"(reinterpret_cast<uint32_t &>(d[15]))
+        : "l"(a), "l"(b), "r"(scale_d));
+}
+
+// D[64x64] (+)= A[64x32] * B[32x64], s8 inputs from shared memory, both K-major, s32
+// accumulators held in d's float registers as int32 bits (exact sums); scale_d = 0 overwrites D.
+TESS_DEVICE void wgmma_m64n64k32_s32_s8(float (&d)[32], uint64_t a, uint64_t b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p;\n}\n"
+        : "+r"(reinterpret_cast<uint32_t &>(d[0])), "+r"(reinterpret_cast<uint32_t &>(d[1])), "+r"(reinterpret_cast<uint32_t &>(d[2])), "+r"(reinterpret_cast<uint32_t &>(d[3])), "+r"(reinterpret_cast<uint32_t &>(d[4])), "+r"(reinterpret_cast<uint32_t &>(d[5])), "+r"(reinterpret_cast<uint32_t &>(d[6])), "+r"(reinterpret_cast<uint32_t &>(d[7])), "+r"(reinterpret_cast<uint32_t &>(d[8])), "+r"(reinterpret_cast<uint32_t &>(d[9])), "+r"(reinterpret_cast<uint32_t &>(d[10])), "+r"(reinterpret_cast<uint32_t &>(d[11])), "+r"(reinterpret_cast<uint32_t &>(d[12])), "+r"(reinterpret_cast<uint32_t &>(d[13])), "+r"(reinterpret_cast<uint32_t &>(d[14])), "+r"(reinterpret_cast<uint32_t &>(d[15])), "+r"(reinterpret_cast<uint32_t &>(d[16])), "+r"(reinterpret_cast<uint32_t &>(d[17])), "+r"(reinterpret_cast<uint32_t &>(d[18])), "+r"(reinterpret_cast<uint32_t &>(d[19])), "+r"(reinterpret_cast<uint32_t &>(d[20])), "+r"(reinterpret_cast<uint32_t &>(d[21])), "+r"(reinterpret_cast<uint32_t &>(d[22])), "+r"(reinterpret_cast<uint32_t &>(d[23])), "+r"(reinterpret_cast<uint32_t &>(d[24])), "+r"(reinterpret_cast<uint32_t &>(d[25])), "+r"(reinterpret_cast<uint32_t &>(d[26])), "+r"(reinterpret_cast<uint32_t &>(d[27])), "+r"(reinterpret_cast<uint32_t &>(d[28])), "+r"(reinterpret_cast<uint32_t &>(d[29])), "+r"(reinterpret_cast<uint32_t &>(d[30])), "+r"(reinterpret_cast<uint32_t &>(d[31]))
+        : "l"(a), "l"(b), "r"(scale_d));
+}
+
+// D[64x128] (+)= A[64x32] * B[32x128], s8 inputs from shared memory, both K-major, s32
+// accumulators held in d's float registers as int32 bits (exact sums); scale_d = 0 overwrites D.
+TESS_DEVICE void wgmma_m64n128k32_s32_s8(float (&d)[64], uint64_t a, uint64_t b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p;\n}\n"
+        : "+r"(reinterpret_cast<uint32_t &>(d[0])), "+r"(reinterpret_cast<uint32_t &>(d[1])), "+r"(reinterpret_cast<uint32_t &>(d[2])), "+r"(reinterpret_cast<uint32_t &>(d[3])), "+r"(reinterpret_cast<uint32_t &>(d[4])), "+r"(reinterpret_cast<uint32_t &>(d[5])), "+r"(reinterpret_cast<uint32_t &>(d[6])), "+r"(reinterpret_cast<uint32_t &>(d[7])), "+r"(reinterpret_cast<uint32_t &>(d[8])), "+r"(reinterpret_cast<uint32_t &>(d[9])), "+r"(reinterpret_cast<uint32_t &>(d[10])), "+r"(reinterpret_cast<uint32_t &>(d[11])), "+r"(reinterpret_cast<uint32_t &>(d[12])), "+r"(reinterpret_cast<uint32_t &>(d[13])), "+r"(reinterpret_cast<uint32_t &>(d[14])), "+r"(reinterpret_cast<uint32_t &>(d[15])), "+r"(reinterpret_cast<uint32_t &>(d[16])), "+r"(reinterpret_cast<uint32_t &>(d[17])), "+r"(reinterpret_cast<uint32_t &>(d[18])), "+r"(reinterpret_cast<uint32_t &>(d[19])), "+r"(reinterpret_cast<uint32_t &>(d[20])), "+r"(reinterpret_cast<uint32_t &>(d[21])), "+r"(reinterpret_cast<uint32_t &>(d[22])), "+r"(reinterpret_cast<uint32_t &>(d[23])), "+r"(reinterpret_cast<uint32_t &>(d[24])), "+r"(reinterpret_cast<uint32_t &>(d[25])), "+r"(reinterpret_cast<uint32_t &>(d[26])), "+r"(reinterpret_cast<uint32_t &>(d[27])), "+r"(reinterpret_cast<uint32_t &>(d[28])), "+r"(reinterpret_cast<uint32_t &>(d[29])), "+r"(reinterpret_cast<uint32_t &>(d[30])), "+r"(reinterpret_cast<uint32_t &>(d[31])), "+r"(reinterpret_cast<uint32_t &>(d[32])), "+r"(reinterpret_cast<uint32_t &>(d[33])), "+r"(reinterpret_cast<uint32_t &>(d[34])), "+r"(reinterpret_cast<uint32_t &>(d[35])), "+r"(reinterpret_cast<uint32_t &>(d[36])), "+r"(reinterpret_cast<uint32_t &>(d[37])), "+r"(reinterpret_cast<uint32_t &>(d[38])), "+r"(reinterpret_cast<uint32_t &>(d[39])), "+r"(reinterpret_cast<uint32_t &>(d[40])), "+r"(reinterpret_cast<uint32_t &>(d[41])), "+r"(reinterpret_cast<uint32_t &>(d[42])), "+r"(reinterpret_cast<uint32_t &>(d[43])), "+r"(reinterpret_cast<uint32_t &>(d[44])), "+r"(reinterpret_cast<uint32_t &>(d[45])), "+r"(reinterpret_cast<uint32_t &>(d[46])), "+r"(reinterpret_cast<uint32_t &>(d[47])), "+r"(reinterpret_cast<uint32_t &>(d[48])), "+r"(reinterpret_cast<uint32_t &>(d[49])), "+r"(reinterpret_cast<uint32_t &>(d[50])), "+r"(reinterpret_cast<uint32_t &>(d[51])), "+r"(reinterpret_cast<uint32_t &>(d[52])), "+r"(reinterpret_cast<uint32_t &>(d[53])), "+r"(reinterpret_cast<uint32_t &>(d[54])), "+r"(reinterpret_cast<uint32_t &>(d[55])), "+r"(reinterpret_cast<uint32_t &>(d[56])), "+r"(reinterpret_cast<uint32_t &>(d[57])), "+r"(reinterpret_cast<uint32_t &>(d[58])), "+r"(reinterpret_cast<uint32_t &>(d[59])), "+r"(reinterpret_cast<uint32_t &>(d[60])), "+r"(reinterpret_cast<uint32_t &>(d[61])), "+r"(reinterpret_cast<uint32_t &>(d[62])), "+r"(reinterpret_cast<uint32_t &>(d[63]))
+        : "l"(a), "l"(b), "r"(scale_d));
+}
+
+// D[64x256] (+)= A[64x32] * B[32x256], s8 inputs from shared memory, both K-major, s32
+// accumulators held in d's float registers as int32 bits (exact sums); scale_d = 0 overwrites D.
+TESS_DEVICE void wgmma_m64n256k32_s32_s8(float (&d)[128], uint64_t a, uint64_t b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p;\n}\n"
+        : "+r"(reinterpret_cast<uint32_t &>(d[0])), "+r"(reinterpret_cast<uint32_t &>(d[1])), "+r"(reinterpret_cast<uint32_t &>(d[2])), "+r"(reinterpret_cast<uint32_t &>(d[3])), "+r"(reinterpret_cast<uint32_t &>(d[4])), "+r"(reinterpret_cast<uint32_t &>(d[5])), "+r"(reinterpret_cast<uint32_t &>(d[6])), "+r"(reinterpret_cast<uint32_t &>(d[7])), "+r"(reinterpret_cast<uint32_t &>(d[8])), "+r"(reinterpret_cast<uint32_t &>(d[9])), "+r"(reinterpret_cast<uint32_t &>(d[10])), "+r"(reinterpret_cast<uint32_t &>(d[11])), "+r"(reinterpret_cast<uint32_t &>(d[12])), "+r"(reinterpret_cast<uint32_t &>(d[13])), "+r"(reinterpret_cast<uint32_t &>(d[14])), "+r"(reinterpret_cast<uint32_t &>(d[15])), "+r"(reinterpret_cast<uint32_t &>(d[16])), "+r"(reinterpret_cast<uint32_t &>(d[17])), "+r"(reinterpret_cast<uint32_t &>(d[18])), "+r"(reinterpret_cast<uint32_t &>(d[19])), "+r"(reinterpret_cast<uint32_t &>(d[20])), "+r"(reinterpret_cast<uint32_t &>(d[21])), "+r"(reinterpret_cast<uint32_t &>(d[22])), "+r"(reinterpret_cast<uint32_t &>(d[23])), "+r"(reinterpret_cast<uint32_t &>(d[24])), "+r"(reinterpret_cast<uint32_t &>(d[25])), "+r"(reinterpret_cast<uint32_t &>(d[26])), "+r"(reinterpret_cast<uint32_t &>(d[27])), "+r"(reinterpret_cast<uint32_t &>(d[28])), "+r"(reinterpret_cast<uint32_t &>(d[29])), "+r"(reinterpret_cast<uint32_t &>(d[30])), "+r"(reinterpret_cast<uint32_t &>(d[31])), "+r"(reinterpret_cast<uint32_t &>(d[32])), "+r"(reinterpret_cast<uint32_t &>(d[33])), "+r"(reinterpret_cast<uint32_t &>(d[34])), "+r"(reinterpret_cast<uint32_t &>(d[35])), "+r"(reinterpret_cast<uint32_t &>(d[36])), "+r"(reinterpret_cast<uint32_t &>(d[37])), "+r"(reinterpret_cast<uint32_t &>(d[38])), "+r"(reinterpret_cast<uint32_t &>(d[39])), "+r"(reinterpret_cast<uint32_t &>(d[40])), "+r"(reinterpret_cast<uint32_t &>(d[41])), "+r"(reinterpret_cast<uint32_t &>(d[42])), "+r"(reinterpret_cast<uint32_t &>(d[43])), "+r"(reinterpret_cast<uint32_t &>(d[44])), "+r"(reinterpret_cast<uint32_t &>(d[45])), "+r"(reinterpret_cast<uint32_t &>(d[46])), "+r"(reinterpret_cast<uint32_t &>(d[47])), "+r"(reinterpret_cast<uint32_t &>(d[48])), "+r"(reinterpret_cast<uint32_t &>(d[49])), "+r"(reinterpret_cast<uint32_t &>(d[50])), "+r"(reinterpret_cast<uint32_t &>(d[51])), "+r"(reinterpret_cast<uint32_t &>(d[52])), "+r"(reinterpret_cast<uint32_t &>(d[53])), "+r"(reinterpret_cast<uint32_t &>(d[54])), "+r"(reinterpret_cast<uint32_t &>(d[55])), "+r"(reinterpret_cast<uint32_t &>(d[56])), "+r"(reinterpret_cast<uint32_t &>(d[57])), "+r"(reinterpret_cast<uint32_t &>(d[58])), "+r"(reinterpret_cast<uint32_t &>(d[59])), "+r"(reinterpret_cast<uint32_t &>(d[60])), "+r"(reinterpret_cast<uint32_t &>(d[61])), "+r"(reinterpret_cast<uint32_t &>(d[62])), "+r"(reinterpret_cast<uint32_t &>(d[63])), "+r"(reinterpret_cast<uint32_t &>(d[64])), "+r"(reinterpret_cast<uint32_t &>(d[65])), "+r"(reinterpret_cast<uint32_t &>(d[66])), "+r"(reinterpret_cast<uint32_t &>(d[67])), "+r"(reinterpret_cast<uint32_t &>(d[68])), "+r"(reinterpret_cast<uint32_t &>(d[69])), "+r"(reinterpret_cast<uint32_t &>(d[70])), "+r"(reinterpret_cast<uint32_t &>(d[71])), "+r"(reinterpret_cast<uint32_t &>(d[72])), "+r"(reinterpret_cast<uint32_t &>(d[73])), "+r"(reinterpret_cast<uint32_t &>(d[74])), "+r"(reinterpret_cast<uint32_t &>(d[75])), "+r"(reinterpret_cast<uint32_t &>(d[76])), "+r"(reinterpret_cast<uint32_t &>(d[77])), "+r"(reinterpret_cast<uint32_t &>(d[78])), "+r"(reinterpret_cast<uint32_t &>(d[79])), "+r"(reinterpret_cast<uint32_t &>(d[80])), "+r"(reinterpret_cast<uint32_t &>(d[81])), "+r"(reinterpret_cast<uint32_t &>(d[82])), "+r"(reinterpret_cast<uint32_t &>(d[83])), "+r"(reinterpret_cast<uint32_t &>(d[84])), "+r"(reinterpret_cast<uint32_t &>(d[85])), "+r"(reinterpret_cast<uint32_t &>(d[86])), "+r"(reinterpret_cast<uint32_t &>(d[87])), "+r"(reinterpret_cast<uint32_t &>(d[88])), "+r"(reinterpret_cast<uint32_t &>(d[89])), "+r"(reinterpret_cast<uint32_t &>(d[90])), "+r"(reinterpret_cast<uint32_t &>(d[91])), "+r"(reinterpret_cast<uint32_t &>(d[92])), "+r"(reinterpret_cast<uint32_t &>(d[93])), "+r"(reinterpret_cast<uint32_t &>(d[94])), "+r"(reinterpret_cast<uint32_t &>(d[95])), "+r"(reinterpret_cast<uint32_t &>(d[96])), "+r"(reinterpret_cast<uint32_t &>(d[97])), "+r"(reinterpret_cast<uint32_t &>(d[98])), "+r"(reinterpret_cast<uint32_t &>(d[99])), "+r"(reinterpret_cast<uint32_t &>(d[100])), "+r"(reinterpret_cast<uint32_t &>(d[101])), "+r"(reinterpret_cast<uint32_t &>(d[102])), "+r"(reinterpret_cast<uint32_t &>(d[103])), "+r"(reinterpret_cast<uint32_t &>(d[104])), "+r"(reinterpret_cast<uint32_t &>(d[105])), "+r"(reinterpret_cast<uint32_t &>(d[106])), "+r"(reinterpret_cast<uint32_t &>(d[107])), "+r"(reinterpret_cast<uint32_t &>(d[108])), "+r"(reinterpret_cast<uint32_t &>(d[109])), "+r"(reinterpret_cast<uint32_t &>(d[110])), "+r"(reinterpret_cast<uint32_t &>(d[111])), "+r"(reinterpret_cast<uint32_t &>(d[112])), "+r"(reinterpret_cast<uint32_t &>(d[113])), "+r"(reinterpret_cast<uint32_t &>(d[114])), "+r"(reinterpret_cast<uint32_t &>(d[115])), "+r"(reinterpret_cast<uint32_t &>(d[116])), "+r"(reinterpret_cast<uint32_t &>(d[117])), "+r"(reinterpret_cast<uint32_t &>(d[118])), "+r"(reinterpret_cast<uint32_t &>(d[119])), "+r"(reinterpret_cast<uint32_t &>(d[120])), "+r"(reinterpret_cast<uint32_t &>(d[121])), "+r"(reinterpret_cast<uint32_t &>(d[122])), "+r"(reinterpret_cast<uint32_t &>(d[123])), "+r"(reinterpret_cast<uint32_t &>(d[124])), "+r"(reinterpret_cast<uint32_t &>(d[125])), "+r"(reinterpret_cast<uint32_t &>(d[126])), "+r"(reinterpret_cast<uint32_t &>(d[127]))
+        : "l"(a), "l"(b), "r"(scale_d));
+}
+
 // wgmma_ss<N, IN, TA, TB>: the form above for tile width N and input pair IN
-// (tess_mma_input): one k16 step of 16-bit inputs or one k32 step of FP8.
+// (tess_mma_input): one k16 step of 16-bit inputs, one k32 step of FP8 or
+// INT8, or one k8 step of TF32 (32 bytes of K each).
 template <int N, int IN, int TA, int TB>
 TESS_DEVICE void wgmma_ss(float (&d)[N / 2], uint64_t a, uint64_t b, int scale_d) {
     if constexpr (N == 16) {
@@ -401,6 +517,8 @@ TESS_DEVICE void wgmma_ss(float (&d)[N / 2], uint64_t a, uint64_t b, int scale_d
         if constexpr (IN == TESS_MMA_E4M3_E5M2) wgmma_m64n16k32_f32_e4m3_e5m2(d, a, b, scale_d);
         if constexpr (IN == TESS_MMA_E5M2_E4M3) wgmma_m64n16k32_f32_e5m2_e4m3(d, a, b, scale_d);
         if constexpr (IN == TESS_MMA_E5M2_E5M2) wgmma_m64n16k32_f32_e5m2_e5m2(d, a, b, scale_d);
+        if constexpr (IN == TESS_MMA_TF32) wgmma_m64n16k8_f32_tf32(d, a, b, scale_d);
+        if constexpr (IN == TESS_MMA_S8) wgmma_m64n16k32_s32_s8(d, a, b, scale_d);
     }
     if constexpr (N == 32) {
         if constexpr (IN == TESS_MMA_BF16) wgmma_m64n32k16_f32_bf16<TA, TB>(d, a, b, scale_d);
@@ -409,6 +527,8 @@ TESS_DEVICE void wgmma_ss(float (&d)[N / 2], uint64_t a, uint64_t b, int scale_d
         if constexpr (IN == TESS_MMA_E4M3_E5M2) wgmma_m64n32k32_f32_e4m3_e5m2(d, a, b, scale_d);
         if constexpr (IN == TESS_MMA_E5M2_E4M3) wgmma_m64n32k32_f32_e5m2_e4m3(d, a, b, scale_d);
         if constexpr (IN == TESS_MMA_E5M2_E5M2) wgmma_m64n32k32_f32_e5m2_e5m2(d, a, b, scale_d);
+        if constexpr (IN == TESS_MMA_TF32) wgmma_m64n32k8_f32_tf32(d, a, b, scale_d);
+        if constexpr (IN == TESS_MMA_S8) wgmma_m64n32k32_s32_s8(d, a, b, scale_d);
     }
     if constexpr (N == 64) {
         if constexpr (IN == TESS_MMA_BF16) wgmma_m64n64k16_f32_bf16<TA, TB>(d, a, b, scale_d);
@@ -417,6 +537,8 @@ TESS_DEVICE void wgmma_ss(float (&d)[N / 2], uint64_t a, uint64_t b, int scale_d
         if constexpr (IN == TESS_MMA_E4M3_E5M2) wgmma_m64n64k32_f32_e4m3_e5m2(d, a, b, scale_d);
         if constexpr (IN == TESS_MMA_E5M2_E4M3) wgmma_m64n64k32_f32_e5m2_e4m3(d, a, b, scale_d);
         if constexpr (IN == TESS_MMA_E5M2_E5M2) wgmma_m64n64k32_f32_e5m2_e5m2(d, a, b, scale_d);
+        if constexpr (IN == TESS_MMA_TF32) wgmma_m64n64k8_f32_tf32(d, a, b, scale_d);
+        if constexpr (IN == TESS_MMA_S8) wgmma_m64n64k32_s32_s8(d, a, b, scale_d);
     }
     if constexpr (N == 128) {
         if constexpr (IN == TESS_MMA_BF16) wgmma_m64n128k16_f32_bf16<TA, TB>(d, a, b, scale_d);
@@ -425,6 +547,8 @@ TESS_DEVICE void wgmma_ss(float (&d)[N / 2], uint64_t a, uint64_t b, int scale_d
         if constexpr (IN == TESS_MMA_E4M3_E5M2) wgmma_m64n128k32_f32_e4m3_e5m2(d, a, b, scale_d);
         if constexpr (IN == TESS_MMA_E5M2_E4M3) wgmma_m64n128k32_f32_e5m2_e4m3(d, a, b, scale_d);
         if constexpr (IN == TESS_MMA_E5M2_E5M2) wgmma_m64n128k32_f32_e5m2_e5m2(d, a, b, scale_d);
+        if constexpr (IN == TESS_MMA_TF32) wgmma_m64n128k8_f32_tf32(d, a, b, scale_d);
+        if constexpr (IN == TESS_MMA_S8) wgmma_m64n128k32_s32_s8(d, a, b, scale_d);
     }
     if constexpr (N == 192) {
         if constexpr (IN == TESS_MMA_E4M3_E4M3) wgmma_m64n192k32_f32_e4m3_e4m3(d, a, b, scale_d);
@@ -439,8 +563,12 @@ TESS_DEVICE void wgmma_ss(float (&d)[N / 2], uint64_t a, uint64_t b, int scale_d
         if constexpr (IN == TESS_MMA_E4M3_E5M2) wgmma_m64n256k32_f32_e4m3_e5m2(d, a, b, scale_d);
         if constexpr (IN == TESS_MMA_E5M2_E4M3) wgmma_m64n256k32_f32_e5m2_e4m3(d, a, b, scale_d);
         if constexpr (IN == TESS_MMA_E5M2_E5M2) wgmma_m64n256k32_f32_e5m2_e5m2(d, a, b, scale_d);
+        if constexpr (IN == TESS_MMA_TF32) wgmma_m64n256k8_f32_tf32(d, a, b, scale_d);
+        if constexpr (IN == TESS_MMA_S8) wgmma_m64n256k32_s32_s8(d, a, b, scale_d);
     }
     static_assert(IN <= TESS_MMA_F16 ? (N == 16 || N == 32 || N == 64 || N == 128 || N == 256)
-                                     : ((N == 16 || N == 32 || N == 64 || N == 128 || N == 192 || N == 256) && TA == 0 && TB == 0),
-                  "wgmma form not generated (16-bit widths 16, 32, 64, 128, 256; FP8 widths 16, 32, 64, 128, 192, 256, K-major operands only)");
+                  : IN == TESS_MMA_TF32 ? ((N == 16 || N == 32 || N == 64 || N == 128 || N == 256) && TA == 0 && TB == 0)
+                  : IN == TESS_MMA_S8 ? ((N == 16 || N == 32 || N == 64 || N == 128 || N == 256) && TA == 0 && TB == 0)
+                                        : ((N == 16 || N == 32 || N == 64 || N == 128 || N == 192 || N == 256) && TA == 0 && TB == 0),
+                  "wgmma form not generated (16-bit widths 16, 32, 64, 128, 256; FP8 widths 16, 32, 64, 128, 192, 256; TF32 and INT8 widths 16, 32, 64, 128, 256; FP8, TF32 and INT8 K-major operands only)");
 }

@@ -249,8 +249,11 @@ static double tile_work(const tess_gemm_kernel *k, const tess_gemm_desc *d, cons
  * no timings the cost model was fitted to yet. */
 #define TESS_SM90_UNMEASURED_SCHEDULE 2.0
 
-double tess_sm90_compute_seconds(const tess_device_info *info, int fp8, double flops) {
-    return flops / (TESS_SM90_FLOPS_PER_CLOCK * (fp8 ? 2 : 1) * tess_device_sm_hz(info) * TESS_SUSTAINED_CLOCK);
+double tess_sm90_compute_seconds(const tess_device_info *info, int input, double flops) {
+    /* FP8 and INT8 run twice the 16-bit rate, TF32 half of it (the H100 datasheet's dense peaks: 1979 TF/s
+     * and 1979 TOPS, 989, 495) */
+    const double rate = tess_mma_input_is_fp8(input) || input == TESS_MMA_S8 ? 2.0 : input == TESS_MMA_TF32 ? 0.5 : 1.0;
+    return flops / (TESS_SM90_FLOPS_PER_CLOCK * rate * tess_device_sm_hz(info) * TESS_SUSTAINED_CLOCK);
 }
 
 
@@ -277,7 +280,7 @@ double tess_sm90_dense_estimate(const tess_device_info *info, const tess_gemm_ke
                                 const tess_sm90_launch *x, int transposed) {
     const int64_t k_padded = (d->k + k->tile_k - 1) / k->tile_k * k->tile_k;
     const double compute =
-        tess_sm90_compute_seconds(info, k->input >= TESS_MMA_E4M3_E4M3, tile_work(k, d, x) * 2.0 * (double)k_padded);
+        tess_sm90_compute_seconds(info, k->input, tile_work(k, d, x) * 2.0 * (double)k_padded);
     const double a_bytes = (double)d->m * d->k * tess_dtype_size(d->a.dtype);
     const double b_bytes = (double)d->n * d->k * tess_dtype_size(d->b.dtype);
     const double bytes = (double)d->batch * (a_bytes + b_bytes + (double)d->m * d->n * tess_dtype_size(d->d.dtype));

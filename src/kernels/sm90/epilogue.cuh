@@ -182,6 +182,46 @@ TESS_DEVICE void epilogue_store_registers(const tess_gemm_params &p, const float
     const bool row_major = e.d_layout.order == TESS_ORDER_ROW, bf16 = e.d_layout.dtype == TESS_DTYPE_BF16;
     const int64_t ld = e.d_layout.ld, row_step = row_major ? ld : 1, col_step = row_major ? 1 : ld;
     T *d = (T *)e.d + (int64_t)b * e.d_layout.batch_stride;
+    if constexpr (!WITH_C) {
+        if (row_major) {
+            // Accumulators v and v + 1 are columns n and n + 1 of one row:
+            // one store of both where both lie inside and the pair is
+            // aligned to its size, so that a warp's store covers whole
+            // 32-byte sectors (4 lanes x 8 bytes of f32 per row) instead of
+            // every other 8 bytes of them.
+#pragma unroll
+            for (int v = 0; v < Cfg::BN / 2; v += 2) {
+                int m, n;
+                tess_wgmma_acc_coord(t, v, &m, &n);
+                m += m0, n += n0;
+                if (m >= m_end || n >= n_end)
+                    continue;
+                float x[2];
+#pragma unroll
+                for (int i = 0; i < 2; i++)
+                    x[i] = FUSED ? tess_epilogue_final_call(e, acc[v + i], b, bb, m, n + i)
+                                 : tess_epilogue_value<false, true>(e, acc[v + i], b, m, n + i);
+                T *at = d + m * row_step + n;
+                if (n + 1 < n_end && (uintptr_t)at % (2 * sizeof(T)) == 0) {
+                    if constexpr (sizeof(T) == 4)
+                        *(float2 *)at = make_float2(x[0], x[1]);
+                    else
+                        *(uint32_t *)at = pack16(x[0], x[1], bf16);
+                } else {
+#pragma unroll
+                    for (int i = 0; i < 2; i++) {
+                        if (n + i < n_end) {
+                            if constexpr (sizeof(T) == 4)
+                                at[i] = x[i];
+                            else
+                                at[i] = bf16 ? tess_f32_to_bf16(x[i]) : tess_f32_to_f16(x[i]);
+                        }
+                    }
+                }
+            }
+            return;
+        }
+    }
 #pragma unroll
     for (int v = 0; v < Cfg::BN / 2; v++) {
         int m, n;

@@ -1,5 +1,5 @@
 /* The sm90 kernel family (Hopper, sm_90a): persistent warp-specialized
- * TMA + wgmma GEMMs, dense and grouped, 16-bit and FP8, with stream-K and
+ * TMA + wgmma GEMMs, dense and grouped, 16-bit, FP8, TF32 and INT8, with stream-K and
  * transposed small-M plans. Its registration, and what its planners share:
  * which kernel serves a problem, how many of its CTAs fit, the transposed
  * problem. */
@@ -18,6 +18,10 @@ static int mma_input(tess_dtype ta, tess_dtype tb) {
         return TESS_MMA_F16;
     if (tess_dtype_is_fp8(ta) && tess_dtype_is_fp8(tb))
         return TESS_MMA_E4M3_E4M3 + 2 * (ta == TESS_DTYPE_E5M2) + (tb == TESS_DTYPE_E5M2);
+    if (ta == TESS_DTYPE_F32 && tb == TESS_DTYPE_F32) /* validated: the descriptor allows TF32 */
+        return TESS_MMA_TF32;
+    if (ta == TESS_DTYPE_S8 && tb == TESS_DTYPE_S8)
+        return TESS_MMA_S8;
     return -1;
 }
 

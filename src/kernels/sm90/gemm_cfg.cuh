@@ -69,7 +69,9 @@ struct gemm_cfg {
     // The tile's extent along the grouped dimension (a group's tile rows are this many rows).
     static constexpr int GROUP_TILE = GROUPED_ALONG_N ? BN_ : BM_;
     static constexpr int IN = IN_, SCALING = SCALING_;
-    static constexpr int ELEM_BYTES = IN <= TESS_MMA_F16 ? 2 : 1;
+    static constexpr int ELEM_BYTES = IN <= TESS_MMA_F16 ? 2 : IN == TESS_MMA_TF32 ? 4 : 1;
+    // INT8: the accumulators hold int32 bits until the mainloop ends (gemm_sm90.cuh converts them).
+    static constexpr bool INT_ACC = IN == TESS_MMA_S8;
     static constexpr int BM = BM_, BN = BN_, BK = TESS_SM90_BK_BYTES / ELEM_BYTES, STAGES = STAGES_;
     // The schedule. Cooperative (PINGPONG 0): the consumer warpgroups
     // share each tile, 64 rows each: two for 128-row tiles, one for 64-row
@@ -158,8 +160,8 @@ struct gemm_cfg {
     // multicasts it to all (TMA multicast), so B crosses L2 once per cluster.
     static constexpr int CLUSTER = CLUSTER_;
     static constexpr int A_MN = A_MN_, B_MN = B_MN_;
-    static_assert(ELEM_BYTES == 2 || (A_MN == 0 && B_MN == 0 && BN <= 256), "FP8 operands are K-major");
-    static_assert(ELEM_BYTES == 1 || SCALING == TESS_SCALING_PLAIN, "16-bit inputs need no promotion");
+    static_assert(ELEM_BYTES == 2 || (A_MN == 0 && B_MN == 0 && BN <= 256), "FP8 and TF32 operands are K-major");
+    static_assert(ELEM_BYTES == 1 || SCALING == TESS_SCALING_PLAIN, "16-bit and TF32 inputs need no promotion");
     static_assert(!PROMOTES || BN <= 192 || PROMOTES_IN_HALVES,
                   "the tile's and a K block's accumulators must fit in the consumer's registers");
     static_assert(!PROMOTES_IN_HALVES || SCALING != TESS_SCALING_BLOCK_ROWS_COLS,

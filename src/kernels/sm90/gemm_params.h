@@ -27,15 +27,21 @@
 #define TESS_SK_FLAG_BYTES (TESS_SK_MAX_CTAS * TESS_SM90_CONSUMERS * 4)
 
 /* The operand types a kernel multiplies (its IN template parameter): one
- * 16-bit type for both, or an FP8 pair (A type, B type). */
+ * 16-bit type for both, an FP8 pair (A type, B type), f32 read as TF32, or
+ * int8. */
 enum tess_mma_input {
     TESS_MMA_BF16,
     TESS_MMA_F16,
     TESS_MMA_E4M3_E4M3,
     TESS_MMA_E4M3_E5M2,
     TESS_MMA_E5M2_E4M3,
-    TESS_MMA_E5M2_E5M2
+    TESS_MMA_E5M2_E5M2,
+    TESS_MMA_TF32,
+    TESS_MMA_S8 /* s8 x s8, int32 accumulators (the float registers hold their bits until the epilogue) */
 };
+
+/* Whether a kernel input is an FP8 pair (promotion, block scales, FP8's rate). */
+TESS_HD int tess_mma_input_is_fp8(int input) { return input >= TESS_MMA_E4M3_E4M3 && input <= TESS_MMA_E5M2_E5M2; }
 
 /* How a kernel accumulates and applies dequantization factors (its SCALING
  * template parameter). Per-tensor and per-row/column factors are constant

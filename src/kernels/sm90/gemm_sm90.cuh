@@ -154,6 +154,9 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
             consumer_mma<Cfg>(acc, descs, smem_scales, full, empty, cursor, w.k_begin, w.k_end, tile.n0,
                               a_shift, row_block, t);
             turn_give<Cfg::PINGPONG>(cw);
+            if constexpr (Cfg::INT_ACC) // INT8: the tensor cores' int32 sums (exact) as floats from here on
+                for (int i = 0; i < Cfg::BN / 2; i++)
+                    acc[i] = (float)__float_as_int(acc[i]);
             if (tess_work_is_partial(&split, &w)) {
                 int *flag;
                 if (w.k_begin != 0) { // another unit finishes this tile
@@ -300,6 +303,11 @@ static int max_clusters(void) {
         TESS_GEMM_ENTRY(BM, BN, ST, 1, TESS_MMA_E4M3_E4M3, TESS_SCALING_BLOCK_ROWS_COLS, 0, 0)
 // fp8: the FP8 kernels of one tile configuration and scaling kind (4 entries).
 #define TESS_GEMM_FP8_TILE(BM, BN, ST, CL, SC) TESS_GEMM_FP8_SCHEDULE_TILE(BM, BN, ST, CL, SC, 0)
+// tf32: f32 operands read as TF32 by the tensor cores, both K-major (1 entry:
+// other layouts are copied K-major first, as FP8's are).
+#define TESS_GEMM_TF32_TILE(BM, BN, ST, CL) TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_TF32, TESS_SCALING_PLAIN, 0, 0)
+// int8: s8 x s8 operands summed in int32 (W8A8), both K-major (1 entry).
+#define TESS_GEMM_INT8_TILE(BM, BN, ST, CL) TESS_GEMM_ENTRY(BM, BN, ST, CL, TESS_MMA_S8, TESS_SCALING_PLAIN, 0, 0)
 // fp8_pingpong: as fp8, pingpong (BM rows per consumer's tile, clusters of 1).
 #define TESS_GEMM_FP8_PINGPONG_TILE(BM, BN, ST, CL, SC) TESS_GEMM_FP8_SCHEDULE_TILE(BM, BN, ST, 1, SC, 1)
 // f16_pingpong: as f16, pingpong (8 entries).

@@ -40,12 +40,12 @@ static void describe(const tess_gemm_kernel *k, const tess_gemm_desc *d, const t
     /* FP8 names carry both types and the accumulation: _fa fast (tensor
      * cores only), _pr promoted, _blk block-scaled, _blkc with per-column B
      * factors; _pp marks the pingpong schedule. */
-    const int fp8 = k->input >= TESS_MMA_E4M3_E4M3;
+    const int fp8 = tess_mma_input_is_fp8(k->input);
     char types[16];
     if (fp8)
         snprintf(types, sizeof types, "%s%s", tess_dtype_name(d->a.dtype), tess_dtype_name(d->b.dtype));
     else
-        snprintf(types, sizeof types, "%s", tess_dtype_name(d->a.dtype));
+        snprintf(types, sizeof types, "%s", k->input == TESS_MMA_TF32 ? "tf32" : tess_dtype_name(d->a.dtype));
     snprintf(p->name, sizeof p->name, "sm90_%s_%c%c_%dx%dx%d_s%d_c%dx1%s%s%s%s%s", types,
              d->a.order == TESS_ORDER_ROW ? 't' : 'n', d->b.order == TESS_ORDER_COL ? 'n' : 't', k->tile_m,
              k->tile_n, k->tile_k, k->stages, k->cluster_m, k->pingpong ? "_pp" : "",

@@ -161,7 +161,7 @@ static double grouped_estimate(const tess_device_info *info, const tess_gemm_ker
     const double epilogue = d->layout == TESS_GROUP_CONTIGUOUS ? tess_sm90_epilogue_factor(k, k_blocks) : 1.0;
     const double tile_flops =
         (double)k->tile_m * k->tile_n * 2.0 * (double)(k_blocks * k->tile_k) * epilogue / tile_efficiency(k);
-    const double compute = waves * tess_sm90_compute_seconds(info, k->input >= TESS_MMA_E4M3_E4M3, tile_flops);
+    const double compute = waves * tess_sm90_compute_seconds(info, k->input, tile_flops);
     const double tokens = (double)e * d->groups;
     const double wb = (double)tess_dtype_size(d->w.dtype), xb = (double)tess_dtype_size(d->x.dtype);
     const double yb = (double)tess_dtype_size(d->y.dtype);
@@ -202,7 +202,7 @@ static void grouped_describe(const tess_device_info *info, const tess_grouped_ge
         snprintf(cluster, sizeof cluster, "_c%dx1", k->cluster_m);
     /* _swap: a token-tile kernel (weights by tokens, run transposed) */
     snprintf(p->name, sizeof p->name, "sm90_%s_grouped_%dx%dx%d_s%d%s%s%s_%s",
-             k->input >= TESS_MMA_E4M3_E4M3 ? "e4m3e4m3" : tess_dtype_name(d->x.dtype), k->tile_m, k->tile_n,
+             tess_mma_input_is_fp8(k->input) ? "e4m3e4m3" : tess_dtype_name(d->x.dtype), k->tile_m, k->tile_n,
              k->tile_k, k->stages, cluster, tess_sm90_scaling_suffix(k->scaling), is_token_tile(k) ? "_swap" : "",
              order_name(order));
 }

@@ -67,8 +67,9 @@ double tess_sm90_tile_width_efficiency(int tile_n);
  * of k_blocks K blocks (cost_dense.c). */
 double tess_sm90_epilogue_factor(const tess_gemm_kernel *k, int64_t k_blocks);
 /* Seconds one SM's tensor cores on `info`'s device take for `flops` at
- * their sustained rate (16-bit, or FP8 when fp8). */
-double tess_sm90_compute_seconds(const tess_device_info *info, int fp8, double flops);
+ * their sustained rate for a kernel input (enum tess_mma_input: 16-bit,
+ * FP8 and INT8 at twice that rate, TF32 at half). */
+double tess_sm90_compute_seconds(const tess_device_info *info, int input, double flops);
 /* The suffix of a plan name for a kernel's scaling kind ("", "_pr", "_blk", "_blkc"). */
 const char *tess_sm90_scaling_suffix(int scaling);
 

@@ -62,12 +62,26 @@ __global__ void __launch_bounds__(QUANT_THREADS) quant_tensor_amax(quant_args a)
         atomicMax((unsigned int *)a.scales, __float_as_uint(m));
 }
 
+// Per-row (OUTER_VEC) pass 1: one warp per row reduces the row's amax over
+// all its columns and writes the row's factor.
+__global__ void __launch_bounds__(QUANT_THREADS) quant_row_factors(quant_args a) {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    for (int64_t r = (int64_t)blockIdx.x * QUANT_WARPS + warp; r < a.rows; r += (int64_t)gridDim.x * QUANT_WARPS) {
+        float m = 0.0f;
+        for (int64_t c = lane; c < a.cols; c += 32)
+            m = fmaxf(m, fabsf(tess_load_as_f32(a.x_type, a.x, r * a.ld_x + c)));
+        m = warp_max(m);
+        if (lane == 0)
+            a.scales[tess_scale_offset(&a.layout, 0, r, 0)] = factor_for(m, a.q_type);
+    }
+}
+
 // Per-tensor pass 3: turns the amax in scales[0] into the factor.
 __global__ void quant_tensor_finish(float *scales, tess_dtype q_type) { scales[0] = factor_for(scales[0], q_type); }
 
 // Quantizes one 128 x 128 tile. 1x128: each row's factor from its own amax;
 // 128x128: one factor from the tile's amax; TENSOR: the factor from the
-// amax in scales[0] (pass 2).
+// amax in scales[0] (pass 2); OUTER_VEC: each row's factor from pass 1.
 static __device__ __forceinline__ void quant_one_tile(const quant_args &a, int64_t r0, float *warp_amax);
 
 // Tile rows beyond TESS_MAX_GRID_Y are walked by the same CTAs.
@@ -91,6 +105,11 @@ static __device__ __forceinline__ void quant_one_tile(const quant_args &a, int64
                 a.scales[tess_scale_offset(&a.layout, 0, r, kb)] = f;
             quantize_row(a, r, c0, lane, f);
         }
+        return;
+    }
+    if (a.layout.mode == TESS_SCALE_OUTER_VEC) {
+        for (int64_t r = r0 + warp; r < r_end; r += QUANT_WARPS)
+            quantize_row(a, r, c0, lane, a.scales[tess_scale_offset(&a.layout, 0, r, 0)]);
         return;
     }
     float f;
@@ -128,6 +147,8 @@ extern "C" tess_status tess_launch_quantize_fp8(int64_t rows, int64_t cols, tess
             return tess_cuda_status(e, "clearing the amax of tess_quantize_fp8");
         quant_tensor_amax<<<grid, QUANT_THREADS, 0, s>>>(a);
     }
+    if (layout->mode == TESS_SCALE_OUTER_VEC)
+        quant_row_factors<<<tess_grid_rows((rows + QUANT_WARPS - 1) / QUANT_WARPS), QUANT_THREADS, 0, s>>>(a);
     quant_tile<<<grid, QUANT_THREADS, 0, s>>>(a);
     if (layout->mode == TESS_SCALE_TENSOR)
         quant_tensor_finish<<<1, 1, 0, s>>>(scales, q_type);
