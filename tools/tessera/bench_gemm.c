@@ -156,9 +156,33 @@ static float *random_factors(int64_t count, tess_rng *r) {
     return d;
 }
 
+/* tessera's workspace: cuBLAS's 32 MiB, grown where a problem needs more
+ * (the K-major copies of FP8, TF32 and INT8 operands in other layouts). */
+typedef struct bench_workspace {
+    void *ptr;
+    size_t bytes;
+} bench_workspace;
+
+/* Gives the handle at least the workspace `g` needs; 0, or 1 after saying why not. */
+static int workspace_for(tess_handle h, const tess_gemm_desc *g, bench_workspace *ws) {
+    size_t need = 0;
+    if (tess_gemm_workspace_size(h, g, &need) != TESS_STATUS_SUCCESS || need <= ws->bytes)
+        return 0; /* a problem tessera refuses says so in its row */
+    cudaFree(ws->ptr);
+    ws->ptr = NULL, ws->bytes = 0;
+    if (cudaMalloc(&ws->ptr, need) != cudaSuccess) {
+        fprintf(stderr, "tessera bench gemm: out of device memory for a workspace of %zu bytes\n", need);
+        tess_set_workspace(h, NULL, 0);
+        return 1;
+    }
+    ws->bytes = need;
+    tess_set_workspace(h, ws->ptr, need);
+    return 0;
+}
+
 /* Benchmarks one problem with every provider; prints a row per provider and appends to the CSV. */
 static int bench_one(tess_handle h, const tess_device_info *info, const bench_options *o, int64_t m, int64_t n, int64_t k,
-                     FILE *csv, tess_rng *rng, energy_meter *meter) {
+                     FILE *csv, tess_rng *rng, energy_meter *meter, bench_workspace *ws) {
     // --sms: tessera's SM budget for this problem (cuBLAS runs on every SM).
     int budget = 0;
     if (tess_set_sm_budget(h, o->sms) != TESS_STATUS_SUCCESS || tess_get_sm_budget(h, &budget) != TESS_STATUS_SUCCESS) {
@@ -177,6 +201,8 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
     g.allow_tf32 = g.a.dtype == TESS_DTYPE_F32; /* f32 operands: TF32, as cuBLASLt's peer runs them */
     g.epilogue.bias = (tess_bias_mode)o->bias, g.epilogue.activation = (tess_activation)o->act;
     g.epilogue.bias_type = bench_bias_type(o);
+    if (workspace_for(h, &g, ws))
+        return 1;
     const int64_t bias_count = o->bias == TESS_BIAS_NONE ? 0 : o->bias == TESS_BIAS_COLUMNS ? n : m;
     const size_t bias_bytes = (size_t)bias_count * tess_dtype_size(g.epilogue.bias_type);
     size_t set_bytes = tess_matrix_bytes(&g.a, g.batch) + tess_matrix_bytes(&g.b, g.batch) + tess_matrix_bytes(&g.d, g.batch) +
@@ -372,7 +398,7 @@ typedef struct session {
     tess_handle h;
     tess_device_info info;
     energy_meter *meter;
-    void *workspace;
+    bench_workspace workspace;
     FILE *csv;
     tess_rng rng;
 } session;
@@ -391,7 +417,8 @@ static int bench_problems(session *s, const bench_options *o) {
     for (int a = 0; a < o->nm; a++)
         for (int b = 0; b < o->nn; b++)
             for (int c = 0; c < o->nk; c++)
-                rc |= bench_one(s->h, &s->info, o, o->m[a], o->n[b], o->k[c], s->csv, &s->rng, s->meter);
+                rc |= bench_one(s->h, &s->info, o, o->m[a], o->n[b], o->k[c], s->csv, &s->rng, s->meter,
+                                &s->workspace);
     return rc;
 }
 
@@ -426,9 +453,12 @@ static int session_open(session *s, const bench_options *o, const char *output) 
         printf("hold: per problem and provider, %g s back to back untimed, then %g s timed, %d rounds (the second in "
                "reverse order); rows give round 2 and the best round's TF/s\n",
                HOLD_WARM_SECONDS, o->hold, HOLD_ROUNDS);
-    /* Both libraries get the same workspace: cuBLAS's recommended 32 MiB on Hopper (cublaslt.c). */
-    if (cudaMalloc(&s->workspace, TESS_GEMM_WORKSPACE_BYTES) == cudaSuccess)
-        tess_set_workspace(s->h, s->workspace, TESS_GEMM_WORKSPACE_BYTES);
+    /* Both libraries start with cuBLAS's recommended 32 MiB on Hopper (cublaslt.c); tessera's grows where a
+     * problem's K-major copies need more (workspace_for). */
+    if (cudaMalloc(&s->workspace.ptr, TESS_GEMM_WORKSPACE_BYTES) == cudaSuccess) {
+        s->workspace.bytes = TESS_GEMM_WORKSPACE_BYTES;
+        tess_set_workspace(s->h, s->workspace.ptr, TESS_GEMM_WORKSPACE_BYTES);
+    }
     if (output) {
         s->csv = fopen(output, "w");
         if (!s->csv) {
@@ -446,8 +476,8 @@ static void session_close(session *s) {
         fclose(s->csv);
     energy_close(s->meter);
     tess_destroy(s->h);
-    if (s->workspace)
-        cudaFree(s->workspace);
+    if (s->workspace.ptr)
+        cudaFree(s->workspace.ptr);
 }
 
 /* Runs each line of `suite` over the command line's settings `o`; after a
