@@ -34,62 +34,47 @@ TESS_DEVICE void wgmma_m64n{n}k16_f32_{name_type}(float (&d)[{regs}], uint64_t a
 """
 
 
-def form_fp8(n, ta, tb):
+def k_major_form(n, comment, name, instruction, int_accumulators=False, immediates="p, 1, 1"):
+    """A wgmma form whose operands are both K-major (FP8, TF32, INT8: no transpose immediates):
+    `comment` its lines (after the D line), `name` the wrapper, `instruction` the PTX opcode;
+    int_accumulators keeps int32 sums as bits in d's float registers."""
     regs = n // 2
     outs = ", ".join(f"%{i}" for i in range(regs))
-    constraints = ", ".join(f'"+f"(d[{i}])' for i in range(regs))
+    if int_accumulators:
+        constraints = ", ".join(f'"+r"(reinterpret_cast<uint32_t &>(d[{i}]))' for i in range(regs))
+    else:
+        constraints = ", ".join(f'"+f"(d[{i}])' for i in range(regs))
     a, b, s = regs, regs + 1, regs + 2
     return f"""
-// D[64x{n}] (+)= A[64x32] * B[32x{n}], A {ta} and B {tb} from shared memory, both
-// K-major (FP8 wgmma has no transpose), f32 accumulators; scale_d = 0 overwrites D.
-TESS_DEVICE void wgmma_m64n{n}k32_f32_{ta}_{tb}(float (&d)[{regs}], uint64_t a, uint64_t b, int scale_d) {{
+{comment}
+TESS_DEVICE void {name}(float (&d)[{regs}], uint64_t a, uint64_t b, int scale_d) {{
     asm volatile(
         "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{s}, 0;\\n"
-        "wgmma.mma_async.sync.aligned.m64n{n}k32.f32.{ta}.{tb} "
-        "{{{outs}}}, %{a}, %{b}, p, 1, 1;\\n}}\\n"
+        "{instruction} "
+        "{{{outs}}}, %{a}, %{b}, {immediates};\\n}}\\n"
         : {constraints}
         : "l"(a), "l"(b), "r"(scale_d));
 }}
 """
+
+
+def form_fp8(n, ta, tb):
+    return k_major_form(n, f"""// D[64x{n}] (+)= A[64x32] * B[32x{n}], A {ta} and B {tb} from shared memory, both
+// K-major (FP8 wgmma has no transpose), f32 accumulators; scale_d = 0 overwrites D.""",
+                        f"wgmma_m64n{n}k32_f32_{ta}_{tb}", f"wgmma.mma_async.sync.aligned.m64n{n}k32.f32.{ta}.{tb}")
 
 
 def form_tf32(n):
-    regs = n // 2
-    outs = ", ".join(f"%{i}" for i in range(regs))
-    constraints = ", ".join(f'"+f"(d[{i}])' for i in range(regs))
-    a, b, s = regs, regs + 1, regs + 2
-    return f"""
-// D[64x{n}] (+)= A[64x8] * B[8x{n}], tf32 inputs (f32 in shared memory, the low 13 mantissa bits
+    return k_major_form(n, f"""// D[64x{n}] (+)= A[64x8] * B[8x{n}], tf32 inputs (f32 in shared memory, the low 13 mantissa bits
 // ignored) from shared memory, both K-major (TF32 wgmma has no transpose), f32 accumulators;
-// scale_d = 0 overwrites D.
-TESS_DEVICE void wgmma_m64n{n}k8_f32_tf32(float (&d)[{regs}], uint64_t a, uint64_t b, int scale_d) {{
-    asm volatile(
-        "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{s}, 0;\\n"
-        "wgmma.mma_async.sync.aligned.m64n{n}k8.f32.tf32.tf32 "
-        "{{{outs}}}, %{a}, %{b}, p, 1, 1;\\n}}\\n"
-        : {constraints}
-        : "l"(a), "l"(b), "r"(scale_d));
-}}
-"""
+// scale_d = 0 overwrites D.""", f"wgmma_m64n{n}k8_f32_tf32", f"wgmma.mma_async.sync.aligned.m64n{n}k8.f32.tf32.tf32")
 
 
 def form_s8(n):
-    regs = n // 2
-    outs = ", ".join(f"%{i}" for i in range(regs))
-    constraints = ", ".join(f'"+r"(reinterpret_cast<uint32_t &>(d[{i}]))' for i in range(regs))
-    a, b, s = regs, regs + 1, regs + 2
-    return f"""
-// D[64x{n}] (+)= A[64x32] * B[32x{n}], s8 inputs from shared memory, both K-major, s32
-// accumulators held in d's float registers as int32 bits (exact sums); scale_d = 0 overwrites D.
-TESS_DEVICE void wgmma_m64n{n}k32_s32_s8(float (&d)[{regs}], uint64_t a, uint64_t b, int scale_d) {{
-    asm volatile(
-        "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{s}, 0;\\n"
-        "wgmma.mma_async.sync.aligned.m64n{n}k32.s32.s8.s8 "
-        "{{{outs}}}, %{a}, %{b}, p;\\n}}\\n"
-        : {constraints}
-        : "l"(a), "l"(b), "r"(scale_d));
-}}
-"""
+    return k_major_form(n, f"""// D[64x{n}] (+)= A[64x32] * B[32x{n}], s8 inputs from shared memory, both K-major, s32
+// accumulators held in d's float registers as int32 bits (exact sums); scale_d = 0 overwrites D.""",
+                        f"wgmma_m64n{n}k32_s32_s8", f"wgmma.mma_async.sync.aligned.m64n{n}k32.s32.s8.s8",
+                        int_accumulators=True, immediates="p")
 
 
 def dispatch():
