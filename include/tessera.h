@@ -258,9 +258,10 @@ typedef enum tess_activation {
 } tess_activation;
 
 /* What a GEMM does after its sums, in this order (each step in float32):
- *   v = alpha * sum + beta * C;  v += bias;  D = activation(v)
+ *   v = alpha * sum + beta * C;  v += bias;  D = activation(v) (+ R)
  * All zero (the default): plain D = alpha * sum + beta * C. The bias's
- * pointer goes to tess_gemm_fused / tess_grouped_gemm_fused. */
+ * pointer goes to tess_gemm_fused / tess_grouped_gemm_fused. R, a residual
+ * added after the activation, is a dense GEMM's (tess_gemm_desc.residual). */
 typedef struct tess_epilogue_desc {
     tess_bias_mode bias;
     tess_dtype bias_type;      /* bf16, f16 or f32; contiguous */
@@ -274,7 +275,8 @@ typedef struct tess_epilogue_desc {
  * output scales, amax). */
 typedef struct tess_epilogue_ptrs {
     uint32_t struct_size;
-    const void *bias; /* aligned to its elements */
+    const void *bias;     /* aligned to its elements */
+    const void *residual; /* tess_gemm_desc.residual's matrix, aligned to its elements */
 } tess_epilogue_ptrs;
 
 /* ---- GEMM ------------------------------------------------------------------ */
@@ -309,6 +311,13 @@ typedef struct tess_gemm_desc {
      * full-precision f32 GEMM). TF32 operands must be K-major like FP8's;
      * others are copied K-major into the workspace first. */
     int32_t allow_tf32;
+    /* A residual R added last, after the activation: D = activation(alpha *
+     * A B + beta * C + bias) + R, as a transformer block's skip connection.
+     * An M x N matrix (bf16, f16 or f32, either order, batch_stride as D's;
+     * 0 shares one R across the batch) read through tess_epilogue_ptrs's
+     * residual by tess_gemm_fused; it may be D itself (each element is read
+     * before the same thread writes it). rows = cols = 0 (the default): none. */
+    tess_matrix_desc residual;
 } tess_gemm_desc;
 
 /* Sets struct_size, batch = 1, alpha = 1, beta = 0; the rest is zeroed

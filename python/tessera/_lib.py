@@ -48,7 +48,7 @@ class EpilogueDescStruct(ctypes.Structure):
 
 class EpiloguePtrsStruct(ctypes.Structure):
     """tess_epilogue_ptrs."""
-    _fields_ = [("struct_size", ctypes.c_uint32), ("bias", ctypes.c_void_p)]
+    _fields_ = [("struct_size", ctypes.c_uint32), ("bias", ctypes.c_void_p), ("residual", ctypes.c_void_p)]
 
 
 class GemmDescStruct(ctypes.Structure):
@@ -57,7 +57,8 @@ class GemmDescStruct(ctypes.Structure):
                 ("k", ctypes.c_int64), ("batch", ctypes.c_int64), ("alpha", ctypes.c_float),
                 ("beta", ctypes.c_float), ("a", TesseraDesc), ("b", TesseraDesc), ("c", TesseraDesc),
                 ("d", TesseraDesc), ("a_scale", ScaleDescStruct), ("b_scale", ScaleDescStruct),
-                ("fast_accum", ctypes.c_int32), ("epilogue", EpilogueDescStruct), ("allow_tf32", ctypes.c_int32)]
+                ("fast_accum", ctypes.c_int32), ("epilogue", EpilogueDescStruct), ("allow_tf32", ctypes.c_int32),
+                ("residual", TesseraDesc)]
 
 
 class PlanStruct(ctypes.Structure):

@@ -78,13 +78,15 @@ def _describe(a, b, c, d, alpha, beta):
     return desc
 
 
-def _device_views(a, b, c, out):
+def _device_views(a, b, c, out, residual=None):
     """Matrix views of the operands, checked to live on one CUDA device."""
     views = {"a": as_matrix(a, "a"), "b": as_matrix(b, "b")}
     if c is not None:
         views["c"] = as_matrix(c, "c")
     if out is not None:
         views["out"] = as_matrix(out, "out")
+    if residual is not None:
+        views["residual"] = as_matrix(residual, "residual")
     return views, _one_cuda_device(views)
 
 
@@ -197,14 +199,15 @@ def _stream_handle(device, tensors):
     return default_handle(device)
 
 
-def _prepare(a, b, c, out, alpha, beta, handle, out_dtype, scale_args=None, epilogue_args=None):
-    """Checks the operands (and the scale and bias tensors, before anything touches the device) and
-    fills the descriptor. scale_args: (scale_a, scale_b, scale_recipe_a, scale_recipe_b) or None;
-    epilogue_args: (bias, activation, bias_along) or None. Returns (handle, desc, views, out,
-    (scale_a pointer, scale_b pointer))."""
-    views, device = _device_views(a, b, c, out)
+def _prepare(a, b, c, out, alpha, beta, handle, out_dtype, scale_args=None, epilogue_args=None, residual=None):
+    """Checks the operands (and the scale, bias and residual tensors, before anything touches the
+    device) and fills the descriptor. scale_args: (scale_a, scale_b, scale_recipe_a, scale_recipe_b)
+    or None; epilogue_args: (bias, activation, bias_along) or None. Returns (handle, desc, views,
+    out, (scale_a pointer, scale_b pointer))."""
+    views, device = _device_views(a, b, c, out, residual)
     sa, sb, a_layout, b_layout = _scales(views, device, *(scale_args or (None, None, None, None)))
     ep = _epilogue(views, device, *(epilogue_args or (None, None, "columns")))
+    residual_desc = _residual_desc(views) if residual is not None else None
     if out is None:
         if not type(a).__module__.startswith("torch"):
             raise InvalidValueError("out: give an output matrix (tessera allocates one only for torch tensors)")
@@ -222,7 +225,23 @@ def _prepare(a, b, c, out, alpha, beta, handle, out_dtype, scale_args=None, epil
     desc = _describe(views["a"], views["b"], views.get("c"), views["out"], alpha, beta)
     desc.a_scale, desc.b_scale = a_layout.desc(), b_layout.desc()
     desc.epilogue = ep.desc()
+    if residual_desc is not None:
+        desc.residual = residual_desc
     return handle, desc, views, out, (sa, sb)
+
+
+def _residual_desc(views):
+    """The tess_matrix_desc of the residual's view, checked against the problem's M x N and batch
+    (as the operands' views give them)."""
+    r, m, n = views["residual"], views["a"].rows, views["b"].cols
+    batch = max(v.batch for name, v in views.items() if name != "residual")
+    if r.dtype not in (DType.BF16, DType.F16, DType.F32):
+        raise InvalidValueError(f"residual: {r.dtype.name.lower()}; a residual is bf16, f16 or f32")
+    if (r.rows, r.cols) != (m, n):
+        raise InvalidValueError(f"residual: {r.rows} x {r.cols}; it must be M x N = {m} x {n}, as out")
+    raw = r.desc()
+    raw.batch_stride = _batch_of(r, batch, "residual")
+    return raw
 
 
 def _epilogue(views, device, bias, activation, bias_along):
@@ -232,11 +251,12 @@ def _epilogue(views, device, bias, activation, bias_along):
     return epilogue.dense_epilogue(bias, activation, bias_along, views["a"].rows, views["b"].cols, batch, device)
 
 
-def _epilogue_ptrs(bias):
-    """The tess_epilogue_ptrs of a call (a pointer to one), or None without a bias."""
-    if bias is None:
+def _epilogue_ptrs(bias, residual_ptr=None):
+    """The tess_epilogue_ptrs of a call (a pointer to one), or None without a bias or residual."""
+    if bias is None and residual_ptr is None:
         return None
-    return ctypes.byref(EpiloguePtrsStruct(ctypes.sizeof(EpiloguePtrsStruct), bias.data_ptr()))
+    return ctypes.byref(EpiloguePtrsStruct(ctypes.sizeof(EpiloguePtrsStruct),
+                                           bias.data_ptr() if bias is not None else None, residual_ptr))
 
 
 # Scale recipes by name (tess_scale_mode values).
@@ -268,9 +288,9 @@ def _scales(views, device, scale_a, scale_b, recipe_a, recipe_b):
 
 def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=None, handle=None, scale_a=None,
          scale_b=None, scale_recipe_a=None, scale_recipe_b=None, fast_accum=False, bias=None, activation=None,
-         bias_along="columns", allow_tf32=False):
-    """out = activation(alpha * (scale_a . a) @ (scale_b . b) + beta * c + bias) (c defaults to out
-    itself); returns out.
+         bias_along="columns", allow_tf32=False, residual=None):
+    """out = activation(alpha * (scale_a . a) @ (scale_b . b) + beta * c + bias) + residual (c
+    defaults to out itself); returns out.
 
     a is M x K, b is K x N (2-D, or 3-D batches); out is allocated as a
     row-major torch tensor of out_dtype (default: a's type; bf16 for FP8)
@@ -309,7 +329,9 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
     bias_along="rows", added to every column: (M,) (or (1, M)); a 3-D
     problem also takes one vector per batch, (B, N) or (B, M). Then
     activation: None or "none", "relu", "gelu" (erf, as F.gelu), "gelu_tanh"
-    (as F.gelu(approximate="tanh")) or "silu".
+    (as F.gelu(approximate="tanh")) or "silu". Then residual: an M x N
+    (or batched) bf16, f16 or f32 matrix of any strides added last (a
+    transformer block's skip connection); it may be out itself.
 
     On torch tensors, the checks run once per layout: a later call whose
     tensors have the same shapes, strides, dtypes and device (and the same
@@ -317,21 +339,22 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
     handle) passes only its pointers, which the C library checks
     (tessera.call_cache)."""
     key = _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, scale_recipe_a, scale_recipe_b,
-                    (fast_accum, allow_tf32), bias, activation, bias_along)
+                    (fast_accum, allow_tf32), bias, activation, bias_along, residual)
     prepared = call_cache.find(key) if key is not None else None
     if prepared is not None:
-        return _run_prepared(prepared, handle, a, b, out, c, scale_a, scale_b, bias, plan)
+        return _run_prepared(prepared, handle, a, b, out, c, scale_a, scale_b, bias, plan, residual)
     c_given = c is not None
     given = handle
     handle, desc, views, out, (sa, sb) = _prepare(a, b, c, out, alpha, beta, handle, out_dtype,
                                                   (scale_a, scale_b, scale_recipe_a, scale_recipe_b),
-                                                  (bias, activation, bias_along))
+                                                  (bias, activation, bias_along), residual)
     desc.fast_accum, desc.allow_tf32 = int(bool(fast_accum)), int(bool(allow_tf32))
     raw_plan = ctypes.byref(plan.raw) if plan is not None else None
     c_ptr = views["c"].ptr if "c" in views else None
     check(_lib.lib().tess_gemm_fused(handle._h, ctypes.byref(desc), raw_plan, ctypes.c_void_p(views["a"].ptr),
                                      ctypes.c_void_p(sa), ctypes.c_void_p(views["b"].ptr), ctypes.c_void_p(sb),
-                                     ctypes.c_void_p(c_ptr), ctypes.c_void_p(views["out"].ptr), _epilogue_ptrs(bias)))
+                                     ctypes.c_void_p(c_ptr), ctypes.c_void_p(views["out"].ptr),
+                                     _epilogue_ptrs(bias, views["residual"].ptr if residual is not None else None)))
     if key is not None and not lent_for_capture(handle):
         # (a caller's handle is not kept: its calls pass it again)
         call_cache.put(key, _Prepared(None if given is not None else handle, desc, tuple(out.shape), out.dtype,
@@ -359,11 +382,12 @@ class _Prepared:
 
 
 def _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, recipe_a, recipe_b, flags, bias,
-              activation, bias_along):
+              activation, bias_along, residual=None):
     """The prepared-call key of a gemm call on torch CUDA tensors (None for any other call, which
     is checked in full every time; call_cache.call_selector); flags: (fast_accum, allow_tf32). The
-    bias enters by its layout (shape, strides, dtype, device); its pointer is passed on every call."""
-    stream = call_cache.call_selector(handle, (a, b), (out, c, scale_a, scale_b, bias))
+    bias and residual enter by their layouts (shape, strides, dtype, device); their pointers are
+    passed on every call."""
+    stream = call_cache.call_selector(handle, (a, b), (out, c, scale_a, scale_b, bias, residual))
     if stream is None:
         return None
     alpha, beta = float(alpha), float(beta)
@@ -373,12 +397,12 @@ def _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, re
         return (call_cache.tensor_key(a), call_cache.tensor_key(b), call_cache.tensor_key(out),
                 call_cache.tensor_key(c), call_cache.scale_key(scale_a), call_cache.scale_key(scale_b), alpha, beta,
                 out_dtype, recipe_a, recipe_b, tuple(bool(f) for f in flags), call_cache.tensor_key(bias), activation,
-                bias_along, stream)
+                bias_along, call_cache.tensor_key(residual), stream)
     except TypeError:  # an unhashable out_dtype, recipe or activation: checked in full
         return None
 
 
-def _run_prepared(p, handle, a, b, out, c, scale_a, scale_b, bias, plan):
+def _run_prepared(p, handle, a, b, out, c, scale_a, scale_b, bias, plan, residual=None):
     """A gemm call whose key matched prepared call p: only the pointers are new (the C library
     checks their alignment); on the caller's handle, or p's default one."""
     if out is None:
@@ -389,7 +413,7 @@ def _run_prepared(p, handle, a, b, out, c, scale_a, scale_b, bias, plan):
                                      ctypes.byref(plan.raw) if plan is not None else None, a.data_ptr(),
                                      scale_a.data_ptr() if scale_a is not None else None, b.data_ptr(),
                                      scale_b.data_ptr() if scale_b is not None else None, c_ptr, out.data_ptr(),
-                                     _epilogue_ptrs(bias)))
+                                     _epilogue_ptrs(bias, residual.data_ptr() if residual is not None else None)))
     return out
 
 

@@ -59,12 +59,14 @@ def gemm(a: torch.Tensor, b: torch.Tensor, c: Optional[torch.Tensor] = None, alp
          out_dtype: Optional[torch.dtype] = None, scale_a: Optional[torch.Tensor] = None,
          scale_b: Optional[torch.Tensor] = None, scale_recipe_a: Optional[str] = None,
          scale_recipe_b: Optional[str] = None, fast_accum: bool = False, bias: Optional[torch.Tensor] = None,
-         activation: str = "none", bias_along: str = "columns") -> torch.Tensor:
-    """D = activation(alpha * (scale_a . a) @ (scale_b . b) + beta * c + bias), a new row-major
-    tensor (tessera.gemm)."""
+         activation: str = "none", bias_along: str = "columns",
+         residual: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """D = activation(alpha * (scale_a . a) @ (scale_b . b) + beta * c + bias) + residual, a new
+    row-major tensor (tessera.gemm)."""
     return _gemm_call(a, b, c=c, alpha=alpha, beta=beta, out_dtype=_out_dtype(a.dtype, out_dtype), scale_a=scale_a,
                       scale_b=scale_b, scale_recipe_a=scale_recipe_a, scale_recipe_b=scale_recipe_b,
-                      fast_accum=fast_accum, bias=bias, activation=activation, bias_along=bias_along)
+                      fast_accum=fast_accum, bias=bias, activation=activation, bias_along=bias_along,
+                      residual=residual)
 
 
 def _device_index(t):
@@ -74,7 +76,8 @@ def _device_index(t):
 
 @gemm.register_fake
 def _gemm_fake(a, b, c=None, alpha=1.0, beta=0.0, out_dtype=None, scale_a=None, scale_b=None, scale_recipe_a=None,
-               scale_recipe_b=None, fast_accum=False, bias=None, activation="none", bias_along="columns"):
+               scale_recipe_b=None, fast_accum=False, bias=None, activation="none", bias_along="columns",
+               residual=None):
     """(batch,) M x N, row-major: 3-D where either operand has a batch of more than one. Refuses
     what the real one refuses from the shapes alone (so that torch.compile says it at trace time)."""
     for what, t in (("a", a), ("b", b)):
@@ -90,6 +93,10 @@ def _gemm_fake(a, b, c=None, alpha=1.0, beta=0.0, out_dtype=None, scale_a=None, 
     m, n = a.shape[-2], b.shape[-1]
     _epilogue.dense_epilogue(bias, activation, bias_along, m, n, batch, _device_index(a))
     shape = (batch, m, n) if batch > 1 else (m, n)
+    if residual is not None and (residual.dim() not in (2, 3) or tuple(residual.shape[-2:]) != (m, n) or
+                                 (residual.dim() == 3 and residual.shape[0] not in (1, batch))):
+        raise InvalidValueError(f"residual: expected shape {shape} (or ({m}, {n}) shared by the batch), got "
+                                f"{tuple(residual.shape)}")
     return a.new_empty(shape, dtype=_out_dtype(a.dtype, out_dtype))
 
 
@@ -226,6 +233,9 @@ def _gemm_setup(ctx, inputs, output):
     ctx.scaled = inputs[6] is not None or inputs[7] is not None
     _epilogue_setup(ctx, inputs[11], inputs[12])
     ctx.bias_along = inputs[13]
+    residual = inputs[14] if len(inputs) > 14 else None
+    ctx.residual_dtype, ctx.residual_shape = (residual.dtype, tuple(residual.shape)) if residual is not None \
+        else (None, None)
 
 
 def _epilogue_setup(ctx, bias, activation):
@@ -258,8 +268,9 @@ def _gemm_backward(ctx, grad):
     """dA = alpha dD B^T, dB = alpha A^T dD (batched as D is, summed over a broadcast operand's
     batch), dC = beta dD; each product a tessera GEMM on transposed views (no copies). dD is taken
     in A's type (an f32 D of bf16 inputs gives bf16 gradients). A fused bias gets dD summed over
-    the rows (bias_along="columns") or the columns ("rows"), in float32; a fused activation has
-    no gradient here (NotImplementedError)."""
+    the rows (bias_along="columns") or the columns ("rows"), in float32; a residual gets dD (summed
+    over the batch where it is shared); a fused activation has no gradient here
+    (NotImplementedError)."""
     a, b = ctx.saved_tensors
     _check_no_activation("gemm", ctx.activation)
     _check_differentiable("gemm", ctx.scaled, a, b)
@@ -278,7 +289,11 @@ def _gemm_backward(ctx, grad):
     if ctx.bias_dtype is not None and ctx.needs_input_grad[11]:
         dbias = _bias_grad(grad.float().sum(-2 if ctx.bias_along == "columns" else -1), ctx.bias_shape,
                            ctx.bias_dtype)
-    return da, db, dc, None, None, None, None, None, None, None, None, dbias, None, None
+    dres = None
+    if getattr(ctx, "residual_dtype", None) is not None and ctx.needs_input_grad[14]:
+        dg = grad.unsqueeze(0) if grad.dim() == 2 and len(ctx.residual_shape) == 3 else grad
+        dres = _sum_to(dg, ctx.residual_shape).to(ctx.residual_dtype)
+    return da, db, dc, None, None, None, None, None, None, None, None, dbias, None, None, dres
 
 
 torch.library.register_autograd("tessera::gemm", _gemm_backward, setup_context=_gemm_setup)

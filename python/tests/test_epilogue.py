@@ -57,10 +57,11 @@ def test_structs_match_header():
     assert ctypes.sizeof(lib.EpilogueDescStruct) == 24
     assert {name: getattr(lib.EpilogueDescStruct, name).offset for name, _ in lib.EpilogueDescStruct._fields_} == \
         EPILOGUE_OFFSETS
-    assert ctypes.sizeof(lib.EpiloguePtrsStruct) == 16 and lib.EpiloguePtrsStruct.bias.offset == 8
-    assert lib.GemmDescStruct.epilogue.offset == 280
-    assert lib.GemmDescStruct._fields_[-1][0] == "allow_tf32" and lib.GemmDescStruct.allow_tf32.offset == 304
-    assert ctypes.sizeof(lib.GemmDescStruct) == 312
+    assert ctypes.sizeof(lib.EpiloguePtrsStruct) == 24 and lib.EpiloguePtrsStruct.bias.offset == 8
+    assert lib.EpiloguePtrsStruct.residual.offset == 16
+    assert lib.GemmDescStruct.epilogue.offset == 280 and lib.GemmDescStruct.allow_tf32.offset == 304
+    assert lib.GemmDescStruct._fields_[-1][0] == "residual" and lib.GemmDescStruct.residual.offset == 312
+    assert ctypes.sizeof(lib.GemmDescStruct) == 352
     assert lib.GroupedGemmDescStruct._fields_[-1][0] == "epilogue"
     assert lib.GroupedGemmDescStruct.epilogue.offset == 232 and ctypes.sizeof(lib.GroupedGemmDescStruct) == 256
     # and the library's own sizeofs, which the _init functions store in struct_size; the epilogue starts zeroed
@@ -183,6 +184,18 @@ def test_gemm_refuses_before_the_call(kwargs, match):
         tessera.gemm_plans(a, b, out, handle=_NoDevice(), **kwargs)
 
 
+@pytest.mark.parametrize("residual,match", [
+    (tessera.from_parts(0x500000, DType.BF16, (64, 64), (64, 1), ("cuda", 0)), r"residual: 64 x 64; it must be M x N = 64 x 128"),
+    (tessera.from_parts(0x500000, DType.E4M3, (64, 128), (128, 1), ("cuda", 0)), "a residual is bf16, f16 or f32"),
+    (tessera.from_parts(0x500000, DType.BF16, (2, 64, 128), (8192, 128, 1), ("cuda", 0)), "residual: a batch of 2"),
+    (tessera.from_parts(0x500000, DType.BF16, (64, 128), (128, 1), ("cuda", 1)), "CUDA devices"),
+])
+def test_gemm_residual_refused_before_the_call(residual, match):
+    a, b, out = _bf16_problem(64, 128, 256)
+    with pytest.raises(tessera.InvalidValueError, match=match):
+        tessera.gemm(a, b, out, handle=_NoDevice(), residual=residual)
+
+
 def test_gemm_batched_bias():
     a, b, out = _bf16_problem(64, 128, 256, batch=3)
     with pytest.raises(tessera.InvalidValueError, match=r"\(3, 128\) .*got \(2, 128\)"):
@@ -252,6 +265,12 @@ def test_ops_fakes_check_the_bias():
             torch.ops.tessera.gemm(a, b, bias=torch.empty(96, dtype=bf16))
         with pytest.raises(tessera.InvalidValueError, match="activation='softplus'"):
             torch.ops.tessera.gemm(a, b, activation="softplus")
+        y = torch.ops.tessera.gemm(a3, b, residual=torch.empty(64, 96, device="cuda", dtype=bf16))  # shared
+        assert tuple(y.shape) == (3, 64, 96)
+        with pytest.raises(tessera.InvalidValueError, match=r"residual: expected shape \(64, 96\)"):
+            torch.ops.tessera.gemm(a, b, residual=torch.empty(96, 64, device="cuda", dtype=bf16))
+        with pytest.raises(tessera.InvalidValueError, match=r"residual: expected shape \(3, 64, 96\)"):
+            torch.ops.tessera.gemm(a3, b, residual=torch.empty(2, 64, 96, device="cuda", dtype=bf16))
         x = torch.empty(300, 128, device="cuda", dtype=bf16)
         w = torch.empty(4, 256, 128, device="cuda", dtype=bf16)
         offs = torch.empty(4, device="cuda", dtype=torch.int32)
@@ -416,6 +435,47 @@ def test_dense_fp8_matches_float64(torch, m, n, k, recipes, activation):
     assert d.dtype == torch.bfloat16 and d.shape == (m, n)
     v = dequantize(torch, qa, sa, recipes[0], torch.float64) @ dequantize(torch, qw, sw, recipes[1], torch.float64).T + bias.double()
     _close(torch, d, _activate(torch, v, activation), FP8_BOUND, f"{recipes} {activation}")
+
+
+@needs_gpu
+@pytest.mark.parametrize("m,n,k", DENSE_SHAPES)
+@pytest.mark.parametrize("activation", ["none", "gelu", "silu"])
+def test_dense_residual_matches_float64(torch, m, n, k, activation):
+    """D = activation(a @ w.T + bias) + residual: a residual of each type, row- or column-major,
+    and D itself as the residual (in place); every plan of the problem."""
+    g = torch.Generator(device="cuda").manual_seed(3 * m + n + k)
+    a, w = _inputs(torch, g, m, k).bfloat16(), _inputs(torch, g, n, k).bfloat16()
+    bias = torch.randn(n, device="cuda", generator=g).bfloat16()
+    v = _activate(torch, a.double() @ w.double().T + bias.double(), activation)
+    for rtype in ["bfloat16", "float16", "float32"]:
+        r = torch.randn(m, n, device="cuda", generator=g).to(getattr(torch, rtype))
+        d = tessera.gemm(a, w.T, bias=bias, activation=activation, residual=r)
+        _close(torch, d, v + r.double(), BF16_BOUND, f"{activation} residual {rtype}")
+        rt = r.T.contiguous().T  # column-major
+        d = tessera.gemm(a, w.T, bias=bias, activation=activation, residual=rt, out_dtype="f32")
+        _close(torch, d, v + r.double(), F32_BOUND, f"{activation} residual {rtype} column-major")
+    out = torch.randn(m, n, device="cuda", generator=g).bfloat16()
+    want = v + out.double()
+    for p in tessera.gemm_plans(a, w.T, bias=bias, activation=activation, limit=64):
+        d = out.clone()
+        tessera.gemm(a, w.T, d, bias=bias, activation=activation, residual=d, plan=p)
+        _close(torch, d, want, BF16_BOUND, f"{activation} residual is out, {p.name}")
+
+
+@needs_gpu
+def test_ops_residual_and_its_gradient(torch):
+    """torch.ops.tessera.gemm with a residual: the value, and the gradients (the residual's is dD
+    itself; a shared residual's is dD summed over the batch)."""
+    g = torch.Generator(device="cuda").manual_seed(5)
+    a = _inputs(torch, g, 2, 64, 256).bfloat16().requires_grad_()
+    w = _inputs(torch, g, 96, 256).bfloat16().requires_grad_()
+    r = torch.randn(64, 96, device="cuda", generator=g).bfloat16().requires_grad_()
+    d = torch.ops.tessera.gemm(a, w.T, residual=r)
+    _close(torch, d, a.double() @ w.double().T + r.double(), BF16_BOUND, "value")
+    dd = torch.randn(d.shape, device="cuda", generator=g).bfloat16()
+    d.backward(dd)
+    _close(torch, r.grad, dd.double().sum(0), BF16_BOUND, "residual's gradient")
+    _close(torch, a.grad, dd.double() @ w.double(), BF16_BOUND, "a's gradient")
 
 
 @needs_gpu

@@ -31,7 +31,8 @@ typedef struct tess_operands {
     const void *c;
     void *d;
     const int32_t *group_rows;
-    const void *bias; /* the fused epilogue's bias (tess_epilogue_desc), or NULL */
+    const void *bias;     /* the fused epilogue's bias (tess_epilogue_desc), or NULL */
+    const void *residual; /* a dense GEMM's residual (tess_gemm_desc.residual), or NULL */
 } tess_operands;
 
 /* The ranking of candidate plans across families: the cheapest `capacity`

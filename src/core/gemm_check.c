@@ -28,7 +28,7 @@
 static _Alignas(TESS_TMA_ALIGN) char stand_in[TESS_TMA_ALIGN];
 const tess_operands tess_stand_ins = {
     stand_in, (const float *)stand_in, stand_in, (const float *)stand_in, stand_in, stand_in, (const int32_t *)stand_in,
-    stand_in,
+    stand_in, stand_in,
 };
 
 /* Each scale mode as the sentences name it. */
@@ -247,5 +247,27 @@ tess_status tess_gemm_check_epilogue(const tess_epilogue_desc *e, const void *bi
     if ((uintptr_t)bias % tess_dtype_size(e->bias_type) != 0)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: bias=%p is not aligned to its %s elements", caller, bias,
                          tess_dtype_name(e->bias_type));
+    return TESS_STATUS_SUCCESS;
+}
+
+tess_status tess_gemm_check_residual(const tess_gemm_desc *desc, const void *residual, const char *caller) {
+    const tess_matrix_desc *r = &desc->residual;
+    if (r->rows == 0 && r->cols == 0)
+        return TESS_STATUS_SUCCESS;
+    const tess_operand_shape shape = {r, desc->batch, desc->m, desc->n, "residual", "M x N, as D"};
+    tess_status s = tess_gemm_check_matrices(&shape, 1);
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    if (r->dtype != TESS_DTYPE_F32 && !tess_dtype_is_16bit(r->dtype))
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED, "%s: residual of type %s; a residual is bf16, f16 or f32", caller,
+                         tess_dtype_name(r->dtype));
+    if (!residual)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "%s: desc.residual is %" PRId64 " x %" PRId64 " but the residual pointer is NULL (pass it in "
+                         "tess_epilogue_ptrs to tess_gemm_fused)",
+                         caller, r->rows, r->cols);
+    if ((uintptr_t)residual % tess_dtype_size(r->dtype) != 0)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: residual=%p is not aligned to its %s elements", caller,
+                         residual, tess_dtype_name(r->dtype));
     return TESS_STATUS_SUCCESS;
 }

@@ -194,7 +194,7 @@ TESS_API tess_status tess_grouped_gemm_fused(tess_handle handle, const tess_grou
     tess_status s = tess_epilogue_ptrs_in(ep, &pointers, "tess_grouped_gemm");
     if (s != TESS_STATUS_SUCCESS)
         return s;
-    const tess_operands operands = {x, x_scale, w, w_scale, NULL, y, group_rows, pointers.bias};
+    const tess_operands operands = {x, x_scale, w, w_scale, NULL, y, group_rows, pointers.bias, NULL};
     tess_grouped_gemm_desc full;
     const tess_problem problem = {NULL, &full};
     s = grouped_prepare(handle, desc, &operands, &full, "tess_grouped_gemm");

@@ -27,6 +27,10 @@ static void put_scale(tess_plan_key *k, const tess_scale_desc *s) {
     put(k, s->mode), put(k, s->stride_mn), put(k, s->stride_k), put(k, s->batch_stride);
 }
 
+static void put_epilogue(tess_plan_key *k, const tess_epilogue_desc *e) {
+    put(k, e->bias), put(k, e->bias_type), put(k, e->bias_batch_stride), put(k, e->activation);
+}
+
 void tess_plan_key_of(const tess_problem *problem, size_t workspace_limit, tess_plan_key *key) {
     key->count = 0;
     put(key, (int64_t)workspace_limit);
@@ -37,6 +41,7 @@ void tess_plan_key_of(const tess_problem *problem, size_t workspace_limit, tess_
         put(key, bits(d->alpha)), put(key, bits(d->beta)), put(key, d->fast_accum);
         put_matrix(key, &d->a), put_matrix(key, &d->b), put_matrix(key, &d->c), put_matrix(key, &d->d);
         put_scale(key, &d->a_scale), put_scale(key, &d->b_scale);
+        put_epilogue(key, &d->epilogue), put(key, d->allow_tf32), put_matrix(key, &d->residual);
     } else {
         const tess_grouped_gemm_desc *d = problem->grouped;
         put(key, 2);
@@ -44,6 +49,7 @@ void tess_plan_key_of(const tess_problem *problem, size_t workspace_limit, tess_
         put(key, d->expected_m);
         put_matrix(key, &d->x), put_matrix(key, &d->w), put_matrix(key, &d->y);
         put_scale(key, &d->x_scale), put_scale(key, &d->w_scale);
+        put_epilogue(key, &d->epilogue);
     }
 }
 

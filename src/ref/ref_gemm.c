@@ -44,6 +44,9 @@ tess_status tess_ref_gemm_check(const tess_ref_gemm *p) {
         return tess_fail(TESS_STATUS_INVALID_VALUE, "reference GEMM: A and B data must not be NULL");
     if (p->epilogue.bias != TESS_BIAS_NONE && !p->bias_data)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "reference GEMM: the epilogue adds a bias, but bias_data is NULL");
+    if (p->residual_data && ((s = tess_matrix_check(&p->residual, p->batch, "residual")) ||
+                             (s = tess_matrix_check_shape(&p->residual, p->m, p->n, "residual", "M x N"))))
+        return s;
     if (p->beta != 0.0) {
         if (!p->c_data)
             return tess_fail(TESS_STATUS_INVALID_VALUE, "reference GEMM: beta=%g reads C, but C is NULL", p->beta);

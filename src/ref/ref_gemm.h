@@ -9,7 +9,8 @@
  * accumulates in float64 and returns the unrounded result; the GPU version
  * accumulates in float32 and rounds into D, for shapes too large for the CPU.
  * beta = 0 never reads C. A fused epilogue (tess_epilogue_desc) then adds
- * the bias and applies the activation, in float64 (tess_ref_epilogue).
+ * the bias and applies the activation, and a residual is added last, in
+ * float64 (tess_ref_epilogue).
  */
 #ifndef TESS_REF_REF_GEMM_H
 #define TESS_REF_REF_GEMM_H
@@ -17,6 +18,7 @@
 #include <math.h>
 
 #include "core/hd.h"
+#include "core/matrix.h"
 #include "core/scale.h"
 #include "ref/convert.h"
 #include "tessera.h"
@@ -35,6 +37,8 @@ typedef struct tess_ref_gemm {
     tess_scale_operand a_scale, b_scale;
     tess_epilogue_desc epilogue; /* zero: none */
     const void *bias_data;       /* the bias vectors where epilogue.bias says so */
+    tess_matrix_desc residual;   /* added after the activation where residual_data is not NULL (M x N) */
+    const void *residual_data;
 } tess_ref_gemm;
 
 /* The activation `act` (tess_activation) of v in float64: the specification
@@ -59,9 +63,15 @@ TESS_HD double tess_ref_epilogue_of(tess_epilogue_desc e, const void *bias, doub
     return tess_ref_activate(e.activation, v);
 }
 
-/* tess_ref_epilogue_of with the problem's epilogue and bias. */
+/* The residual's element (m, n) of batch b, 0 without one. */
+TESS_HD double tess_ref_residual(const tess_ref_gemm *p, int64_t b, int64_t m, int64_t n) {
+    return p->residual_data ? tess_load_as_f32(p->residual.dtype, p->residual_data, tess_matrix_offset(&p->residual, b, m, n))
+                            : 0.0;
+}
+
+/* tess_ref_epilogue_of with the problem's epilogue and bias, then its residual. */
 TESS_HD double tess_ref_epilogue(const tess_ref_gemm *p, double v, int64_t b, int64_t m, int64_t n) {
-    return tess_ref_epilogue_of(p->epilogue, p->bias_data, v, b, m, n);
+    return tess_ref_epilogue_of(p->epilogue, p->bias_data, v, b, m, n) + tess_ref_residual(p, b, m, n);
 }
 
 /* The factor for element (mn, k) of batch `batch`. */

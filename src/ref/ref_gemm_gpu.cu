@@ -67,6 +67,8 @@ __global__ void __launch_bounds__(REF_SIDE *REF_SIDE) ref_gemm_kernel(tess_ref_g
                     v += beta * tess_load_as_f32(p.c.dtype, p.c_data, tess_matrix_offset(&p.c, b, m, n));
                 if (p.epilogue.bias != TESS_BIAS_NONE || p.epilogue.activation != TESS_ACT_NONE)
                     v = ref_epilogue(p.epilogue, p.bias_data, v, b, m, n);
+                if (p.residual_data)
+                    v += tess_load_as_f32(p.residual.dtype, p.residual_data, tess_matrix_offset(&p.residual, b, m, n));
                 tess_store_from_f32(p.d.dtype, d, tess_matrix_offset(&p.d, b, m, n), v);
             }
         }

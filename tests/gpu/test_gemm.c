@@ -55,7 +55,8 @@ typedef struct case_stats {
     int runs, failures, stream_k, transposed;
 } case_stats;
 
-/* Runs one problem with one plan (plan_index < 0: the heuristic's) and checks it. */
+/* Runs one problem with one plan (plan_index < 0: the heuristic's) and checks it. in_place: C is D
+ * (beta != 0); with a residual whose layout is D's, sometimes the residual is D, pre-filled with it. */
 static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_place, case_stats *st) {
     size_t a_bytes, b_bytes, c_bytes = 0;
     void *ha = test_matrix_random(&g->a, g->batch, &rng, &a_bytes), *hb = test_matrix_random(&g->b, g->batch, &rng, &b_bytes);
@@ -64,11 +65,17 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
     size_t bias_bytes = 0;
     void *hbias = test_bias_random(&g->epilogue, &rng, g->m, g->n, g->batch, &bias_bytes);
     void *dbias = hbias ? gpu_upload(hbias, bias_bytes) : NULL;
-    const tess_epilogue_ptrs ep = {sizeof ep, dbias};
+    size_t res_bytes = 0;
+    void *hres = g->residual.rows > 0 ? test_matrix_random(&g->residual, g->batch, &rng, &res_bytes) : NULL;
+    void *dres = hres ? gpu_upload(hres, res_bytes) : NULL;
+    const int res_is_d = hres && !in_place && memcmp(&g->residual, &g->d, sizeof g->d) == 0 && tess_rng_range(&rng, 0, 1);
     void *da = gpu_upload(ha, a_bytes), *db = gpu_upload(hb, b_bytes), *dc = hc ? gpu_upload(hc, c_bytes) : NULL;
     unsigned char *dd = gpu_poisoned(d_bytes);
     if (in_place)                                /* C is D: the same buffer, pre-filled with C */
         cudaMemcpy(dd, hc, c_bytes, cudaMemcpyHostToDevice);
+    if (res_is_d)                                /* the residual is D: read, then overwritten */
+        cudaMemcpy(dd, hres, res_bytes, cudaMemcpyHostToDevice);
+    const tess_epilogue_ptrs ep = {sizeof ep, dbias, res_is_d ? dd : dres};
 
     /* The reference: float32 accumulation into an unrounded f32 D, column-major. */
     tess_ref_gemm ref;
@@ -77,6 +84,7 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
     ref.a = g->a, ref.b = g->b, ref.c = g->c;
     ref.a_data = da, ref.b_data = db, ref.c_data = in_place ? dd : dc;
     ref.epilogue = g->epilogue, ref.bias_data = dbias;
+    ref.residual = g->residual, ref.residual_data = dres;
     tess_matrix_desc rd = {TESS_DTYPE_F32, TESS_ORDER_COL, g->m, g->n, g->m, g->m * g->n};
     ref.d = rd;
     float *dref = gpu_upload(NULL, ref_bytes);
@@ -94,7 +102,7 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
      * bit for bit, even with the workspace overwritten in between (as by
      * another library sharing it: tessera keeps no state there). */
     unsigned char *first = NULL;
-    const int repeat = plan && plan->stream_k && !in_place && s == TESS_STATUS_SUCCESS && err == cudaSuccess;
+    const int repeat = plan && plan->stream_k && !in_place && !res_is_d && s == TESS_STATUS_SUCCESS && err == cudaSuccess;
     if (repeat) {
         first = malloc(d_bytes);
         cudaMemcpy(first, dd, d_bytes, cudaMemcpyDeviceToHost);
@@ -103,12 +111,16 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
         s = tess_gemm_fused(h, g, plan, da, NULL, db, NULL, dc, dd, &ep);
         err = cudaDeviceSynchronize();
     }
-    char what[400], epi[96];
-    snprintf(what, sizeof what, "M=%lld N=%lld K=%lld batch=%lld A %s B %s D %s:%s beta=%g%s%s plan %s",
+    char what[480], epi[96], res[64] = "";
+    if (hres)
+        snprintf(res, sizeof res, " residual %s:%s%s%s", tess_dtype_name(g->residual.dtype),
+                 g->residual.order == TESS_ORDER_ROW ? "row" : "col",
+                 g->batch > 1 && g->residual.batch_stride == 0 ? " shared" : "", res_is_d ? " (is D)" : "");
+    snprintf(what, sizeof what, "M=%lld N=%lld K=%lld batch=%lld A %s B %s D %s:%s beta=%g%s%s%s plan %s",
              (long long)g->m, (long long)g->n, (long long)g->k, (long long)g->batch,
              g->a.order == TESS_ORDER_ROW ? "row" : "col", g->b.order == TESS_ORDER_ROW ? "row" : "col",
              tess_dtype_name(g->d.dtype), g->d.order == TESS_ORDER_ROW ? "row" : "col", g->beta,
-             in_place ? " (in place)" : "", test_epilogue_name(&g->epilogue, epi, sizeof epi),
+             in_place ? " (in place)" : "", test_epilogue_name(&g->epilogue, epi, sizeof epi), res,
              plan ? plan->name : (count ? plans[0].name : "?"));
     st->runs++;
     int before = check_failed;
@@ -124,7 +136,7 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
         guard = gpu_guard_touched(out, d_bytes);
         /* Padding of D (ld beyond the matrix) keeps its poison (skipped in place: it holds C). */
         int64_t padding = 0;
-        if (!in_place) {
+        if (!in_place && !res_is_d) {
             size_t es = tess_dtype_size(g->d.dtype);
             unsigned char *inside = calloc(d_bytes / es, 1);
             for (int64_t b = 0; b < g->batch; b++)
@@ -155,8 +167,8 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
         free(want);
     }
     st->failures += check_failed > before;
-    cudaFree(da), cudaFree(db), cudaFree(dc), cudaFree(dd), cudaFree(dref), cudaFree(dbias);
-    free(ha), free(hb), free(hc), free(first), free(hbias);
+    cudaFree(da), cudaFree(db), cudaFree(dc), cudaFree(dd), cudaFree(dref), cudaFree(dbias), cudaFree(dres);
+    free(ha), free(hb), free(hc), free(first), free(hbias), free(hres);
 }
 
 static void random_problem(tess_gemm_desc *g, int64_t max_dim) {
@@ -177,6 +189,11 @@ static void random_problem(tess_gemm_desc *g, int64_t max_dim) {
     g->alpha = tess_rng_range(&rng, 0, 1) ? 1.0f : (float)tess_rng_normal(&rng);
     g->beta = tess_rng_range(&rng, 0, 1) ? 0.0f : (float)tess_rng_normal(&rng);
     test_epilogue_random(&g->epilogue, &rng, g->m, g->n, g->batch, 0);
+    if (tess_rng_range(&rng, 0, 3) == 0) { /* a residual of any type and order, sometimes shared by the batch */
+        g->residual = layout(outs[tess_rng_range(&rng, 0, 2)], g->m, g->n, g->batch, (int)tess_rng_range(&rng, 0, 1));
+        if (g->batch > 1 && tess_rng_range(&rng, 0, 2) == 0)
+            g->residual.batch_stride = 0;
+    }
 }
 
 /* Stream-K (a thin last wave shared along K by every CTA): each shape below
@@ -271,6 +288,8 @@ static void test_small_m(tess_handle h, case_stats *st) {
         g.epilogue.activation = (tess_activation)(i % 5);
         g.epilogue.bias = i % 4 == 3 ? TESS_BIAS_NONE : i % 2 ? TESS_BIAS_ROWS : TESS_BIAS_COLUMNS;
         g.epilogue.bias_type = bias_types[i % 3];
+        if (i % 3 != 2) /* and a residual, of each type and order */
+            g.residual = layout(bias_types[(i + 1) % 3], g.m, g.n, 1, i % 4 < 2);
         tess_plan plans[MAX_PLANS];
         int count = 0;
         CHECK_STATUS(tess_gemm_plans(h, &g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
@@ -414,6 +433,8 @@ int main(void) {
         int in_place = g.beta != 0.0f && tess_rng_range(&rng, 0, 3) == 0;
         if (in_place)
             g.c = g.d;
+        else if (g.residual.rows > 0 && tess_rng_range(&rng, 0, 1))
+            g.residual = g.d; /* D's layout: run_case sometimes passes D itself as the residual */
         run_case(h, &g, (int)tess_rng_range(&rng, -1, 9), in_place, &st);
     }
     /* Larger problems: many tiles per CTA, deep K, every plan, each layout. */

@@ -134,6 +134,18 @@ static void test_fp8_refusals(void) {
     CHECK_STATUS(tess_gemm_validate(NULL, &x, P, NULL, P, NULL, NULL, P), TESS_STATUS_SUCCESS);
 }
 
+/* Every candidate plan of `g` (there is one at least) is a kernel whose name
+ * starts with `prefix` and whose K tile is tile_k elements. */
+static void expect_plans_named(const tess_gemm_desc *g, const char *prefix, int tile_k) {
+    enum { CAP = 64 };
+    tess_plan plans[CAP];
+    const int count = tess_gemm_candidates(NULL, g, TESS_GEMM_WORKSPACE_BYTES, plans, CAP);
+    CHECKF(count > 0, "%s: %d plans", prefix, count);
+    for (int i = 0; i < count && i < CAP; i++)
+        CHECKF(strncmp(plans[i].name, prefix, strlen(prefix)) == 0 && plans[i].tile_k == tile_k,
+               "plan %s (tile K %d), not %s with tile K %d", plans[i].name, plans[i].tile_k, prefix, tile_k);
+}
+
 /* INT8: int8 x int8 only, K within int32 sums, per-tensor or per-row/column
  * factors (no block scales); the plans are the int8 kernels. */
 static void test_int8(void) {
@@ -156,13 +168,7 @@ static void test_int8(void) {
     CHECK(strstr(tess_last_error(), "block scales need FP8") != NULL);
     x = g, x.a_scale.mode = x.b_scale.mode = TESS_SCALE_OUTER_VEC, x.a_scale.stride_mn = x.b_scale.stride_mn = 1;
     CHECK_STATUS(tess_gemm_validate(NULL, &x, P, S, P, S, NULL, P), TESS_STATUS_SUCCESS);
-    enum { INT8_CAP = 64 };
-    tess_plan plans[INT8_CAP];
-    const int count = tess_gemm_candidates(NULL, &g, TESS_GEMM_WORKSPACE_BYTES, plans, INT8_CAP);
-    CHECKF(count > 0, "INT8: %d plans", count);
-    for (int i = 0; i < count && i < INT8_CAP; i++)
-        CHECKF(strncmp(plans[i].name, "sm90_s8_tn_", 11) == 0 && plans[i].tile_k == 128, "INT8 plan %s (tile K %d)",
-               plans[i].name, plans[i].tile_k);
+    expect_plans_named(&g, "sm90_s8_tn_", 128);
 }
 
 /* TF32: f32 operands only with allow_tf32, both f32; the plans are the TF32
@@ -178,13 +184,7 @@ static void test_tf32(void) {
     x = g, x.b.dtype = TESS_DTYPE_BF16;
     CHECK_STATUS(tess_gemm_validate(NULL, &x, P, NULL, P, NULL, NULL, P), TESS_STATUS_NOT_SUPPORTED);
     CHECK(strstr(tess_last_error(), "f32 operands multiply only f32") != NULL);
-    enum { TF32_CAP = 64 };
-    tess_plan plans[TF32_CAP];
-    const int count = tess_gemm_candidates(NULL, &g, TESS_GEMM_WORKSPACE_BYTES, plans, TF32_CAP);
-    CHECKF(count > 0, "TF32: %d plans", count);
-    for (int i = 0; i < count && i < TF32_CAP; i++)
-        CHECKF(strncmp(plans[i].name, "sm90_tf32_tn_", 13) == 0 && plans[i].tile_k == 32, "TF32 plan %s (tile K %d)",
-               plans[i].name, plans[i].tile_k);
+    expect_plans_named(&g, "sm90_tf32_tn_", 32);
     x = g, x.a.order = TESS_ORDER_COL, x.a.ld = 301; /* staged: K-major rows of 1000 f32, 16-byte padded */
     CHECK_STATUS(tess_gemm_validate(NULL, &x, P, NULL, P, NULL, NULL, P), TESS_STATUS_SUCCESS);
     CHECK(tess_fp8_staging_bytes(&x) == (300 * 1000 * 4 + 255) / 256 * 256); /* at a 256-byte multiple */
@@ -247,6 +247,39 @@ static void test_struct_sizes(void) {
     CHECK(strstr(tess_last_error(), "smaller than any version") != NULL);
 }
 
+/* The residual: none by default (nothing read), else an M x N matrix of
+ * bf16, f16 or f32 at an aligned pointer, each rule refused by its
+ * sentence; a descriptor of an earlier version (ending at allow_tf32) has
+ * none; the transposed problem transposes it as it does D. */
+static void test_residual_rules(void) {
+    tess_gemm_desc g = problem(256, 512, 128);
+    const char *f = "tess_gemm";
+    CHECK_STATUS(tess_gemm_check_residual(&g, NULL, f), TESS_STATUS_SUCCESS);
+    g.residual = (tess_matrix_desc){TESS_DTYPE_BF16, TESS_ORDER_ROW, 256, 512, 512, 0};
+    CHECK_STATUS(tess_gemm_check_residual(&g, P, f), TESS_STATUS_SUCCESS);
+    CHECK_STATUS(tess_gemm_check_residual(&g, NULL, f), TESS_STATUS_INVALID_VALUE);
+    CHECK(strstr(tess_last_error(), "residual pointer is NULL") != NULL);
+    CHECK_STATUS(tess_gemm_check_residual(&g, (const char *)P + 1, f), TESS_STATUS_INVALID_VALUE);
+    CHECK(strstr(tess_last_error(), "not aligned") != NULL);
+    tess_gemm_desc x = g;
+    x.residual.rows = 255;
+    CHECK_STATUS(tess_gemm_check_residual(&x, P, f), TESS_STATUS_INVALID_VALUE);
+    CHECK(strstr(tess_last_error(), "residual") != NULL && strstr(tess_last_error(), "M x N") != NULL);
+    x = g, x.residual.ld = 100; /* shorter than a row */
+    CHECK_STATUS(tess_gemm_check_residual(&x, P, f), TESS_STATUS_INVALID_VALUE);
+    x = g, x.residual.dtype = TESS_DTYPE_E4M3;
+    CHECK_STATUS(tess_gemm_check_residual(&x, P, f), TESS_STATUS_NOT_SUPPORTED);
+    CHECK(strstr(tess_last_error(), "bf16, f16 or f32") != NULL);
+    x = g, x.batch = 3, x.residual.batch_stride = 0; /* one residual shared by the batch */
+    CHECK_STATUS(tess_gemm_check_residual(&x, P, f), TESS_STATUS_SUCCESS);
+    tess_gemm_desc old = g, full;
+    old.struct_size = (uint32_t)(offsetof(tess_gemm_desc, allow_tf32) + sizeof(int32_t));
+    CHECK_STATUS(tess_gemm_accept(&old, &full), TESS_STATUS_SUCCESS);
+    CHECK(full.residual.rows == 0 && full.residual.cols == 0);
+    const tess_gemm_desc t = tess_sm90_transposed_problem(&g);
+    CHECK(t.residual.rows == 512 && t.residual.cols == 256 && t.residual.order == TESS_ORDER_COL);
+}
+
 /* A first-version descriptor (struct_size ending at fast_accum) reads as
  * one without a fused epilogue; every epilogue rule refuses with its
  * sentence; the transposed problem swaps a bias's side. */
@@ -292,6 +325,7 @@ static void test_epilogue_rules(void) {
     CHECK(tess_sm90_transposed_problem(&g).epilogue.bias == TESS_BIAS_ROWS);
     g.epilogue.bias = TESS_BIAS_ROWS;
     CHECK(tess_sm90_transposed_problem(&g).epilogue.bias == TESS_BIAS_COLUMNS);
+    test_residual_rules();
 }
 
 static void test_refusals(void) {

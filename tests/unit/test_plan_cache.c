@@ -70,6 +70,7 @@ static void test_dense_keys(void) {
     noisy.batch = base.batch, noisy.alpha = base.alpha, noisy.beta = base.beta, noisy.fast_accum = base.fast_accum;
     noisy.a = base.a, noisy.b = base.b, noisy.c = base.c, noisy.d = base.d;
     noisy.a_scale = base.a_scale, noisy.b_scale = base.b_scale;
+    noisy.epilogue = base.epilogue, noisy.allow_tf32 = base.allow_tf32, noisy.residual = base.residual;
     tess_plan_key k1 = key_of_dense(&noisy, 1 << 20);
     CHECKF(same(&k0, &k1), "equal problems, other padding: keys differ");
     k1 = key_of_dense(&base, 2 << 20);
@@ -78,14 +79,17 @@ static void test_dense_keys(void) {
     int changed = 0;
     for (int field = 0;; field++) {
         tess_gemm_desc d = base;
-        int64_t *f[32];
+        int64_t *f[40];
         int n = 0;
         f[n++] = &d.m, f[n++] = &d.n, f[n++] = &d.k, f[n++] = &d.batch;
         n += matrix_fields(&d.a, f + n), n += matrix_fields(&d.b, f + n);
-        n += matrix_fields(&d.c, f + n), n += matrix_fields(&d.d, f + n);
+        n += matrix_fields(&d.c, f + n), n += matrix_fields(&d.d, f + n), n += matrix_fields(&d.residual, f + n);
         f[n++] = &d.a_scale.stride_mn, f[n++] = &d.a_scale.stride_k, f[n++] = &d.a_scale.batch_stride;
         f[n++] = &d.b_scale.stride_mn, f[n++] = &d.b_scale.stride_k, f[n++] = &d.b_scale.batch_stride;
-        const int others = 12; /* alpha, beta, fast_accum, 8 dtypes and orders, a scale mode */
+        f[n++] = &d.epilogue.bias_batch_stride;
+        /* alpha, beta, fast_accum, 8 dtypes and orders, a scale mode, the epilogue's bias, bias type and
+         * activation, allow_tf32, the residual's dtype */
+        const int others = 17;
         if (field >= n + others)
             break;
         if (field < n) {
@@ -103,7 +107,12 @@ static void test_dense_keys(void) {
             case 8: d.b.order = TESS_ORDER_ROW; break;
             case 9: d.c.order = TESS_ORDER_COL; break;
             case 10: d.d.order = TESS_ORDER_COL; break;
-            default: d.b_scale.mode = TESS_SCALE_BLOCK_1x128; break;
+            case 11: d.b_scale.mode = TESS_SCALE_BLOCK_1x128; break;
+            case 12: d.epilogue.bias = TESS_BIAS_COLUMNS; break;
+            case 13: d.epilogue.bias_type = TESS_DTYPE_BF16; break;
+            case 14: d.epilogue.activation = TESS_ACT_SILU; break;
+            case 15: d.allow_tf32 = 1; break;
+            default: d.residual.dtype = TESS_DTYPE_BF16; break;
             }
         }
         tess_plan_key k = key_of_dense(&d, 1 << 20);

@@ -48,6 +48,7 @@ typedef struct buffers {
     void *a, *b, *c, *d;
     float *sa, *sb; /* dequantization factors (NULL: none) */
     void *bias;     /* the fused epilogue's bias (NULL: none) */
+    void *residual; /* the residual, D's layout (NULL: none); cuBLASLt's C where it runs it as one */
 } buffers;
 
 /* Fills device memory with normal(0, 1) values of `t`, generated on the host in chunks. */
@@ -75,7 +76,7 @@ typedef struct job {
 static int run_tessera(void *ctx, void *stream) {
     job *j = ctx;
     buffers *b = &j->sets[j->next++ % j->nsets];
-    const tess_epilogue_ptrs ep = {sizeof ep, b->bias};
+    const tess_epilogue_ptrs ep = {sizeof ep, b->bias, b->residual};
     if (tess_set_stream(j->h, stream) != TESS_STATUS_SUCCESS || /* the stream the timing holds */
         tess_gemm_fused(j->h, j->g, j->plan, b->a, b->sa, b->b, b->sb, b->c, b->d, &ep) != TESS_STATUS_SUCCESS) {
         fprintf(stderr, "tessera bench gemm: %s\n", tess_last_error());
@@ -201,12 +202,21 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
     g.allow_tf32 = g.a.dtype == TESS_DTYPE_F32; /* f32 operands: TF32, as cuBLASLt's peer runs them */
     g.epilogue.bias = (tess_bias_mode)o->bias, g.epilogue.activation = (tess_activation)o->act;
     g.epilogue.bias_type = bench_bias_type(o);
+    if (o->residual)
+        g.residual = g.d;
     if (workspace_for(h, &g, ws))
         return 1;
+    /* cuBLASLt's problem: the same, but a residual without bias or activation is its C with beta 1
+     * (the same sum and bytes); with them cuBLASLt has no residual after the activation. */
+    tess_gemm_desc lt = g;
+    const int residual_as_c = o->residual && o->bias == TESS_BIAS_NONE && o->act == TESS_ACT_NONE && g.beta == 0.0f;
+    if (residual_as_c)
+        lt.beta = 1.0f, lt.c = g.d;
     const int64_t bias_count = o->bias == TESS_BIAS_NONE ? 0 : o->bias == TESS_BIAS_COLUMNS ? n : m;
     const size_t bias_bytes = (size_t)bias_count * tess_dtype_size(g.epilogue.bias_type);
+    const size_t residual_bytes = o->residual ? tess_matrix_bytes(&g.d, g.batch) : 0;
     size_t set_bytes = tess_matrix_bytes(&g.a, g.batch) + tess_matrix_bytes(&g.b, g.batch) + tess_matrix_bytes(&g.d, g.batch) +
-                       (g.beta != 0.0f ? tess_matrix_bytes(&g.c, g.batch) : 0) + bias_bytes;
+                       (g.beta != 0.0f ? tess_matrix_bytes(&g.c, g.batch) : 0) + bias_bytes + residual_bytes;
     int nsets = (int)((2 * info->l2_bytes + set_bytes - 1) / set_bytes);
     nsets = nsets < 1 ? 1 : nsets > MAX_SETS ? MAX_SETS : nsets;
     buffers sets[MAX_SETS];
@@ -215,7 +225,8 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
         if (cudaMalloc(&sets[s].a, tess_matrix_bytes(&g.a, g.batch)) || cudaMalloc(&sets[s].b, tess_matrix_bytes(&g.b, g.batch)) ||
             cudaMalloc(&sets[s].d, tess_matrix_bytes(&g.d, g.batch)) ||
             (g.beta != 0.0f && cudaMalloc(&sets[s].c, tess_matrix_bytes(&g.c, g.batch))) ||
-            (bias_bytes && cudaMalloc(&sets[s].bias, bias_bytes))) {
+            (bias_bytes && cudaMalloc(&sets[s].bias, bias_bytes)) ||
+            (residual_bytes && cudaMalloc(&sets[s].residual, residual_bytes))) {
             fprintf(stderr, "tessera bench gemm: out of device memory for %lld x %lld x %lld\n", (long long)m,
                     (long long)n, (long long)k);
             return 1;
@@ -226,6 +237,10 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
             fill_normal(sets[s].c, g.c.dtype, tess_matrix_span(&g.c, g.batch), rng);
         if (sets[s].bias)
             fill_normal(sets[s].bias, g.epilogue.bias_type, bias_count, rng);
+        if (sets[s].residual)
+            fill_normal(sets[s].residual, g.d.dtype, tess_matrix_span(&g.d, g.batch), rng);
+        if (residual_as_c) /* beta = 0 for tessera: C is cuBLASLt's alone */
+            sets[s].c = sets[s].residual;
         sets[s].sa = random_factors(na, rng), sets[s].sb = random_factors(nb, rng);
     }
     float *ref = NULL;
@@ -239,6 +254,7 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
         rp.a_scale.data = sets[0].sa, rp.a_scale.layout = g.a_scale;
         rp.b_scale.data = sets[0].sb, rp.b_scale.layout = g.b_scale;
         rp.epilogue = g.epilogue, rp.bias_data = sets[0].bias;
+        rp.residual = g.residual, rp.residual_data = sets[0].residual;
         rp.d = rd;
         cudaMalloc((void **)&ref, tess_matrix_bytes(&rd, g.batch));
         tess_ref_gemm_gpu(&rp, ref, NULL);
@@ -262,7 +278,9 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
     memset(pv, 0, sizeof pv);
     if (o->cublas) {
         char why[160] = "";
-        pv[0].j = (job){h, &g, NULL, cublaslt_prepare(&g, why, sizeof why), sets, nsets, 0};
+        if (o->residual && !residual_as_c)
+            snprintf(why, sizeof why, "cuBLASLt adds no residual after a bias or activation (or beside C)");
+        pv[0].j = (job){h, &g, NULL, why[0] ? NULL : cublaslt_prepare(&lt, why, sizeof why), sets, nsets, 0};
         pv[0].fn = run_cublas;
         pv[0].ready = pv[0].j.lt != NULL;
         snprintf(pv[0].name, sizeof pv[0].name, "cublasLt heuristic #0");
@@ -373,7 +391,7 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
         if (csv)
             fprintf(csv,
                     "%lld,%lld,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%g,%g,%s,%s,%d,%s,%s,%s,%s,%s,%.6f,%.2f,%.2f,%.4f,"
-                    "%.3e,%.2f,%.0f,%.1f,%.2f,%.4f,%.2f,%g,%d\n",
+                    "%.3e,%.2f,%.0f,%.1f,%.2f,%.4f,%.2f,%g,%d,%d\n",
                     (long long)m, (long long)n, (long long)k, (long long)g.batch, tess_dtype_name(g.a.dtype),
                     bench_order_name(g.a.order), tess_dtype_name(g.b.dtype), bench_order_name(g.b.order),
                     tess_dtype_name(g.c.dtype), bench_order_name(g.c.order), tess_dtype_name(g.d.dtype),
@@ -382,11 +400,14 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
                     o->bias != TESS_BIAS_NONE ? tess_dtype_name(g.epilogue.bias_type) : "none", bench_act_name(o->act),
                     prov > 0 ? "tessera" : "cublas", q->name, ms, tflops, gbs, ratio, q->err,
                     host_us, w->mean_sm_mhz, w->mean_board_w, per_ghz, per_j, best_tflops, o->hold,
-                    prov > 0 ? budget : 0);
+                    prov > 0 ? budget : 0, o->residual);
     }
-    for (int s = 0; s < nsets; s++)
-        cudaFree(sets[s].a), cudaFree(sets[s].b), cudaFree(sets[s].c), cudaFree(sets[s].d), cudaFree(sets[s].sa),
-            cudaFree(sets[s].sb), cudaFree(sets[s].bias);
+    for (int s = 0; s < nsets; s++) {
+        cudaFree(sets[s].a), cudaFree(sets[s].b), cudaFree(sets[s].d), cudaFree(sets[s].sa), cudaFree(sets[s].sb),
+            cudaFree(sets[s].bias), cudaFree(sets[s].residual);
+        if (sets[s].c != sets[s].residual)
+            cudaFree(sets[s].c);
+    }
     cudaFree(ref);
     return 0;
 }
@@ -431,10 +452,10 @@ static void csv_header(FILE *csv, const tess_device_info *info, energy_meter *me
                  "tflops_per_ghz = tflops / (sm_mhz / 1000); tflop_per_j = tflops / board_w; hold_s = 0: bursts, "
                  "else --hold (ms, tflops: round 2; best_tflops: the best round); bias, bias_type, activation: the "
                  "fused epilogue (--bias, --bias-type, --act; none: without); sm_budget: tessera's SMs (--sms; 0 in cuBLAS's "
-                 "rows, which use every SM)\n");
+                 "rows, which use every SM); residual: 1 where --residual added one (cuBLASLt's rows: as C with beta 1)\n");
     fprintf(csv, "m,n,k,batch,a_type,a_order,b_type,b_order,c_type,c_order,d_type,d_order,alpha,beta,scale_a,"
                  "scale_b,fast_accum,bias,bias_type,activation,provider,kernel,ms,tflops,gbs,speedup_vs_cublas,"
-                 "rel_error,host_us,sm_mhz,board_w,tflops_per_ghz,tflop_per_j,best_tflops,hold_s,sm_budget\n");
+                 "rel_error,host_us,sm_mhz,board_w,tflops_per_ghz,tflop_per_j,best_tflops,hold_s,sm_budget,residual\n");
 }
 
 /* Opens the GPU (device 0), its meter, the shared workspace and the CSV; 0, or the exit code after saying why. */

@@ -13,7 +13,7 @@
 /* The options, in the table's order (the index cli_parse passes to apply). */
 enum {
     OPT_M, OPT_N, OPT_K, OPT_A, OPT_B, OPT_C, OPT_D, OPT_ALPHA, OPT_BETA, OPT_BATCH, OPT_SCALE_A, OPT_SCALE_B,
-    OPT_FAST_ACCUM, OPT_BIAS, OPT_BIAS_TYPE, OPT_ACT, OPT_PROVIDERS, OPT_PLAN, OPT_WARMUP, OPT_ITERATIONS, OPT_ROUNDS,
+    OPT_FAST_ACCUM, OPT_BIAS, OPT_BIAS_TYPE, OPT_ACT, OPT_RESIDUAL, OPT_PROVIDERS, OPT_PLAN, OPT_WARMUP, OPT_ITERATIONS, OPT_ROUNDS,
     OPT_CHAIN, OPT_HOLD, OPT_SMS, OPT_VERIFY, OPT_SUITE, OPT_OUTPUT, OPT_DRY_RUN, OPT_COUNT
 };
 
@@ -47,6 +47,10 @@ static const cli_option bench_gemm_options[OPT_COUNT + 1] = {
     [OPT_ACT] = {"act", CLI_VALUE, "NAME",
                  "fused activation, after the bias: none|relu|gelu (erf)|gelu_tanh|\n"
                  "silu; default none (cuBLASLt has relu and gelu_tanh only)"},
+    [OPT_RESIDUAL] = {"residual", CLI_OPTIONAL_VALUE, "BOOL",
+                      "fused residual, added after the activation: an M x N matrix of D's\n"
+                      "type and order (random normal); default false (cuBLASLt runs it\n"
+                      "as C with beta 1 where there is no bias or activation)"},
     [OPT_PROVIDERS] = {"providers", CLI_VALUE, "LIST", "who is timed: tessera,cublas (either or both); default both"},
     [OPT_PLAN] = {"plan", CLI_VALUE, "I|SUFFIX|all",
                   "tessera's plan: the I-th of tess_gemm_plans, the first whose name\n"
@@ -315,6 +319,7 @@ static int apply(void *ctx, int index, const char *v) {
     case OPT_BIAS:
     case OPT_BIAS_TYPE:
     case OPT_ACT: return parse_epilogue(index, v, o, st->where);
+    case OPT_RESIDUAL: return cli_bool(v, &o->residual);
     case OPT_PROVIDERS: return parse_providers(v, o);
     case OPT_PLAN: return parse_plan(v, o);
     case OPT_WARMUP: return set_int(v, 0, INT_MAX, &o->warmup);
@@ -395,6 +400,7 @@ tess_dtype bench_bias_type(const bench_options *o) {
 
 void bench_problem_label(const bench_options *o, int64_t m, int64_t n, int64_t k, char *buf, size_t cap) {
     char scales[48] = "", bias[40] = "", act[24] = "";
+    const char *residual = o->residual ? " residual" : "";
     if (o->scale_a >= 0 || o->scale_b >= 0)
         snprintf(scales, sizeof scales, " s:%s,%s%s", bench_scale_name(o->scale_a), bench_scale_name(o->scale_b),
                  o->fast_accum ? " fast" : "");
@@ -402,9 +408,9 @@ void bench_problem_label(const bench_options *o, int64_t m, int64_t n, int64_t k
         snprintf(bias, sizeof bias, " bias:%s:%s", bench_bias_name(o->bias), tess_dtype_name(bench_bias_type(o)));
     if (o->act != TESS_ACT_NONE)
         snprintf(act, sizeof act, " act:%s", bench_act_name(o->act));
-    snprintf(buf, cap, "%lldx%lldx%lld b%lld %s:%s,%s:%s->%s:%s%s%s%s", (long long)m, (long long)n, (long long)k,
+    snprintf(buf, cap, "%lldx%lldx%lld b%lld %s:%s,%s:%s->%s:%s%s%s%s%s", (long long)m, (long long)n, (long long)k,
              (long long)o->batch, tess_dtype_name(o->ta), bench_order_name(o->oa), tess_dtype_name(o->tb),
-             bench_order_name(o->ob), tess_dtype_name(o->td), bench_order_name(o->od), scales, bias, act);
+             bench_order_name(o->ob), tess_dtype_name(o->td), bench_order_name(o->od), scales, bias, act, residual);
 }
 
 void bench_print_dry_run(const bench_options *o) {

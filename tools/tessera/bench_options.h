@@ -37,6 +37,7 @@ typedef struct bench_options {
     int bias;              /* --bias: tess_bias_mode (a vector shared by the batch) */
     int bias_type;         /* --bias-type: a tess_dtype, or -1: bench_bias_type's default */
     int act;               /* --act: tess_activation */
+    int residual;          /* --residual: a residual of D's type and order, added last */
     const char *plan_name; /* --plan=TEXT: the first plan whose name ends with TEXT */
     int all_plans;         /* --plan=all */
     int chain;             /* --chain=N: calls timed back to back, per-call time reported */
@@ -64,7 +65,7 @@ int bench_parse_args(int argc, char **argv, bench_options *o, bench_run *run);
  * problems, 0 if it is empty, -1 after saying what is wrong with it. */
 int bench_parse_line(char *line, const char *suite, int number, bench_options *o);
 
-/* The rows' name of a problem: "MxNxK bB a:row,b:col->d:row[ s:A,B[ fast]][ bias:WHERE:TYPE][ act:NAME]". */
+/* The rows' name of a problem: "MxNxK bB a:row,b:col->d:row[ s:A,B[ fast]][ bias:WHERE:TYPE][ act:NAME][ residual]". */
 void bench_problem_label(const bench_options *o, int64_t m, int64_t n, int64_t k, char *buf, size_t cap);
 
 /* A scale recipe's name in rows and CSV ("none": no factors), and an order's ("row", "col"). */

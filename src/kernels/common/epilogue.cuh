@@ -174,15 +174,31 @@ TESS_DEVICE float tess_activate(int act, float v) {
     return f.erf ? tess_gelu_erf(v) : tess_activate_gated(f, v);
 }
 
+// The residual's element (m, n) of batch b as a float; 0 without one and
+// outside it (tiles compute elements past D's edges, which are never stored).
+TESS_DEVICE float tess_epilogue_residual(const tess_epilogue &e, int b, int m, int n) {
+    if (!e.residual || m >= e.residual_layout.rows || n >= e.residual_layout.cols)
+        return 0.0f;
+    return tess_load_as_f32(e.residual_layout.dtype, e.residual, tess_matrix_offset(&e.residual_layout, b, m, n));
+}
+
+// The same, called: for kernels that store a tile from registers, where the
+// residual's addressing inlined into each unrolled element would cost
+// registers that the grouped token tiles do not have (ptxas spills them).
+static __device__ __noinline__ float tess_epilogue_residual_call(const tess_epilogue &e, int b, int m, int n) {
+    return tess_epilogue_residual(e, b, m, n);
+}
+
 // The fused steps after alpha * sum + beta * C (v): the bias of bias batch
-// bb, then the activation.
+// bb, then the activation. The residual is added by the caller (dense
+// kernels only: the grouped ones have none).
 TESS_DEVICE float tess_epilogue_fused(const tess_epilogue &e, float v, int bb, int m, int n) {
     return tess_activate(e.activation, v + tess_epilogue_bias(e, bb, m, n));
 }
 
-// D's value at (m, n) of batch b with every step of the epilogue: alpha *
-// sum + beta * C (read when beta != 0), then the fused steps with the bias
-// of bias batch bb. For the fused paths, where each element's arithmetic
+// D's value at (m, n) of batch b with every step of the epilogue but the
+// residual: alpha * sum + beta * C (read when beta != 0), then the fused
+// steps with the bias of bias batch bb. For the fused paths, where each element's arithmetic
 // runs in a loop (or a call) rather than unrolled over a tile.
 TESS_DEVICE float tess_epilogue_final(const tess_epilogue &e, float sum, int b, int bb, int m, int n) {
     float v = e.alpha * sum;

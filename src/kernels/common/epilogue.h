@@ -1,6 +1,6 @@
 /* The epilogue descriptor: what a kernel does with its finished float32
  * sums, carried from the API into every family's kernel parameters:
- * D = activation(alpha * sum + beta * C + bias), stored in D's type and
+ * D = activation(alpha * sum + beta * C + bias) + residual, stored in D's type and
  * order, where `sum` is the accumulator after the operands' dequantization
  * factors (tess_scale_operand, applied by the family: per block in the
  * mainloop, or per row and column by tess_outer_factor). A fused epilogue
@@ -27,11 +27,15 @@ typedef struct tess_epilogue {
     tess_dtype bias_type;
     int64_t bias_batch_stride;
     const void *bias;
+    /* A dense GEMM's residual, added after the activation (NULL: none), in the kernel's rows and columns as D. */
+    const void *residual;
+    tess_matrix_desc residual_layout;
 } tess_epilogue;
 
-/* The epilogue of a validated problem `desc` with C at c, D at d and the
- * fused epilogue's bias at bias. */
-static inline tess_epilogue tess_epilogue_of(const tess_gemm_desc *desc, const void *c, void *d, const void *bias) {
+/* The epilogue of a validated problem `desc` with C at c, D at d, the
+ * fused epilogue's bias at bias and the residual at residual. */
+static inline tess_epilogue tess_epilogue_of(const tess_gemm_desc *desc, const void *c, void *d, const void *bias,
+                                             const void *residual) {
     tess_epilogue e;
     e.alpha = desc->alpha, e.beta = desc->beta;
     e.c = desc->beta != 0.0f ? c : NULL;
@@ -41,7 +45,9 @@ static inline tess_epilogue tess_epilogue_of(const tess_gemm_desc *desc, const v
     e.bias_type = desc->epilogue.bias_type;
     e.bias_batch_stride = desc->epilogue.bias_batch_stride;
     e.bias = e.bias_mode != TESS_BIAS_NONE ? bias : NULL;
-    e.fused = e.bias != NULL || e.activation != TESS_ACT_NONE;
+    e.residual_layout = desc->residual;
+    e.residual = desc->residual.rows > 0 ? residual : NULL;
+    e.fused = e.bias != NULL || e.activation != TESS_ACT_NONE || e.residual != NULL;
     return e;
 }
 

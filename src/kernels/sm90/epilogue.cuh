@@ -172,8 +172,8 @@ TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::B
 // kernels (f32 D). With C (beta != 0, off the hot path), each element is a
 // compact call that stores any type (T unused).
 // FUSED: each element's whole epilogue (tess_epilogue_final, C and the
-// fused steps with the bias of bias batch bb) is one call, then an inline
-// store of type T.
+// fused steps with the bias of bias batch bb) is one call, and a dense
+// kernel's residual another, then an inline store of type T.
 template <class Cfg, class T, bool WITH_C, bool FUSED = false>
 TESS_DEVICE void epilogue_store_registers(const tess_gemm_params &p, const float (&acc)[Cfg::BN / 2], int t, int b,
                                           int m0, int m_end, int n0, int n_end, int bb = 0) {
@@ -198,9 +198,13 @@ TESS_DEVICE void epilogue_store_registers(const tess_gemm_params &p, const float
                     continue;
                 float x[2];
 #pragma unroll
-                for (int i = 0; i < 2; i++)
+                for (int i = 0; i < 2; i++) {
                     x[i] = FUSED ? tess_epilogue_final_call(e, acc[v + i], b, bb, m, n + i)
                                  : tess_epilogue_value<false, true>(e, acc[v + i], b, m, n + i);
+                    if constexpr (FUSED && !Cfg::GROUPED)
+                        if (e.residual)
+                            x[i] += tess_epilogue_residual_call(e, b, m, n + i);
+                }
                 T *at = d + m * row_step + n;
                 if (n + 1 < n_end && (uintptr_t)at % (2 * sizeof(T)) == 0) {
                     if constexpr (sizeof(T) == 4)
@@ -228,8 +232,11 @@ TESS_DEVICE void epilogue_store_registers(const tess_gemm_params &p, const float
         tess_wgmma_acc_coord(t, v, &m, &n);
         m += m0, n += n0;
         if (m < m_end && n < n_end) {
-            const float x = FUSED ? tess_epilogue_final_call(e, acc[v], b, bb, m, n)
-                                  : tess_epilogue_value<WITH_C, true>(e, acc[v], b, m, n);
+            float x = FUSED ? tess_epilogue_final_call(e, acc[v], b, bb, m, n)
+                            : tess_epilogue_value<WITH_C, true>(e, acc[v], b, m, n);
+            if constexpr (FUSED && !Cfg::GROUPED)
+                if (e.residual)
+                    x += tess_epilogue_residual_call(e, b, m, n);
             if constexpr (WITH_C) {
                 tess_epilogue_put_call(e, b, m, n, x);
             } else {
@@ -266,16 +273,29 @@ TESS_DEVICE void fused_store4(tess_dtype type, char *d, int64_t at, const float 
             tess_store_from_f32(type, d, at + i, x[i]);
 }
 
+// The residual's four elements from (m, n) of batch b on, along D's
+// contiguous dimension (row_major: columns n .. n + 3, else rows m .. m + 3;
+// 0 outside), called rather than inlined: the promoting kernels' whole-tile
+// accumulators leave the staged loop no registers for the residual's
+// addressing (ptxas spills the 128x192 ones).
+static __device__ __noinline__ float4 residual4(const tess_epilogue &e, int b, int m, int n, bool row_major) {
+    float q[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+        q[i] = tess_epilogue_residual(e, b, row_major ? m : m + i, row_major ? n + i : n);
+    return make_float4(q[0], q[1], q[2], q[3]);
+}
+
 // The fused epilogue of kernels with a staging buffer (bias, activation):
 // the tile's bias slice goes to shared memory once (float32, 0 past the
 // vector's end), then FUSED_COLS columns of the warpgroup's float32 sums at
 // a time (unrolled: each thread's accumulators are registers); a rolled
 // loop then takes four consecutive elements of D each (along D's contiguous
 // dimension), computes alpha * sum + beta * C + bias, the activation (by
-// coefficients: tess_act_form), and stores them. The arithmetic is written
-// once, not per unrolled accumulator, which keeps each kernel's code and
-// compile time near the plain epilogue's whatever the activation, and the
-// sums reach global memory in D's order. `pending`: an earlier tile's TMA
+// coefficients: tess_act_form), adds the residual, and stores them. The
+// arithmetic is written once, not per unrolled accumulator, which keeps each
+// kernel's code and compile time near the plain epilogue's whatever the
+// activation, and the sums reach global memory in D's order. `pending`: an earlier tile's TMA
 // stores may still read the buffer.
 template <class Cfg>
 TESS_DEVICE void epilogue_fused(const tess_gemm_params &p, const float (&acc)[Cfg::BN / 2], char *staging, int wg,
@@ -349,6 +369,10 @@ TESS_DEVICE void epilogue_fused(const tess_gemm_params &p, const float (&acc)[Cf
                 for (int i = 0; i < CHUNK; i++)
                     x[i] = tess_activate_gated(act, x[i]);
             }
+            if (!Cfg::GROUPED && e.residual) {
+                const float4 q = residual4(e, b, m0 + r, nr + col, row_major);
+                x[0] += q.x, x[1] += q.y, x[2] += q.z, x[3] += q.w;
+            }
             fused_store4(e.d_layout.dtype, (char *)e.d, tess_matrix_offset(&e.d_layout, b, m0 + r, nr + col), x, in);
         }
     }
@@ -366,8 +390,8 @@ TESS_DEVICE void epilogue(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], 
     const int b = tile.d_batch, m_end = tile.m_end, n0 = tile.n0, n_end = tile.n_end;
     if (p.epi.fused) {
         if constexpr (!Cfg::FUSES_FROM_REGISTERS) {
-            // A 16-bit D stored by TMA, without C or a per-row bias: inline in the stores.
-            if (!p.d_direct && !with_c && p.epi.bias_mode != TESS_BIAS_ROWS) {
+            // A 16-bit D stored by TMA, without C, a per-row bias or a residual: inline in the stores.
+            if (!p.d_direct && !with_c && p.epi.bias_mode != TESS_BIAS_ROWS && !p.epi.residual) {
                 epilogue_store16<Cfg, false, true>(p, acc, staging, wg, t, b, m0, m_end, n0, pending,
                                                    Cfg::GROUPED ? tile.group : b);
                 return;

@@ -130,7 +130,7 @@ static tess_status edge_map(CUtensorMap *map, int *rows, const tess_gemm_kernel 
  * the caller's. */
 tess_status tess_sm90_params_init(tess_gemm_params *p, const tess_gemm_kernel *k, const tess_gemm_desc *desc,
                                   const void *a, const float *a_scale, const void *b, const float *b_scale,
-                                  const void *c, void *d, const void *bias) {
+                                  const void *c, void *d, const void *bias, const void *residual) {
     tess_status s;
     memset(p, 0, sizeof *p);
     const int64_t batch = desc->batch;
@@ -149,7 +149,7 @@ tess_status tess_sm90_params_init(tess_gemm_params *p, const tess_gemm_kernel *k
     p->group_m = TESS_SM90_GROUP_M;
     p->a_batch_shared = desc->a.batch_stride == 0;
     p->b_batch_shared = desc->b.batch_stride == 0;
-    p->epi = tess_epilogue_of(desc, c, d, bias);
+    p->epi = tess_epilogue_of(desc, c, d, bias, residual);
     p->scale_a.data = a_scale, p->scale_a.layout = desc->a_scale;
     p->scale_b.data = b_scale, p->scale_b.layout = desc->b_scale;
     return scale_maps(p, k, desc);

@@ -136,7 +136,7 @@ tess_status tess_sm90_dense_run(tess_handle h, const tess_gemm_desc *desc, const
     tess_gemm_params p;
     tess_status s = tess_sm90_params_init(&p, k, run, transposed ? o->b : o->a, transposed ? o->b_scale : o->a_scale,
                                           transposed ? o->a : o->b, transposed ? o->a_scale : o->b_scale, o->c, o->d,
-                                          o->bias);
+                                          o->bias, o->residual);
     if (s != TESS_STATUS_SUCCESS)
         return s;
     p.split = r.launch.split;

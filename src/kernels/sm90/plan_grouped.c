@@ -298,7 +298,7 @@ static tess_status grouped_launch(tess_handle handle, const tess_grouped_gemm_de
     tess_gemm_params p;
     const void *a = tokens_as_b ? o->b : o->a, *b = tokens_as_b ? o->a : o->b;
     const float *a_scale = tokens_as_b ? o->b_scale : o->a_scale, *b_scale = tokens_as_b ? o->a_scale : o->b_scale;
-    tess_status s = tess_sm90_params_init(&p, k, &view, a, a_scale, b, b_scale, NULL, o->d, o->bias);
+    tess_status s = tess_sm90_params_init(&p, k, &view, a, a_scale, b, b_scale, NULL, o->d, o->bias, NULL);
     if (s)
         return s;
     p.groups = (int)desc->groups;
