@@ -5,18 +5,10 @@
 # CSVs and logs under $OUT; a short table last.
 #   bash dev/ab/quantized_gpu.sh    (TESTS="gpu_gemm_fp8 gpu_grouped", PYTESTS=python/tests, BENCH=0)
 set -uo pipefail
-export CUDA_HOME=/usr/local/cuda PATH=/usr/local/cuda/bin:$PATH
-{ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake --build build -j 16; } > $OUT/build.log 2>&1 ||
-    { grep -B2 -A6 "error" $OUT/build.log | head -60; exit 1; }
-echo "built $SECONDS s"
-for t in ${TESTS:-gpu_gemm_fp8 gpu_gemm}; do
-    timeout 240 build/tests/$t > $OUT/$t.log 2>&1
-    echo "$t rc=$? $(tail -1 $OUT/$t.log) ($SECONDS s)"
-done
-export TESSERA_LIBRARY=$PWD/build/lib/libtessera.so PYTHONPATH=$PWD/python
-python3 -c "import pytest" 2>/dev/null || pip install -q --no-index --find-links .peers/wheels pytest > /dev/null 2>&1
-timeout 240 python3 -m pytest -q -rs ${PYTESTS:-python/tests} > $OUT/pytest.log 2>&1
-echo "pytest rc=$?: $(tail -1 $OUT/pytest.log) ($SECONDS s)"; grep -E "^FAILED|^E " $OUT/pytest.log | head -20
+. "$(dirname "$0")/gpu_common.sh"
+gpu_build
+gpu_tests "${TESTS:-gpu_gemm_fp8 gpu_gemm}"
+gpu_pytest "${PYTESTS:-python/tests}"
 [ "${BENCH:-1}" = 0 ] && exit 0
 timeout 240 python3 bench/quantized.py --csv $OUT/h100-quantized.csv > $OUT/quantized.log 2>&1
 echo "quantized rc=$? ($SECONDS s)"
