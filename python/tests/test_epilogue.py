@@ -294,7 +294,7 @@ def _backward_ctx(saved, needs, **fields):
 def test_bias_gradient_shapes_and_activation_refusal():
     torch = pytest.importorskip("torch")
     bf16 = torch.bfloat16
-    needs = (True, True, False) + (False,) * 8 + (True, False, False)  # a, b and the bias (input 11)
+    needs = (True, True, False) + (False,) * 8 + (True, False, False, False)  # a, b and the bias (input 11)
     with _fake_mode():
         a = torch.empty(3, 64, 256, device="cuda", dtype=bf16)
         b = torch.empty(256, 96, device="cuda", dtype=bf16)
@@ -304,7 +304,14 @@ def test_bias_gradient_shapes_and_activation_refusal():
             ctx = _backward_ctx((a, b), needs, alpha=1.0, beta=0.0, c_dtype=None, c_shape=None, scaled=False,
                                 activation="none", bias_dtype=torch.float32, bias_shape=shape, bias_along=along)
             grads = tessera.ops._gemm_backward(ctx, grad)
-            assert len(grads) == 14 and tuple(grads[11].shape) == shape and grads[11].dtype == torch.float32
+            assert len(grads) == 15 and tuple(grads[11].shape) == shape and grads[11].dtype == torch.float32
+        rneeds = needs[:14] + (True,)  # and the residual (input 14): dD, summed over a shared one's batch
+        for shape in [(3, 64, 96), (1, 64, 96), (64, 96)]:
+            ctx = _backward_ctx((a, b), rneeds, alpha=1.0, beta=0.0, c_dtype=None, c_shape=None, scaled=False,
+                                activation="none", bias_dtype=None, bias_shape=None, bias_along="columns",
+                                residual_dtype=bf16, residual_shape=shape)
+            grads = tessera.ops._gemm_backward(ctx, grad)
+            assert tuple(grads[14].shape) == shape and grads[14].dtype == bf16
         for act in ("relu", "gelu", "gelu_tanh", "silu"):
             ctx = _backward_ctx((a, b), needs, alpha=1.0, beta=0.0, c_dtype=None, c_shape=None, scaled=False,
                                 activation=act, bias_dtype=None, bias_shape=None, bias_along="columns")

@@ -66,6 +66,7 @@ declare -A sample=(
   [bench gemm:bias]="0 $gemm --bias=columns"
   [bench gemm:bias-type]="0 $gemm --bias=rows --bias-type=f32"
   [bench gemm:act]="0 $gemm --act=gelu_tanh"
+  [bench gemm:residual]="0 $gemm --residual"
   [bench gemm:sms]="0 $gemm --sms=66"
   [bench gemm:providers]="0 $gemm --providers=tessera,cublas"
   [bench gemm:plan]="0 $gemm --plan=c2x1_sk"
@@ -149,6 +150,10 @@ check '[[ "$out" == *"bf16:row,bf16:col->bf16:row "*" C=D alpha=1 beta=0 provide
 check '[[ "$out" != *" fast"* ]]'
 out=$("$tool" bench gemm --m=64 --n=64 --k=64 --plan=128x128x128_s6_c1x1_blk --dry-run)
 check '[[ "$out" == *"plan=*128x128x128_s6_c1x1_blk "* ]]'
+out=$("$tool" bench gemm --m=64 --n=64 --k=64 --act=silu --residual --dry-run)
+check '[[ "$out" == "64x64x64 b1 bf16:row,bf16:col->bf16:row act:silu residual "* ]]'
+out=$("$tool" bench gemm --m=64 --n=64 --k=64 --residual=false --dry-run)
+check '[[ "$out" != *"residual"* ]]'
 
 # Every GEMM suite parses, over its "#!" defaults as bench/run passes them,
 # into as many problems as its lines name (the product of their --m, --n and
