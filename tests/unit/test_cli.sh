@@ -170,6 +170,13 @@ printf -- '--m=64 --n=64 --k=64\n--m=64 --bogus\n' > "$scratch/bad.txt"
 refused "bad.txt:2: unknown option '--bogus'" bench gemm --suite="$scratch/bad.txt" --dry-run
 printf -- '--m=64 --n=64 --k=64 --output=x.csv\n' > "$scratch/bad.txt"
 refused "bad.txt:1: --output belongs on the command line" bench gemm --suite="$scratch/bad.txt" --dry-run
+# A suite's "#!" line holds its defaults, under the command line's options (and each line's over both).
+out=$("$tool" bench gemm --suite="$root/bench/suites/tf32.txt" --dry-run)
+check '[[ "$out" == "8192x8192x8192 b1 f32:row,f32:col->f32:row "* ]]' || echo "  (tf32 suite alone: $out)"
+out=$("$tool" bench gemm --suite="$root/bench/suites/tf32.txt" --D=bf16:row --rounds=2 --dry-run)
+check '[[ "$out" == "8192x8192x8192 b1 f32:row,f32:col->bf16:row "*" rounds=2 "* ]]' || echo "  (over --D: $out)"
+printf -- '#! --D=f32:row --bogus\n--m=64 --n=64 --k=64\n' > "$scratch/bad.txt"
+refused "bad.txt:1: unknown option '--bogus'" bench gemm --suite="$scratch/bad.txt" --dry-run
 
 out=$("$tool" info 2>&1); rc=$?
 if [ $rc -eq 0 ]; then

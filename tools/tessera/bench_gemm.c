@@ -529,6 +529,8 @@ int bench_gemm(int argc, char **argv) {
     const int parsed = bench_parse_args(argc, argv, &o, &run);
     if (parsed != CLI_OK)
         return parsed == CLI_HELP ? 0 : 2;
+    if (run.suite && bench_suite_defaults(argc, argv, &o, &run) < 0)
+        return 2;
     if (!run.suite && (!o.nm || !o.nn || !o.nk)) { /* said before any GPU is looked for */
         fprintf(stderr, "tessera bench gemm: --m, --n and --k are required (or --suite=FILE)\n");
         return 2;

@@ -76,7 +76,8 @@ static const cli_option bench_gemm_options[OPT_COUNT + 1] = {
                     "first; default true"},
     [OPT_SUITE] = {"suite", CLI_VALUE, "FILE",
                    "problems from FILE, a line of these options each ('#' starts a\n"
-                   "comment) over the command line's (not --suite, --output, --dry-run)"},
+                   "comment) over the command line's (not --suite, --output, --dry-run),\n"
+                   "which are over those of the file's '#!' line (its defaults)"},
     [OPT_OUTPUT] = {"output", CLI_VALUE, "FILE", "also write the rows to FILE, as CSV"},
     [OPT_DRY_RUN] = {"dry-run", CLI_NO_VALUE, NULL,
                      "list the problems and their settings, then exit: no GPU is used,\n"
@@ -353,6 +354,32 @@ int bench_parse_args(int argc, char **argv, bench_options *o, bench_run *run) {
 
 /* Most words in a suite's line. */
 #define MAX_LINE_WORDS 32
+
+int bench_suite_defaults(int argc, char **argv, bench_options *o, bench_run *run) {
+    FILE *f = fopen(run->suite, "r");
+    if (!f)
+        return 0; /* bench_suite says it cannot read the file */
+    char line[1024];
+    int number = 1, found = 0;
+    for (; fgets(line, sizeof line, f); number++)
+        if (strncmp(line, "#!", 2) == 0) {
+            found = 1;
+            break;
+        }
+    fclose(f);
+    if (!found)
+        return 0;
+    defaults(o);
+    if (bench_parse_line(line + 2, run->suite, number, o) < 0)
+        return -1;
+    const char *suite = run->suite; /* argv's, re-read below */
+    memset(run, 0, sizeof *run);
+    parse_state st = {o, run, ""};
+    if (cli_parse(&bench_gemm_command, argc, argv, apply, &st) != CLI_OK)
+        return -1;
+    run->suite = suite;
+    return 0;
+}
 
 int bench_parse_line(char *line, const char *suite, int number, bench_options *o) {
     char *words[MAX_LINE_WORDS + 1] = {"suite line"}; /* words[0] stands for the command's word */

@@ -59,6 +59,11 @@ extern const cli_command bench_gemm_command;
  * and *run; CLI_OK, CLI_HELP or CLI_ERROR (after saying why). */
 int bench_parse_args(int argc, char **argv, bench_options *o, bench_run *run);
 
+/* With --suite: where the suite has a "#!" line, re-reads the command line
+ * (argc, argv) over that line's options, so that o holds the defaults, then
+ * the "#!" line's, then the command line's. 0, or -1 after saying why. */
+int bench_suite_defaults(int argc, char **argv, bench_options *o, bench_run *run);
+
 /* Applies one line of `suite` (line number `number`; comments from a word
  * starting with '#') over *o, which holds the command line's settings and
  * no problem sizes yet; the line is split in place. Returns 1 if it names
