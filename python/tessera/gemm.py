@@ -556,13 +556,13 @@ def transpose(x, *, handle=None):
 
 def gemm_plans(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, handle=None, limit=16, scale_a=None,
                scale_b=None, scale_recipe_a=None, scale_recipe_b=None, fast_accum=False, bias=None, activation=None,
-               bias_along="columns", allow_tf32=False):
+               bias_along="columns", allow_tf32=False, residual=None):
     """Every plan that can run this problem within the handle's workspace, best first (for autotuning).
-    Pass the scales (and fast_accum, bias, activation, allow_tf32) gemm will get: FP8 plans depend on
-    the scale recipes."""
+    Pass the scales (and fast_accum, bias, activation, allow_tf32, residual) gemm will get: FP8 plans
+    depend on the scale recipes."""
     handle, desc, _, _, _ = _prepare(a, b, c, out, alpha, beta, handle, out_dtype,
                                      (scale_a, scale_b, scale_recipe_a, scale_recipe_b),
-                                     (bias, activation, bias_along))
+                                     (bias, activation, bias_along), residual)
     desc.fast_accum, desc.allow_tf32 = int(bool(fast_accum)), int(bool(allow_tf32))
     plans = (PlanStruct * limit)()
     count = ctypes.c_int()
@@ -572,12 +572,12 @@ def gemm_plans(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, h
 
 def gemm_workspace_size(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, handle=None, scale_a=None,
                         scale_b=None, scale_recipe_a=None, scale_recipe_b=None, fast_accum=False, bias=None,
-                        activation=None, bias_along="columns", allow_tf32=False):
+                        activation=None, bias_along="columns", allow_tf32=False, residual=None):
     """Bytes of workspace the heuristic's favourite plan for this problem needs (with the K-major
     copies of FP8 operands that are not K-major)."""
     handle, desc, _, _, _ = _prepare(a, b, c, out, alpha, beta, handle, out_dtype,
                                      (scale_a, scale_b, scale_recipe_a, scale_recipe_b),
-                                     (bias, activation, bias_along))
+                                     (bias, activation, bias_along), residual)
     desc.fast_accum, desc.allow_tf32 = int(bool(fast_accum)), int(bool(allow_tf32))
     size = ctypes.c_size_t()
     check(_lib.lib().tess_gemm_workspace_size(handle._h, ctypes.byref(desc), ctypes.byref(size)))

@@ -194,6 +194,9 @@ def test_gemm_residual_refused_before_the_call(residual, match):
     a, b, out = _bf16_problem(64, 128, 256)
     with pytest.raises(tessera.InvalidValueError, match=match):
         tessera.gemm(a, b, out, handle=_NoDevice(), residual=residual)
+    for query in (tessera.gemm_plans, tessera.gemm_workspace_size):  # the queries check it the same way
+        with pytest.raises(tessera.InvalidValueError, match=match):
+            query(a, b, out, handle=_NoDevice(), residual=residual)
 
 
 def test_gemm_batched_bias():
