@@ -251,12 +251,17 @@ def _epilogue(views, device, bias, activation, bias_along):
     return epilogue.dense_epilogue(bias, activation, bias_along, views["a"].rows, views["b"].cols, batch, device)
 
 
-def _epilogue_ptrs(bias, residual_ptr=None):
-    """The tess_epilogue_ptrs of a call (a pointer to one), or None without a bias or residual."""
-    if bias is None and residual_ptr is None:
+def _epilogue_ptrs(bias_ptr, residual_ptr=None):
+    """The tess_epilogue_ptrs of a call's bias and residual pointers (a pointer to one), or None
+    where neither is given (dense and grouped calls alike)."""
+    if bias_ptr is None and residual_ptr is None:
         return None
-    return ctypes.byref(EpiloguePtrsStruct(ctypes.sizeof(EpiloguePtrsStruct),
-                                           bias.data_ptr() if bias is not None else None, residual_ptr))
+    return ctypes.byref(EpiloguePtrsStruct(ctypes.sizeof(EpiloguePtrsStruct), bias_ptr, residual_ptr))
+
+
+def _ptr(t):
+    """A torch tensor's data pointer, or None."""
+    return t.data_ptr() if t is not None else None
 
 
 # Scale recipes by name (tess_scale_mode values).
@@ -354,7 +359,7 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
     check(_lib.lib().tess_gemm_fused(handle._h, ctypes.byref(desc), raw_plan, ctypes.c_void_p(views["a"].ptr),
                                      ctypes.c_void_p(sa), ctypes.c_void_p(views["b"].ptr), ctypes.c_void_p(sb),
                                      ctypes.c_void_p(c_ptr), ctypes.c_void_p(views["out"].ptr),
-                                     _epilogue_ptrs(bias, views["residual"].ptr if residual is not None else None)))
+                                     _epilogue_ptrs(_ptr(bias), views["residual"].ptr if residual is not None else None)))
     if key is not None and not lent_for_capture(handle):
         # (a caller's handle is not kept: its calls pass it again)
         call_cache.put(key, _Prepared(None if given is not None else handle, desc, tuple(out.shape), out.dtype,
@@ -413,7 +418,7 @@ def _run_prepared(p, handle, a, b, out, c, scale_a, scale_b, bias, plan, residua
                                      ctypes.byref(plan.raw) if plan is not None else None, a.data_ptr(),
                                      scale_a.data_ptr() if scale_a is not None else None, b.data_ptr(),
                                      scale_b.data_ptr() if scale_b is not None else None, c_ptr, out.data_ptr(),
-                                     _epilogue_ptrs(bias, residual.data_ptr() if residual is not None else None)))
+                                     _epilogue_ptrs(_ptr(bias), _ptr(residual))))
     return out
 
 

@@ -24,10 +24,10 @@ import dataclasses
 import enum
 
 from . import _lib, call_cache, epilogue, scales
-from ._lib import EpiloguePtrsStruct, GroupedGemmDescStruct, PlanStruct, ScaleDescStruct, TesseraDesc
+from ._lib import GroupedGemmDescStruct, PlanStruct, ScaleDescStruct, TesseraDesc
 from .dtypes import DType, as_dtype
 from .errors import InvalidValueError, check
-from .gemm import Plan, _one_cuda_device, _stream_handle, lent_for_capture
+from .gemm import Plan, _epilogue_ptrs, _one_cuda_device, _ptr, _stream_handle, lent_for_capture
 from .matrix import Order, as_matrix
 
 SCALE_BLOCK = 128  # K (and N, for W's 128x128 factors) elements per block factor
@@ -203,13 +203,6 @@ def _prepare(layout, x, w, out, scale_x, scale_w, recipe_x, recipe_w, expected_m
     return handle, desc, ptrs, out, device
 
 
-def _epilogue_ptrs(bias_ptr):
-    """The tess_epilogue_ptrs of a call (a pointer to one), or None without a bias."""
-    if bias_ptr is None:
-        return None
-    return ctypes.byref(EpiloguePtrsStruct(ctypes.sizeof(EpiloguePtrsStruct), bias_ptr))
-
-
 def _run(desc, handle, ptrs, rows_ptr, plan):
     """Queues the grouped GEMM of a checked descriptor and its pointers."""
     raw_plan = ctypes.byref(plan.raw) if plan is not None else None
@@ -353,8 +346,7 @@ def _grouped_call(layout, x, w, rows, rows_what, out, scale_x, scale_w, recipe_x
                                              ctypes.byref(plan.raw) if plan is not None else None, x.data_ptr(),
                                              scale_x.data_ptr() if scale_x is not None else None, w.data_ptr(),
                                              scale_w.data_ptr() if scale_w is not None else None, rows.data_ptr(),
-                                             out.data_ptr(), _epilogue_ptrs(bias.data_ptr() if bias is not None
-                                                                            else None)))
+                                             out.data_ptr(), _epilogue_ptrs(_ptr(bias))))
     return out
 
 

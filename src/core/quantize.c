@@ -55,11 +55,19 @@ TESS_API tess_status tess_transpose(tess_handle handle, tess_dtype dtype, int64_
     return s;
 }
 
-/* The input and output types of the FP8 quantizations. */
-static tess_status check_types(const char *caller, tess_dtype x_type, tess_dtype q_type) {
+/* The input type of every quantization: f32, f16 or bf16. */
+static tess_status check_x_type(const char *caller, tess_dtype x_type) {
     if (x_type != TESS_DTYPE_F32 && x_type != TESS_DTYPE_F16 && x_type != TESS_DTYPE_BF16)
         return tess_fail(TESS_STATUS_NOT_SUPPORTED, "%s: x is %s; it quantizes f32, f16 or bf16", caller,
                          tess_dtype_name(x_type));
+    return TESS_STATUS_SUCCESS;
+}
+
+/* The input and output types of the FP8 quantizations. */
+static tess_status check_types(const char *caller, tess_dtype x_type, tess_dtype q_type) {
+    const tess_status s = check_x_type(caller, x_type);
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
     if (q_type != TESS_DTYPE_E4M3 && q_type != TESS_DTYPE_E5M2)
         return tess_fail(TESS_STATUS_NOT_SUPPORTED, "%s: q is %s; it produces e4m3 or e5m2", caller,
                          tess_dtype_name(q_type));
@@ -112,7 +120,7 @@ TESS_API tess_status tess_quantize_fp8(tess_handle handle, int64_t rows, int64_t
                                           scale_layout->mode == TESS_SCALE_OUTER_VEC ||
                                           tess_scale_is_block(scale_layout->mode));
     return quantize_checked(handle, caller, rows, cols, x_type, x, ld_x, q_type, q, ld_q, scales, scale_layout,
-                            modes_ok, "TENSOR (0), OUTER_VEC (1: per row), BLOCK_1x128 (4) or BLOCK_128x128 (5)");
+                            modes_ok, "TENSOR (0), OUTER_VEC (3: per row), BLOCK_1x128 (4) or BLOCK_128x128 (5)");
 }
 
 TESS_API tess_status tess_quantize_int8(tess_handle handle, int64_t rows, int64_t cols, tess_dtype x_type,
@@ -120,15 +128,12 @@ TESS_API tess_status tess_quantize_int8(tess_handle handle, int64_t rows, int64_
                                         const tess_scale_desc *scale_layout) {
     const char *caller = "tess_quantize_int8";
     tess_status s = check_call(handle, caller, rows, cols);
-    if (s != TESS_STATUS_SUCCESS)
+    if (s || (s = check_x_type(caller, x_type)))
         return s;
-    if (x_type != TESS_DTYPE_F32 && x_type != TESS_DTYPE_F16 && x_type != TESS_DTYPE_BF16)
-        return tess_fail(TESS_STATUS_NOT_SUPPORTED, "%s: x is %s; it quantizes f32, f16 or bf16", caller,
-                         tess_dtype_name(x_type));
     const int modes_ok = scale_layout && (scale_layout->mode == TESS_SCALE_TENSOR ||
                                           scale_layout->mode == TESS_SCALE_OUTER_VEC);
     return quantize_checked(handle, caller, rows, cols, x_type, x, ld_x, TESS_DTYPE_S8, q, ld_q, scales,
-                            scale_layout, modes_ok, "TENSOR (0) or OUTER_VEC (1: per row, i.e. per token)");
+                            scale_layout, modes_ok, "TENSOR (0) or OUTER_VEC (3: per row, i.e. per token)");
 }
 
 TESS_API tess_status tess_quantize_fp8_transposed(tess_handle handle, int64_t rows, int64_t cols, tess_dtype x_type,

@@ -149,4 +149,11 @@ static inline void gpu_timed(const char *name, void (*fn)(tess_handle), tess_han
     if (gpu_skip_code)                                                                                             \
     return gpu_skip_code
 
+/* Closes a main that GPU_TEST_MAIN_START opened: releases `h` and its
+ * `workspace`, then returns check_finish(name)'s exit code. */
+#define GPU_TEST_MAIN_END(h, workspace, name)                                                                      \
+    tess_destroy(h);                                                                                               \
+    cudaFree(workspace);                                                                                           \
+    return check_finish(name)
+
 #endif

@@ -454,7 +454,5 @@ int main(void) {
     test_sm_budget(h, &st);
     printf("gemm cases: %d run (%d stream-K, %d transposed), %d failed\n", st.runs, st.stream_k, st.transposed,
            st.failures);
-    tess_destroy(h);
-    cudaFree(workspace);
-    return check_finish("gpu_gemm");
+    GPU_TEST_MAIN_END(h, workspace, "gpu_gemm");
 }

@@ -461,7 +461,5 @@ int main(void) {
     test_small_m(h);
     test_depth(h);
     test_int8(h);
-    tess_destroy(h);
-    cudaFree(workspace);
-    return check_finish("gpu_gemm_fp8");
+    GPU_TEST_MAIN_END(h, workspace, "gpu_gemm_fp8");
 }

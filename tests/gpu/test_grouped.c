@@ -401,7 +401,5 @@ int main(void) {
     gpu_timed("every plan", test_every_plan, h);
     gpu_timed("random cases", test_random, h);
     gpu_timed("bad sizes", test_bad_sizes, h);
-    tess_destroy(h);
-    cudaFree(workspace);
-    return check_finish("gpu_grouped");
+    GPU_TEST_MAIN_END(h, workspace, "gpu_grouped");
 }

@@ -266,7 +266,5 @@ int main(void) {
     gpu_timed("quantize", test_quantize, h);
     gpu_timed("transpose", test_transpose, h);
     gpu_timed("cast-transpose", test_cast_transpose, h);
-    tess_destroy(h);
-    cudaFree(workspace);
-    return check_finish("gpu_utilities");
+    GPU_TEST_MAIN_END(h, workspace, "gpu_utilities");
 }

@@ -198,8 +198,9 @@ TESS_DEVICE float tess_epilogue_fused(const tess_epilogue &e, float v, int bb, i
 
 // D's value at (m, n) of batch b with every step of the epilogue but the
 // residual: alpha * sum + beta * C (read when beta != 0), then the fused
-// steps with the bias of bias batch bb. For the fused paths, where each element's arithmetic
-// runs in a loop (or a call) rather than unrolled over a tile.
+// steps with the bias of bias batch bb. For the fused paths, where each
+// element's arithmetic runs in a loop (or a call) rather than unrolled over
+// a tile.
 TESS_DEVICE float tess_epilogue_final(const tess_epilogue &e, float sum, int b, int bb, int m, int n) {
     float v = e.alpha * sum;
     if (e.beta != 0.0f)

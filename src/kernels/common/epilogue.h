@@ -1,9 +1,9 @@
 /* The epilogue descriptor: what a kernel does with its finished float32
  * sums, carried from the API into every family's kernel parameters:
- * D = activation(alpha * sum + beta * C + bias) + residual, stored in D's type and
- * order, where `sum` is the accumulator after the operands' dequantization
- * factors (tess_scale_operand, applied by the family: per block in the
- * mainloop, or per row and column by tess_outer_factor). A fused epilogue
+ * D = activation(alpha * sum + beta * C + bias) + residual, stored in D's
+ * type and order, where `sum` is the accumulator after the operands'
+ * dequantization factors (tess_scale_operand, applied by the family: per
+ * block in the mainloop, or per row and column by tess_outer_factor). A fused epilogue
  * (bias, activation, residual, FP8 output) is a field here, its arithmetic
  * one step of tess_epilogue_value (epilogue.cuh), and a rule in the API's
  * validation; each family's store path calls that function, so it reaches

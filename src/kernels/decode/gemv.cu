@@ -206,7 +206,7 @@ TESS_DEVICE void gemv_chunk(float (&acc)[TESS_GEMV_ROWS][MT], const uint4 (&w)[T
 // Stores D's element (token m, weight row n) from its finished float32 sum:
 // the outer factors (block factors were applied per K block), then the
 // epilogue (tess_epilogue_value: alpha, beta C; then any fused bias and
-// activation and residual, tess_epilogue_fused).
+// activation, tess_epilogue_fused, and the residual, tess_epilogue_residual).
 template <bool BLOCK>
 TESS_DEVICE void gemv_store(const tess_gemv_params &p, int m, int n, float sum) {
     if (!BLOCK)

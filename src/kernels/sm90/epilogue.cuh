@@ -159,6 +159,29 @@ TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::B
     }
 }
 
+// D's value at (m, n) of batch b from an accumulator, in the register
+// paths: alpha * sum (+ beta * C where WITH_C), or with FUSED the whole
+// epilogue as one call (tess_epilogue_final_call) and a dense kernel's
+// residual as another.
+template <class Cfg, bool WITH_C, bool FUSED>
+TESS_DEVICE float register_value(const tess_epilogue &e, float sum, int b, int bb, int m, int n) {
+    float x = FUSED ? tess_epilogue_final_call(e, sum, b, bb, m, n) : tess_epilogue_value<WITH_C, true>(e, sum, b, m, n);
+    if constexpr (FUSED && !Cfg::GROUPED)
+        if (e.residual)
+            x += tess_epilogue_residual_call(e, b, m, n);
+    return x;
+}
+
+// Stores x as one element of D at `at`: T is float (f32 D) or uint16_t
+// (the bits of a bf16 or f16 D).
+template <class T>
+TESS_DEVICE void store_element(T *at, float x, bool bf16) {
+    if constexpr (sizeof(T) == 4)
+        *at = x;
+    else
+        *at = bf16 ? tess_f32_to_bf16(x) : tess_f32_to_f16(x);
+}
+
 // D stored straight from registers, element by element inside rows
 // [.., m_end) and columns [.., n_end) (the matrix, or a group's part of it):
 // f32 D, a 16-bit D that TMA cannot store exactly, and token tiles. Without
@@ -171,9 +194,8 @@ TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::B
 // calling it per element spills 8 bytes in the FP8 128x256 three-stage
 // kernels (f32 D). With C (beta != 0, off the hot path), each element is a
 // compact call that stores any type (T unused).
-// FUSED: each element's whole epilogue (tess_epilogue_final, C and the
-// fused steps with the bias of bias batch bb) is one call, and a dense
-// kernel's residual another, then an inline store of type T.
+// FUSED: each element's whole epilogue is calls (register_value), then an
+// inline store of type T.
 template <class Cfg, class T, bool WITH_C, bool FUSED = false>
 TESS_DEVICE void epilogue_store_registers(const tess_gemm_params &p, const float (&acc)[Cfg::BN / 2], int t, int b,
                                           int m0, int m_end, int n0, int n_end, int bb = 0) {
@@ -198,13 +220,8 @@ TESS_DEVICE void epilogue_store_registers(const tess_gemm_params &p, const float
                     continue;
                 float x[2];
 #pragma unroll
-                for (int i = 0; i < 2; i++) {
-                    x[i] = FUSED ? tess_epilogue_final_call(e, acc[v + i], b, bb, m, n + i)
-                                 : tess_epilogue_value<false, true>(e, acc[v + i], b, m, n + i);
-                    if constexpr (FUSED && !Cfg::GROUPED)
-                        if (e.residual)
-                            x[i] += tess_epilogue_residual_call(e, b, m, n + i);
-                }
+                for (int i = 0; i < 2; i++)
+                    x[i] = register_value<Cfg, false, FUSED>(e, acc[v + i], b, bb, m, n + i);
                 T *at = d + m * row_step + n;
                 if (n + 1 < n_end && (uintptr_t)at % (2 * sizeof(T)) == 0) {
                     if constexpr (sizeof(T) == 4)
@@ -213,14 +230,9 @@ TESS_DEVICE void epilogue_store_registers(const tess_gemm_params &p, const float
                         *(uint32_t *)at = pack16(x[0], x[1], bf16);
                 } else {
 #pragma unroll
-                    for (int i = 0; i < 2; i++) {
-                        if (n + i < n_end) {
-                            if constexpr (sizeof(T) == 4)
-                                at[i] = x[i];
-                            else
-                                at[i] = bf16 ? tess_f32_to_bf16(x[i]) : tess_f32_to_f16(x[i]);
-                        }
-                    }
+                    for (int i = 0; i < 2; i++)
+                        if (n + i < n_end)
+                            store_element(at + i, x[i], bf16);
                 }
             }
             return;
@@ -232,20 +244,11 @@ TESS_DEVICE void epilogue_store_registers(const tess_gemm_params &p, const float
         tess_wgmma_acc_coord(t, v, &m, &n);
         m += m0, n += n0;
         if (m < m_end && n < n_end) {
-            float x = FUSED ? tess_epilogue_final_call(e, acc[v], b, bb, m, n)
-                            : tess_epilogue_value<WITH_C, true>(e, acc[v], b, m, n);
-            if constexpr (FUSED && !Cfg::GROUPED)
-                if (e.residual)
-                    x += tess_epilogue_residual_call(e, b, m, n);
-            if constexpr (WITH_C) {
+            const float x = register_value<Cfg, WITH_C, FUSED>(e, acc[v], b, bb, m, n);
+            if constexpr (WITH_C)
                 tess_epilogue_put_call(e, b, m, n, x);
-            } else {
-                T *at = d + m * row_step + n * col_step;
-                if constexpr (sizeof(T) == 4)
-                    *at = x;
-                else
-                    *at = bf16 ? tess_f32_to_bf16(x) : tess_f32_to_f16(x);
-            }
+            else
+                store_element(d + m * row_step + n * col_step, x, bf16);
         }
     }
 }
@@ -295,8 +298,8 @@ static __device__ __noinline__ float4 residual4(const tess_epilogue &e, int b, i
 // coefficients: tess_act_form), adds the residual, and stores them. The
 // arithmetic is written once, not per unrolled accumulator, which keeps each
 // kernel's code and compile time near the plain epilogue's whatever the
-// activation, and the sums reach global memory in D's order. `pending`: an earlier tile's TMA
-// stores may still read the buffer.
+// activation, and the sums reach global memory in D's order. `pending`: an
+// earlier tile's TMA stores may still read the buffer.
 template <class Cfg>
 TESS_DEVICE void epilogue_fused(const tess_gemm_params &p, const float (&acc)[Cfg::BN / 2], char *staging, int wg,
                                 int t, const tile_coord &tile, int m0, bool &pending) {
