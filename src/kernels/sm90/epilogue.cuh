@@ -57,6 +57,46 @@ TESS_DEVICE void epilogue_copy_rows(const tess_gemm_params &p, const char *stagi
     }
 }
 
+// A residual that the fused 16-bit store reads inline (residual_inline):
+// the thread's first element (rows m and m + 8 of its accumulators, from
+// its first column) and the residual's type.
+struct residual_rows {
+    const char *at; // row m's first element
+    int64_t row8;   // bytes from row m to row m + 8
+    bool bf16;
+};
+
+// Whether the inline store can read tile rows [m0, m0 + 64) x columns
+// [n0, n0 + BN) of batch b's residual with 4-byte loads of column pairs:
+// 16-bit and row-major, its pairs 4-byte aligned, the tile wholly inside it.
+// Any other residual takes the staged path (epilogue_fused).
+template <class Cfg>
+TESS_DEVICE bool residual_inline(const tess_epilogue &e, int b, int m0, int n0) {
+    const tess_matrix_desc &r = e.residual_layout;
+    const int64_t first = (int64_t)b * r.batch_stride + (int64_t)m0 * r.ld + n0;
+    return r.order == TESS_ORDER_ROW && r.dtype != TESS_DTYPE_F32 && r.ld % 2 == 0 && first % 2 == 0 &&
+           (uintptr_t)e.residual % 4 == 0 && m0 + 64 <= r.rows && n0 + Cfg::BN <= r.cols;
+}
+
+// The residual_rows of the element at (m, n) of batch b (an inline-readable residual).
+TESS_DEVICE residual_rows residual_rows_of(const tess_epilogue &e, int b, int m, int n) {
+    const tess_matrix_desc &r = e.residual_layout;
+    return {(const char *)e.residual + 2 * ((int64_t)b * r.batch_stride + (int64_t)m * r.ld + n), 16 * r.ld,
+            r.dtype == TESS_DTYPE_BF16};
+}
+
+// The residual's column pair `col`, col + 1 past the thread's first column,
+// in row m (row8 false) or m + 8, as float32: one 4-byte load.
+TESS_DEVICE void residual_pair(const residual_rows &r, int col, bool row8, float &lo, float &hi) {
+    const uint32_t bits = *(const uint32_t *)(r.at + (row8 ? r.row8 : 0) + 2 * col);
+    if (r.bf16) {
+        lo = __uint_as_float(bits << 16), hi = __uint_as_float(bits & 0xffff0000u);
+    } else {
+        lo = __half2float(__ushort_as_half((unsigned short)bits));
+        hi = __half2float(__ushort_as_half((unsigned short)(bits >> 16)));
+    }
+}
+
 // 16-bit D, in rounds of EPI_COLS columns: stmatrix into this warpgroup's
 // staging sub-tiles, then one thread's TMA stores (or every thread's copies,
 // for a grouped tile whose rows end inside it: epilogue_copy_rows).
@@ -66,14 +106,16 @@ TESS_DEVICE void epilogue_copy_rows(const tess_gemm_params &p, const char *stagi
 // GELU's erf form or ReLU's clamp (decided once per 16-column block: no
 // element branches); no C, no per-row bias (the fused epilogue's other
 // paths take those).
-template <class Cfg, bool WITH_C, bool FUSED = false>
+template <class Cfg, bool WITH_C, bool FUSED = false, bool RESIDUAL = false>
 TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], char *staging, int wg, int t,
                                   int b, int m0, int m_end, int n0, bool &pending, int bb = 0) {
     static_assert(!(WITH_C && FUSED), "the fused store reads no C");
+    static_assert(!RESIDUAL || (FUSED && !Cfg::GROUPED && Cfg::RESIDUAL_INLINE), "a residual: the fused store of a dense kernel");
     const tess_act_form act = tess_act_form_of(FUSED ? p.epi.activation : TESS_ACT_NONE);
     int m_first, n_first; // the thread's first row and column of the tile
     tess_wgmma_acc_coord(t, 0, &m_first, &n_first);
     const tess_bias_reader bias = tess_column_bias_reader(p.epi, bb, n0 + n_first);
+    const residual_rows residual = RESIDUAL ? residual_rows_of(p.epi, b, m0 + m_first, n0 + n_first) : residual_rows{};
     // TMA clips stores at D's edges, which are a dense GEMM's, not a group's.
     const bool by_tma = !Cfg::GROUPED || m0 + 64 <= m_end;
     const int warp = t / 32, lane = t % 32, barrier = TESS_EPI_BARRIER_BASE + wg;
@@ -100,7 +142,7 @@ TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::B
         for (int j = 0; j < Cfg::EPI_COLS / 16; j++) {
             const int jj = round * (Cfg::EPI_COLS / 16) + j; /* 16-column block of the tile */
             // The block's values: x[2 i + h] at row m (i even) or m + 8, column n + h (+ 8 for i >= 2).
-            float x[8];
+            float x[8], res[8];
 #pragma unroll
             for (int i = 0; i < 4; i++) {
                 const int v = 8 * jj + 2 * i;
@@ -108,6 +150,9 @@ TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::B
                 tess_wgmma_acc_coord(t, v, &m, &n);
                 x[2 * i] = tess_epilogue_value<WITH_C, true>(p.epi, acc[v], b, m0 + m, n0 + n);
                 x[2 * i + 1] = tess_epilogue_value<WITH_C, true>(p.epi, acc[v + 1], b, m0 + m, n0 + n + 1);
+                // The residual's pair, loaded here, ahead of the bias and activation its latency overlaps.
+                if constexpr (RESIDUAL)
+                    residual_pair(residual, 16 * jj + 8 * (i / 2), i % 2, res[2 * i], res[2 * i + 1]);
             }
             if constexpr (FUSED) {
 #pragma unroll
@@ -127,6 +172,11 @@ TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::B
 #pragma unroll
                     for (int e = 0; e < 8; e++)
                         x[e] = x[e] < 0.0f ? 0.0f : x[e]; // NaN stays NaN
+                }
+                if (RESIDUAL) {
+#pragma unroll
+                    for (int e = 0; e < 8; e++)
+                        x[e] += res[e];
                 }
             }
             uint32_t r[4];
@@ -278,15 +328,44 @@ TESS_DEVICE void fused_store4(tess_dtype type, char *d, int64_t at, const float 
 
 // The residual's four elements from (m, n) of batch b on, along D's
 // contiguous dimension (row_major: columns n .. n + 3, else rows m .. m + 3;
-// 0 outside), called rather than inlined: the promoting kernels' whole-tile
-// accumulators leave the staged loop no registers for the residual's
-// addressing (ptxas spills the 128x192 ones).
-static __device__ __noinline__ float4 residual4(const tess_epilogue &e, int b, int m, int n, bool row_major) {
+// 0 outside), element by element: called rather than inlined, as the
+// promoting kernels' whole-tile accumulators leave the staged loop no
+// registers for four general loads (ptxas spills the 128x192 ones).
+static __device__ __noinline__ float4 residual4_call(const tess_epilogue &e, int b, int m, int n, bool row_major) {
     float q[4];
 #pragma unroll
     for (int i = 0; i < 4; i++)
         q[i] = tess_epilogue_residual(e, b, row_major ? m : m + i, row_major ? n + i : n);
     return make_float4(q[0], q[1], q[2], q[3]);
+}
+
+// The same four as one load where the residual is row-major and the run
+// lies inside its row, aligned to its size (f32: 16 bytes, 16-bit: 8): the
+// common case, inline so that the load issues before the chunk's arithmetic
+// and its latency overlaps it; false (q untouched) otherwise.
+TESS_DEVICE bool residual4_row(const tess_epilogue &e, int b, int m, int n, float (&q)[4]) {
+    const tess_matrix_desc &r = e.residual_layout;
+    if (r.order != TESS_ORDER_ROW || m >= r.rows || n + 3 >= r.cols)
+        return false;
+    const int64_t at = (int64_t)b * r.batch_stride + (int64_t)m * r.ld + n;
+    if (r.dtype == TESS_DTYPE_F32) {
+        const float *p = (const float *)e.residual + at;
+        if ((uintptr_t)p % 16 != 0)
+            return false;
+        const float4 v = *(const float4 *)p;
+        q[0] = v.x, q[1] = v.y, q[2] = v.z, q[3] = v.w;
+        return true;
+    }
+    const uint16_t *p = (const uint16_t *)e.residual + at;
+    if ((uintptr_t)p % 8 != 0)
+        return false;
+    const uint2 v = *(const uint2 *)p;
+    const bool bf16 = r.dtype == TESS_DTYPE_BF16;
+    const uint16_t h[4] = {(uint16_t)v.x, (uint16_t)(v.x >> 16), (uint16_t)v.y, (uint16_t)(v.y >> 16)};
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+        q[i] = bf16 ? tess_bf16_to_f32(h[i]) : tess_f16_to_f32(h[i]);
+    return true;
 }
 
 // The fused epilogue of kernels with a staging buffer (bias, activation):
@@ -343,6 +422,15 @@ TESS_DEVICE void epilogue_fused(const tess_gemm_params &p, const float (&acc)[Cf
         for (int c = t; c < CHUNKS; c += THREADS) {
             const int r = row_major ? c / ROW_CHUNKS : CHUNK * (c % COL_CHUNKS),
                       col = row_major ? CHUNK * (c % ROW_CHUNKS) : c / COL_CHUNKS;
+            // The residual first, so that its load's latency overlaps the arithmetic: inline where
+            // the registers allow (not in the promoting 128x256 kernels, where ptxas spills).
+            constexpr bool RESIDUAL_INLINE = !(Cfg::PROMOTES && Cfg::BN > 192);
+            float res[CHUNK] = {0.0f, 0.0f, 0.0f, 0.0f};
+            if (!Cfg::GROUPED && e.residual &&
+                !(RESIDUAL_INLINE && row_major && residual4_row(e, b, m0 + r, nr + col, res))) {
+                const float4 q = residual4_call(e, b, m0 + r, nr + col, row_major);
+                res[0] = q.x, res[1] = q.y, res[2] = q.z, res[3] = q.w;
+            }
             float x[CHUNK];
             bool in[CHUNK];
             if (row_major) { // four consecutive floats, 16-byte aligned (PITCH and col are multiples of CHUNK = 4)
@@ -373,8 +461,9 @@ TESS_DEVICE void epilogue_fused(const tess_gemm_params &p, const float (&acc)[Cf
                     x[i] = tess_activate_gated(act, x[i]);
             }
             if (!Cfg::GROUPED && e.residual) {
-                const float4 q = residual4(e, b, m0 + r, nr + col, row_major);
-                x[0] += q.x, x[1] += q.y, x[2] += q.z, x[3] += q.w;
+#pragma unroll
+                for (int i = 0; i < CHUNK; i++)
+                    x[i] += res[i];
             }
             fused_store4(e.d_layout.dtype, (char *)e.d, tess_matrix_offset(&e.d_layout, b, m0 + r, nr + col), x, in);
         }
@@ -393,11 +482,20 @@ TESS_DEVICE void epilogue(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], 
     const int b = tile.d_batch, m_end = tile.m_end, n0 = tile.n0, n_end = tile.n_end;
     if (p.epi.fused) {
         if constexpr (!Cfg::FUSES_FROM_REGISTERS) {
-            // A 16-bit D stored by TMA, without C, a per-row bias or a residual: inline in the stores.
-            if (!p.d_direct && !with_c && p.epi.bias_mode != TESS_BIAS_ROWS && !p.epi.residual) {
-                epilogue_store16<Cfg, false, true>(p, acc, staging, wg, t, b, m0, m_end, n0, pending,
-                                                   Cfg::GROUPED ? tile.group : b);
-                return;
+            // A 16-bit D stored by TMA, without C or a per-row bias: inline in the
+            // stores, with a residual where they can read it (residual_inline).
+            if (!p.d_direct && !with_c && p.epi.bias_mode != TESS_BIAS_ROWS) {
+                if (!p.epi.residual) {
+                    epilogue_store16<Cfg, false, true>(p, acc, staging, wg, t, b, m0, m_end, n0, pending,
+                                                       Cfg::GROUPED ? tile.group : b);
+                    return;
+                }
+                if constexpr (!Cfg::GROUPED && Cfg::RESIDUAL_INLINE) {
+                    if (residual_inline<Cfg>(p.epi, b, m0, n0)) {
+                        epilogue_store16<Cfg, false, true, true>(p, acc, staging, wg, t, b, m0, m_end, n0, pending, b);
+                        return;
+                    }
+                }
             }
         }
         if constexpr (Cfg::FUSED_COLS > 0) {

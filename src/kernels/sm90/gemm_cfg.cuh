@@ -287,6 +287,11 @@ struct gemm_cfg {
                                       : fused_cols_fit(16)  ? 16
                                                             : 0;
     static constexpr int FUSED_PITCH = FUSED_COLS + FUSED_PAD;
+    // Whether the fused 16-bit store reads a residual inline (epilogue.cuh
+    // residual_inline); not in the promoting 256-wide kernels that store a
+    // tile in one round, where ptxas spills with it (fp8_128x256_c2_rows_s3:
+    // 24 bytes). Those take the staged path.
+    static constexpr bool RESIDUAL_INLINE = !(PROMOTES && BN == 256 && EPI_ROUNDS == 1);
     static_assert(FUSES_FROM_REGISTERS || FUSED_COLS > 0, "a staging buffer holds 64 x 16 float32 sums at least");
     static constexpr int SMEM_BYTES = RING_BYTES + EPI_BYTES;
     static_assert(SMEM_BYTES <= TESS_SM90_SMEM_LIMIT, "over the 227 KiB a Hopper CTA may use");
