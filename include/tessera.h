@@ -257,6 +257,16 @@ typedef enum tess_activation {
     TESS_ACT_SILU = 4       /* x / (1 + exp(-x)) */
 } tess_activation;
 
+/* A gated activation (GLU): the product's N columns are (gate, up) pairs
+ * and D has N / 2 columns, D[:, j] = activation(gate_j) * up_j: SwiGLU with
+ * TESS_ACT_SILU, GeGLU with the GELUs, ReGLU with ReLU, a bilinear GLU with
+ * none. The bias (N values) is added to both before; C is not read (beta
+ * must be 0) and a residual has D's N / 2 columns. */
+typedef enum tess_gate {
+    TESS_GATE_NONE = 0,
+    TESS_GATE_INTERLEAVED = 1 /* product columns 2j (gate) and 2j + 1 (up) make D's column j */
+} tess_gate;
+
 /* What a GEMM does after its sums, in this order (each step in float32):
  *   v = alpha * sum + beta * C;  v += bias;  D = activation(v) (+ R)
  * All zero (the default): plain D = alpha * sum + beta * C. The bias's
@@ -318,6 +328,13 @@ typedef struct tess_gemm_desc {
      * residual by tess_gemm_fused; it may be D itself (each element is read
      * before the same thread writes it). rows = cols = 0 (the default): none. */
     tess_matrix_desc residual;
+    /* A gated activation (tess_gate; TESS_GATE_NONE, the default: none). N
+     * is the product's width, even; D (and the residual) M x N / 2. */
+    tess_gate gate;
+    /* With a gate, > 0: gate = min(gate, gate_limit) and up clamped to
+     * [-gate_limit, gate_limit] before the activation (GPT-OSS's clamp);
+     * 0 (default): no clamp. */
+    float gate_limit;
 } tess_gemm_desc;
 
 /* Sets struct_size, batch = 1, alpha = 1, beta = 0; the rest is zeroed
@@ -457,6 +474,11 @@ typedef struct tess_grouped_gemm_desc {
      * group, bias_batch_stride apart: [G, N] with stride N; 0 shares one),
      * activation any. Zero: none. */
     tess_epilogue_desc epilogue;
+    /* A gated activation, as tess_gemm_desc's gate and gate_limit: N is the
+     * product's width (W's rows, even, gate and up interleaved); Y has N / 2
+     * columns. */
+    tess_gate gate;
+    float gate_limit;
 } tess_grouped_gemm_desc;
 
 /* Sets struct_size, groups = 1 and the TENSOR scale modes; the rest is zeroed. */

@@ -58,7 +58,7 @@ class GemmDescStruct(ctypes.Structure):
                 ("beta", ctypes.c_float), ("a", TesseraDesc), ("b", TesseraDesc), ("c", TesseraDesc),
                 ("d", TesseraDesc), ("a_scale", ScaleDescStruct), ("b_scale", ScaleDescStruct),
                 ("fast_accum", ctypes.c_int32), ("epilogue", EpilogueDescStruct), ("allow_tf32", ctypes.c_int32),
-                ("residual", TesseraDesc)]
+                ("residual", TesseraDesc), ("gate", ctypes.c_int), ("gate_limit", ctypes.c_float)]
 
 
 class PlanStruct(ctypes.Structure):
@@ -76,7 +76,8 @@ class GroupedGemmDescStruct(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("layout", ctypes.c_int), ("groups", ctypes.c_int64),
                 ("m", ctypes.c_int64), ("n", ctypes.c_int64), ("k", ctypes.c_int64), ("expected_m", ctypes.c_int64),
                 ("x", TesseraDesc), ("w", TesseraDesc), ("y", TesseraDesc), ("x_scale", ScaleDescStruct),
-                ("w_scale", ScaleDescStruct), ("epilogue", EpilogueDescStruct)]
+                ("w_scale", ScaleDescStruct), ("epilogue", EpilogueDescStruct), ("gate", ctypes.c_int),
+                ("gate_limit", ctypes.c_float)]
 
 
 def _checkout_root(package_dir):

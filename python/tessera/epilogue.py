@@ -6,6 +6,11 @@ result in float32, in this order:
 Activations by name: "none" (or None), "relu", "gelu" (erf, PyTorch's F.gelu default),
 "gelu_tanh" (the tanh approximation, F.gelu(approximate="tanh"), cuBLASLt's GELU), "silu".
 
+A gate (tess_gate), gate="interleaved": the product's N columns are (gate, up) pairs, column 2j
+gate_j and 2j + 1 up_j, and the output has N / 2 columns, activation(gate_j) * up_j after the
+bias (N values) is added to both: SwiGLU with "silu", GeGLU with the GELUs, ReGLU with "relu", a
+bilinear GLU with none. gate_limit > 0 clamps first: gate_j to at most L, up_j to [-L, L].
+
 The C library reads a bias through its pointer and the length the descriptor implies, so every
 bias tensor is matched here, before anything touches the device, against the shapes the problem
 allows: its type (bf16, f16, f32), its device, its shape and that it is contiguous. The checks
@@ -30,6 +35,13 @@ BIAS_ALONG = {"columns": BIAS_COLUMNS, "rows": BIAS_ROWS}
 _BIAS_DTYPES = {"torch.bfloat16": DType.BF16, "torch.float16": DType.F16, "torch.float32": DType.F32}
 
 _ACTIVATION_LIST = "'none', 'relu', 'gelu' (erf, as F.gelu), 'gelu_tanh' (F.gelu(approximate='tanh')), 'silu'"
+
+# tess_gate values by name (gate=; None is "none").
+GATE_NONE, GATE_INTERLEAVED = 0, 1
+GATES = {"none": GATE_NONE, "interleaved": GATE_INTERLEAVED}
+
+# The largest finite float32 (gate_limit travels as one).
+_FLOAT32_MAX = 3.4028234663852886e38
 
 
 class Epilogue(collections.namedtuple("Epilogue", "bias bias_type bias_batch_stride activation")):
@@ -56,6 +68,41 @@ def activation_code(activation):
     if code is None:
         raise InvalidValueError(f"activation={activation!r}: one of {_ACTIVATION_LIST}")
     return code
+
+
+def gate_code(gate):
+    """The tess_gate value of a gate name (None: "none"); InvalidValueError listing the names
+    otherwise."""
+    if gate is None:
+        return GATE_NONE
+    code = GATES.get(gate) if isinstance(gate, str) else None
+    if code is None:
+        raise InvalidValueError(f"gate={gate!r}: None (or 'none': no gate) or 'interleaved' (the product's columns "
+                                "2j and 2j+1 are gate_j and up_j; the output has N/2 columns)")
+    return code
+
+
+def check_gate(gate, gate_limit, n):
+    """(tess_gate value, gate_limit as a float) of a problem whose product has N = n columns:
+    the name known, N even with a gate, gate_limit a finite float32 >= 0, and nonzero only with
+    a gate."""
+    code = gate_code(gate)
+    try:
+        if isinstance(gate_limit, (str, bytes)):
+            raise TypeError
+        limit = float(gate_limit)
+    except (TypeError, ValueError):
+        raise InvalidValueError(f"gate_limit={gate_limit!r}: expected a number (0: no clamp)") from None
+    if not (0.0 <= limit <= _FLOAT32_MAX):
+        raise InvalidValueError(f"gate_limit={gate_limit!r}: must be finite and >= 0 (0: no clamp)")
+    if code == GATE_NONE:
+        if limit != 0.0:
+            raise InvalidValueError(f"gate_limit={gate_limit!r} clamps a gate's inputs: it needs gate='interleaved'")
+        return code, 0.0
+    if n % 2:
+        raise InvalidValueError(f"gate={gate!r} pairs the product's columns (gate, up), so N (b's columns) must be "
+                                f"even; N={n}")
+    return code, limit
 
 
 def bias_mode(bias_along):
@@ -105,10 +152,11 @@ def _checked_vector(t, what, shapes, describe, device):
     return dtype, shape
 
 
-def dense_epilogue(bias, activation, bias_along, m, n, batch, device, what="bias"):
-    """The Epilogue of a dense GEMM of `batch` M x N results on CUDA device `device`, its bias
+def dense_epilogue(bias, activation, bias_along, m, n, batch, device, what="bias", gated=False):
+    """The Epilogue of a dense GEMM of `batch` M x N products on CUDA device `device`, its bias
     checked: bias_along "columns" takes (N,) or (1, N), one vector for all batches, or
-    (batch, N), one per batch; "rows" the same with M."""
+    (batch, N), one per batch; "rows" the same with M. gated: N is the product's width (a gate
+    halves the output's)."""
     code = activation_code(activation)
     mode = bias_mode(bias_along)
     if bias is None:
@@ -116,7 +164,8 @@ def dense_epilogue(bias, activation, bias_along, m, n, batch, device, what="bias
     length, name = (n, "N") if mode == BIAS_COLUMNS else (m, "M")
     shapes = [(length,), (1, length)] + ([(batch, length)] if batch > 1 else [])
     per = "column" if mode == BIAS_COLUMNS else "row"
-    describe = f"one value per {per} of the output, {name}={length}"
+    of = "the product (gate and up interleaved)" if gated and mode == BIAS_COLUMNS else "the output"
+    describe = f"one value per {per} of {of}, {name}={length}"
     if batch > 1:
         describe += f"; shared by the batch, or one vector per batch of {batch}"
     shape = tuple(int(e) for e in getattr(bias, "shape", ()) or ())
@@ -127,15 +176,16 @@ def dense_epilogue(bias, activation, bias_along, m, n, batch, device, what="bias
     return Epilogue(mode, dtype, stride, code)
 
 
-def grouped_epilogue(bias, activation, groups, n, device, what="bias"):
-    """The Epilogue of a grouped GEMM of `groups` experts with N output columns, its bias
+def grouped_epilogue(bias, activation, groups, n, device, what="bias", gated=False):
+    """The Epilogue of a grouped GEMM of `groups` experts with N product columns, its bias
     checked: (N,) or (1, N), one vector for all groups, or (G, N), one per group (per column
     only: a grouped GEMM's rows are different groups' tokens)."""
     code = activation_code(activation)
     if bias is None:
         return Epilogue(BIAS_NONE, DType.F32, 0, code)
     shapes = [(n,), (1, n)] + ([(groups, n)] if groups > 1 else [])
-    describe = f"one value per output column, N={n}, shared by the groups, or one vector per group of {groups}"
+    column = "product column (gate and up interleaved)" if gated else "output column"
+    describe = f"one value per {column}, N={n}, shared by the groups, or one vector per group of {groups}"
     dtype, shape = _checked_vector(bias, what, shapes, describe, device)
     stride = n if len(shape) == 2 and shape[0] > 1 else 0
     return Epilogue(BIAS_COLUMNS, dtype, stride, code)

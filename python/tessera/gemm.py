@@ -102,12 +102,12 @@ def _one_cuda_device(views):
     return devices.pop()
 
 
-def _torch_out(a, b, views, out_dtype):
-    """A new torch tensor for D: (batch,) M x N, row-major, of out_dtype, else A's type (bf16 for FP8 or
-    int8 A)."""
+def _torch_out(a, b, views, out_dtype, cols):
+    """A new torch tensor for D: (batch,) M x cols (N, or N/2 with a gate), row-major, of out_dtype,
+    else A's type (bf16 for FP8 or int8 A)."""
     import torch
     batch = max(views["a"].batch, views["b"].batch)
-    shape = (batch, views["a"].rows, views["b"].cols) if batch > 1 else (views["a"].rows, views["b"].cols)
+    shape = (batch, views["a"].rows, cols) if batch > 1 else (views["a"].rows, cols)
     quantized = views["a"].dtype in (DType.E4M3, DType.E5M2, DType.S8)
     dtype = {DType.BF16: torch.bfloat16, DType.F16: torch.float16, DType.F32: torch.float32}.get(
         as_dtype(out_dtype) if out_dtype is not None else DType.BF16 if quantized else views["a"].dtype)
@@ -199,21 +199,27 @@ def _stream_handle(device, tensors):
     return default_handle(device)
 
 
-def _prepare(a, b, c, out, alpha, beta, handle, out_dtype, scale_args=None, epilogue_args=None, residual=None):
+def _prepare(a, b, c, out, alpha, beta, handle, out_dtype, scale_args=None, epilogue_args=None, residual=None,
+             gate_args=None):
     """Checks the operands (and the scale, bias and residual tensors, before anything touches the
     device) and fills the descriptor. scale_args: (scale_a, scale_b, scale_recipe_a, scale_recipe_b)
-    or None; epilogue_args: (bias, activation, bias_along) or None. Returns (handle, desc, views,
-    out, (scale_a pointer, scale_b pointer))."""
+    or None; epilogue_args: (bias, activation, bias_along) or None; gate_args: (gate, gate_limit) or
+    None. Returns (handle, desc, views, out, (scale_a pointer, scale_b pointer))."""
     views, device = _device_views(a, b, c, out, residual)
+    gate, gate_limit = gate_args or (None, 0.0)
+    gate_code, limit = epilogue.check_gate(gate, gate_limit, views["b"].cols)
+    cols = views["b"].cols // 2 if gate_code else views["b"].cols  # D's columns
+    if gate_code:
+        _check_gated(views, c, beta, gate, cols)
     sa, sb, a_layout, b_layout = _scales(views, device, *(scale_args or (None, None, None, None)))
-    ep = _epilogue(views, device, *(epilogue_args or (None, None, "columns")))
-    residual_desc = _residual_desc(views) if residual is not None else None
+    ep = _epilogue(views, device, *(epilogue_args or (None, None, "columns")), gated=bool(gate_code))
+    residual_desc = _residual_desc(views, cols, gate if gate_code else None) if residual is not None else None
     if out is None:
         if not type(a).__module__.startswith("torch"):
             raise InvalidValueError("out: give an output matrix (tessera allocates one only for torch tensors)")
         if float(beta) != 0.0 and c is None:
             raise InvalidValueError(f"beta={beta} reads C: pass c=, or an out= that holds C")
-        out = _torch_out(a, b, views, out_dtype)
+        out = _torch_out(a, b, views, out_dtype, cols)
         views["out"] = as_matrix(out, "out")
     if handle is None:
         handle = _stream_handle(device, (a, b, c, out))
@@ -225,30 +231,49 @@ def _prepare(a, b, c, out, alpha, beta, handle, out_dtype, scale_args=None, epil
     desc = _describe(views["a"], views["b"], views.get("c"), views["out"], alpha, beta)
     desc.a_scale, desc.b_scale = a_layout.desc(), b_layout.desc()
     desc.epilogue = ep.desc()
+    desc.gate, desc.gate_limit = gate_code, limit
     if residual_desc is not None:
         desc.residual = residual_desc
     return handle, desc, views, out, (sa, sb)
 
 
-def _residual_desc(views):
-    """The tess_matrix_desc of the residual's view, checked against the problem's M x N and batch
-    (as the operands' views give them)."""
-    r, m, n = views["residual"], views["a"].rows, views["b"].cols
+def _check_gated(views, c, beta, gate, cols):
+    """A gated problem reads no C, and a given out must be M x N/2 (`cols`)."""
+    if float(beta) != 0.0:
+        raise InvalidValueError(f"beta={beta} with gate={gate!r}: a gated epilogue reads no C (pass beta=0; a C "
+                                "can be added after the gate as residual=)")
+    if c is not None:
+        raise InvalidValueError(f"c with gate={gate!r}: a gated epilogue reads no C (it can be added after the gate "
+                                "as residual=)")
+    o, m = views.get("out"), views["a"].rows
+    if o is not None and (o.rows, o.cols) != (m, cols):
+        raise InvalidValueError(f"out: {o.rows} x {o.cols}; with gate={gate!r} it must be M x N/2 = {m} x {cols} "
+                                f"(b's N={2 * cols} columns are (gate, up) pairs)")
+
+
+def _residual_desc(views, cols, gate=None):
+    """The tess_matrix_desc of the residual's view, checked against D's M x cols (N, or N/2 with a
+    gate) and the batch (as the operands' views give them)."""
+    r, m = views["residual"], views["a"].rows
     batch = max(v.batch for name, v in views.items() if name != "residual")
     if r.dtype not in (DType.BF16, DType.F16, DType.F32):
         raise InvalidValueError(f"residual: {r.dtype.name.lower()}; a residual is bf16, f16 or f32")
-    if (r.rows, r.cols) != (m, n):
-        raise InvalidValueError(f"residual: {r.rows} x {r.cols}; it must be M x N = {m} x {n}, as out")
+    if (r.rows, r.cols) != (m, cols):
+        shape = f"M x N/2 = {m} x {cols}, as out with gate={gate!r}" if gate is not None else \
+            f"M x N = {m} x {cols}, as out"
+        raise InvalidValueError(f"residual: {r.rows} x {r.cols}; it must be {shape}")
     raw = r.desc()
     raw.batch_stride = _batch_of(r, batch, "residual")
     return raw
 
 
-def _epilogue(views, device, bias, activation, bias_along):
+def _epilogue(views, device, bias, activation, bias_along, gated=False):
     """The Epilogue of the problem (tessera.epilogue.dense_epilogue): the activation's name, and
-    the bias tensor checked against M, N and the batch (as the operands' views give them)."""
+    the bias tensor checked against M, N (the product's) and the batch (as the operands' views
+    give them)."""
     batch = max(m.batch for m in views.values())
-    return epilogue.dense_epilogue(bias, activation, bias_along, views["a"].rows, views["b"].cols, batch, device)
+    return epilogue.dense_epilogue(bias, activation, bias_along, views["a"].rows, views["b"].cols, batch, device,
+                                   gated=gated)
 
 
 def _epilogue_ptrs(bias_ptr, residual_ptr=None):
@@ -293,9 +318,10 @@ def _scales(views, device, scale_a, scale_b, recipe_a, recipe_b):
 
 def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=None, handle=None, scale_a=None,
          scale_b=None, scale_recipe_a=None, scale_recipe_b=None, fast_accum=False, bias=None, activation=None,
-         bias_along="columns", allow_tf32=False, residual=None):
+         bias_along="columns", allow_tf32=False, residual=None, gate=None, gate_limit=0.0):
     """out = activation(alpha * (scale_a . a) @ (scale_b . b) + beta * c + bias) + residual (c
-    defaults to out itself); returns out.
+    defaults to out itself); returns out. With gate="interleaved", out = activation(v[:, 0::2]) *
+    v[:, 1::2] + residual, v = alpha * (scale_a . a) @ (scale_b . b) + bias.
 
     a is M x K, b is K x N (2-D, or 3-D batches); out is allocated as a
     row-major torch tensor of out_dtype (default: a's type; bf16 for FP8)
@@ -338,13 +364,22 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
     (or batched) bf16, f16 or f32 matrix of any strides added last (a
     transformer block's skip connection); it may be out itself.
 
+    Gated activation (GLU): gate="interleaved" pairs b's N columns, 2j
+    the gate and 2j + 1 the up projection, and out is M x N/2 (N even),
+    out[:, j] = activation(v[:, 2j]) * v[:, 2j + 1] with v after the bias
+    (N values per column, or M per row): SwiGLU with activation="silu",
+    GeGLU with the GELUs, ReGLU with "relu", bilinear with none.
+    gate_limit > 0 clamps first (GPT-OSS): the gate to at most gate_limit,
+    the up value to [-gate_limit, gate_limit]; 0 (default) does not.
+    A gate reads no C (beta must be 0, c None); a residual is M x N/2.
+
     On torch tensors, the checks run once per layout: a later call whose
     tensors have the same shapes, strides, dtypes and device (and the same
-    scalars, recipes, bias layout, activation, and current stream or
-    handle) passes only its pointers, which the C library checks
+    scalars, recipes, bias layout, activation, gate, and current stream
+    or handle) passes only its pointers, which the C library checks
     (tessera.call_cache)."""
     key = _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, scale_recipe_a, scale_recipe_b,
-                    (fast_accum, allow_tf32), bias, activation, bias_along, residual)
+                    (fast_accum, allow_tf32), bias, activation, bias_along, residual, (gate, gate_limit))
     prepared = call_cache.find(key) if key is not None else None
     if prepared is not None:
         return _run_prepared(prepared, handle, a, b, out, c, scale_a, scale_b, bias, plan, residual)
@@ -352,7 +387,7 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
     given = handle
     handle, desc, views, out, (sa, sb) = _prepare(a, b, c, out, alpha, beta, handle, out_dtype,
                                                   (scale_a, scale_b, scale_recipe_a, scale_recipe_b),
-                                                  (bias, activation, bias_along), residual)
+                                                  (bias, activation, bias_along), residual, (gate, gate_limit))
     desc.fast_accum, desc.allow_tf32 = int(bool(fast_accum)), int(bool(allow_tf32))
     raw_plan = ctypes.byref(plan.raw) if plan is not None else None
     c_ptr = views["c"].ptr if "c" in views else None
@@ -387,11 +422,11 @@ class _Prepared:
 
 
 def _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, recipe_a, recipe_b, flags, bias,
-              activation, bias_along, residual=None):
+              activation, bias_along, residual=None, gate=(None, 0.0)):
     """The prepared-call key of a gemm call on torch CUDA tensors (None for any other call, which
-    is checked in full every time; call_cache.call_selector); flags: (fast_accum, allow_tf32). The
-    bias and residual enter by their layouts (shape, strides, dtype, device); their pointers are
-    passed on every call."""
+    is checked in full every time; call_cache.call_selector); flags: (fast_accum, allow_tf32);
+    gate: (gate, gate_limit). The bias and residual enter by their layouts (shape, strides, dtype,
+    device); their pointers are passed on every call."""
     stream = call_cache.call_selector(handle, (a, b), (out, c, scale_a, scale_b, bias, residual))
     if stream is None:
         return None
@@ -399,11 +434,13 @@ def _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, re
     if alpha != alpha or beta != beta:  # NaN matches no key: checked in full, not remembered
         return None
     try:
-        return (call_cache.tensor_key(a), call_cache.tensor_key(b), call_cache.tensor_key(out),
-                call_cache.tensor_key(c), call_cache.scale_key(scale_a), call_cache.scale_key(scale_b), alpha, beta,
-                out_dtype, recipe_a, recipe_b, tuple(bool(f) for f in flags), call_cache.tensor_key(bias), activation,
-                bias_along, call_cache.tensor_key(residual), stream)
-    except TypeError:  # an unhashable out_dtype, recipe or activation: checked in full
+        key = (call_cache.tensor_key(a), call_cache.tensor_key(b), call_cache.tensor_key(out),
+               call_cache.tensor_key(c), call_cache.scale_key(scale_a), call_cache.scale_key(scale_b), alpha, beta,
+               out_dtype, recipe_a, recipe_b, tuple(bool(f) for f in flags), call_cache.tensor_key(bias), activation,
+               bias_along, call_cache.tensor_key(residual), tuple(gate), stream)
+        hash(key)
+        return key
+    except TypeError:  # an unhashable out_dtype, recipe, activation or gate: checked in full
         return None
 
 
@@ -561,13 +598,13 @@ def transpose(x, *, handle=None):
 
 def gemm_plans(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, handle=None, limit=16, scale_a=None,
                scale_b=None, scale_recipe_a=None, scale_recipe_b=None, fast_accum=False, bias=None, activation=None,
-               bias_along="columns", allow_tf32=False, residual=None):
+               bias_along="columns", allow_tf32=False, residual=None, gate=None, gate_limit=0.0):
     """Every plan that can run this problem within the handle's workspace, best first (for autotuning).
-    Pass the scales (and fast_accum, bias, activation, allow_tf32, residual) gemm will get: FP8 plans
-    depend on the scale recipes."""
+    Pass the scales (and fast_accum, bias, activation, allow_tf32, residual, gate, gate_limit) gemm
+    will get: FP8 plans depend on the scale recipes, and gated problems have fewer plans."""
     handle, desc, _, _, _ = _prepare(a, b, c, out, alpha, beta, handle, out_dtype,
                                      (scale_a, scale_b, scale_recipe_a, scale_recipe_b),
-                                     (bias, activation, bias_along), residual)
+                                     (bias, activation, bias_along), residual, (gate, gate_limit))
     desc.fast_accum, desc.allow_tf32 = int(bool(fast_accum)), int(bool(allow_tf32))
     plans = (PlanStruct * limit)()
     count = ctypes.c_int()
@@ -577,12 +614,13 @@ def gemm_plans(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, h
 
 def gemm_workspace_size(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, handle=None, scale_a=None,
                         scale_b=None, scale_recipe_a=None, scale_recipe_b=None, fast_accum=False, bias=None,
-                        activation=None, bias_along="columns", allow_tf32=False, residual=None):
+                        activation=None, bias_along="columns", allow_tf32=False, residual=None, gate=None,
+                        gate_limit=0.0):
     """Bytes of workspace the heuristic's favourite plan for this problem needs (with the K-major
     copies of FP8 operands that are not K-major)."""
     handle, desc, _, _, _ = _prepare(a, b, c, out, alpha, beta, handle, out_dtype,
                                      (scale_a, scale_b, scale_recipe_a, scale_recipe_b),
-                                     (bias, activation, bias_along), residual)
+                                     (bias, activation, bias_along), residual, (gate, gate_limit))
     desc.fast_accum, desc.allow_tf32 = int(bool(fast_accum)), int(bool(allow_tf32))
     size = ctypes.c_size_t()
     check(_lib.lib().tess_gemm_workspace_size(handle._h, ctypes.byref(desc), ctypes.byref(size)))

@@ -148,7 +148,7 @@ def _weights(w, w_layout):
 
 
 def _prepare(layout, x, w, out, scale_x, scale_w, recipe_x, recipe_w, expected_m, out_dtype, handle, allocate,
-             bias=None, activation=None):
+             bias=None, activation=None, gate=None, gate_limit=0.0):
     """Checks what Python can see and fills the descriptor. Returns (handle, desc, pointers, out);
     with allocate=False and no out, Y is described (row-major, packed) but not allocated."""
     masked = layout == GroupLayout.MASKED
@@ -163,19 +163,27 @@ def _prepare(layout, x, w, out, scale_x, scale_w, recipe_x, recipe_w, expected_m
     device = _one_cuda_device(views)
     xm, wm = views["x"], views["w"]
     groups, n, k = (ws[0] if ws is not None else wm.batch), wm.rows, wm.cols
+    gate_code, limit = epilogue.check_gate(gate, gate_limit, n)
+    cols = n // 2 if gate_code else n  # Y's columns
     if masked and xm.batch != groups:
         raise InvalidValueError(f"x: {xm.batch} batches but w holds {groups} experts; the masked layout needs one "
                                 "batch of rows per expert")
     # the factors first: nothing touches the device before they are known to fit
     sx, x_scale = _scale(scale_x, "x", recipe_x, _X_RECIPES, layout, groups, xm.rows, k, device)
     sw, w_scale = _scale(scale_w, "w", recipe_w, _W_RECIPES, layout, groups, n, k, device)
-    ep = epilogue.grouped_epilogue(bias, activation, groups, n, device)
+    ep = epilogue.grouped_epilogue(bias, activation, groups, n, device, gated=bool(gate_code))
+    ym = views.get("out")
+    if gate_code and ym is not None and (ym.rows, ym.cols) != (xm.rows, cols):
+        raise InvalidValueError(f"out: {ym.rows} x {ym.cols}; with gate={gate!r} each of its matrices must be "
+                                f"{'M_max' if masked else 'total_M'} x N/2 = {xm.rows} x {cols} (w's N={n} rows are "
+                                "(gate, up) pairs)")
     if handle is not None and handle.device != device:
         raise InvalidValueError(f"the operands are on CUDA device {device}, the handle on {handle.device}")
     desc = GroupedGemmDescStruct()
     check(_lib.lib().tess_grouped_gemm_desc_init(ctypes.byref(desc)))
     desc.x_scale, desc.w_scale = x_scale, w_scale
     desc.epilogue = ep.desc()
+    desc.gate, desc.gate_limit = gate_code, limit
     desc.layout, desc.groups, desc.m, desc.n, desc.k = int(layout), groups, xm.rows, n, k
     desc.expected_m = int(expected_m or 0)
     desc.x, desc.w = xm.desc(), _weight_desc(wm)
@@ -184,7 +192,7 @@ def _prepare(layout, x, w, out, scale_x, scale_w, recipe_x, recipe_w, expected_m
         if not type(x).__module__.startswith("torch"):
             raise InvalidValueError("out: give an output tensor (tessera allocates one only for torch tensors)")
         import torch
-        shape = (groups, xm.rows, n) if masked else (xm.rows, n)
+        shape = (groups, xm.rows, cols) if masked else (xm.rows, cols)
         out = torch.empty(shape, dtype=_torch_dtype(y_dtype), device=x.device)
         views["out"] = as_matrix(out, "out")
     if out is not None:
@@ -195,7 +203,7 @@ def _prepare(layout, x, w, out, scale_x, scale_w, recipe_x, recipe_w, expected_m
             raise InvalidValueError(f"out: expected [total_M, N], got shape {_shape(out)}")
         desc.y = ym.desc()
     else:  # plans only: a packed row-major Y of the problem's shape
-        desc.y = TesseraDesc(int(y_dtype), int(Order.ROW), xm.rows, n, n, xm.rows * n if masked else 0)
+        desc.y = TesseraDesc(int(y_dtype), int(Order.ROW), xm.rows, cols, cols, xm.rows * cols if masked else 0)
     if handle is None:
         handle = _stream_handle(device, (x, w, out))
     ptrs = {"x": xm.ptr, "w": wm.ptr, "y": views["out"].ptr if out is not None else None, "sx": sx, "sw": sw,
@@ -219,7 +227,8 @@ def _empty_rows(x):
 
 
 def grouped_mm(x, w, offs, out=None, *, scale_x=None, scale_w=None, expected_m=None, out_dtype=None, plan=None,
-               handle=None, scale_recipe_x=None, scale_recipe_w=None, w_layout="nk", bias=None, activation=None):
+               handle=None, scale_recipe_x=None, scale_recipe_w=None, w_layout="nk", bias=None, activation=None,
+               gate=None, gate_limit=0.0):
     """y[rows of g] = activation((scale_x . x[rows of g]) @ (scale_w . w[g]).T + bias[g]) for each
     expert g; returns y.
 
@@ -261,23 +270,30 @@ def grouped_mm(x, w, offs, out=None, *, scale_x=None, scale_w=None, expected_m=N
     output column: (N,) shared by the experts, or (G, N) one vector per
     expert; then activation: None or "none", "relu", "gelu" (erf, as
     F.gelu), "gelu_tanh" (as F.gelu(approximate="tanh")) or "silu".
+    gate="interleaved" (a gated activation, as tessera.gemm's): each
+    expert's N product columns are (gate, up) pairs, 2j and 2j + 1, and y
+    is [total_M, N/2], y[:, j] = activation(gate_j) * up_j after the bias
+    ((N,) or (G, N)); gate_limit > 0 clamps the gate to at most it and up
+    to [-gate_limit, gate_limit] first (SwiGLU: activation="silu").
     Repeated calls of one layout are checked once, as gemm's are
     (tessera.call_cache)."""
     w = _weights(w, w_layout)
     epilogue.activation_code(activation)  # a misspelt name is refused even with no tokens
     if _empty_rows(x):  # no tokens at all (a rank whose experts got none): nothing to compute
+        ws = _shape(w)
+        gated, _ = epilogue.check_gate(gate, gate_limit, ws[1] if ws is not None else 0)
         if out is not None:
             return out
         import torch
-        return torch.empty((0, _shape(w)[1]), dtype=_torch_dtype(_out_dtype(out_dtype, as_dtype(x.dtype))),
-                           device=x.device)
+        return torch.empty((0, ws[1] // 2 if gated else ws[1]),
+                           dtype=_torch_dtype(_out_dtype(out_dtype, as_dtype(x.dtype))), device=x.device)
     return _grouped_call(GroupLayout.CONTIGUOUS, x, w, offs, "offs", out, scale_x, scale_w, scale_recipe_x,
-                         scale_recipe_w, expected_m, out_dtype, handle, plan, bias, activation)
+                         scale_recipe_w, expected_m, out_dtype, handle, plan, bias, activation, gate, gate_limit)
 
 
 def grouped_mm_masked(x, w, masked_m, expected_m, out=None, *, scale_x=None, scale_w=None, out_dtype=None,
                       plan=None, handle=None, scale_recipe_x=None, scale_recipe_w=None, w_layout="nk", bias=None,
-                      activation=None):
+                      activation=None, gate=None, gate_limit=0.0):
     """y[g, :masked_m[g]] = activation((scale_x . x[g, :masked_m[g]]) @ (scale_w . w[g]).T + bias[g])
     for each expert g (DeepGEMM's masked layout); returns y.
 
@@ -288,11 +304,12 @@ def grouped_mm_masked(x, w, masked_m, expected_m, out=None, *, scale_x=None, sca
     there. expected_m: the typical masked_m, a planner hint (0: M_max).
     Scale factors as grouped_mm's, with the group first for x's too:
     scale_x (1,)/(G,) per tensor/group, (G, M_max) per row,
-    (G, M_max, K/128) or (G, K/128, M_max) 1x128 blocks. w_layout, bias and
-    activation as grouped_mm's."""
+    (G, M_max, K/128) or (G, K/128, M_max) 1x128 blocks. w_layout, bias,
+    activation, gate and gate_limit as grouped_mm's (a gate: out
+    [G, M_max, N/2])."""
     w = _weights(w, w_layout)
     return _grouped_call(GroupLayout.MASKED, x, w, masked_m, "masked_m", out, scale_x, scale_w, scale_recipe_x,
-                         scale_recipe_w, expected_m, out_dtype, handle, plan, bias, activation)
+                         scale_recipe_w, expected_m, out_dtype, handle, plan, bias, activation, gate, gate_limit)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -306,7 +323,7 @@ class _Prepared:
 
 
 def _call_key(layout, x, w, rows, out, scale_x, scale_w, recipe_x, recipe_w, expected_m, out_dtype, handle, bias,
-              activation):
+              activation, gate=None, gate_limit=0.0):
     """The prepared-call key of a grouped call on torch CUDA tensors with the default handle (None
     for any other call, which is checked in full every time). w is the [G, N, K] view; the bias
     enters by its layout, its pointer is passed on every call."""
@@ -314,25 +331,28 @@ def _call_key(layout, x, w, rows, out, scale_x, scale_w, recipe_x, recipe_w, exp
     if stream is None:
         return None
     try:
-        return ("grouped", int(layout), call_cache.tensor_key(x), call_cache.tensor_key(w),
-                call_cache.tensor_key(rows), call_cache.tensor_key(out), call_cache.scale_key(scale_x),
-                call_cache.scale_key(scale_w), recipe_x, recipe_w, int(expected_m or 0), out_dtype,
-                call_cache.tensor_key(bias), activation, stream)
+        key = ("grouped", int(layout), call_cache.tensor_key(x), call_cache.tensor_key(w),
+               call_cache.tensor_key(rows), call_cache.tensor_key(out), call_cache.scale_key(scale_x),
+               call_cache.scale_key(scale_w), recipe_x, recipe_w, int(expected_m or 0), out_dtype,
+               call_cache.tensor_key(bias), activation, gate, gate_limit, stream)
+        hash(key)
+        return key
     except (TypeError, ValueError):  # an unhashable argument, or an expected_m that is no number: checked in full
         return None
 
 
 def _grouped_call(layout, x, w, rows, rows_what, out, scale_x, scale_w, recipe_x, recipe_w, expected_m, out_dtype,
-                  handle, plan, bias=None, activation=None):
+                  handle, plan, bias=None, activation=None, gate=None, gate_limit=0.0):
     """A grouped GEMM call: checked in full and prepared the first time its key is seen, then
     (tessera.call_cache) only its pointers passed, which the C library checks itself."""
     key = _call_key(layout, x, w, rows, out, scale_x, scale_w, recipe_x, recipe_w, expected_m, out_dtype, handle,
-                    bias, activation)
+                    bias, activation, gate, gate_limit)
     p = call_cache.find(key) if key is not None else None
     if p is None:
         given = handle
         handle, desc, ptrs, out, device = _prepare(layout, x, w, out, scale_x, scale_w, recipe_x, recipe_w,
-                                                   expected_m, out_dtype, handle, True, bias, activation)
+                                                   expected_m, out_dtype, handle, True, bias, activation, gate,
+                                                   gate_limit)
         rows_ptr = _torch_vector(rows, rows_what, desc.groups, "int32", device)
         _run(desc, handle, ptrs, rows_ptr, plan)
         if key is not None and not lent_for_capture(handle):
@@ -351,17 +371,18 @@ def _grouped_call(layout, x, w, rows, rows_what, out, scale_x, scale_w, recipe_x
 
 
 def grouped_plans(x, w, out=None, *, scale_x=None, scale_w=None, expected_m=None, out_dtype=None, handle=None,
-                  scale_recipe_x=None, scale_recipe_w=None, limit=64, w_layout="nk", bias=None, activation=None):
+                  scale_recipe_x=None, scale_recipe_w=None, limit=64, w_layout="nk", bias=None, activation=None,
+                  gate=None, gate_limit=0.0):
     """Every plan that can run this grouped problem, best first (the first is the heuristic's
     choice): each grouped kernel in each tile order (Plan.group_order, a GroupOrder). A 2-D x
     means the contiguous layout (grouped_mm), a 3-D x the masked one (grouped_mm_masked); the
-    group sizes are not needed. Pass the bias and activation the call will get. Pass a plan
-    back as plan=... to run it (for autotuning)."""
+    group sizes are not needed. Pass the bias, activation, gate and gate_limit the call will
+    get. Pass a plan back as plan=... to run it (for autotuning)."""
     masked = len(_shape(x)) == 3 if _shape(x) is not None else as_matrix(x, "x").batch > 1
     w = _weights(w, w_layout)
     handle, desc, _, _, _ = _prepare(GroupLayout.MASKED if masked else GroupLayout.CONTIGUOUS, x, w, out, scale_x,
                                      scale_w, scale_recipe_x, scale_recipe_w, expected_m, out_dtype, handle, False,
-                                     bias, activation)
+                                     bias, activation, gate, gate_limit)
     plans = (PlanStruct * limit)()
     count = ctypes.c_int()
     check(_lib.lib().tess_grouped_gemm_plans(handle._h, ctypes.byref(desc), plans, limit, ctypes.byref(count)))

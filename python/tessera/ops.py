@@ -16,13 +16,14 @@ Autograd: gemm and grouped_mm on bf16/f16 operands differentiate through
 tessera's own GEMMs (dA = alpha dD B^T, dB = alpha A^T dD; a grouped
 GEMM's dx on the transposed experts, its dw one GEMM per expert); a fused
 bias gets the sum of dD over what it is broadcast along. FP8 operands,
-scale factors and a fused activation take no gradient
-(NotImplementedError).
+scale factors, a fused activation and a gate (gate="interleaved") take no
+gradient (NotImplementedError).
 
     y = torch.ops.tessera.gemm(x, w.T)                                   # bf16
     y = torch.ops.tessera.gemm(q, wq.T, scale_a=sx, scale_b=sw,
                                scale_recipe_a="1x128", scale_recipe_b="128x128")
     y = torch.ops.tessera.gemm(x, w.T, bias=b, activation="gelu")       # a fused linear layer
+    y = torch.ops.tessera.gemm(x, w13.T, activation="silu", gate="interleaved")  # SwiGLU, N/2 columns
     y = torch.ops.tessera.grouped_mm(x, w, offs)                         # MoE experts
 """
 from typing import List, Optional, Tuple
@@ -59,14 +60,15 @@ def gemm(a: torch.Tensor, b: torch.Tensor, c: Optional[torch.Tensor] = None, alp
          out_dtype: Optional[torch.dtype] = None, scale_a: Optional[torch.Tensor] = None,
          scale_b: Optional[torch.Tensor] = None, scale_recipe_a: Optional[str] = None,
          scale_recipe_b: Optional[str] = None, fast_accum: bool = False, bias: Optional[torch.Tensor] = None,
-         activation: str = "none", bias_along: str = "columns",
-         residual: Optional[torch.Tensor] = None) -> torch.Tensor:
+         activation: str = "none", bias_along: str = "columns", residual: Optional[torch.Tensor] = None,
+         gate: str = "none", gate_limit: float = 0.0) -> torch.Tensor:
     """D = activation(alpha * (scale_a . a) @ (scale_b . b) + beta * c + bias) + residual, a new
-    row-major tensor (tessera.gemm)."""
+    row-major tensor (tessera.gemm; gate="interleaved": D has N/2 columns, activation(v[:, 0::2]) *
+    v[:, 1::2] + residual)."""
     return _gemm_call(a, b, c=c, alpha=alpha, beta=beta, out_dtype=_out_dtype(a.dtype, out_dtype), scale_a=scale_a,
                       scale_b=scale_b, scale_recipe_a=scale_recipe_a, scale_recipe_b=scale_recipe_b,
                       fast_accum=fast_accum, bias=bias, activation=activation, bias_along=bias_along,
-                      residual=residual)
+                      residual=residual, gate=gate, gate_limit=gate_limit)
 
 
 def _device_index(t):
@@ -77,9 +79,10 @@ def _device_index(t):
 @gemm.register_fake
 def _gemm_fake(a, b, c=None, alpha=1.0, beta=0.0, out_dtype=None, scale_a=None, scale_b=None, scale_recipe_a=None,
                scale_recipe_b=None, fast_accum=False, bias=None, activation="none", bias_along="columns",
-               residual=None):
-    """(batch,) M x N, row-major: 3-D where either operand has a batch of more than one. Refuses
-    what the real one refuses from the shapes alone (so that torch.compile says it at trace time)."""
+               residual=None, gate="none", gate_limit=0.0):
+    """(batch,) M x N (N/2 with a gate), row-major: 3-D where either operand has a batch of more
+    than one. Refuses what the real one refuses from the shapes alone (so that torch.compile says
+    it at trace time)."""
     for what, t in (("a", a), ("b", b)):
         if t.dim() not in (2, 3):
             raise InvalidValueError(f"{what}: expected a 2-D matrix or a 3-D batch of matrices, got shape "
@@ -91,11 +94,16 @@ def _gemm_fake(a, b, c=None, alpha=1.0, beta=0.0, out_dtype=None, scale_a=None, 
         raise InvalidValueError(f"a holds a batch of {_batch(a)} and b of {_batch(b)}: equal, or one of them 1")
     batch = max(_batch(a), _batch(b))
     m, n = a.shape[-2], b.shape[-1]
-    _epilogue.dense_epilogue(bias, activation, bias_along, m, n, batch, _device_index(a))
-    shape = (batch, m, n) if batch > 1 else (m, n)
-    if residual is not None and (residual.dim() not in (2, 3) or tuple(residual.shape[-2:]) != (m, n) or
+    gated, _ = _epilogue.check_gate(gate, gate_limit, n)
+    if gated and (float(beta) != 0.0 or c is not None):
+        raise InvalidValueError(f"{'beta=' + str(beta) if float(beta) != 0.0 else 'c'} with gate={gate!r}: a gated "
+                                "epilogue reads no C (it can be added after the gate as residual=)")
+    _epilogue.dense_epilogue(bias, activation, bias_along, m, n, batch, _device_index(a), gated=bool(gated))
+    cols = n // 2 if gated else n
+    shape = (batch, m, cols) if batch > 1 else (m, cols)
+    if residual is not None and (residual.dim() not in (2, 3) or tuple(residual.shape[-2:]) != (m, cols) or
                                  (residual.dim() == 3 and residual.shape[0] not in (1, batch))):
-        raise InvalidValueError(f"residual: expected shape {shape} (or ({m}, {n}) shared by the batch), got "
+        raise InvalidValueError(f"residual: expected shape {shape} (or ({m}, {cols}) shared by the batch), got "
                                 f"{tuple(residual.shape)}")
     return a.new_empty(shape, dtype=_out_dtype(a.dtype, out_dtype))
 
@@ -105,13 +113,15 @@ def grouped_mm(x: torch.Tensor, w: torch.Tensor, offs: torch.Tensor, scale_x: Op
                scale_w: Optional[torch.Tensor] = None, expected_m: Optional[int] = None,
                out_dtype: Optional[torch.dtype] = None, scale_recipe_x: Optional[str] = None,
                scale_recipe_w: Optional[str] = None, w_layout: str = "nk", bias: Optional[torch.Tensor] = None,
-               activation: str = "none") -> torch.Tensor:
+               activation: str = "none", gate: str = "none", gate_limit: float = 0.0) -> torch.Tensor:
     """y[rows of g] = activation(x[rows of g] @ w[g].T + bias[g]) for each expert g of the contiguous
-    layout (tessera.grouped_mm; w_layout="kn": w [G, K, N] and y = x @ w[g], as torch._grouped_mm); rows
-    past offs[-1] are undefined (as torch._grouped_mm's: clearing them would cost a pass over y)."""
+    layout (tessera.grouped_mm; w_layout="kn": w [G, K, N] and y = x @ w[g], as torch._grouped_mm;
+    gate="interleaved": y has N/2 columns); rows past offs[-1] are undefined (as torch._grouped_mm's:
+    clearing them would cost a pass over y)."""
     return _grouped_mm_call(x, w, offs, scale_x=scale_x, scale_w=scale_w, expected_m=expected_m,
                                out_dtype=_out_dtype(x.dtype, out_dtype), scale_recipe_x=scale_recipe_x,
-                               scale_recipe_w=scale_recipe_w, w_layout=w_layout, bias=bias, activation=activation)
+                               scale_recipe_w=scale_recipe_w, w_layout=w_layout, bias=bias, activation=activation,
+                               gate=gate, gate_limit=gate_limit)
 
 
 def _grouped_shapes(what, x, w, rows, rows_what, w_layout, x_dims):
@@ -140,15 +150,18 @@ def _grouped_shapes(what, x, w, rows, rows_what, w_layout, x_dims):
 
 @grouped_mm.register_fake
 def _grouped_mm_fake(x, w, offs, scale_x=None, scale_w=None, expected_m=None, out_dtype=None, scale_recipe_x=None,
-                     scale_recipe_w=None, w_layout="nk", bias=None, activation="none"):
-    """total_M x N, row-major (no tokens at all: 0 x N, as the real one returns before its checks
-    but the activation's name)."""
+                     scale_recipe_w=None, w_layout="nk", bias=None, activation="none", gate="none", gate_limit=0.0):
+    """total_M x N (N/2 with a gate), row-major (no tokens at all: 0 x N, as the real one returns
+    before its checks but the activation's and the gate's)."""
     if x.dim() == 2 and x.shape[0] == 0 and w.dim() == 3 and w_layout in ("nk", "kn"):
         _epilogue.activation_code(activation)
-        return x.new_empty((0, w.shape[1] if w_layout == "nk" else w.shape[2]), dtype=_out_dtype(x.dtype, out_dtype))
+        n = w.shape[1] if w_layout == "nk" else w.shape[2]
+        gated, _ = _epilogue.check_gate(gate, gate_limit, n)
+        return x.new_empty((0, n // 2 if gated else n), dtype=_out_dtype(x.dtype, out_dtype))
     groups, n, _ = _grouped_shapes("grouped_mm", x, w, offs, "offs", w_layout, 2)
-    _epilogue.grouped_epilogue(bias, activation, groups, n, _device_index(x))
-    return x.new_empty((x.shape[0], n), dtype=_out_dtype(x.dtype, out_dtype))
+    gated, _ = _epilogue.check_gate(gate, gate_limit, n)
+    _epilogue.grouped_epilogue(bias, activation, groups, n, _device_index(x), gated=bool(gated))
+    return x.new_empty((x.shape[0], n // 2 if gated else n), dtype=_out_dtype(x.dtype, out_dtype))
 
 
 @torch.library.custom_op("tessera::grouped_mm_masked", mutates_args=(), device_types="cuda")
@@ -156,22 +169,24 @@ def grouped_mm_masked(x: torch.Tensor, w: torch.Tensor, masked_m: torch.Tensor, 
                       scale_x: Optional[torch.Tensor] = None, scale_w: Optional[torch.Tensor] = None,
                       out_dtype: Optional[torch.dtype] = None, scale_recipe_x: Optional[str] = None,
                       scale_recipe_w: Optional[str] = None, w_layout: str = "nk", bias: Optional[torch.Tensor] = None,
-                      activation: str = "none") -> torch.Tensor:
+                      activation: str = "none", gate: str = "none", gate_limit: float = 0.0) -> torch.Tensor:
     """y[g, :masked_m[g]] = activation(x[g, :masked_m[g]] @ w[g].T + bias[g]) (tessera.grouped_mm_masked;
-    w_layout as grouped_mm's); rows past masked_m[g] are undefined (as DeepGEMM's)."""
+    w_layout and gate as grouped_mm's); rows past masked_m[g] are undefined (as DeepGEMM's)."""
     return _grouped_mm_masked_call(x, w, masked_m, expected_m, scale_x=scale_x, scale_w=scale_w,
                                       out_dtype=_out_dtype(x.dtype, out_dtype), scale_recipe_x=scale_recipe_x,
                                       scale_recipe_w=scale_recipe_w, w_layout=w_layout, bias=bias,
-                                      activation=activation)
+                                      activation=activation, gate=gate, gate_limit=gate_limit)
 
 
 @grouped_mm_masked.register_fake
 def _grouped_mm_masked_fake(x, w, masked_m, expected_m, scale_x=None, scale_w=None, out_dtype=None,
-                            scale_recipe_x=None, scale_recipe_w=None, w_layout="nk", bias=None, activation="none"):
-    """G x M_max x N, row-major."""
+                            scale_recipe_x=None, scale_recipe_w=None, w_layout="nk", bias=None, activation="none",
+                            gate="none", gate_limit=0.0):
+    """G x M_max x N (N/2 with a gate), row-major."""
     groups, n, _ = _grouped_shapes("grouped_mm_masked", x, w, masked_m, "masked_m", w_layout, 3)
-    _epilogue.grouped_epilogue(bias, activation, groups, n, _device_index(x))
-    return x.new_empty((x.shape[0], x.shape[1], n), dtype=_out_dtype(x.dtype, out_dtype))
+    gated, _ = _epilogue.check_gate(gate, gate_limit, n)
+    _epilogue.grouped_epilogue(bias, activation, groups, n, _device_index(x), gated=bool(gated))
+    return x.new_empty((x.shape[0], x.shape[1], n // 2 if gated else n), dtype=_out_dtype(x.dtype, out_dtype))
 
 
 @torch.library.custom_op("tessera::quantize_fp8", mutates_args=(), device_types="cuda")
@@ -236,12 +251,23 @@ def _gemm_setup(ctx, inputs, output):
     residual = inputs[14] if len(inputs) > 14 else None
     ctx.residual_dtype, ctx.residual_shape = (residual.dtype, tuple(residual.shape)) if residual is not None \
         else (None, None)
+    ctx.gate = inputs[15] if len(inputs) > 15 else "none"
 
 
 def _epilogue_setup(ctx, bias, activation):
     """Keeps what a fused epilogue's gradient needs: the bias's dtype and shape, the activation."""
     ctx.bias_dtype, ctx.bias_shape = (bias.dtype, tuple(bias.shape)) if bias is not None else (None, None)
     ctx.activation = activation
+
+
+def _check_no_gate(what, gate):
+    """Refuses a gradient through a gate (its derivative needs the gate and up values, which the
+    fused GEMM never stores)."""
+    if _epilogue.gate_code(gate) != 0:
+        raise NotImplementedError(f"tessera.ops.{what}: a gated epilogue (gate={gate!r}) has no autograd yet; where "
+                                  f"gradients are needed, compute the product without the gate and apply it "
+                                  f"outside (e.g. v = torch.ops.tessera.{what}(...); F.silu(v[..., 0::2]) * "
+                                  f"v[..., 1::2])")
 
 
 def _check_no_activation(what, activation):
@@ -269,9 +295,10 @@ def _gemm_backward(ctx, grad):
     batch), dC = beta dD; each product a tessera GEMM on transposed views (no copies). dD is taken
     in A's type (an f32 D of bf16 inputs gives bf16 gradients). A fused bias gets dD summed over
     the rows (bias_along="columns") or the columns ("rows"), in float32; a residual gets dD (summed
-    over the batch where it is shared); a fused activation has no gradient here
+    over the batch where it is shared); a fused activation or a gate has no gradient here
     (NotImplementedError)."""
     a, b = ctx.saved_tensors
+    _check_no_gate("gemm", getattr(ctx, "gate", "none"))
     _check_no_activation("gemm", ctx.activation)
     _check_differentiable("gemm", ctx.scaled, a, b)
     g = grad.to(a.dtype).contiguous()
@@ -293,7 +320,7 @@ def _gemm_backward(ctx, grad):
     if getattr(ctx, "residual_dtype", None) is not None and ctx.needs_input_grad[14]:
         dg = grad.unsqueeze(0) if grad.dim() == 2 and len(ctx.residual_shape) == 3 else grad
         dres = _sum_to(dg, ctx.residual_shape).to(ctx.residual_dtype)
-    return da, db, dc, None, None, None, None, None, None, None, None, dbias, None, None, dres
+    return da, db, dc, None, None, None, None, None, None, None, None, dbias, None, None, dres, None, None
 
 
 torch.library.register_autograd("tessera::gemm", _gemm_backward, setup_context=_gemm_setup)
@@ -305,6 +332,7 @@ def _grouped_setup(ctx, inputs, output):
     ctx.scaled = inputs[3] is not None or inputs[4] is not None
     ctx.w_layout = inputs[9]
     _epilogue_setup(ctx, inputs[10], inputs[11])
+    ctx.gate = inputs[12] if len(inputs) > 12 else "none"
 
 
 @torch.library.custom_op("tessera::grouped_mm_wgrad", mutates_args=(), device_types="cuda")
@@ -330,8 +358,9 @@ def _grouped_backward(ctx, grad):
     a copy, N contiguous: the grouped kernels read K-major operands), zero in rows past offs[-1]
     (which no group owns); dw by grouped_mm_wgrad ([G, N, K], transposed back to [G, K, N] for
     w_layout="kn"); a fused bias dy summed over each group's rows ((G, N)) or over every owned
-    row ((N,)), in float32; a fused activation has no gradient here (NotImplementedError)."""
+    row ((N,)), in float32; a fused activation or a gate has no gradient here (NotImplementedError)."""
     x, w, offs = ctx.saved_tensors
+    _check_no_gate("grouped_mm", getattr(ctx, "gate", "none"))
     _check_no_activation("grouped_mm", ctx.activation)
     _check_differentiable("grouped_mm", ctx.scaled, x, w)
     w_nk = w if ctx.w_layout == "nk" else w.transpose(1, 2)  # each expert's N x K weight
@@ -353,7 +382,7 @@ def _grouped_backward(ctx, grad):
         sums = grad.new_zeros((groups + 1, grad.shape[1]), dtype=torch.float32)
         sums = sums.index_add(0, group, grad.float())[:groups]
         dbias = _bias_grad(sums, ctx.bias_shape, ctx.bias_dtype)
-    return dx, dw, None, None, None, None, None, None, None, None, dbias, None
+    return dx, dw, None, None, None, None, None, None, None, None, dbias, None, None, None
 
 
 torch.library.register_autograd("tessera::grouped_mm", _grouped_backward, setup_context=_grouped_setup)

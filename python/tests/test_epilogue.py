@@ -60,18 +60,23 @@ def test_structs_match_header():
     assert ctypes.sizeof(lib.EpiloguePtrsStruct) == 24 and lib.EpiloguePtrsStruct.bias.offset == 8
     assert lib.EpiloguePtrsStruct.residual.offset == 16
     assert lib.GemmDescStruct.epilogue.offset == 280 and lib.GemmDescStruct.allow_tf32.offset == 304
-    assert lib.GemmDescStruct._fields_[-1][0] == "residual" and lib.GemmDescStruct.residual.offset == 312
-    assert ctypes.sizeof(lib.GemmDescStruct) == 352
-    assert lib.GroupedGemmDescStruct._fields_[-1][0] == "epilogue"
-    assert lib.GroupedGemmDescStruct.epilogue.offset == 232 and ctypes.sizeof(lib.GroupedGemmDescStruct) == 256
+    assert lib.GemmDescStruct.residual.offset == 312
+    assert [name for name, _ in lib.GemmDescStruct._fields_[-2:]] == ["gate", "gate_limit"]
+    assert (lib.GemmDescStruct.gate.offset, lib.GemmDescStruct.gate_limit.offset) == (352, 356)
+    assert ctypes.sizeof(lib.GemmDescStruct) == 360
+    assert lib.GroupedGemmDescStruct.epilogue.offset == 232
+    assert [name for name, _ in lib.GroupedGemmDescStruct._fields_[-2:]] == ["gate", "gate_limit"]
+    assert (lib.GroupedGemmDescStruct.gate.offset, lib.GroupedGemmDescStruct.gate_limit.offset) == (256, 260)
+    assert ctypes.sizeof(lib.GroupedGemmDescStruct) == 264
     # and the library's own sizeofs, which the _init functions store in struct_size; the epilogue starts zeroed
     for struct, init in ((lib.GemmDescStruct, "tess_gemm_desc_init"),
                          (lib.GroupedGemmDescStruct, "tess_grouped_gemm_desc_init")):
         desc = struct()
-        desc.epilogue.activation = 7  # init must clear it
+        desc.epilogue.activation, desc.gate, desc.gate_limit = 7, 1, 2.0  # init must clear them
         assert getattr(lib.lib(), init)(ctypes.byref(desc)) == 0
         assert desc.struct_size == ctypes.sizeof(struct)
         assert (desc.epilogue.bias, desc.epilogue.bias_batch_stride, desc.epilogue.activation) == (0, 0, 0)
+        assert (desc.gate, desc.gate_limit) == (0, 0.0)
 
 
 def test_enums_match_header():
@@ -81,6 +86,8 @@ def test_enums_match_header():
     acts = {name: int(v) for name, v in re.findall(r"TESS_ACT_(\w+) = (\d+)", text)}
     assert acts == {"NONE": 0, "RELU": epilogue.ACTIVATIONS["relu"], "GELU_TANH": epilogue.ACTIVATIONS["gelu_tanh"],
                     "GELU_ERF": epilogue.ACTIVATIONS["gelu"], "SILU": epilogue.ACTIVATIONS["silu"]}
+    gates = {name: int(v) for name, v in re.findall(r"TESS_GATE_(\w+) = (\d+)", text)}
+    assert gates == {"NONE": epilogue.GATE_NONE, "INTERLEAVED": epilogue.GATE_INTERLEAVED}
 
 
 # ---- the pure checks ------------------------------------------------------------------------------
@@ -307,7 +314,7 @@ def test_bias_gradient_shapes_and_activation_refusal():
             ctx = _backward_ctx((a, b), needs, alpha=1.0, beta=0.0, c_dtype=None, c_shape=None, scaled=False,
                                 activation="none", bias_dtype=torch.float32, bias_shape=shape, bias_along=along)
             grads = tessera.ops._gemm_backward(ctx, grad)
-            assert len(grads) == 15 and tuple(grads[11].shape) == shape and grads[11].dtype == torch.float32
+            assert len(grads) == 17 and tuple(grads[11].shape) == shape and grads[11].dtype == torch.float32
         rneeds = needs[:14] + (True,)  # and the residual (input 14): dD, summed over a shared one's batch
         for shape in [(3, 64, 96), (1, 64, 96), (64, 96)]:
             ctx = _backward_ctx((a, b), rneeds, alpha=1.0, beta=0.0, c_dtype=None, c_shape=None, scaled=False,
@@ -328,7 +335,7 @@ def test_bias_gradient_shapes_and_activation_refusal():
             ctx = _backward_ctx((x, w, offs), gneeds, scaled=False, w_layout="nk", activation=None, bias_dtype=bf16,
                                 bias_shape=shape)
             grads = tessera.ops._grouped_backward(ctx, torch.empty(300, 256, device="cuda", dtype=bf16))
-            assert len(grads) == 12 and tuple(grads[10].shape) == shape and grads[10].dtype == bf16
+            assert len(grads) == 14 and tuple(grads[10].shape) == shape and grads[10].dtype == bf16
         ctx = _backward_ctx((x, w, offs), gneeds, scaled=False, w_layout="nk", activation="gelu", bias_dtype=None,
                             bias_shape=None)
         with pytest.raises(NotImplementedError, match="grouped_mm: fused epilogues have no autograd"):
@@ -605,3 +612,324 @@ def test_bias_gradients_match_float64(torch):
     want = torch.stack([grad[lo:hi].double().sum(0) for lo, hi in zip([0] + ends[:-1], ends)])
     assert dgb.dtype == torch.bfloat16 and (dgb.double() - want).norm() / want.norm() < 1e-2
     assert torch.count_nonzero(dgb[2]) == 0  # the expert without rows
+
+
+# ---- gated activations (gate="interleaved") -----------------------------------------------------
+
+def test_gate_names_and_limits():
+    assert epilogue.gate_code(None) == epilogue.gate_code("none") == 0
+    assert epilogue.gate_code("interleaved") == 1
+    for bad in ("Interleaved", "swiglu", "", 1):
+        with pytest.raises(tessera.InvalidValueError, match=r"gate=.*None \(or 'none': no gate\) or 'interleaved'"):
+            epilogue.gate_code(bad)
+    assert epilogue.check_gate("interleaved", 7, 96) == (1, 7.0)
+    assert epilogue.check_gate(None, 0.0, 95) == (0, 0.0)  # N is free without a gate
+    for bad in (-1.0, float("nan"), float("inf"), -float("inf"), 1e39):
+        with pytest.raises(tessera.InvalidValueError, match=r"gate_limit=.*: must be finite and >= 0 \(0: no clamp\)"):
+            epilogue.check_gate("interleaved", bad, 96)
+    with pytest.raises(tessera.InvalidValueError, match="gate_limit='7': expected a number"):
+        epilogue.check_gate("interleaved", "7", 96)
+    with pytest.raises(tessera.InvalidValueError, match="gate_limit=7.0 clamps a gate's inputs: it needs gate="):
+        epilogue.check_gate(None, 7.0, 96)
+    with pytest.raises(tessera.InvalidValueError, match=r"pairs the product's columns \(gate, up\), so N \(b's "
+                                                        r"columns\) must be even; N=95"):
+        epilogue.check_gate("interleaved", 0.0, 95)
+
+
+def _gated_problem(m, n, k, batch=1):
+    """_bf16_problem with out M x N/2."""
+    a, b, _ = _bf16_problem(m, n, k, batch)
+    ab = (batch,) if batch > 1 else ()
+    h = n // 2
+    out = tessera.from_parts(0x300000, DType.BF16, ab + (m, h), ((m * h,) if batch > 1 else ()) + (h, 1), ("cuda", 0))
+    return a, b, out
+
+
+def _matrix(shape, dtype=DType.BF16, device=("cuda", 0)):
+    strides = packed_strides(shape)
+    return tessera.from_parts(0x500000, dtype, shape, strides, device)
+
+
+@pytest.mark.parametrize("n,kwargs,match", [
+    (127, {}, r"gate='interleaved' pairs the product's columns \(gate, up\), so N \(b's columns\) must be even; N=127"),
+    (128, dict(gate="swiglu"), r"gate='swiglu': None \(or 'none': no gate\) or 'interleaved'"),
+    (128, dict(gate_limit=-1.0), r"gate_limit=-1.0: must be finite and >= 0"),
+    (128, dict(gate_limit=float("nan")), r"gate_limit=nan: must be finite and >= 0"),
+    (128, dict(gate=None, gate_limit=7.0), r"gate_limit=7.0 clamps a gate's inputs: it needs gate='interleaved'"),
+    (128, dict(beta=1.0), r"beta=1.0 with gate='interleaved': a gated epilogue reads no C"),
+    (128, dict(c=_matrix((64, 128))), r"c with gate='interleaved': a gated epilogue reads no C"),
+    (128, dict(out=_matrix((64, 128))), r"out: 64 x 128; with gate='interleaved' it must be M x N/2 = 64 x 64 "
+                                        r"\(b's N=128 columns are \(gate, up\) pairs\)"),
+    (128, dict(residual=_matrix((64, 128))), r"residual: 64 x 128; it must be M x N/2 = 64 x 64, as out with "
+                                             r"gate='interleaved'"),
+    (128, dict(bias=FakeBias((64,))), r"bias: expected shape \(128,\) or \(1, 128\) \(one value per column of the "
+                                      r"product \(gate and up interleaved\), N=128"),
+    (128, dict(bias=FakeBias((128,)), bias_along="rows"), r"bias: expected shape \(64,\) or \(1, 64\)"),
+])
+def test_gemm_gate_refused_before_the_call(n, kwargs, match):
+    a, b, out = _gated_problem(64, n, 256)
+    kwargs = {"gate": "interleaved", "out": out, **kwargs}
+    for call in (tessera.gemm, tessera.gemm_plans, tessera.gemm_workspace_size):
+        with pytest.raises(tessera.InvalidValueError, match=match):
+            call(a, b, handle=_NoDevice(), **kwargs)
+
+
+def test_gemm_gate_fitting_problems_reach_the_device():
+    a, b, out = _gated_problem(64, 128, 256)
+    for kwargs in (dict(), dict(gate_limit=7), dict(bias=FakeBias((128,)), activation="silu"),
+                   dict(bias=FakeBias((64,), dtype="torch.float32"), bias_along="rows", activation="gelu"),
+                   dict(residual=_matrix((64, 64), DType.F32), activation="relu", gate_limit=0.5),
+                   dict(residual=out), dict(alpha=0.5, beta=0.0)):
+        for call in (tessera.gemm, tessera.gemm_plans, tessera.gemm_workspace_size):
+            with pytest.raises(AssertionError, match="reached the device"):
+                call(a, b, out, handle=_NoDevice(), gate="interleaved", **kwargs)
+    a3, b, out3 = _gated_problem(64, 128, 256, batch=3)  # batches: one bias per batch, a residual per batch
+    with pytest.raises(AssertionError, match="reached the device"):
+        tessera.gemm(a3, b, out3, handle=_NoDevice(), gate="interleaved", bias=FakeBias((3, 128)),
+                     residual=_matrix((3, 64, 64)))
+    with pytest.raises(tessera.InvalidValueError, match="residual: 64 x 128; it must be M x N/2 = 64 x 64"):
+        tessera.gemm(a3, b, out3, handle=_NoDevice(), gate="interleaved", residual=_matrix((3, 64, 128)))
+
+
+def test_grouped_gate_refused_before_the_call():
+    g, m, n, k = 4, 100, 256, 512
+    x = tessera.from_parts(0x100000, DType.BF16, (m, k), (k, 1), ("cuda", 0))
+    w = tessera.from_parts(0x200000, DType.BF16, (g, n, k), (n * k, k, 1), ("cuda", 0))
+    out = tessera.from_parts(0x300000, DType.BF16, (m, n // 2), (n // 2, 1), ("cuda", 0))
+    call = lambda **kw: tessera.grouped_mm(x, w, None, handle=_NoDevice(), **{"out": out, "gate": "interleaved",  # noqa
+                                                                                **kw})
+    with pytest.raises(tessera.InvalidValueError, match=r"out: 100 x 256; with gate='interleaved' each of its "
+                                                        r"matrices must be total_M x N/2 = 100 x 128"):
+        call(out=tessera.from_parts(0x300000, DType.BF16, (m, n), (n, 1), ("cuda", 0)))
+    with pytest.raises(tessera.InvalidValueError, match="gate='glu'"):
+        call(gate="glu")
+    with pytest.raises(tessera.InvalidValueError, match="gate_limit=-0.5: must be finite and >= 0"):
+        call(gate_limit=-0.5)
+    with pytest.raises(tessera.InvalidValueError, match=r"bias: expected shape \(256,\) or \(1, 256\) or \(4, 256\) "
+                                                        r"\(one value per product column \(gate and up interleaved\)"):
+        call(bias=FakeBias((128,)))
+    w_odd = tessera.from_parts(0x200000, DType.BF16, (g, 255, k), (255 * k, k, 1), ("cuda", 0))
+    with pytest.raises(tessera.InvalidValueError, match="must be even; N=255"):
+        tessera.grouped_mm(x, w_odd, None, out, handle=_NoDevice(), gate="interleaved")
+    for kw in (dict(), dict(gate_limit=7.0, activation="silu", bias=FakeBias((g, n)))):
+        with pytest.raises(AssertionError, match="reached the device"):
+            call(**kw)
+    xm = tessera.from_parts(0x100000, DType.BF16, (g, 64, k), (64 * k, k, 1), ("cuda", 0))
+    outm = tessera.from_parts(0x300000, DType.BF16, (g, 64, n), (64 * n, n, 1), ("cuda", 0))
+    with pytest.raises(tessera.InvalidValueError, match="must be M_max x N/2 = 64 x 128"):
+        tessera.grouped_mm_masked(xm, w, None, 32, outm, handle=_NoDevice(), gate="interleaved")
+    with pytest.raises(tessera.InvalidValueError, match="gate='up'"):  # the plan queries check it too
+        tessera.grouped_plans(x, w, handle=_NoDevice(), gate="up")
+
+
+def test_ops_fakes_with_a_gate():
+    torch = pytest.importorskip("torch")
+    bf16 = torch.bfloat16
+    with _fake_mode():
+        a = torch.empty(64, 256, device="cuda", dtype=bf16)
+        b = torch.empty(256, 96, device="cuda", dtype=bf16)
+        y = torch.ops.tessera.gemm(a, b, bias=torch.empty(96, device="cuda", dtype=bf16), activation="silu",
+                                   gate="interleaved", gate_limit=7.0)
+        assert tuple(y.shape) == (64, 48) and y.dtype == bf16
+        a3 = torch.empty(3, 64, 256, device="cuda", dtype=bf16)
+        y = torch.ops.tessera.gemm(a3, b, gate="interleaved", residual=torch.empty(64, 48, device="cuda", dtype=bf16))
+        assert tuple(y.shape) == (3, 64, 48)
+        with pytest.raises(tessera.InvalidValueError, match=r"residual: expected shape \(64, 48\)"):
+            torch.ops.tessera.gemm(a, b, gate="interleaved", residual=torch.empty(64, 96, device="cuda", dtype=bf16))
+        with pytest.raises(tessera.InvalidValueError, match="must be even; N=95"):
+            torch.ops.tessera.gemm(a, torch.empty(256, 95, device="cuda", dtype=bf16), gate="interleaved")
+        with pytest.raises(tessera.InvalidValueError, match="beta=1.0 with gate='interleaved'"):
+            torch.ops.tessera.gemm(a, b, c=torch.empty(64, 48, device="cuda", dtype=bf16), beta=1.0,
+                                   gate="interleaved")
+        with pytest.raises(tessera.InvalidValueError, match="gate='swiglu'"):
+            torch.ops.tessera.gemm(a, b, gate="swiglu")
+        with pytest.raises(tessera.InvalidValueError, match="gate_limit=-1.0"):
+            torch.ops.tessera.gemm(a, b, gate="interleaved", gate_limit=-1.0)
+        x = torch.empty(300, 128, device="cuda", dtype=bf16)
+        w = torch.empty(4, 256, 128, device="cuda", dtype=bf16)
+        offs = torch.empty(4, device="cuda", dtype=torch.int32)
+        y = torch.ops.tessera.grouped_mm(x, w, offs, bias=torch.empty(4, 256, device="cuda"), activation="silu",
+                                         gate="interleaved")
+        assert tuple(y.shape) == (300, 128)
+        assert tuple(torch.ops.tessera.grouped_mm(x[:0], w, offs, gate="interleaved").shape) == (0, 128)
+        with pytest.raises(tessera.InvalidValueError, match="gate='fused'"):
+            torch.ops.tessera.grouped_mm(x[:0], w, offs, gate="fused")  # even with no tokens
+        xm = torch.empty(4, 64, 128, device="cuda", dtype=bf16)
+        y = torch.ops.tessera.grouped_mm_masked(xm, w, offs, 32, gate="interleaved", gate_limit=1.5)
+        assert tuple(y.shape) == (4, 64, 128)
+
+
+def test_gate_has_no_gradient():
+    torch = pytest.importorskip("torch")
+    bf16 = torch.bfloat16
+    needs = (True, True) + (False,) * 15
+    with _fake_mode():
+        a = torch.empty(64, 256, device="cuda", dtype=bf16)
+        b = torch.empty(256, 96, device="cuda", dtype=bf16)
+        for act in ("none", "silu"):
+            ctx = _backward_ctx((a, b), needs, alpha=1.0, beta=0.0, c_dtype=None, c_shape=None, scaled=False,
+                                activation=act, bias_dtype=None, bias_shape=None, bias_along="columns",
+                                gate="interleaved")
+            with pytest.raises(NotImplementedError, match=r"gemm: a gated epilogue \(gate='interleaved'\) has no "
+                                                          "autograd"):
+                tessera.ops._gemm_backward(ctx, torch.empty(64, 48, device="cuda", dtype=bf16))
+        x = torch.empty(300, 128, device="cuda", dtype=bf16)
+        w = torch.empty(4, 256, 128, device="cuda", dtype=bf16)
+        offs = torch.empty(4, device="cuda", dtype=torch.int32)
+        ctx = _backward_ctx((x, w, offs), (True, True) + (False,) * 12, scaled=False, w_layout="nk", activation="silu",
+                            bias_dtype=None, bias_shape=None, gate="interleaved")
+        with pytest.raises(NotImplementedError, match="grouped_mm: a gated epilogue"):
+            tessera.ops._grouped_backward(ctx, torch.empty(300, 128, device="cuda", dtype=bf16))
+
+
+def _glu(torch, v, activation, limit=0.0):
+    """The float64 reference of a gated activation over v's interleaved (gate, up) columns."""
+    g, u = v[..., 0::2], v[..., 1::2]
+    if limit > 0:
+        g, u = g.clamp(max=limit), u.clamp(-limit, limit)
+    return _activate(torch, g, activation) * u
+
+
+# N/2 a multiple of 8 (D's rows whole 16 bytes), M = 1 (decode sizes), ragged M.
+GATED_SHAPES = [(1, 208, 256), (7, 336, 512), (129, 912, 1024), (1000, 1168, 2048)]
+
+
+@needs_gpu
+@pytest.mark.parametrize("m,n,k", GATED_SHAPES)
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("bias_along", [None, "columns", "rows"])
+@pytest.mark.parametrize("limit", [0.0, 0.75])
+def test_dense_gated_matches_float64(torch, m, n, k, activation, bias_along, limit):
+    g = torch.Generator(device="cuda").manual_seed(m + n + k)
+    a = _inputs(torch, g, m, k).bfloat16()
+    w = _inputs(torch, g, n, k).bfloat16()
+    bias = None if bias_along is None else torch.randn(n if bias_along == "columns" else m, device="cuda",
+                                                       generator=g).bfloat16()
+    d = tessera.gemm(a, w.T, bias=bias, bias_along=bias_along or "columns", activation=activation,
+                     gate="interleaved", gate_limit=limit)
+    assert d.shape == (m, n // 2) and d.dtype == torch.bfloat16
+    v = a.double() @ w.double().T
+    if bias is not None:
+        v = v + (bias.double() if bias_along == "columns" else bias.double()[:, None])
+    _close(torch, d, _glu(torch, v, activation, limit), BF16_BOUND, f"{activation} bias {bias_along} limit {limit}")
+
+
+@needs_gpu
+@pytest.mark.parametrize("activation", ["none", "gelu_tanh", "silu"])
+def test_dense_gated_plans_batches_residual(torch, activation):
+    """Every plan of a gated problem; batches with a bias per batch; alpha; f32 D; a residual
+    M x N/2 of each type, and D itself as the residual."""
+    g = torch.Generator(device="cuda").manual_seed(17)
+    m, n, k = 96, 400, 384
+    a = _inputs(torch, g, 3, m, k).bfloat16()
+    w = _inputs(torch, g, n, k).bfloat16()
+    ref = a.double() @ w.double().T
+    bias = torch.randn(3, n, device="cuda", generator=g)
+    d = tessera.gemm(a, w.T, alpha=0.5, bias=bias, activation=activation, gate="interleaved", out_dtype="f32")
+    assert d.shape == (3, m, n // 2) and d.dtype == torch.float32
+    _close(torch, d, _glu(torch, 0.5 * ref + bias.double()[:, None, :], activation), F32_BOUND, "batches")
+    want = _glu(torch, ref[0] + bias[0].double(), activation, 1.0)
+    plans = tessera.gemm_plans(a[0], w.T, bias=bias[0], activation=activation, gate="interleaved", gate_limit=1.0,
+                               limit=64)
+    assert plans
+    for p in plans:
+        _close(torch, tessera.gemm(a[0], w.T, bias=bias[0], activation=activation, gate="interleaved",
+                                   gate_limit=1.0, plan=p), want, BF16_BOUND, p.name)
+    for rtype in ["bfloat16", "float16", "float32"]:
+        r = torch.randn(m, n // 2, device="cuda", generator=g).to(getattr(torch, rtype))
+        d = tessera.gemm(a[0], w.T, bias=bias[0], activation=activation, gate="interleaved", gate_limit=1.0,
+                         residual=r)
+        _close(torch, d, want + r.double(), BF16_BOUND, f"residual {rtype}")
+    out = torch.randn(m, n // 2, device="cuda", generator=g).bfloat16()
+    expected = want + out.double()
+    tessera.gemm(a[0], w.T, out, bias=bias[0], activation=activation, gate="interleaved", gate_limit=1.0, residual=out)
+    _close(torch, out, expected, BF16_BOUND, "residual is out")
+
+
+@needs_gpu
+@pytest.mark.parametrize("recipes", [("1x128", "128x128"), ("tensor", "tensor")])
+@pytest.mark.parametrize("activation", ["gelu", "silu"])
+def test_dense_fp8_gated_matches_float64(torch, recipes, activation):
+    m, n, k = 300, 528, 1024
+    g = torch.Generator(device="cuda").manual_seed(23)
+    qa, sa = tessera.quantize_fp8(_inputs(torch, g, m, k), recipes[0])
+    qw, sw = tessera.quantize_fp8(_inputs(torch, g, n, k), recipes[1])
+    bias = torch.randn(n, device="cuda", generator=g).bfloat16()
+    d = tessera.gemm(qa, qw.T, scale_a=sa, scale_b=sw, scale_recipe_a=recipes[0], scale_recipe_b=recipes[1],
+                     bias=bias, activation=activation, gate="interleaved", gate_limit=2.0)
+    assert d.dtype == torch.bfloat16 and d.shape == (m, n // 2)
+    v = dequantize(torch, qa, sa, recipes[0], torch.float64) @ \
+        dequantize(torch, qw, sw, recipes[1], torch.float64).T + bias.double()
+    _close(torch, d, _glu(torch, v, activation, 2.0), FP8_BOUND, f"{recipes} {activation}")
+
+
+@needs_gpu
+def test_prepared_calls_key_on_the_gate(torch):
+    """A gated call of one layout is prepared once; another gate_limit, or no gate, is prepared anew
+    (and gives its own shape)."""
+    from tessera import call_cache
+    call_cache.clear()
+    g = torch.Generator(device="cuda").manual_seed(29)
+    a, w = _inputs(torch, g, 64, 256).bfloat16(), _inputs(torch, g, 208, 256).bfloat16()
+    ref = a.double() @ w.double().T
+    for _ in range(3):
+        _close(torch, tessera.gemm(a, w.T, activation="silu", gate="interleaved"), _glu(torch, ref, "silu"),
+               BF16_BOUND, "prepared")
+    assert len(call_cache._entries) == 1
+    _close(torch, tessera.gemm(a, w.T, activation="silu", gate="interleaved", gate_limit=0.5),
+           _glu(torch, ref, "silu", 0.5), BF16_BOUND, "limit")
+    d = tessera.gemm(a, w.T, activation="silu")
+    assert d.shape == (64, 208)
+    _close(torch, d, _activate(torch, ref, "silu"), BF16_BOUND, "no gate")
+    assert len(call_cache._entries) == 3
+
+
+@needs_gpu
+def test_ops_gemm_gated(torch):
+    g = torch.Generator(device="cuda").manual_seed(31)
+    a = _inputs(torch, g, 64, 256).bfloat16().requires_grad_()
+    w = _inputs(torch, g, 208, 256).bfloat16()
+    d = torch.ops.tessera.gemm(a, w.T, activation="silu", gate="interleaved", gate_limit=1.0)
+    _close(torch, d, _glu(torch, a.double() @ w.double().T, "silu", 1.0), BF16_BOUND, "value")
+    with pytest.raises(NotImplementedError, match="a gated epilogue"):
+        d.sum().backward()
+
+
+@needs_gpu
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("shared", [False, True])
+@pytest.mark.parametrize("limit", [0.0, 0.75])
+def test_grouped_gated_matches_float64(torch, activation, shared, limit):
+    gen = torch.Generator(device="cuda").manual_seed(37)
+    g, n, k = len(SIZES), 208, 512
+    x = _inputs(torch, gen, sum(SIZES), k).bfloat16()
+    w = _inputs(torch, gen, g, n, k).bfloat16()
+    bias = torch.randn(*((n,) if shared else (g, n)), device="cuda", generator=gen).bfloat16()
+    per = (lambda gi: bias.double()) if shared else (lambda gi: bias[gi].double())
+    want = lambda gi, r, s: _glu(torch, x[r:r + s].double() @ w[gi].double().T + per(gi), activation, limit)  # noqa
+    y = tessera.grouped_mm(x, w, group_offs(torch, SIZES), bias=bias, activation=activation, gate="interleaved",
+                           gate_limit=limit)
+    assert y.shape == (sum(SIZES), n // 2)
+    _check_groups(torch, y, want, SIZES, BF16_BOUND, activation)
+    for p in tessera.grouped_plans(x, w, bias=bias, activation=activation, gate="interleaved", gate_limit=limit)[:6]:
+        y = tessera.grouped_mm(x, w, group_offs(torch, SIZES), bias=bias, activation=activation, gate="interleaved",
+                               gate_limit=limit, plan=p)
+        _check_groups(torch, y, want, SIZES, BF16_BOUND, p.name)
+
+
+@needs_gpu
+def test_grouped_masked_gated_matches_float64(torch):
+    gen = torch.Generator(device="cuda").manual_seed(41)
+    counts, m_max, n, k = [3, 0, 128, 1, 77, 64, 2, 100], 128, 336, 512
+    g = len(counts)
+    xm = _inputs(torch, gen, g, m_max, k).bfloat16()
+    wm = _inputs(torch, gen, g, n, k).bfloat16()
+    bias = torch.randn(n, device="cuda", generator=gen).half()
+    out = torch.full((g, m_max, n // 2), float("nan"), device="cuda", dtype=torch.bfloat16)
+    tessera.grouped_mm_masked(xm, wm, torch.tensor(counts, dtype=torch.int32, device="cuda"), 64, out, bias=bias,
+                              activation="silu", gate="interleaved", gate_limit=1.0)
+    for gi, c in enumerate(counts):
+        if c:
+            want = _glu(torch, xm[gi, :c].double() @ wm[gi].double().T + bias.double(), "silu", 1.0)
+            _close(torch, out[gi, :c], want, BF16_BOUND, f"masked group {gi}")
+        assert torch.isnan(out[gi, c:].float()).all(), f"masked group {gi}: rows past masked_m were written"

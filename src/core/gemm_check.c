@@ -1,6 +1,7 @@
 /* Validation of dense GEMM problems: every rule of tess_gemm_scaled, each
  * refusal a sentence that names the rule broken and what would satisfy it.
  * Shared with the grouped GEMM's checks (core/grouped.c). */
+#include <float.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -131,9 +132,13 @@ tess_status tess_gemm_validate(const tess_device_info *info, const tess_gemm_des
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: M, N, K and batch must each be below 2^31");
     if (!a || !b || !d)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: A, B and D must not be NULL");
+    if ((s = tess_gemm_check_gate(desc->gate, desc->gate_limit, n, desc->beta, "tess_gemm")))
+        return s;
+    const int gated = desc->gate != TESS_GATE_NONE;
     const tess_operand_shape abd[] = {{&desc->a, batch, m, k, "A", "M x K"},
                                       {&desc->b, batch, k, n, "B", "K x N"},
-                                      {&desc->d, batch, m, n, "D", "M x N"}};
+                                      {&desc->d, batch, m, gated ? n / 2 : n, "D",
+                                       gated ? "M x N/2 (a gated epilogue's)" : "M x N"}};
     if ((s = tess_gemm_check_matrices(abd, 3)))
         return s;
     /* Every batch needs its own D: batches of D may not overlap. */
@@ -250,11 +255,34 @@ tess_status tess_gemm_check_epilogue(const tess_epilogue_desc *e, const void *bi
     return TESS_STATUS_SUCCESS;
 }
 
+tess_status tess_gemm_check_gate(int gate, float limit, int64_t n, float beta, const char *caller) {
+    if (gate == TESS_GATE_NONE)
+        return TESS_STATUS_SUCCESS;
+    if (gate != TESS_GATE_INTERLEAVED)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: gate=%d is not a tess_gate (NONE 0, INTERLEAVED 1)", caller,
+                         gate);
+    if (n % 2 != 0)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "%s: a gated epilogue pairs the product's columns (gate, up), so N must be even; N=%" PRId64,
+                         caller, n);
+    if (beta != 0.0f)
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "%s: beta=%g with a gate; a gated epilogue reads no C (add C as the residual, after the "
+                         "gate, or before the GEMM)",
+                         caller, beta);
+    if (!(limit >= 0.0f) || limit > FLT_MAX)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: gate_limit=%g must be finite and >= 0 (0: no clamp)", caller,
+                         limit);
+    return TESS_STATUS_SUCCESS;
+}
+
 tess_status tess_gemm_check_residual(const tess_gemm_desc *desc, const void *residual, const char *caller) {
     const tess_matrix_desc *r = &desc->residual;
     if (r->rows == 0 && r->cols == 0)
         return TESS_STATUS_SUCCESS;
-    const tess_operand_shape shape = {r, desc->batch, desc->m, desc->n, "residual", "M x N, as D"};
+    const int gated = desc->gate != TESS_GATE_NONE;
+    const tess_operand_shape shape = {r, desc->batch, desc->m, gated ? desc->n / 2 : desc->n, "residual",
+                                      gated ? "M x N/2, as D" : "M x N, as D"};
     tess_status s = tess_gemm_check_matrices(&shape, 1);
     if (s != TESS_STATUS_SUCCESS)
         return s;

@@ -31,6 +31,7 @@ tess_gemm_desc tess_grouped_as_batch(const tess_grouped_gemm_desc *g) {
     d.a = g->x, d.b = g->w, d.d = g->y;
     d.a_scale = g->x_scale, d.b_scale = g->w_scale;
     d.epilogue = g->epilogue; /* its bias batch is the group (the kernels' tile.group) */
+    d.gate = g->gate, d.gate_limit = g->gate_limit;
     if (g->layout == TESS_GROUP_CONTIGUOUS) {
         d.a.batch_stride = 0, d.d.batch_stride = 0;
         if (d.a_scale.mode != TESS_SCALE_TENSOR)
@@ -92,11 +93,14 @@ static tess_status grouped_validate(const tess_device_info *info, const tess_gro
                          (const void *)rows);
     const int masked = desc->layout == TESS_GROUP_MASKED;
     const int64_t xy_batch = masked ? g : 1;
-    tess_status s;
+    tess_status s = tess_gemm_check_gate(desc->gate, desc->gate_limit, n, 0.0f, "tess_grouped_gemm");
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    const int gated = desc->gate != TESS_GATE_NONE;
     const tess_operand_shape xwy[] = {
         {&desc->x, xy_batch, m, k, "X", "M x K"},
         {&desc->w, g, k, n, "W", "K x N (each expert's N x K weight, K-major)"},
-        {&desc->y, xy_batch, m, n, "Y", "M x N"},
+        {&desc->y, xy_batch, m, gated ? n / 2 : n, "Y", gated ? "M x N/2 (a gated epilogue's)" : "M x N"},
     };
     if ((s = tess_gemm_check_matrices(xwy, 3)))
         return s;

@@ -37,7 +37,7 @@ tess_status tess_ref_gemm_check(const tess_ref_gemm *p) {
         (s = tess_matrix_check(&p->d, p->batch, "D")) ||
         (s = tess_matrix_check_shape(&p->a, p->m, p->k, "A", "M x K")) ||
         (s = tess_matrix_check_shape(&p->b, p->k, p->n, "B", "K x N")) ||
-        (s = tess_matrix_check_shape(&p->d, p->m, p->n, "D", "M x N")) ||
+        (s = tess_matrix_check_shape(&p->d, p->m, tess_ref_out_cols(p), "D", p->gate ? "M x N/2" : "M x N")) ||
         (s = check_scale(&p->a_scale, "A")) || (s = check_scale(&p->b_scale, "B")))
         return s;
     if (!p->a_data || !p->b_data)
@@ -45,8 +45,12 @@ tess_status tess_ref_gemm_check(const tess_ref_gemm *p) {
     if (p->epilogue.bias != TESS_BIAS_NONE && !p->bias_data)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "reference GEMM: the epilogue adds a bias, but bias_data is NULL");
     if (p->residual_data && ((s = tess_matrix_check(&p->residual, p->batch, "residual")) ||
-                             (s = tess_matrix_check_shape(&p->residual, p->m, p->n, "residual", "M x N"))))
+                             (s = tess_matrix_check_shape(&p->residual, p->m, tess_ref_out_cols(p), "residual",
+                                                          "D's shape"))))
         return s;
+    if (p->gate && (p->gate != TESS_GATE_INTERLEAVED || p->n % 2 != 0 || p->beta != 0.0))
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "reference GEMM: a gate must be TESS_GATE_INTERLEAVED, over an even N, without C");
     if (p->beta != 0.0) {
         if (!p->c_data)
             return tess_fail(TESS_STATUS_INVALID_VALUE, "reference GEMM: beta=%g reads C, but C is NULL", p->beta);
@@ -78,9 +82,11 @@ tess_status tess_ref_gemm_cpu(const tess_ref_gemm *p, double *out) {
         return tess_fail(TESS_STATUS_INVALID_VALUE, "reference GEMM: the output buffer is NULL");
     double *a = malloc(sizeof(double) * (size_t)(p->m * p->k));
     double *bt = malloc(sizeof(double) * (size_t)(p->n * p->k));
-    if (!a || !bt) {
+    double *row = malloc(sizeof(double) * (size_t)p->n); /* one row's values before the activation */
+    if (!a || !bt || !row) {
         free(a);
         free(bt);
+        free(row);
         return tess_fail(TESS_STATUS_ALLOC_FAILED, "reference GEMM: out of host memory for %" PRId64 " x %" PRId64
                          " x %" PRId64, p->m, p->n, p->k);
     }
@@ -96,12 +102,24 @@ tess_status tess_ref_gemm_cpu(const tess_ref_gemm *p, double *out) {
                 double v = p->alpha * acc;
                 if (p->beta != 0.0)
                     v += p->beta * tess_load_as_f32(p->c.dtype, p->c_data, tess_matrix_offset(&p->c, b, i, j));
-                out[(b * p->m + i) * p->n + j] = tess_ref_epilogue(p, v, b, i, j);
+                if (p->gate) { /* the bias now, the activation below on the pairs */
+                    tess_epilogue_desc bias_only = p->epilogue;
+                    bias_only.activation = TESS_ACT_NONE;
+                    row[j] = tess_ref_epilogue_of(bias_only, p->bias_data, v, b, i, j);
+                } else {
+                    out[(b * p->m + i) * p->n + j] = tess_ref_epilogue(p, v, b, i, j);
+                }
             }
+            const int64_t cols = tess_ref_out_cols(p);
+            for (int64_t j = 0; p->gate && j < cols; j++)
+                out[(b * p->m + i) * cols + j] = tess_ref_glu(p->epilogue.activation, p->gate_limit, row[2 * j],
+                                                              row[2 * j + 1]) +
+                                                 tess_ref_residual(p, b, i, j);
         }
     }
     free(a);
     free(bt);
+    free(row);
     return TESS_STATUS_SUCCESS;
 }
 
@@ -109,11 +127,12 @@ tess_status tess_ref_store(const tess_ref_gemm *p, const double *out, void *d_da
     tess_status s = tess_matrix_check(&p->d, p->batch, "D");
     if (s != TESS_STATUS_SUCCESS)
         return s;
+    const int64_t cols = tess_ref_out_cols(p);
     for (int64_t b = 0; b < p->batch; b++)
         for (int64_t i = 0; i < p->m; i++)
-            for (int64_t j = 0; j < p->n; j++)
+            for (int64_t j = 0; j < cols; j++)
                 tess_store_from_f32(p->d.dtype, d_data, tess_matrix_offset(&p->d, b, i, j),
-                                    (float)out[(b * p->m + i) * p->n + j]);
+                                    (float)out[(b * p->m + i) * cols + j]);
     return TESS_STATUS_SUCCESS;
 }
 
@@ -145,11 +164,12 @@ double tess_ref_rel_error_matrix(int64_t batch, const tess_matrix_desc *got_desc
 double tess_ref_rel_error(const tess_ref_gemm *p, const double *ref, const void *d_data, int64_t *nonfinite) {
     double diff2 = 0.0, ref2 = 0.0;
     int64_t bad = 0;
+    const int64_t cols = tess_ref_out_cols(p);
     for (int64_t b = 0; b < p->batch; b++) {
         for (int64_t i = 0; i < p->m; i++) {
-            for (int64_t j = 0; j < p->n; j++) {
+            for (int64_t j = 0; j < cols; j++) {
                 double got = tess_load_as_f32(p->d.dtype, d_data, tess_matrix_offset(&p->d, b, i, j));
-                double want = ref[(b * p->m + i) * p->n + j];
+                double want = ref[(b * p->m + i) * cols + j];
                 if (!isfinite(got))
                     bad++;
                 diff2 += (got - want) * (got - want);

@@ -37,9 +37,17 @@ typedef struct tess_ref_gemm {
     tess_scale_operand a_scale, b_scale;
     tess_epilogue_desc epilogue; /* zero: none */
     const void *bias_data;       /* the bias vectors where epilogue.bias says so */
-    tess_matrix_desc residual;   /* added after the activation where residual_data is not NULL (M x N) */
+    tess_matrix_desc residual;   /* added after the activation where residual_data is not NULL (D's shape) */
     const void *residual_data;
+    /* A gated activation (tess_gate): D (and the residual) M x N/2, D[:, j]
+     * = activation(v[:, 2j]) * v[:, 2j + 1] with v after the bias, each
+     * clamped first where gate_limit > 0 (tess_ref_glu). */
+    int gate;
+    double gate_limit;
 } tess_ref_gemm;
+
+/* D's columns: N, or N / 2 with a gate. */
+TESS_HD int64_t tess_ref_out_cols(const tess_ref_gemm *p) { return p->gate ? p->n / 2 : p->n; }
 
 /* The activation `act` (tess_activation) of v in float64: the specification
  * of the kernels' float32 tess_activate. */
@@ -51,6 +59,17 @@ TESS_HD double tess_ref_activate(int act, double v) {
     case TESS_ACT_SILU: return v / (1.0 + exp(-v));
     default: return v;
     }
+}
+
+/* A gated activation's value from its gate and up values (after the bias):
+ * both clamped where limit > 0 (gate <= limit, |up| <= limit, as GPT-OSS),
+ * then activation(gate) * up. */
+TESS_HD double tess_ref_glu(int act, double limit, double gate, double up) {
+    if (limit > 0.0) {
+        gate = gate > limit ? limit : gate;
+        up = up > limit ? limit : up < -limit ? -limit : up;
+    }
+    return tess_ref_activate(act, gate) * up;
 }
 
 /* D's element (m, n) of batch b from v = alpha * sum + beta * C: the bias of
@@ -83,8 +102,8 @@ TESS_HD float tess_ref_scale_at(const tess_scale_operand *s, int64_t batch, int6
  * present, scale modes are known and their strides non-negative. */
 tess_status tess_ref_gemm_check(const tess_ref_gemm *p);
 
-/* Computes the problem on the CPU in float64 into `out`, batch x M x N,
- * row-major and unrounded (so that errors of D can be measured against it). */
+/* Computes the problem on the CPU in float64 into `out`, batch x M x N
+ * (N/2 with a gate), row-major and unrounded (so that errors of D can be measured against it). */
 tess_status tess_ref_gemm_cpu(const tess_ref_gemm *p, double *out);
 
 /* Rounds a tess_ref_gemm_cpu result into D's type and layout at `d_data`

@@ -75,12 +75,57 @@ __global__ void __launch_bounds__(REF_SIDE *REF_SIDE) ref_gemm_kernel(tess_ref_g
     }
 }
 
+// A gated problem's second pass: D's element (m, j) of batch b from the
+// values before the activation (v: batch x M x N, column-major float32),
+// activation(v[m, 2j]) * v[m, 2j + 1] (tess_ref_glu), plus the residual.
+__global__ void ref_glu_kernel(tess_ref_gemm p, const float *v, void *d) {
+    const int64_t cols = p.n / 2, per_batch = p.m * cols;
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < per_batch * p.batch;
+         e += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t b = e / per_batch, m = e % per_batch % p.m, j = e % per_batch / p.m;
+        const float *vb = v + b * p.m * p.n;
+        double x = tess_ref_glu(p.epilogue.activation, p.gate_limit, vb[2 * j * p.m + m], vb[(2 * j + 1) * p.m + m]);
+        if (p.residual_data)
+            x += tess_load_as_f32(p.residual.dtype, p.residual_data, tess_matrix_offset(&p.residual, b, m, j));
+        tess_store_from_f32(p.d.dtype, d, tess_matrix_offset(&p.d, b, m, j), (float)x);
+    }
+}
+
+static tess_status ref_gemm_launch(const tess_ref_gemm *p, void *d_data, void *stream);
+
+// A gated problem: the values after the bias into a temporary float32
+// batch x M x N, then ref_glu_kernel into D (synchronous: the temporary is
+// freed before returning).
+static tess_status ref_gemm_gated(const tess_ref_gemm *p, void *d_data, void *stream) {
+    tess_ref_gemm first = *p;
+    first.gate = 0, first.epilogue.activation = TESS_ACT_NONE, first.residual_data = NULL;
+    first.d = {TESS_DTYPE_F32, TESS_ORDER_COL, p->m, p->n, p->m, p->m * p->n};
+    float *v = NULL;
+    cudaError_t err = cudaMalloc(&v, sizeof(float) * (size_t)(p->m * p->n * p->batch));
+    if (err != cudaSuccess)
+        return tess_cuda_status(err, "allocating the GPU reference's gated values");
+    tess_status s = ref_gemm_launch(&first, v, stream);
+    if (s == TESS_STATUS_SUCCESS) {
+        ref_glu_kernel<<<1024, 256, 0, (cudaStream_t)stream>>>(*p, v, d_data);
+        s = tess_cuda_status(cudaGetLastError(), "launching the GPU reference's gate");
+    }
+    if (s == TESS_STATUS_SUCCESS)
+        s = tess_cuda_status(cudaStreamSynchronize((cudaStream_t)stream), "running the GPU reference's gate");
+    cudaFree(v);
+    return s;
+}
+
 extern "C" tess_status tess_ref_gemm_gpu(const tess_ref_gemm *p, void *d_data, void *stream) {
     tess_status s = tess_ref_gemm_check(p);
     if (s != TESS_STATUS_SUCCESS)
         return s;
     if (!d_data)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "GPU reference GEMM: D data must not be NULL");
+    return p->gate ? ref_gemm_gated(p, d_data, stream) : ref_gemm_launch(p, d_data, stream);
+}
+
+// Launches ref_gemm_kernel over a checked problem.
+static tess_status ref_gemm_launch(const tess_ref_gemm *p, void *d_data, void *stream) {
     int64_t m_tiles = (p->m + REF_TILE - 1) / REF_TILE, n_tiles = (p->n + REF_TILE - 1) / REF_TILE;
     if (m_tiles > REF_GRID_YZ_MAX || n_tiles > INT32_MAX)
         return tess_fail(TESS_STATUS_NOT_SUPPORTED, "GPU reference GEMM: M=%lld or N=%lld is too large for its grid",

@@ -61,7 +61,8 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
     size_t a_bytes, b_bytes, c_bytes = 0;
     void *ha = test_matrix_random(&g->a, g->batch, &rng, &a_bytes), *hb = test_matrix_random(&g->b, g->batch, &rng, &b_bytes);
     void *hc = g->beta != 0.0f || in_place ? test_matrix_random(&g->c, g->batch, &rng, &c_bytes) : NULL;
-    size_t d_bytes = tess_matrix_bytes(&g->d, g->batch), ref_bytes = sizeof(float) * (size_t)(g->m * g->n * g->batch);
+    const int64_t d_cols = g->d.cols; /* N, or N / 2 with a gate */
+    size_t d_bytes = tess_matrix_bytes(&g->d, g->batch), ref_bytes = sizeof(float) * (size_t)(g->m * d_cols * g->batch);
     size_t bias_bytes = 0;
     void *hbias = test_bias_random(&g->epilogue, &rng, g->m, g->n, g->batch, &bias_bytes);
     void *dbias = hbias ? gpu_upload(hbias, bias_bytes) : NULL;
@@ -85,7 +86,8 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
     ref.a_data = da, ref.b_data = db, ref.c_data = in_place ? dd : dc;
     ref.epilogue = g->epilogue, ref.bias_data = dbias;
     ref.residual = g->residual, ref.residual_data = dres;
-    tess_matrix_desc rd = {TESS_DTYPE_F32, TESS_ORDER_COL, g->m, g->n, g->m, g->m * g->n};
+    ref.gate = g->gate, ref.gate_limit = g->gate_limit;
+    tess_matrix_desc rd = {TESS_DTYPE_F32, TESS_ORDER_COL, g->m, d_cols, g->m, g->m * d_cols};
     ref.d = rd;
     float *dref = gpu_upload(NULL, ref_bytes);
     CHECK_STATUS(tess_ref_gemm_gpu(&ref, dref, NULL), TESS_STATUS_SUCCESS);
@@ -111,16 +113,18 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
         s = tess_gemm_fused(h, g, plan, da, NULL, db, NULL, dc, dd, &ep);
         err = cudaDeviceSynchronize();
     }
-    char what[480], epi[96], res[64] = "";
+    char what[560], epi[96], res[64] = "", gate[48] = "";
+    if (g->gate)
+        snprintf(gate, sizeof gate, " gate%s%g", g->gate_limit > 0.0f ? " limit " : "", g->gate_limit);
     if (hres)
         snprintf(res, sizeof res, " residual %s:%s%s%s", tess_dtype_name(g->residual.dtype),
                  g->residual.order == TESS_ORDER_ROW ? "row" : "col",
                  g->batch > 1 && g->residual.batch_stride == 0 ? " shared" : "", res_is_d ? " (is D)" : "");
-    snprintf(what, sizeof what, "M=%lld N=%lld K=%lld batch=%lld A %s B %s D %s:%s beta=%g%s%s%s plan %s",
+    snprintf(what, sizeof what, "M=%lld N=%lld K=%lld batch=%lld A %s B %s D %s:%s beta=%g%s%s%s%s plan %s",
              (long long)g->m, (long long)g->n, (long long)g->k, (long long)g->batch,
              g->a.order == TESS_ORDER_ROW ? "row" : "col", g->b.order == TESS_ORDER_ROW ? "row" : "col",
              tess_dtype_name(g->d.dtype), g->d.order == TESS_ORDER_ROW ? "row" : "col", g->beta,
-             in_place ? " (in place)" : "", test_epilogue_name(&g->epilogue, epi, sizeof epi), res,
+             in_place ? " (in place)" : "", test_epilogue_name(&g->epilogue, epi, sizeof epi), res, gate,
              plan ? plan->name : (count ? plans[0].name : "?"));
     st->runs++;
     int before = check_failed;
@@ -141,7 +145,7 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
             unsigned char *inside = calloc(d_bytes / es, 1);
             for (int64_t b = 0; b < g->batch; b++)
                 for (int64_t i = 0; i < g->m; i++)
-                    for (int64_t j = 0; j < g->n; j++)
+                    for (int64_t j = 0; j < d_cols; j++)
                         inside[tess_matrix_offset(&g->d, b, i, j)] = 1;
             for (size_t e = 0; e < d_bytes / es; e++)
                 if (!inside[e])
@@ -153,6 +157,8 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
         /* An activation may shrink the reference's norm (ReLU's zeros) while
          * the error of the sums before it stays: twice the sums' allowance. */
         double bound = rd2.unit + (g->epilogue.activation != TESS_ACT_NONE ? 4e-5 : 2e-5);
+        if (g->gate) /* a product of two sums: their relative errors add */
+            bound += 4e-5;
         if (g->a.dtype == TESS_DTYPE_F32) /* TF32 drops 13 of each input's 24 significant bits */
             bound += TF32_ALLOWANCE;
         CHECKF(nonfinite == 0 && rel <= bound, "%s: rel error %.3g (bound %.3g), %lld unwritten", what, rel, bound,
@@ -188,9 +194,17 @@ static void random_problem(tess_gemm_desc *g, int64_t max_dim) {
         g->a.batch_stride = 0; /* one A shared by the batch */
     g->alpha = tess_rng_range(&rng, 0, 1) ? 1.0f : (float)tess_rng_normal(&rng);
     g->beta = tess_rng_range(&rng, 0, 1) ? 0.0f : (float)tess_rng_normal(&rng);
+    if (tess_rng_range(&rng, 0, 4) == 0) { /* a gate: N even, D (and a residual) N / 2 wide, no C */
+        g->n += g->n % 2;
+        g->b = layout(in, g->k, g->n, g->batch, g->b.order == TESS_ORDER_ROW);
+        g->d = layout(g->d.dtype, g->m, g->n / 2, g->batch, g->d.order == TESS_ORDER_ROW);
+        g->beta = 0.0f;
+        g->gate = TESS_GATE_INTERLEAVED;
+        g->gate_limit = tess_rng_range(&rng, 0, 2) ? 0.0f : 4.0f;
+    }
     test_epilogue_random(&g->epilogue, &rng, g->m, g->n, g->batch, 0);
     if (tess_rng_range(&rng, 0, 3) == 0) { /* a residual of any type and order, sometimes shared by the batch */
-        g->residual = layout(outs[tess_rng_range(&rng, 0, 2)], g->m, g->n, g->batch, (int)tess_rng_range(&rng, 0, 1));
+        g->residual = layout(outs[tess_rng_range(&rng, 0, 2)], g->m, g->d.cols, g->batch, (int)tess_rng_range(&rng, 0, 1));
         if (g->batch > 1 && tess_rng_range(&rng, 0, 2) == 0)
             g->residual.batch_stride = 0;
     }
@@ -300,6 +314,45 @@ static void test_small_m(tess_handle h, case_stats *st) {
     }
     CHECKF(st->transposed > transposed && st->stream_k > stream_k, "small M: %d runs, %d transposed, %d stream-K",
            st->runs - runs, st->transposed - transposed, st->stream_k - stream_k);
+}
+
+/* Gated epilogues (SwiGLU and kin) on every plan of a few shapes: 16-bit D
+ * staged in either order, f32 D from registers, small M (no transposed
+ * plans), stream-K tails, ragged N / 2, the clamp, a bias per column (N
+ * values) or row, a residual of D's shape. */
+static void test_gated(tess_handle h, case_stats *st) {
+    static const int64_t shapes[][3] = {
+        /* m, n, k */
+        {256, 512, 384}, {100, 1002, 700}, {16, 2048, 1024}, {1000, 3000, 2048}, {333, 778, 520},
+    };
+    static const tess_dtype outs[3] = {TESS_DTYPE_BF16, TESS_DTYPE_F32, TESS_DTYPE_F16};
+    const int runs = st->runs;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        tess_gemm_desc g;
+        tess_gemm_desc_init(&g);
+        g.m = shapes[i][0], g.n = shapes[i][1], g.k = shapes[i][2];
+        g.a = layout(TESS_DTYPE_BF16, g.m, g.k, 1, i != 1);
+        g.b = layout(TESS_DTYPE_BF16, g.k, g.n, 1, i == 4);
+        g.d = layout(outs[i % 3], g.m, g.n / 2, 1, i % 2 == 0);
+        g.gate = TESS_GATE_INTERLEAVED;
+        g.gate_limit = i % 2 ? 3.0f : 0.0f;
+        g.epilogue.activation = (tess_activation)((i + 4) % 5); /* SiLU first */
+        g.epilogue.bias = i == 2 ? TESS_BIAS_NONE : i == 4 ? TESS_BIAS_ROWS : TESS_BIAS_COLUMNS;
+        g.epilogue.bias_type = outs[(i + 1) % 3];
+        if (i % 2 == 1)
+            g.residual = layout(outs[(i + 2) % 3], g.m, g.n / 2, 1, i % 4 == 1);
+        tess_plan plans[MAX_PLANS];
+        int count = 0;
+        CHECK_STATUS(tess_gemm_plans(h, &g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
+        CHECKF(count > 0, "gated %lldx%lldx%lld: no plan", (long long)g.m, (long long)g.n, (long long)g.k);
+        for (int p = 0; p < count && p < MAX_PLANS; p++) {
+            CHECKF(!plans[p].transposed && strncmp(plans[p].name, "gemv", 4) != 0,
+                   "gated %lldx%lldx%lld: plan %s pairs columns it cannot", (long long)g.m, (long long)g.n,
+                   (long long)g.k, plans[p].name);
+            run_case(h, &g, p, 0, st);
+        }
+    }
+    CHECKF(st->runs > runs, "gated: %d runs", st->runs - runs);
 }
 
 static void test_refusals(tess_handle h) {
@@ -450,6 +503,7 @@ int main(void) {
     test_stream_k(h, &st);
     test_pingpong(h, &st);
     test_small_m(h, &st);
+    test_gated(h, &st);
     test_refusals(h);
     test_sm_budget(h, &st);
     printf("gemm cases: %d run (%d stream-K, %d transposed), %d failed\n", st.runs, st.stream_k, st.transposed,

@@ -127,6 +127,13 @@ static void make_case(grouped_case *c, tess_group_layout layout, int64_t groups,
     c->bias = test_bias_random(&g->epilogue, &rng, g->m, n, groups, &c->bias_bytes);
 }
 
+/* Gives case c a gated epilogue (N even): Y N / 2 wide, its ld and bytes unchanged, sometimes clamped. */
+static void make_gated(grouped_case *c) {
+    c->g.gate = TESS_GATE_INTERLEAVED;
+    c->g.gate_limit = tess_rng_range(&rng, 0, 1) ? 0.0f : 3.0f;
+    c->g.y.cols = c->g.n / 2;
+}
+
 static void free_case(grouped_case *c) {
     free(c->rows), free(c->first), free(c->count), free(c->x), free(c->w), free(c->xs), free(c->ws), free(c->bias);
 }
@@ -172,7 +179,8 @@ static double run_case(tess_handle h, grouped_case *c, int plan_index, char *pla
         goto done;
     /* The reference: each non-empty group's dense problem into a float Y. */
     const int64_t xy_batches = masked ? g->groups : 1, rows_all = g->m * xy_batches;
-    float *dref = gpu_upload(NULL, sizeof(float) * (size_t)(rows_all * g->n));
+    const int64_t yc = g->y.cols; /* N, or N / 2 with a gate */
+    float *dref = gpu_upload(NULL, sizeof(float) * (size_t)(rows_all * yc));
     const int64_t es = (int64_t)tess_dtype_size(g->x.dtype);
     for (int64_t gi = 0; gi < g->groups; gi++) {
         if (c->count[gi] == 0)
@@ -191,13 +199,14 @@ static double run_case(tess_handle h, grouped_case *c, int plan_index, char *pla
         ref.epilogue = g->epilogue; /* the group's bias vector, as a batch of one */
         if (dbias)
             ref.bias_data = (const char *)dbias + gi * g->epilogue.bias_batch_stride * (int64_t)tess_dtype_size(g->epilogue.bias_type);
-        ref.d = (tess_matrix_desc){TESS_DTYPE_F32, TESS_ORDER_ROW, c->count[gi], g->n, g->n, 0};
+        ref.gate = g->gate, ref.gate_limit = g->gate_limit;
+        ref.d = (tess_matrix_desc){TESS_DTYPE_F32, TESS_ORDER_ROW, c->count[gi], yc, yc, 0};
         ref.c = ref.d;
-        CHECK_STATUS(tess_ref_gemm_gpu(&ref, dref + row0 * g->n, NULL), TESS_STATUS_SUCCESS);
+        CHECK_STATUS(tess_ref_gemm_gpu(&ref, dref + row0 * yc, NULL), TESS_STATUS_SUCCESS);
     }
-    float *want = malloc(sizeof(float) * (size_t)(rows_all * g->n));
+    float *want = malloc(sizeof(float) * (size_t)(rows_all * yc));
     unsigned char *got = malloc(c->y_bytes + GPU_GUARD_BYTES);
-    cudaMemcpy(want, dref, sizeof(float) * (size_t)(rows_all * g->n), cudaMemcpyDeviceToHost);
+    cudaMemcpy(want, dref, sizeof(float) * (size_t)(rows_all * yc), cudaMemcpyDeviceToHost);
     cudaMemcpy(got, dy, c->y_bytes + GPU_GUARD_BYTES, cudaMemcpyDeviceToHost);
     /* Which rows of each batch belong to a group. */
     char *owned = calloc((size_t)rows_all, 1);
@@ -212,8 +221,8 @@ static double run_case(tess_handle h, grouped_case *c, int plan_index, char *pla
             const int64_t row = b * g->m + r;
             for (int64_t col = 0; col < g->y.ld; col++) {
                 const int64_t at = b * g->y.batch_stride + r * g->y.ld + col;
-                if (owned[row] && col < g->n) {
-                    const double y = tess_load_as_f32(g->y.dtype, got, at), w = want[row * g->n + col];
+                if (owned[row] && col < yc) {
+                    const double y = tess_load_as_f32(g->y.dtype, got, at), w = want[row * yc + col];
                     nonfinite += !isfinite(y);
                     err2 += (y - w) * (y - w), ref2 += w * w;
                 } else if ((size_t)at * ye < c->y_bytes) { /* rows of no group, padding: still poisoned */
@@ -243,7 +252,7 @@ static double allowance(const grouped_case *c) {
         outputs += c->count[gi] * c->g.n;
     const double scatter = outputs > 0 && outputs < 256 ? sqrt(256.0 / (double)outputs) : 1.0;
     /* An activation may shrink the reference's norm while the sums' error stays: twice their allowance. */
-    const double act = c->g.epilogue.activation != TESS_ACT_NONE ? 2.0 : 1.0;
+    const double act = (c->g.epilogue.activation != TESS_ACT_NONE ? 2.0 : 1.0) + (c->g.gate ? 2.0 : 0.0);
     return test_dtype_rounding(c->g.y.dtype).unit +
            act * (c->g.x.dtype == TESS_DTYPE_E4M3 ? FP8_ALLOWANCE * scatter : F16_ALLOWANCE);
 }
@@ -262,6 +271,8 @@ static void test_random(tess_handle h) {
         const int64_t k = tess_rng_range(&rng, 0, 2) ? tess_rng_range(&rng, 1, 900) : 128 * tess_rng_range(&rng, 1, 6);
         make_case(&c, (tess_group_layout)tess_rng_range(&rng, 0, 1), groups, n, k, in, recipe,
                   outs[tess_rng_range(&rng, 0, 4) < 3 ? 0 : tess_rng_range(&rng, 1, 2)], (int)tess_rng_range(&rng, 0, 1));
+        if (n % 2 == 0 && tess_rng_range(&rng, 0, 3) == 0)
+            make_gated(&c);
         char plan[64];
         const int before = check_failed;
         const double rel = run_case(h, &c, (int)tess_rng_range(&rng, -1, 8), plan), bound = allowance(&c);
@@ -295,19 +306,22 @@ static void test_every_plan(tess_handle h) {
         grouped_case c;
         make_case(&c, (tess_group_layout)(i % 2), cases[i].groups, cases[i].n, 640, cases[i].in, cases[i].recipe,
                   cases[i].out, 1);
+        const int gated = i == 1 || i == 2; /* bf16 and FP8 block-scaled, with a gate: no token tiles */
+        if (gated)
+            make_gated(&c);
         tess_plan plans[MAX_PLANS];
         int count = 0, token_plans = 0;
         CHECK_STATUS(tess_grouped_gemm_plans(h, &c.g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
         /* 3 kernels (128x256 or 128x192 in clusters of 1 and 2, 128x128) and
          * 3 token tiles (16, 32, 64 tokens), each in 3 orders */
-        CHECKF(count >= 18, "%d plans for case %d", count, i);
+        CHECKF(count >= (gated ? 9 : 18), "%d plans for case %d", count, i);
         for (int p = 0; p < count && p < MAX_PLANS; p++) {
             char plan[64];
             const double rel = run_case(h, &c, p, plan);
             token_plans += strstr(plan, "_swap") != NULL;
             CHECKF(rel >= 0 && rel <= allowance(&c), "every plan, case %d, %s: rel error %.3g", i, plan, rel);
         }
-        CHECKF(token_plans >= 9, "case %d: %d token-tile plans", i, token_plans);
+        CHECKF(gated ? token_plans == 0 : token_plans >= 9, "case %d: %d token-tile plans", i, token_plans);
         free_case(&c);
     }
 }

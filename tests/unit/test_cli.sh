@@ -67,6 +67,8 @@ declare -A sample=(
   [bench gemm:bias-type]="0 $gemm --bias=rows --bias-type=f32"
   [bench gemm:act]="0 $gemm --act=gelu_tanh"
   [bench gemm:residual]="0 $gemm --residual"
+  [bench gemm:gate]="0 $gemm --gate=interleaved"
+  [bench gemm:gate-limit]="0 $gemm --gate=interleaved --gate-limit=7"
   [bench gemm:sms]="0 $gemm --sms=66"
   [bench gemm:providers]="0 $gemm --providers=tessera,cublas"
   [bench gemm:plan]="0 $gemm --plan=c2x1_sk"

@@ -5,6 +5,7 @@
  *    the problem's types and layouts, fit the workspace limit, and stream-K
  *    plans appear only for a thin last wave; and the heuristic's choices for
  *    the suite shapes are the plans measured fastest there. */
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -280,6 +281,52 @@ static void test_residual_rules(void) {
     CHECK(t.residual.rows == 512 && t.residual.cols == 256 && t.residual.order == TESS_ORDER_COL);
 }
 
+/* A gate: D (and a residual) M x N/2, N even, no C, a known gate and a
+ * finite clamp, each refused by its sentence; an earlier descriptor
+ * (ending at the residual) has none; no transposed or GEMV plan pairs the
+ * columns (both would put a pair in two threads), the sm90 ones do. */
+static void test_gate_rules(void) {
+    tess_gemm_desc g = problem(16, 512, 1024);
+    g.gate = TESS_GATE_INTERLEAVED, g.epilogue.activation = TESS_ACT_SILU;
+    g.d = mat(TESS_DTYPE_BF16, TESS_ORDER_ROW, 16, 256);
+    CHECK_STATUS(validate(NULL, &g, P, P, NULL, P), TESS_STATUS_SUCCESS);
+    tess_gemm_desc x = g;
+    x.d = mat(TESS_DTYPE_BF16, TESS_ORDER_ROW, 16, 512);
+    expect_refusal(&x, P, P, NULL, P, TESS_STATUS_INVALID_VALUE, "M x N/2");
+    x = g, x.n = 511, x.b = mat(TESS_DTYPE_BF16, TESS_ORDER_COL, 1024, 511);
+    expect_refusal(&x, P, P, NULL, P, TESS_STATUS_INVALID_VALUE, "N must be even");
+    x = g, x.beta = 1.0f, x.c = x.d;
+    expect_refusal(&x, P, P, P, P, TESS_STATUS_NOT_SUPPORTED, "reads no C");
+    x = g, x.gate = (tess_gate)2;
+    expect_refusal(&x, P, P, NULL, P, TESS_STATUS_INVALID_VALUE, "not a tess_gate");
+    x = g, x.gate_limit = -1.0f;
+    expect_refusal(&x, P, P, NULL, P, TESS_STATUS_INVALID_VALUE, "gate_limit");
+    x = g, x.gate_limit = NAN;
+    expect_refusal(&x, P, P, NULL, P, TESS_STATUS_INVALID_VALUE, "gate_limit");
+    x = g, x.residual = mat(TESS_DTYPE_BF16, TESS_ORDER_ROW, 16, 512);
+    CHECK_STATUS(tess_gemm_check_residual(&x, P, "tess_gemm"), TESS_STATUS_INVALID_VALUE);
+    CHECK(strstr(tess_last_error(), "M x N/2") != NULL);
+    x.residual = mat(TESS_DTYPE_BF16, TESS_ORDER_ROW, 16, 256);
+    CHECK_STATUS(tess_gemm_check_residual(&x, P, "tess_gemm"), TESS_STATUS_SUCCESS);
+    tess_gemm_desc old = g, full;
+    old.struct_size = (uint32_t)(offsetof(tess_gemm_desc, residual) + sizeof(tess_matrix_desc));
+    CHECK_STATUS(tess_gemm_accept(&old, &full), TESS_STATUS_SUCCESS);
+    CHECK(full.gate == TESS_GATE_NONE && full.gate_limit == 0.0f);
+    tess_plan plans[256];
+    int count = tess_gemm_candidates(NULL, &g, SIZE_MAX, plans, 256), paired = 0;
+    for (int i = 0; i < count && i < 256; i++) {
+        CHECKF(!plans[i].transposed && strncmp(plans[i].name, "gemv", 4) != 0, "gated: plan %s", plans[i].name);
+        paired += strncmp(plans[i].name, "sm90", 4) == 0;
+    }
+    CHECKF(paired > 0, "gated M=16: %d plans, none sm90", count);
+    g.gate = TESS_GATE_NONE, g.d = mat(TESS_DTYPE_BF16, TESS_ORDER_ROW, 16, 512);
+    count = tess_gemm_candidates(NULL, &g, SIZE_MAX, plans, 256);
+    int transposed = 0;
+    for (int i = 0; i < count && i < 256; i++)
+        transposed += plans[i].transposed;
+    CHECKF(transposed > 0, "ungated M=16: no transposed plan among %d", count);
+}
+
 /* A first-version descriptor (struct_size ending at fast_accum) reads as
  * one without a fused epilogue; every epilogue rule refuses with its
  * sentence; the transposed problem swaps a bias's side. */
@@ -326,6 +373,7 @@ static void test_epilogue_rules(void) {
     g.epilogue.bias = TESS_BIAS_ROWS;
     CHECK(tess_sm90_transposed_problem(&g).epilogue.bias == TESS_BIAS_COLUMNS);
     test_residual_rules();
+    test_gate_rules();
 }
 
 static void test_refusals(void) {

@@ -71,6 +71,7 @@ static void test_dense_keys(void) {
     noisy.a = base.a, noisy.b = base.b, noisy.c = base.c, noisy.d = base.d;
     noisy.a_scale = base.a_scale, noisy.b_scale = base.b_scale;
     noisy.epilogue = base.epilogue, noisy.allow_tf32 = base.allow_tf32, noisy.residual = base.residual;
+    noisy.gate = base.gate, noisy.gate_limit = base.gate_limit;
     tess_plan_key k1 = key_of_dense(&noisy, 1 << 20);
     CHECKF(same(&k0, &k1), "equal problems, other padding: keys differ");
     k1 = key_of_dense(&base, 2 << 20);
@@ -88,8 +89,8 @@ static void test_dense_keys(void) {
         f[n++] = &d.b_scale.stride_mn, f[n++] = &d.b_scale.stride_k, f[n++] = &d.b_scale.batch_stride;
         f[n++] = &d.epilogue.bias_batch_stride;
         /* alpha, beta, fast_accum, 8 dtypes and orders, a scale mode, the epilogue's bias, bias type and
-         * activation, allow_tf32, the residual's dtype */
-        const int others = 17;
+         * activation, allow_tf32, the residual's dtype, the gate and its limit */
+        const int others = 19;
         if (field >= n + others)
             break;
         if (field < n) {
@@ -112,7 +113,9 @@ static void test_dense_keys(void) {
             case 13: d.epilogue.bias_type = TESS_DTYPE_BF16; break;
             case 14: d.epilogue.activation = TESS_ACT_SILU; break;
             case 15: d.allow_tf32 = 1; break;
-            default: d.residual.dtype = TESS_DTYPE_BF16; break;
+            case 16: d.residual.dtype = TESS_DTYPE_BF16; break;
+            case 17: d.gate = TESS_GATE_INTERLEAVED; break;
+            default: d.gate_limit = 7.0f; break;
             }
         }
         tess_plan_key k = key_of_dense(&d, 1 << 20);
@@ -136,7 +139,7 @@ static void test_grouped_keys(void) {
         f[n++] = &d.groups, f[n++] = &d.m, f[n++] = &d.n, f[n++] = &d.k, f[n++] = &d.expected_m;
         n += matrix_fields(&d.x, f + n), n += matrix_fields(&d.w, f + n), n += matrix_fields(&d.y, f + n);
         f[n++] = &d.x_scale.stride_mn, f[n++] = &d.w_scale.stride_k;
-        if (field >= n + 3)
+        if (field >= n + 5)
             break;
         if (field < n)
             *f[field] += 1;
@@ -144,8 +147,12 @@ static void test_grouped_keys(void) {
             d.layout = TESS_GROUP_CONTIGUOUS;
         else if (field == n + 1)
             d.x.dtype = TESS_DTYPE_F16;
-        else
+        else if (field == n + 2)
             d.w_scale.mode = TESS_SCALE_BLOCK_128x128;
+        else if (field == n + 3)
+            d.gate = TESS_GATE_INTERLEAVED;
+        else
+            d.gate_limit = 7.0f;
         const tess_plan_key k = key_of_grouped(&d, 1 << 20);
         CHECKF(!same(&k0, &k), "grouped field %d changed: same key", field);
         changed++;

@@ -209,10 +209,39 @@ static void test_rejections(tess_rng *r) {
     test_problem_free(&t);
 }
 
+/* A gate against its definition by hand: [[1,2],[3,4]] [[5,6,1,0],[7,8,0,1]]
+ * = [[19,22,1,2],[43,50,3,4]]; with a bias (1, 0, -1, 0) and no activation
+ * D = [[20 * 22, 0 * 2], [44 * 50, 2 * 4]]; clamped at 21, gate 20 stays and
+ * up 22 becomes 21; ReLU of the gate 0 gives 0. D is M x N/2. */
+static void test_gate(void) {
+    const float a[] = {1, 2, 3, 4}, b[] = {5, 6, 1, 0, 7, 8, 0, 1}, bias[] = {1, 0, -1, 0};
+    tess_ref_gemm p;
+    memset(&p, 0, sizeof p);
+    p.m = 2, p.n = 4, p.k = 2, p.batch = 1, p.alpha = 1.0;
+    p.a = (tess_matrix_desc){TESS_DTYPE_F32, TESS_ORDER_ROW, 2, 2, 2, 0};
+    p.b = (tess_matrix_desc){TESS_DTYPE_F32, TESS_ORDER_ROW, 2, 4, 4, 0};
+    p.d = (tess_matrix_desc){TESS_DTYPE_F32, TESS_ORDER_ROW, 2, 2, 2, 0};
+    p.a_data = a, p.b_data = b, p.bias_data = bias;
+    p.epilogue.bias = TESS_BIAS_COLUMNS, p.epilogue.bias_type = TESS_DTYPE_F32;
+    p.gate = TESS_GATE_INTERLEAVED;
+    double out[4];
+    CHECK_STATUS(tess_ref_gemm_cpu(&p, out), TESS_STATUS_SUCCESS);
+    CHECK(out[0] == 20 * 22 && out[1] == 0 && out[2] == 44 * 50 && out[3] == 8);
+    p.gate_limit = 21;
+    CHECK_STATUS(tess_ref_gemm_cpu(&p, out), TESS_STATUS_SUCCESS);
+    CHECK(out[0] == 20 * 21 && out[2] == 21 * 21 && out[3] == 8);
+    p.gate_limit = 0, p.epilogue.activation = TESS_ACT_RELU;
+    CHECK_STATUS(tess_ref_gemm_cpu(&p, out), TESS_STATUS_SUCCESS);
+    CHECK(out[1] == 0 && out[3] == 8);
+    p.d.cols = 4; /* D must be M x N/2 */
+    CHECK_STATUS(tess_ref_gemm_cpu(&p, out), TESS_STATUS_INVALID_VALUE);
+}
+
 int main(void) {
     tess_rng r;
     tess_rng_seed(&r, check_seed());
     test_known_product();
+    test_gate();
     test_random_against_naive(&r);
     test_beta_zero_ignores_c(&r);
     test_store_and_error(&r);

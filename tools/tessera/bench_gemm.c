@@ -12,7 +12,8 @@
  * best round's TF/s (the method of ../shared/peers/sustained.py). --bias and
  * --act fuse a bias (random normal values, one vector shared by the batch)
  * and an activation into every provider's call that can run them
- * (tess_gemm_fused; cuBLASLt's epilogues), and into the reference. Every row
+ * (tess_gemm_fused; cuBLASLt's epilogues), and into the reference; --gate a
+ * gated activation (D, and the residual, M x N/2), which cuBLASLt lacks. Every row
  * also gives the mean SM clock and board power during the provider's timed
  * runs (NVML, energy.h; NaN without it), TF/s per GHz and TF/J (TF/s / W). */
 #include <math.h>
@@ -195,13 +196,15 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
     g.m = m, g.n = n, g.k = k, g.batch = o->batch, g.alpha = o->alpha, g.beta = o->beta;
     g.a = packed(o->ta, o->oa, m, k, o->batch);
     g.b = packed(o->tb, o->ob, k, n, o->batch);
-    g.d = packed(o->td, o->od, m, n, o->batch);
+    const int64_t d_cols = o->gate != TESS_GATE_NONE ? n / 2 : n; /* a gate halves D */
+    g.d = packed(o->td, o->od, m, d_cols, o->batch);
     g.c = o->c_given ? packed(o->tc, o->oc, m, n, o->batch) : g.d;
     const int64_t na = bench_scale_layout(o->scale_a, m, k, &g.a_scale), nb = bench_scale_layout(o->scale_b, n, k, &g.b_scale);
     g.fast_accum = o->fast_accum;
     g.allow_tf32 = g.a.dtype == TESS_DTYPE_F32; /* f32 operands: TF32, as cuBLASLt's peer runs them */
     g.epilogue.bias = (tess_bias_mode)o->bias, g.epilogue.activation = (tess_activation)o->act;
     g.epilogue.bias_type = bench_bias_type(o);
+    g.gate = (tess_gate)o->gate, g.gate_limit = o->gate_limit;
     if (o->residual)
         g.residual = g.d;
     if (workspace_for(h, &g, ws))
@@ -209,7 +212,8 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
     /* cuBLASLt's problem: the same, but a residual without bias or activation is its C with beta 1
      * (the same sum and bytes); with them cuBLASLt has no residual after the activation. */
     tess_gemm_desc lt = g;
-    const int residual_as_c = o->residual && o->bias == TESS_BIAS_NONE && o->act == TESS_ACT_NONE && g.beta == 0.0f;
+    const int residual_as_c = o->residual && o->bias == TESS_BIAS_NONE && o->act == TESS_ACT_NONE && g.beta == 0.0f &&
+                              o->gate == TESS_GATE_NONE;
     if (residual_as_c)
         lt.beta = 1.0f, lt.c = g.d;
     const int64_t bias_count = o->bias == TESS_BIAS_NONE ? 0 : o->bias == TESS_BIAS_COLUMNS ? n : m;
@@ -244,7 +248,7 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
         sets[s].sa = random_factors(na, rng), sets[s].sb = random_factors(nb, rng);
     }
     float *ref = NULL;
-    const tess_matrix_desc rd = packed(TESS_DTYPE_F32, TESS_ORDER_COL, m, n, g.batch); /* the reference's D */
+    const tess_matrix_desc rd = packed(TESS_DTYPE_F32, TESS_ORDER_COL, m, d_cols, g.batch); /* the reference's D */
     if (o->verify) {
         tess_ref_gemm rp;
         memset(&rp, 0, sizeof rp);
@@ -255,6 +259,7 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
         rp.b_scale.data = sets[0].sb, rp.b_scale.layout = g.b_scale;
         rp.epilogue = g.epilogue, rp.bias_data = sets[0].bias;
         rp.residual = g.residual, rp.residual_data = sets[0].residual;
+        rp.gate = (int)g.gate, rp.gate_limit = g.gate_limit;
         rp.d = rd;
         cudaMalloc((void **)&ref, tess_matrix_bytes(&rd, g.batch));
         tess_ref_gemm_gpu(&rp, ref, NULL);
@@ -278,7 +283,9 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
     memset(pv, 0, sizeof pv);
     if (o->cublas) {
         char why[160] = "";
-        if (o->residual && !residual_as_c)
+        if (o->gate != TESS_GATE_NONE)
+            snprintf(why, sizeof why, "cuBLASLt has no gated (GLU) epilogue");
+        else if (o->residual && !residual_as_c)
             snprintf(why, sizeof why, "cuBLASLt adds no residual after a bias or activation (or beside C)");
         pv[0].j = (job){h, &g, NULL, why[0] ? NULL : cublaslt_prepare(&lt, why, sizeof why), sets, nsets, 0};
         pv[0].fn = run_cublas;
@@ -391,7 +398,7 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
         if (csv)
             fprintf(csv,
                     "%lld,%lld,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%g,%g,%s,%s,%d,%s,%s,%s,%s,%s,%.6f,%.2f,%.2f,%.4f,"
-                    "%.3e,%.2f,%.0f,%.1f,%.2f,%.4f,%.2f,%g,%d,%d\n",
+                    "%.3e,%.2f,%.0f,%.1f,%.2f,%.4f,%.2f,%g,%d,%d,%s,%g\n",
                     (long long)m, (long long)n, (long long)k, (long long)g.batch, tess_dtype_name(g.a.dtype),
                     bench_order_name(g.a.order), tess_dtype_name(g.b.dtype), bench_order_name(g.b.order),
                     tess_dtype_name(g.c.dtype), bench_order_name(g.c.order), tess_dtype_name(g.d.dtype),
@@ -400,7 +407,7 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
                     o->bias != TESS_BIAS_NONE ? tess_dtype_name(g.epilogue.bias_type) : "none", bench_act_name(o->act),
                     prov > 0 ? "tessera" : "cublas", q->name, ms, tflops, gbs, ratio, q->err,
                     host_us, w->mean_sm_mhz, w->mean_board_w, per_ghz, per_j, best_tflops, o->hold,
-                    prov > 0 ? budget : 0, o->residual);
+                    prov > 0 ? budget : 0, o->residual, bench_gate_name(o->gate), o->gate_limit);
     }
     for (int s = 0; s < nsets; s++) {
         cudaFree(sets[s].a), cudaFree(sets[s].b), cudaFree(sets[s].d), cudaFree(sets[s].sa), cudaFree(sets[s].sb),
@@ -424,12 +431,24 @@ typedef struct session {
     tess_rng rng;
 } session;
 
+/* 0, or -1 after saying why: --gate-limit without --gate. */
+static int check_gate_settings(const bench_options *o) {
+    if (o->gate_limit > 0.0f && o->gate == TESS_GATE_NONE) {
+        fprintf(stderr, "tessera bench gemm: --gate-limit=%g clamps a gate's inputs: it needs --gate=interleaved\n",
+                o->gate_limit);
+        return -1;
+    }
+    return 0;
+}
+
 /* Runs (or lists) the problems `o` names, every m x n x k combination. */
 static int bench_problems(session *s, const bench_options *o) {
     if (!o->nm || !o->nn || !o->nk) {
         fprintf(stderr, "tessera bench gemm: --m, --n and --k are required\n");
         return 2;
     }
+    if (check_gate_settings(o))
+        return 2;
     if (s->dry_run) {
         bench_print_dry_run(o);
         return 0;
@@ -452,10 +471,12 @@ static void csv_header(FILE *csv, const tess_device_info *info, energy_meter *me
                  "tflops_per_ghz = tflops / (sm_mhz / 1000); tflop_per_j = tflops / board_w; hold_s = 0: bursts, "
                  "else --hold (ms, tflops: round 2; best_tflops: the best round); bias, bias_type, activation: the "
                  "fused epilogue (--bias, --bias-type, --act; none: without); sm_budget: tessera's SMs (--sms; 0 in cuBLAS's "
-                 "rows, which use every SM); residual: 1 where --residual added one (cuBLASLt's rows: as C with beta 1)\n");
+                 "rows, which use every SM); residual: 1 where --residual added one (cuBLASLt's rows: as C with beta "
+                 "1); gate, gate_limit: --gate (interleaved: D is M x N/2, n the product's N) and --gate-limit\n");
     fprintf(csv, "m,n,k,batch,a_type,a_order,b_type,b_order,c_type,c_order,d_type,d_order,alpha,beta,scale_a,"
                  "scale_b,fast_accum,bias,bias_type,activation,provider,kernel,ms,tflops,gbs,speedup_vs_cublas,"
-                 "rel_error,host_us,sm_mhz,board_w,tflops_per_ghz,tflop_per_j,best_tflops,hold_s,sm_budget,residual\n");
+                 "rel_error,host_us,sm_mhz,board_w,tflops_per_ghz,tflop_per_j,best_tflops,hold_s,sm_budget,residual,"
+                 "gate,gate_limit\n");
 }
 
 /* Opens the GPU (device 0), its meter, the shared workspace and the CSV; 0, or the exit code after saying why. */
@@ -535,6 +556,8 @@ int bench_gemm(int argc, char **argv) {
         fprintf(stderr, "tessera bench gemm: --m, --n and --k are required (or --suite=FILE)\n");
         return 2;
     }
+    if (!run.suite && check_gate_settings(&o)) /* said before any GPU is looked for */
+        return 2;
     session s;
     memset(&s, 0, sizeof s);
     s.dry_run = run.dry_run;

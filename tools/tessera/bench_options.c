@@ -3,6 +3,7 @@
  * follow cutlass_profiler's (--m --n --k, --A=bf16:row, --providers, ...). */
 #include "tools/tessera/bench_options.h"
 
+#include <float.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,8 @@
 /* The options, in the table's order (the index cli_parse passes to apply). */
 enum {
     OPT_M, OPT_N, OPT_K, OPT_A, OPT_B, OPT_C, OPT_D, OPT_ALPHA, OPT_BETA, OPT_BATCH, OPT_SCALE_A, OPT_SCALE_B,
-    OPT_FAST_ACCUM, OPT_BIAS, OPT_BIAS_TYPE, OPT_ACT, OPT_RESIDUAL, OPT_PROVIDERS, OPT_PLAN, OPT_WARMUP, OPT_ITERATIONS, OPT_ROUNDS,
+    OPT_FAST_ACCUM, OPT_BIAS, OPT_BIAS_TYPE, OPT_ACT, OPT_RESIDUAL, OPT_GATE, OPT_GATE_LIMIT, OPT_PROVIDERS,
+    OPT_PLAN, OPT_WARMUP, OPT_ITERATIONS, OPT_ROUNDS,
     OPT_CHAIN, OPT_HOLD, OPT_SMS, OPT_VERIFY, OPT_SUITE, OPT_OUTPUT, OPT_DRY_RUN, OPT_COUNT
 };
 
@@ -51,6 +53,13 @@ static const cli_option bench_gemm_options[OPT_COUNT + 1] = {
                       "fused residual, added after the activation: an M x N matrix of D's\n"
                       "type and order (random normal); default false (cuBLASLt runs it\n"
                       "as C with beta 1 where there is no bias or activation)"},
+    [OPT_GATE] = {"gate", CLI_VALUE, "NAME",
+                  "gated activation (GLU): none|interleaved (the product's columns 2j\n"
+                  "and 2j+1 are gate and up; D = act(gate) * up is M x N/2, as the\n"
+                  "residual; N even, beta 0); default none (cuBLASLt has none)"},
+    [OPT_GATE_LIMIT] = {"gate-limit", CLI_VALUE, "X",
+                        "with --gate: gate clamped to at most X, up to [-X, X] before the\n"
+                        "activation; default 0, no clamp"},
     [OPT_PROVIDERS] = {"providers", CLI_VALUE, "LIST", "who is timed: tessera,cublas (either or both); default both"},
     [OPT_PLAN] = {"plan", CLI_VALUE, "I|SUFFIX|all",
                   "tessera's plan: the I-th of tess_gemm_plans, the first whose name\n"
@@ -126,6 +135,12 @@ static const tess_named act_names[] = {
     {TESS_ACT_SILU, "silu"},
 };
 
+/* --gate's names, with their tess_gate. */
+static const tess_named gate_names[] = {
+    {TESS_GATE_NONE, "none"},
+    {TESS_GATE_INTERLEAVED, "interleaved"},
+};
+
 /* The value of the row of `table` named `v`; -1 where no row is. */
 static int value_named(const tess_named *table, size_t count, const char *v) {
     for (size_t i = 0; i < count; i++)
@@ -134,12 +149,27 @@ static int value_named(const tess_named *table, size_t count, const char *v) {
     return -1;
 }
 
-/* Parses --bias, --bias-type or --act (`index`) into *o; -1 after saying
- * which values it takes (`where`: "FILE:LINE: " in a suite's line, else ""). */
+/* Parses --bias, --bias-type, --act, --gate or --gate-limit (`index`) into
+ * *o; -1 after saying which values it takes (`where`: "FILE:LINE: " in a
+ * suite's line, else ""). */
 static int parse_epilogue(int index, const char *v, bench_options *o, const char *where) {
     tess_dtype t;
     int x;
+    char *end = NULL;
+    double limit;
     switch (index) {
+    case OPT_GATE:
+        if ((x = value_named(gate_names, sizeof gate_names / sizeof gate_names[0], v)) >= 0)
+            return (o->gate = x), 1;
+        fprintf(stderr, "tessera bench gemm: %s--gate=%s: expected none or interleaved\n", where, v);
+        return -1;
+    case OPT_GATE_LIMIT:
+        limit = strtod(v, &end);
+        if (end != v && *end == '\0' && limit >= 0.0 && limit <= FLT_MAX)
+            return (o->gate_limit = (float)limit), 1;
+        fprintf(stderr, "tessera bench gemm: %s--gate-limit=%s: expected a finite number >= 0 (0: no clamp)\n",
+                where, v);
+        return -1;
     case OPT_BIAS:
         if ((x = value_named(bias_names, sizeof bias_names / sizeof bias_names[0], v)) >= 0)
             return (o->bias = x), 1;
@@ -319,7 +349,9 @@ static int apply(void *ctx, int index, const char *v) {
     case OPT_FAST_ACCUM: return cli_bool(v, &o->fast_accum);
     case OPT_BIAS:
     case OPT_BIAS_TYPE:
-    case OPT_ACT: return parse_epilogue(index, v, o, st->where);
+    case OPT_ACT:
+    case OPT_GATE:
+    case OPT_GATE_LIMIT: return parse_epilogue(index, v, o, st->where);
     case OPT_RESIDUAL: return cli_bool(v, &o->residual);
     case OPT_PROVIDERS: return parse_providers(v, o);
     case OPT_PLAN: return parse_plan(v, o);
@@ -419,6 +451,8 @@ const char *bench_bias_name(int mode) { return TESS_NAME_OF(bias_names, mode, "i
 
 const char *bench_act_name(int act) { return TESS_NAME_OF(act_names, act, "invalid"); }
 
+const char *bench_gate_name(int gate) { return TESS_NAME_OF(gate_names, gate, "invalid"); }
+
 tess_dtype bench_bias_type(const bench_options *o) {
     if (o->bias_type >= 0)
         return (tess_dtype)o->bias_type;
@@ -426,7 +460,7 @@ tess_dtype bench_bias_type(const bench_options *o) {
 }
 
 void bench_problem_label(const bench_options *o, int64_t m, int64_t n, int64_t k, char *buf, size_t cap) {
-    char scales[48] = "", bias[40] = "", act[24] = "";
+    char scales[48] = "", bias[40] = "", act[24] = "", gate[48] = "";
     const char *residual = o->residual ? " residual" : "";
     if (o->scale_a >= 0 || o->scale_b >= 0)
         snprintf(scales, sizeof scales, " s:%s,%s%s", bench_scale_name(o->scale_a), bench_scale_name(o->scale_b),
@@ -435,9 +469,14 @@ void bench_problem_label(const bench_options *o, int64_t m, int64_t n, int64_t k
         snprintf(bias, sizeof bias, " bias:%s:%s", bench_bias_name(o->bias), tess_dtype_name(bench_bias_type(o)));
     if (o->act != TESS_ACT_NONE)
         snprintf(act, sizeof act, " act:%s", bench_act_name(o->act));
-    snprintf(buf, cap, "%lldx%lldx%lld b%lld %s:%s,%s:%s->%s:%s%s%s%s%s", (long long)m, (long long)n, (long long)k,
+    if (o->gate != TESS_GATE_NONE && o->gate_limit > 0.0f)
+        snprintf(gate, sizeof gate, " gate:%s:%g", bench_gate_name(o->gate), o->gate_limit);
+    else if (o->gate != TESS_GATE_NONE)
+        snprintf(gate, sizeof gate, " gate:%s", bench_gate_name(o->gate));
+    snprintf(buf, cap, "%lldx%lldx%lld b%lld %s:%s,%s:%s->%s:%s%s%s%s%s%s", (long long)m, (long long)n, (long long)k,
              (long long)o->batch, tess_dtype_name(o->ta), bench_order_name(o->oa), tess_dtype_name(o->tb),
-             bench_order_name(o->ob), tess_dtype_name(o->td), bench_order_name(o->od), scales, bias, act, residual);
+             bench_order_name(o->ob), tess_dtype_name(o->td), bench_order_name(o->od), scales, bias, act, gate,
+             residual);
 }
 
 void bench_print_dry_run(const bench_options *o) {

@@ -38,6 +38,8 @@ typedef struct bench_options {
     int bias_type;         /* --bias-type: a tess_dtype, or -1: bench_bias_type's default */
     int act;               /* --act: tess_activation */
     int residual;          /* --residual: a residual of D's type and order, added last */
+    int gate;              /* --gate: tess_gate (D, and the residual, M x N/2) */
+    float gate_limit;      /* --gate-limit: the gate's clamp (0: none) */
     const char *plan_name; /* --plan=TEXT: the first plan whose name ends with TEXT */
     int all_plans;         /* --plan=all */
     int chain;             /* --chain=N: calls timed back to back, per-call time reported */
@@ -70,7 +72,8 @@ int bench_suite_defaults(int argc, char **argv, bench_options *o, bench_run *run
  * problems, 0 if it is empty, -1 after saying what is wrong with it. */
 int bench_parse_line(char *line, const char *suite, int number, bench_options *o);
 
-/* The rows' name of a problem: "MxNxK bB a:row,b:col->d:row[ s:A,B[ fast]][ bias:WHERE:TYPE][ act:NAME][ residual]". */
+/* The rows' name of a problem: "MxNxK bB a:row,b:col->d:row[ s:A,B[ fast]][ bias:WHERE:TYPE][ act:NAME]
+ * [ gate:NAME[:LIMIT]][ residual]". */
 void bench_problem_label(const bench_options *o, int64_t m, int64_t n, int64_t k, char *buf, size_t cap);
 
 /* A scale recipe's name in rows and CSV ("none": no factors), and an order's ("row", "col"). */
@@ -81,6 +84,8 @@ const char *bench_order_name(tess_order order);
  * "columns", "rows"; "none", "relu", "gelu" (erf), "gelu_tanh", "silu". */
 const char *bench_bias_name(int mode);
 const char *bench_act_name(int act);
+/* --gate's names: "none", "interleaved". */
+const char *bench_gate_name(int gate);
 
 /* The bias's type: --bias-type, else D's type where D is 16-bit, else f32. */
 tess_dtype bench_bias_type(const bench_options *o);

@@ -54,7 +54,8 @@ TESS_DEVICE float tess_epilogue_bias(const tess_epilogue &e, int bb, int m, int 
         return 0.0f;
     const bool per_column = e.bias_mode == TESS_BIAS_COLUMNS;
     const int i = per_column ? n : m;
-    if (i >= (per_column ? e.d_layout.cols : e.d_layout.rows))
+    // A gated epilogue's bias spans the product's columns, twice D's.
+    if (i >= (per_column ? (e.gate ? 2 : 1) * e.d_layout.cols : e.d_layout.rows))
         return 0.0f;
     return tess_load_as_f32(e.bias_type, e.bias, bb * e.bias_batch_stride + i);
 }
@@ -214,6 +215,27 @@ TESS_DEVICE float tess_epilogue_final(const tess_epilogue &e, float sum, int b, 
 static __device__ __noinline__ float tess_epilogue_final_call(const tess_epilogue &e, float sum, int b, int bb, int m,
                                                               int n) {
     return tess_epilogue_final(e, sum, b, bb, m, n);
+}
+
+// A gated activation's output from its gate and up values (after alpha and
+// the bias): both clamped where gate_limit > 0 (gate <= limit, |up| <=
+// limit; NaN stays NaN), then activation(gate) * up (tess_gate).
+TESS_DEVICE float tess_epilogue_glu(const tess_epilogue &e, float gate, float up) {
+    const float limit = e.gate_limit;
+    if (limit > 0.0f) {
+        gate = gate > limit ? limit : gate;
+        up = up > limit ? limit : up < -limit ? -limit : up;
+    }
+    return tess_activate(e.activation, gate) * up;
+}
+
+// A gated output from the sums of its gate and up columns (n, n + 1 of the
+// product) in row m: alpha times each, their biases (bias batch bb), then
+// tess_epilogue_glu; called, for the register paths' few elements a thread.
+static __device__ __noinline__ float tess_epilogue_gated_call(const tess_epilogue &e, float gate_sum, float up_sum,
+                                                              int bb, int m, int n) {
+    return tess_epilogue_glu(e, e.alpha * gate_sum + tess_epilogue_bias(e, bb, m, n),
+                             e.alpha * up_sum + tess_epilogue_bias(e, bb, m, n + 1));
 }
 
 // The factor of row (of A) or column (of B) `mn` of batch b for an operand

@@ -30,6 +30,9 @@ typedef struct tess_epilogue {
     /* A dense GEMM's residual, added after the activation (NULL: none), in the kernel's rows and columns as D. */
     const void *residual;
     tess_matrix_desc residual_layout;
+    /* A gated activation (tess_gate; D has half the kernel's columns) and its clamp (0: none). */
+    int32_t gate;
+    float gate_limit;
 } tess_epilogue;
 
 /* The epilogue of a validated problem `desc` with C at c, D at d, the
@@ -47,7 +50,8 @@ static inline tess_epilogue tess_epilogue_of(const tess_gemm_desc *desc, const v
     e.bias = e.bias_mode != TESS_BIAS_NONE ? bias : NULL;
     e.residual_layout = desc->residual;
     e.residual = desc->residual.rows > 0 ? residual : NULL;
-    e.fused = e.bias != NULL || e.activation != TESS_ACT_NONE || e.residual != NULL;
+    e.gate = desc->gate, e.gate_limit = desc->gate_limit;
+    e.fused = e.bias != NULL || e.activation != TESS_ACT_NONE || e.residual != NULL || e.gate != TESS_GATE_NONE;
     return e;
 }
 

@@ -32,7 +32,9 @@
 static int gemv_offered(const tess_gemm_desc *d, int i) {
     const tess_dtype t = d->a.dtype;
     const int block = tess_scale_is_block(d->a_scale.mode);
-    if (d->batch != 1 || d->a.order != TESS_ORDER_ROW || d->b.order != TESS_ORDER_COL || d->b.dtype != t ||
+    /* A gated epilogue (tess_gate) pairs columns these kernels spread over CTAs: the sm90 family serves it. */
+    if (d->batch != 1 || d->gate != TESS_GATE_NONE || d->a.order != TESS_ORDER_ROW || d->b.order != TESS_ORDER_COL ||
+        d->b.dtype != t ||
         d->k % (TESS_GEMV_CHUNK_BYTES / (int64_t)tess_dtype_size(t)) != 0 ||
         block != tess_scale_is_block(d->b_scale.mode) ||
         d->k > TESS_GEMV_MAX_K)

@@ -303,6 +303,33 @@ TESS_DEVICE void epilogue_store_registers(const tess_gemm_params &p, const float
     }
 }
 
+// A gated epilogue's D from registers (kernels without a staging buffer):
+// accumulators v and v + 1 of a thread are the product's columns n, n + 1
+// (n even) of one row, a (gate, up) pair, which make D's column n / 2 by one
+// call (tess_epilogue_gated_call), plus a dense kernel's residual. T as
+// epilogue_store_registers's.
+template <class Cfg, class T>
+TESS_DEVICE void epilogue_store_gated(const tess_gemm_params &p, const float (&acc)[Cfg::BN / 2], int t, int b,
+                                      int m0, int m_end, int n0, int n_end, int bb) {
+    const tess_epilogue &e = p.epi;
+    const bool row_major = e.d_layout.order == TESS_ORDER_ROW, bf16 = e.d_layout.dtype == TESS_DTYPE_BF16;
+    const int64_t ld = e.d_layout.ld, row_step = row_major ? ld : 1, col_step = row_major ? 1 : ld;
+    T *d = (T *)e.d + (int64_t)b * e.d_layout.batch_stride;
+#pragma unroll
+    for (int v = 0; v < Cfg::BN / 2; v += 2) {
+        int m, n;
+        tess_wgmma_acc_coord(t, v, &m, &n);
+        m += m0, n += n0;
+        if (m >= m_end || n >= n_end)
+            continue;
+        float x = tess_epilogue_gated_call(e, acc[v], acc[v + 1], bb, m, n);
+        if constexpr (!Cfg::GROUPED)
+            if (e.residual)
+                x += tess_epilogue_residual_call(e, b, m, n / 2);
+        store_element(d + m * row_step + (n / 2) * col_step, x, bf16);
+    }
+}
+
 // Stores x[i] at element offset at + i of D (`d`: four consecutive
 // elements along its contiguous dimension) where in[i]:
 // one vector store where all four are and the address is aligned to their
@@ -368,13 +395,122 @@ TESS_DEVICE bool residual4_row(const tess_epilogue &e, int b, int m, int n, floa
     return true;
 }
 
+// The residual's four elements for a finishing chunk at (m, n) of D
+// (along D's contiguous dimension): one inline load where it can
+// (residual4_row; not in the promoting kernels wider than 192 columns, where
+// ptxas spills), else by call.
+template <class Cfg>
+TESS_DEVICE void fused_residual4(const tess_epilogue &e, int b, int m, int n, bool row_major, float (&res)[4]) {
+    constexpr bool LOAD_INLINE = !(Cfg::PROMOTES && Cfg::BN > 192);
+    if (!(LOAD_INLINE && row_major && residual4_row(e, b, m, n, res))) {
+        const float4 q = residual4_call(e, b, m, n, row_major);
+        res[0] = q.x, res[1] = q.y, res[2] = q.z, res[3] = q.w;
+    }
+}
+
+// One round of epilogue_fused without a gate: the warpgroup's staged sums
+// of columns [nr, nr + FUSED_COLS) become D's, four elements per chunk
+// along D's contiguous dimension (a vector store each), the chunks taken by
+// the 128 threads in turn.
+template <class Cfg>
+TESS_DEVICE void fused_round(const tess_epilogue &e, const float *sums, const float *bias, const tess_act_form &act,
+                             int t, int b, int m0, int nr, int round, const tile_coord &tile, bool row_major,
+                             bool per_column) {
+    constexpr int W = Cfg::FUSED_COLS, PITCH = Cfg::FUSED_PITCH, ROWS = 64, CHUNK = 4, THREADS = 128;
+    // Chunks along a row (row-major D: W / CHUNK a row) or a column (ROWS / CHUNK a column).
+    constexpr int CHUNKS = ROWS * W / CHUNK, ROW_CHUNKS = W / CHUNK, COL_CHUNKS = ROWS / CHUNK;
+    for (int c = t; c < CHUNKS; c += THREADS) {
+        const int r = row_major ? c / ROW_CHUNKS : CHUNK * (c % COL_CHUNKS),
+                  col = row_major ? CHUNK * (c % ROW_CHUNKS) : c / COL_CHUNKS;
+        // The residual first, so that its load's latency overlaps the arithmetic.
+        float res[CHUNK] = {0.0f, 0.0f, 0.0f, 0.0f};
+        if (!Cfg::GROUPED && e.residual)
+            fused_residual4<Cfg>(e, b, m0 + r, nr + col, row_major, res);
+        float x[CHUNK];
+        bool in[CHUNK];
+        if (row_major) { // four consecutive floats, 16-byte aligned (PITCH and col are multiples of CHUNK = 4)
+            const float4 q = *(const float4 *)&sums[r * PITCH + col];
+            x[0] = q.x, x[1] = q.y, x[2] = q.z, x[3] = q.w;
+        } else {
+#pragma unroll
+            for (int i = 0; i < CHUNK; i++)
+                x[i] = sums[(r + i) * PITCH + col];
+        }
+#pragma unroll
+        for (int i = 0; i < CHUNK; i++) {
+            const int lr = row_major ? r : r + i, lc = row_major ? col + i : col;
+            const int m = m0 + lr, n = nr + lc;
+            in[i] = m < tile.m_end && n < tile.n_end;
+            x[i] *= e.alpha;
+            if (e.beta != 0.0f)
+                x[i] += e.beta * tess_epilogue_c(e, b, m, n);
+            x[i] += bias[per_column ? round * W + lc : lr];
+        }
+        if (act.erf) {
+#pragma unroll
+            for (int i = 0; i < CHUNK; i++)
+                x[i] = tess_gelu_erf(x[i]);
+        } else {
+#pragma unroll
+            for (int i = 0; i < CHUNK; i++)
+                x[i] = tess_activate_gated(act, x[i]);
+        }
+#pragma unroll
+        for (int i = 0; i < CHUNK; i++)
+            x[i] += res[i];
+        fused_store4(e.d_layout.dtype, (char *)e.d, tess_matrix_offset(&e.d_layout, b, m0 + r, nr + col), x, in);
+    }
+}
+
+// tess_epilogue_glu of four (gate, up) pairs, called: inlined into the
+// staged loop of the promoting 128x256 kernels, whose whole-tile
+// accumulators stay live through it, ptxas spills 20-24 bytes.
+static __device__ __noinline__ float4 glu4(const tess_epilogue &e, float4 gate, float4 up) {
+    return make_float4(tess_epilogue_glu(e, gate.x, up.x), tess_epilogue_glu(e, gate.y, up.y),
+                       tess_epilogue_glu(e, gate.z, up.z), tess_epilogue_glu(e, gate.w, up.w));
+}
+
+// One round of epilogue_fused with a gate: the staged sums of the product's
+// columns [nr, nr + FUSED_COLS), (gate, up) pairs, become D's columns from
+// nr / 2, FUSED_COLS / 2 of them, four elements per chunk as fused_round's
+// (each from two sums: tess_epilogue_glu). No C (the API's rule).
+template <class Cfg>
+TESS_DEVICE void fused_round_gated(const tess_epilogue &e, const float *sums, const float *bias, int t, int b, int m0,
+                                   int nr, int round, const tile_coord &tile, bool row_major, bool per_column) {
+    constexpr int W = Cfg::FUSED_COLS, PITCH = Cfg::FUSED_PITCH, ROWS = 64, CHUNK = 4, THREADS = 128;
+    constexpr int CHUNKS = ROWS * (W / 2) / CHUNK, ROW_CHUNKS = (W / 2) / CHUNK, COL_CHUNKS = ROWS / CHUNK;
+    const int nd = nr / 2; // D's first column of the round
+    for (int c = t; c < CHUNKS; c += THREADS) {
+        const int r = row_major ? c / ROW_CHUNKS : CHUNK * (c % COL_CHUNKS),
+                  col = row_major ? CHUNK * (c % ROW_CHUNKS) : c / COL_CHUNKS; // D's, in the round
+        float res[CHUNK] = {0.0f, 0.0f, 0.0f, 0.0f};
+        if (!Cfg::GROUPED && e.residual)
+            fused_residual4<Cfg>(e, b, m0 + r, nd + col, row_major, res);
+        float gate[CHUNK], up[CHUNK];
+        bool in[CHUNK];
+#pragma unroll
+        for (int i = 0; i < CHUNK; i++) {
+            const int lr = row_major ? r : r + i, lc = 2 * (row_major ? col + i : col); // lc: the gate's column
+            in[i] = m0 + lr < tile.m_end && nr + lc < tile.n_end;
+            const float2 pair = *(const float2 *)&sums[lr * PITCH + lc]; // (gate, up): 8-byte aligned, lc even
+            gate[i] = e.alpha * pair.x + bias[per_column ? round * W + lc : lr];
+            up[i] = e.alpha * pair.y + bias[per_column ? round * W + lc + 1 : lr];
+        }
+        const float4 y = glu4(e, make_float4(gate[0], gate[1], gate[2], gate[3]), make_float4(up[0], up[1], up[2], up[3]));
+        float x[CHUNK] = {y.x + res[0], y.y + res[1], y.z + res[2], y.w + res[3]};
+        fused_store4(e.d_layout.dtype, (char *)e.d, tess_matrix_offset(&e.d_layout, b, m0 + r, nd + col), x, in);
+    }
+}
+
 // The fused epilogue of kernels with a staging buffer (bias, activation):
 // the tile's bias slice goes to shared memory once (float32, 0 past the
 // vector's end), then FUSED_COLS columns of the warpgroup's float32 sums at
 // a time (unrolled: each thread's accumulators are registers); a rolled
 // loop then takes four consecutive elements of D each (along D's contiguous
 // dimension), computes alpha * sum + beta * C + bias, the activation (by
-// coefficients: tess_act_form), adds the residual, and stores them. The
+// coefficients: tess_act_form), adds the residual, and stores them
+// (fused_round; with a gate fused_round_gated, each element from a pair of
+// the product's columns). The
 // arithmetic is written once, not per unrolled accumulator, which keeps each
 // kernel's code and compile time near the plain epilogue's whatever the
 // activation, and the sums reach global memory in D's order. `pending`: an
@@ -382,12 +518,12 @@ TESS_DEVICE bool residual4_row(const tess_epilogue &e, int b, int m, int n, floa
 template <class Cfg>
 TESS_DEVICE void epilogue_fused(const tess_gemm_params &p, const float (&acc)[Cfg::BN / 2], char *staging, int wg,
                                 int t, const tile_coord &tile, int m0, bool &pending) {
-    // A round: the warpgroup's 64 rows x W columns, in chunks of 4 elements
-    // (one vector store each) taken by its 128 threads in turn.
-    constexpr int W = Cfg::FUSED_COLS, PITCH = Cfg::FUSED_PITCH, ROWS = 64, CHUNK = 4, THREADS = 128;
+    // A round: the warpgroup's 64 rows x W columns of sums.
+    constexpr int W = Cfg::FUSED_COLS, PITCH = Cfg::FUSED_PITCH, ROWS = 64, THREADS = 128;
     const tess_epilogue &e = p.epi;
     const int b = tile.d_batch, bb = Cfg::GROUPED ? tile.group : tile.d_batch, barrier = TESS_EPI_BARRIER_BASE + wg;
     const bool row_major = e.d_layout.order == TESS_ORDER_ROW, per_column = e.bias_mode == TESS_BIAS_COLUMNS;
+    const bool gated = e.gate != TESS_GATE_NONE;
     float *sums = (float *)staging, *bias = sums + ROWS * PITCH;
     const tess_act_form act = tess_act_form_of(e.activation);
     if (pending && t == 0)
@@ -416,57 +552,11 @@ TESS_DEVICE void epilogue_fused(const tess_gemm_params &p, const float (&acc)[Cf
             }
         }
         named_barrier_sync(barrier, THREADS);
-        const int nr = tile.n0 + round * W; // the round's first column
-        // Chunks along a row (row-major D: W / CHUNK a row) or a column (ROWS / CHUNK a column).
-        constexpr int CHUNKS = ROWS * W / CHUNK, ROW_CHUNKS = W / CHUNK, COL_CHUNKS = ROWS / CHUNK;
-        for (int c = t; c < CHUNKS; c += THREADS) {
-            const int r = row_major ? c / ROW_CHUNKS : CHUNK * (c % COL_CHUNKS),
-                      col = row_major ? CHUNK * (c % ROW_CHUNKS) : c / COL_CHUNKS;
-            // The residual first, so that its load's latency overlaps the arithmetic: inline where
-            // the registers allow (not in the promoting 128x256 kernels, where ptxas spills).
-            constexpr bool RESIDUAL_INLINE = !(Cfg::PROMOTES && Cfg::BN > 192);
-            float res[CHUNK] = {0.0f, 0.0f, 0.0f, 0.0f};
-            if (!Cfg::GROUPED && e.residual &&
-                !(RESIDUAL_INLINE && row_major && residual4_row(e, b, m0 + r, nr + col, res))) {
-                const float4 q = residual4_call(e, b, m0 + r, nr + col, row_major);
-                res[0] = q.x, res[1] = q.y, res[2] = q.z, res[3] = q.w;
-            }
-            float x[CHUNK];
-            bool in[CHUNK];
-            if (row_major) { // four consecutive floats, 16-byte aligned (PITCH and col are multiples of CHUNK = 4)
-                const float4 q = *(const float4 *)&sums[r * PITCH + col];
-                x[0] = q.x, x[1] = q.y, x[2] = q.z, x[3] = q.w;
-            } else {
-#pragma unroll
-                for (int i = 0; i < CHUNK; i++)
-                    x[i] = sums[(r + i) * PITCH + col];
-            }
-#pragma unroll
-            for (int i = 0; i < CHUNK; i++) {
-                const int lr = row_major ? r : r + i, lc = row_major ? col + i : col;
-                const int m = m0 + lr, n = nr + lc;
-                in[i] = m < tile.m_end && n < tile.n_end;
-                x[i] *= e.alpha;
-                if (e.beta != 0.0f)
-                    x[i] += e.beta * tess_epilogue_c(e, b, m, n);
-                x[i] += bias[per_column ? round * W + lc : lr];
-            }
-            if (act.erf) {
-#pragma unroll
-                for (int i = 0; i < CHUNK; i++)
-                    x[i] = tess_gelu_erf(x[i]);
-            } else {
-#pragma unroll
-                for (int i = 0; i < CHUNK; i++)
-                    x[i] = tess_activate_gated(act, x[i]);
-            }
-            if (!Cfg::GROUPED && e.residual) {
-#pragma unroll
-                for (int i = 0; i < CHUNK; i++)
-                    x[i] += res[i];
-            }
-            fused_store4(e.d_layout.dtype, (char *)e.d, tess_matrix_offset(&e.d_layout, b, m0 + r, nr + col), x, in);
-        }
+        const int nr = tile.n0 + round * W; // the round's first column (of the product)
+        if (Cfg::GATES && gated)
+            fused_round_gated<Cfg>(e, sums, bias, t, b, m0, nr, round, tile, row_major, per_column);
+        else
+            fused_round<Cfg>(e, sums, bias, act, t, b, m0, nr, round, tile, row_major, per_column);
     }
 }
 
@@ -482,9 +572,9 @@ TESS_DEVICE void epilogue(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], 
     const int b = tile.d_batch, m_end = tile.m_end, n0 = tile.n0, n_end = tile.n_end;
     if (p.epi.fused) {
         if constexpr (!Cfg::FUSES_FROM_REGISTERS) {
-            // A 16-bit D stored by TMA, without C or a per-row bias: inline in the
-            // stores, with a residual where they can read it (residual_inline).
-            if (!p.d_direct && !with_c && p.epi.bias_mode != TESS_BIAS_ROWS) {
+            // A 16-bit D stored by TMA, without C, a per-row bias or a gate: inline
+            // in the stores, with a residual where they can read it (residual_inline).
+            if (!p.d_direct && !with_c && p.epi.bias_mode != TESS_BIAS_ROWS && p.epi.gate == TESS_GATE_NONE) {
                 if (!p.epi.residual) {
                     epilogue_store16<Cfg, false, true>(p, acc, staging, wg, t, b, m0, m_end, n0, pending,
                                                        Cfg::GROUPED ? tile.group : b);
@@ -500,6 +590,12 @@ TESS_DEVICE void epilogue(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], 
         }
         if constexpr (Cfg::FUSED_COLS > 0) {
             epilogue_fused<Cfg>(p, acc, staging, wg, t, tile, m0, pending);
+        } else if (p.epi.gate != TESS_GATE_NONE) {
+            const int bb = Cfg::GROUPED ? tile.group : b;
+            if (p.epi.d_layout.dtype == TESS_DTYPE_F32)
+                epilogue_store_gated<Cfg, float>(p, acc, t, b, m0, m_end, n0, n_end, bb);
+            else
+                epilogue_store_gated<Cfg, uint16_t>(p, acc, t, b, m0, m_end, n0, n_end, bb);
         } else {
             const int bb = Cfg::GROUPED ? tile.group : b;
             if (p.epi.d_layout.dtype == TESS_DTYPE_F32)

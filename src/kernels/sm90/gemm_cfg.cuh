@@ -292,6 +292,11 @@ struct gemm_cfg {
     // tile in one round, where ptxas spills with it (fp8_128x256_c2_rows_s3:
     // 24 bytes). Those take the staged path.
     static constexpr bool RESIDUAL_INLINE = !(PROMOTES && BN == 256 && EPI_ROUNDS == 1);
+    // Whether the epilogue pairs (gate, up) columns (tess_gate); not the
+    // promoting 256-wide kernels, where the gated staged loop spills
+    // (fp8_128x256_c2_promote and _rows_s3: 20 bytes). The planners offer no
+    // such kernel for a gated problem (kernel_table.h gates).
+    static constexpr bool GATES = !(PROMOTES && BN == 256);
     static_assert(FUSES_FROM_REGISTERS || FUSED_COLS > 0, "a staging buffer holds 64 x 16 float32 sums at least");
     static constexpr int SMEM_BYTES = RING_BYTES + EPI_BYTES;
     static_assert(SMEM_BYTES <= TESS_SM90_SMEM_LIMIT, "over the 227 KiB a Hopper CTA may use");

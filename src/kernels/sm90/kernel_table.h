@@ -26,6 +26,7 @@ typedef struct tess_gemm_kernel {
     int skips_empty_rows; /* 1: a consumer warpgroup whose 64 rows lie past M computes nothing (gemm_cfg.cuh) */
     int pingpong;         /* 1: each consumer warpgroup owns whole tiles, mainloops in turn (gemm_cfg.cuh);
                              data-parallel only */
+    int gates;            /* 1: its epilogue pairs (gate, up) columns (tess_gate; gemm_cfg.cuh GATES) */
     tess_gemm_launch_fn launch;
     tess_gemm_occupancy_fn max_clusters;
 } tess_gemm_kernel;

@@ -15,11 +15,17 @@ _Static_assert(TESS_SK_FLAG_BYTES <= TESS_HANDLE_FLAG_BYTES, "the handle's flags
  * problems of TESS_SM90_SHORT_TILE_MIN_M to _MAX_M rows; pingpong ones
  * where TESS_SM90_OFFERS_PINGPONG). */
 static int kernel_fits(const tess_gemm_kernel *k, const tess_gemm_desc *d) {
-    if (k->grouped || !tess_sm90_kernel_serves(k, d))
+    if (k->grouped || !tess_sm90_kernel_serves(k, d) || (d->gate != TESS_GATE_NONE && !k->gates))
         return 0;
     if (k->pingpong)
         return TESS_SM90_OFFERS_PINGPONG;
     return k->tile_m == 128 || (d->m >= TESS_SM90_SHORT_TILE_MIN_M && d->m <= TESS_SM90_SHORT_TILE_MAX_M);
+}
+
+/* Whether problem d has transposed plans: small M, and no gate (whose
+ * (gate, up) column pairs would become row pairs, in two threads). */
+static int transposes(const tess_gemm_desc *d) {
+    return d->m <= TESS_SM90_TRANSPOSED_MAX_M && d->gate == TESS_GATE_NONE;
 }
 
 /* Fills plan p for kernel `index` running problem `run`: the user's
@@ -56,7 +62,7 @@ static void describe(const tess_gemm_kernel *k, const tess_gemm_desc *d, const t
 void tess_sm90_dense_plans(const tess_device_info *info, const tess_gemm_desc *desc, size_t workspace_limit,
                            tess_plan_list *out) {
     const tess_gemm_desc swapped = tess_sm90_transposed_problem(desc);
-    for (int transposed = 0; transposed <= (desc->m <= TESS_SM90_TRANSPOSED_MAX_M); transposed++) {
+    for (int transposed = 0; transposed <= transposes(desc); transposed++) {
         const tess_gemm_desc *run = transposed ? &swapped : desc;
         for (int i = 0; i < tess_sm90_kernel_count(); i++) {
             const tess_gemm_kernel *k = tess_sm90_kernel(i);
@@ -86,7 +92,7 @@ typedef struct resolved {
 static int resolve(const tess_device_info *info, const tess_gemm_desc *d, const tess_plan *plan, resolved *r) {
     const tess_gemm_desc swapped = tess_sm90_transposed_problem(d);
     for (int pass = 0; pass < 2; pass++) {
-        for (int transposed = 0; transposed <= (d->m <= TESS_SM90_TRANSPOSED_MAX_M); transposed++) {
+        for (int transposed = 0; transposed <= transposes(d); transposed++) {
             const tess_gemm_desc *run = transposed ? &swapped : d;
             for (int i = 0; i < tess_sm90_kernel_count(); i++) {
                 const tess_gemm_kernel *k = tess_sm90_kernel(i);

@@ -65,10 +65,14 @@ static int64_t max_items(const tess_gemm_kernel *k, const tess_grouped_gemm_desc
 }
 
 /* Whether kernel k is a grouped kernel that can run problem d: it serves the
- * problem's view, and its work items fit the kernels' ints. */
+ * problem's view, and its work items fit the kernels' ints. A gate pairs
+ * the product's columns in one thread's accumulators, which a token tile
+ * (run transposed) spreads over two; and the kernel must have the gated
+ * epilogue (k->gates). */
 static int grouped_kernel_runs(const tess_gemm_kernel *k, const tess_grouped_gemm_desc *d) {
     const tess_gemm_desc view = kernel_view(k, d);
-    return k->grouped && tess_sm90_kernel_serves(k, &view) && max_items(k, d) <= INT32_MAX;
+    return k->grouped && tess_sm90_kernel_serves(k, &view) && max_items(k, d) <= INT32_MAX &&
+           !(d->gate != TESS_GATE_NONE && (is_token_tile(k) || !k->gates));
 }
 
 /* The planner's order for kernel k: groups of several tile rows walk in
