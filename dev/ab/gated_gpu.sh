@@ -7,7 +7,7 @@
 set -uo pipefail
 export PATH=/usr/local/cuda/bin:$PATH CUDA_HOME=/usr/local/cuda
 mkdir -p "$OUT"
-T="unit_gemm_plan unit_ref_gemm unit_grouped_plan unit_plan_cache gpu_ref_gemm gpu_gemm gpu_grouped gpu_gemm_fp8"
+T="${TESTS:-unit_gemm_plan unit_ref_gemm unit_grouped_plan unit_plan_cache gpu_ref_gemm gpu_gemm gpu_grouped gpu_gemm_fp8}"
 { cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build -j 16 -- -k 0; } \
     > "$OUT/build.log" 2>&1 || { grep -E "FAILED|spilled|error" "$OUT/build.log" | cut -c1-220 | head -30; exit 1; }
 echo "built $SECONDS s"
@@ -28,3 +28,4 @@ done > "$OUT/gated.log" 2>&1 <<LINES
 LINES
 echo "bench ($SECONDS s)"
 grep -v "^tessera bench" "$OUT/gated.log" | sed "s/  */ /g" | cut -c1-170
+PYTHONPATH=python TESSERA_LIBRARY=build/lib/libtessera.so python3 dev/probes/gated_vs_unfused.py --csv "$OUT/gated_vs_unfused.csv" 2>&1 | tail -8

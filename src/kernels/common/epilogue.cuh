@@ -218,14 +218,17 @@ static __device__ __noinline__ float tess_epilogue_final_call(const tess_epilogu
 }
 
 // A gated activation's output from its gate and up values (after alpha and
-// the bias): both clamped where gate_limit > 0 (gate <= limit, |up| <=
-// limit; NaN stays NaN), then activation(gate) * up (tess_gate).
-TESS_DEVICE float tess_epilogue_glu(const tess_epilogue &e, float gate, float up) {
-    const float limit = e.gate_limit;
+// the bias): both clamped where gate_limit > 0 (tess_gate_clamp: gate <=
+// limit, |up| <= limit; NaN stays NaN), then activation(gate) * up
+// (tess_gate).
+TESS_DEVICE void tess_gate_clamp(float limit, float &gate, float &up) {
     if (limit > 0.0f) {
         gate = gate > limit ? limit : gate;
         up = up > limit ? limit : up < -limit ? -limit : up;
     }
+}
+TESS_DEVICE float tess_epilogue_glu(const tess_epilogue &e, float gate, float up) {
+    tess_gate_clamp(e.gate_limit, gate, up);
     return tess_activate(e.activation, gate) * up;
 }
 

@@ -462,24 +462,20 @@ TESS_DEVICE void fused_round(const tess_epilogue &e, const float *sums, const fl
     }
 }
 
-// tess_epilogue_glu of four (gate, up) pairs, called: inlined into the
-// staged loop of the promoting 128x256 kernels, whose whole-tile
-// accumulators stay live through it, ptxas spills 20-24 bytes.
-static __device__ __noinline__ float4 glu4(const tess_epilogue &e, float4 gate, float4 up) {
-    return make_float4(tess_epilogue_glu(e, gate.x, up.x), tess_epilogue_glu(e, gate.y, up.y),
-                       tess_epilogue_glu(e, gate.z, up.z), tess_epilogue_glu(e, gate.w, up.w));
-}
-
 // One round of epilogue_fused with a gate: the staged sums of the product's
 // columns [nr, nr + FUSED_COLS), (gate, up) pairs, become D's columns from
-// nr / 2, FUSED_COLS / 2 of them, four elements per chunk as fused_round's
-// (each from two sums: tess_epilogue_glu). No C (the API's rule).
+// nr / 2, FUSED_COLS / 2 of them, four elements per chunk as fused_round's,
+// each activation(gate) * up after alpha and the bias (tess_epilogue_glu's
+// arithmetic, with the activation's form decided once). No C (the API's
+// rule).
 template <class Cfg>
-TESS_DEVICE void fused_round_gated(const tess_epilogue &e, const float *sums, const float *bias, int t, int b, int m0,
-                                   int nr, int round, const tile_coord &tile, bool row_major, bool per_column) {
+TESS_DEVICE void fused_round_gated(const tess_epilogue &e, const float *sums, const float *bias,
+                                   const tess_act_form &act, int t, int b, int m0, int nr, int round,
+                                   const tile_coord &tile, bool row_major, bool per_column) {
     constexpr int W = Cfg::FUSED_COLS, PITCH = Cfg::FUSED_PITCH, ROWS = 64, CHUNK = 4, THREADS = 128;
     constexpr int CHUNKS = ROWS * (W / 2) / CHUNK, ROW_CHUNKS = (W / 2) / CHUNK, COL_CHUNKS = ROWS / CHUNK;
     const int nd = nr / 2; // D's first column of the round
+    const float limit = e.gate_limit;
     for (int c = t; c < CHUNKS; c += THREADS) {
         const int r = row_major ? c / ROW_CHUNKS : CHUNK * (c % COL_CHUNKS),
                   col = row_major ? CHUNK * (c % ROW_CHUNKS) : c / COL_CHUNKS; // D's, in the round
@@ -487,17 +483,29 @@ TESS_DEVICE void fused_round_gated(const tess_epilogue &e, const float *sums, co
         if (!Cfg::GROUPED && e.residual)
             fused_residual4<Cfg>(e, b, m0 + r, nd + col, row_major, res);
         float gate[CHUNK], up[CHUNK];
+        if (row_major) { // eight consecutive sums, four pairs: two 16-byte loads (2 col is a multiple of 8)
+            const float4 q0 = *(const float4 *)&sums[r * PITCH + 2 * col],
+                         q1 = *(const float4 *)&sums[r * PITCH + 2 * col + 4];
+            gate[0] = q0.x, up[0] = q0.y, gate[1] = q0.z, up[1] = q0.w;
+            gate[2] = q1.x, up[2] = q1.y, gate[3] = q1.z, up[3] = q1.w;
+        } else { // one pair from each of four rows
+#pragma unroll
+            for (int i = 0; i < CHUNK; i++) {
+                const float2 pair = *(const float2 *)&sums[(r + i) * PITCH + 2 * col];
+                gate[i] = pair.x, up[i] = pair.y;
+            }
+        }
+        float x[CHUNK];
         bool in[CHUNK];
 #pragma unroll
         for (int i = 0; i < CHUNK; i++) {
             const int lr = row_major ? r : r + i, lc = 2 * (row_major ? col + i : col); // lc: the gate's column
             in[i] = m0 + lr < tile.m_end && nr + lc < tile.n_end;
-            const float2 pair = *(const float2 *)&sums[lr * PITCH + lc]; // (gate, up): 8-byte aligned, lc even
-            gate[i] = e.alpha * pair.x + bias[per_column ? round * W + lc : lr];
-            up[i] = e.alpha * pair.y + bias[per_column ? round * W + lc + 1 : lr];
+            float g = e.alpha * gate[i] + bias[per_column ? round * W + lc : lr],
+                  u = e.alpha * up[i] + bias[per_column ? round * W + lc + 1 : lr];
+            tess_gate_clamp(limit, g, u);
+            x[i] = (act.erf ? tess_gelu_erf(g) : tess_activate_gated(act, g)) * u + res[i];
         }
-        const float4 y = glu4(e, make_float4(gate[0], gate[1], gate[2], gate[3]), make_float4(up[0], up[1], up[2], up[3]));
-        float x[CHUNK] = {y.x + res[0], y.y + res[1], y.z + res[2], y.w + res[3]};
         fused_store4(e.d_layout.dtype, (char *)e.d, tess_matrix_offset(&e.d_layout, b, m0 + r, nd + col), x, in);
     }
 }
@@ -554,7 +562,7 @@ TESS_DEVICE void epilogue_fused(const tess_gemm_params &p, const float (&acc)[Cf
         named_barrier_sync(barrier, THREADS);
         const int nr = tile.n0 + round * W; // the round's first column (of the product)
         if (Cfg::GATES && gated)
-            fused_round_gated<Cfg>(e, sums, bias, t, b, m0, nr, round, tile, row_major, per_column);
+            fused_round_gated<Cfg>(e, sums, bias, act, t, b, m0, nr, round, tile, row_major, per_column);
         else
             fused_round<Cfg>(e, sums, bias, act, t, b, m0, nr, round, tile, row_major, per_column);
     }
