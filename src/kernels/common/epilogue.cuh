@@ -80,7 +80,7 @@ TESS_DEVICE tess_bias_reader tess_column_bias_reader(const tess_epilogue &e, int
     const int size = f32 ? 4 : 2;
     tess_bias_reader r = {(const char *)e.bias, 0, size, f32 ? ~0u : 0u, e.bias_type == TESS_DTYPE_F16 ? ~0u : 0u};
     if (e.bias && e.bias_mode == TESS_BIAS_COLUMNS)
-        r.at += (bb * e.bias_batch_stride + first) * size, r.left = e.d_layout.cols - first;
+        r.at += (bb * e.bias_batch_stride + first) * size, r.left = (e.gate ? 2 : 1) * e.d_layout.cols - first;
     return r;
 }
 

@@ -31,25 +31,25 @@ TESS_DEVICE uint32_t pack16(float lo, float hi, bool bf16) {
     return r;
 }
 
-// Copies a round's staged sub-tiles (rows m0.., columns from nc) of a
-// row-major D to global memory with 16-byte stores, only rows below m_end:
+// Copies a round's staged sub-tiles (rows m0.., COLS columns from nc, those
+// below n_end) of a row-major D to global memory with 16-byte stores, only rows below m_end:
 // for a grouped GEMM's last tile of a group, where a TMA store would write
 // into the next group's rows. (D by TMA is row-major with whole 16-byte
 // chunks per row, so a chunk lies wholly inside or outside the matrix.)
-template <class Cfg>
+template <int COLS>
 TESS_DEVICE void epilogue_copy_rows(const tess_gemm_params &p, const char *staging, int t, int b, int m0, int m_end,
-                                    int nc) {
+                                    int nc, int n_end) {
     constexpr int ELEM_BYTES = 2;                                        // 16-bit D
     constexpr int ROW_CHUNKS = TESS_EPI_SUBTILE * ELEM_BYTES / 16;       // 8 per 128-byte sub-tile row
     constexpr int ROW_ELEMS = 16 / ELEM_BYTES;                           // 8 elements per chunk
     constexpr int PER_THREAD = TESS_EPI_SUBTILE * ROW_CHUNKS / 128;      // over the warpgroup's 128 threads
 #pragma unroll
-    for (int s = 0; s < Cfg::EPI_COLS / TESS_EPI_SUBTILE; s++) {
+    for (int s = 0; s < COLS / TESS_EPI_SUBTILE; s++) {
 #pragma unroll
         for (int i = 0; i < PER_THREAD; i++) {
             const int chunk = t + 128 * i, row = chunk / ROW_CHUNKS, in_row = chunk % ROW_CHUNKS;
             const int col = nc + s * TESS_EPI_SUBTILE + in_row * ROW_ELEMS;
-            if (m0 + row < m_end && col < p.n) {
+            if (m0 + row < m_end && col < n_end) {
                 const uint4 v = *(const uint4 *)(staging + tess_epi_swizzled_offset(s, row, in_row));
                 *(uint4 *)((char *)p.epi.d + ELEM_BYTES * tess_matrix_offset(&p.epi.d_layout, b, m0 + row, col)) = v;
             }
@@ -94,6 +94,30 @@ TESS_DEVICE void residual_pair(const residual_rows &r, int col, bool row8, float
     } else {
         lo = __half2float(__ushort_as_half((unsigned short)bits));
         hi = __half2float(__ushort_as_half((unsigned short)(bits >> 16)));
+    }
+}
+
+// The end of a 16-bit round: once the warpgroup's stmatrix writes of COLS
+// columns of D from column nc are visible to the async proxy, one thread's
+// TMA stores of its sub-tiles (or every thread's copies of the columns
+// below n_end, D's width: epilogue_copy_rows).
+template <int COLS>
+TESS_DEVICE void store_round(const tess_gemm_params &p, const char *staging, int t, int b, int m0, int m_end, int nc,
+                             int n_end, bool by_tma, bool col_major, int barrier) {
+    fence_proxy_async_smem();
+    named_barrier_sync(barrier, 128);
+    if (!by_tma) {
+        epilogue_copy_rows<COLS>(p, staging, t, b, m0, m_end, nc, n_end);
+    } else if (t == 0) {
+#pragma unroll
+        for (int s = 0; s < COLS / TESS_EPI_SUBTILE; s++) {
+            const char *sub = staging + s * TESS_EPI_SUBTILE_BYTES;
+            if (col_major)
+                tma_store_3d(&p.tma_d, sub, m0, nc + s * TESS_EPI_SUBTILE, b);
+            else
+                tma_store_3d(&p.tma_d, sub, nc + s * TESS_EPI_SUBTILE, m0, b);
+        }
+        tma_store_commit();
     }
 }
 
@@ -189,22 +213,90 @@ TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::B
             else
                 stmatrix_x4(addr, r[0], r[1], r[2], r[3]);
         }
-        fence_proxy_async_smem();
-        named_barrier_sync(barrier, 128);
-        if (!by_tma) {
-            epilogue_copy_rows<Cfg>(p, staging, t, b, m0, m_end, n0 + round * Cfg::EPI_COLS);
-        } else if (t == 0) {
+        store_round<Cfg::EPI_COLS>(p, staging, t, b, m0, m_end, n0 + round * Cfg::EPI_COLS, p.n, by_tma, col_major,
+                                   barrier);
+        pending = true;
+    }
+}
+
+// One 16-column block's four gated outputs of a thread, exchanged within
+// its quad into stmatrix's pairs. The block's accumulators x[2 i + h]
+// (epilogue_store16's order) are (gate, up) pairs at rows m (i even) and
+// m + 8, D columns q and q + 4 of the block's 8 (q: lane % 4; bias b4 of
+// product columns n, n + 1, n + 8, n + 9 added first); stmatrix wants a
+// lane's D columns 2q and 2q + 1, which lanes 2q % 4 and (2q + 1) % 4 of
+// the quad hold (as their column q, for q < 2, or q + 4). Returns the
+// lane's pairs for rows m (*row_m) and m + 8 (*row_m8).
+TESS_DEVICE void gated_block_pairs(const float (&x)[8], const float (&b4)[4], const tess_act_form &act, float limit,
+                                   bool bf16, int lane, uint32_t *row_m, uint32_t *row_m8) {
+    float o[4]; // D's (m, q), (m + 8, q), (m, q + 4), (m + 8, q + 4)
 #pragma unroll
-            for (int s = 0; s < Cfg::EPI_COLS / TESS_EPI_SUBTILE; s++) {
-                const char *sub = staging + s * TESS_EPI_SUBTILE_BYTES;
-                const int nc = n0 + round * Cfg::EPI_COLS + s * TESS_EPI_SUBTILE;
-                if (col_major)
-                    tma_store_3d(&p.tma_d, sub, m0, nc, b);
-                else
-                    tma_store_3d(&p.tma_d, sub, nc, m0, b);
-            }
-            tma_store_commit();
+    for (int i = 0; i < 4; i++) {
+        float g = x[2 * i] + b4[2 * (i / 2)], u = x[2 * i + 1] + b4[2 * (i / 2) + 1];
+        tess_gate_clamp(limit, g, u);
+        o[i] = (act.erf ? tess_gelu_erf(g) : tess_activate_gated(act, g)) * u;
+    }
+    // Each lane's columns packed by row pair: (m, m + 8) of column q, then of q + 4.
+    const uint32_t first = pack16(o[0], o[1], bf16), second = pack16(o[2], o[3], bf16);
+    const int q = lane % 4, quad = lane - q;
+    const uint32_t a = __shfl_sync(0xffffffffu, first, quad + (2 * q) % 4),
+                   c = __shfl_sync(0xffffffffu, second, quad + (2 * q) % 4),
+                   d = __shfl_sync(0xffffffffu, first, quad + (2 * q + 1) % 4),
+                   e = __shfl_sync(0xffffffffu, second, quad + (2 * q + 1) % 4);
+    const uint32_t lo = q < 2 ? a : c, hi = q < 2 ? d : e; // column 2q, 2q + 1: (row m, row m + 8) each
+    *row_m = __byte_perm(lo, hi, 0x5410);                  // low halves: row m's pair
+    *row_m8 = __byte_perm(lo, hi, 0x7632);                 // high halves: row m + 8's
+}
+
+// A gated epilogue's 16-bit D stored by TMA (Cfg::GATED_OUT_COLS > 0; a
+// per-column bias or none, no residual): each round takes 2 GATED_OUT_COLS
+// of the product's columns, alpha, the bias, the clamp and activation(gate)
+// * up in registers (gated_block_pairs), stmatrix into the staging
+// sub-tiles, then TMA stores of GATED_OUT_COLS of D's columns from n0 / 2,
+// as epilogue_store16's rounds.
+template <class Cfg>
+TESS_DEVICE void epilogue_store16_gated(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], char *staging, int wg,
+                                        int t, int b, int m0, int m_end, int n0, bool &pending, int bb) {
+    constexpr int OUT = Cfg::GATED_OUT_COLS, ROUNDS = Cfg::BN / (2 * OUT);
+    static_assert(OUT > 0 && OUT % TESS_EPI_SUBTILE == 0, "whole sub-tiles of D a round");
+    const tess_act_form act = tess_act_form_of(p.epi.activation);
+    const float alpha = p.epi.alpha, limit = p.epi.gate_limit;
+    int m_first, n_first; // the thread's first row and column of the tile
+    tess_wgmma_acc_coord(t, 0, &m_first, &n_first);
+    const tess_bias_reader bias = tess_column_bias_reader(p.epi, bb, n0 + n_first);
+    const bool by_tma = !Cfg::GROUPED || m0 + 64 <= m_end;
+    const int warp = t / 32, lane = t % 32, barrier = TESS_EPI_BARRIER_BASE + wg;
+    const bool col_major = p.epi.d_layout.order == TESS_ORDER_COL, bf16 = p.epi.d_layout.dtype == TESS_DTYPE_BF16;
+    const uint32_t base = smem_u32(staging);
+#pragma unroll
+    for (int round = 0; round < ROUNDS; round++) {
+        if (pending) {
+            if (t == 0)
+                tma_store_wait_read<0>();
+            named_barrier_sync(barrier, 128);
         }
+#pragma unroll
+        for (int jo = 0; jo < OUT / 16; jo++) { // D's 16-column block of the round: product blocks 2 jo, 2 jo + 1
+            uint32_t r[4];
+#pragma unroll
+            for (int half = 0; half < 2; half++) {
+                const int jj = round * (2 * OUT / 16) + 2 * jo + half; // the product's 16-column block of the tile
+                float x[8], b4[4];
+#pragma unroll
+                for (int v = 0; v < 8; v++)
+                    x[v] = alpha * acc[8 * jj + v];
+#pragma unroll
+                for (int c = 0; c < 4; c++) // product columns n, n + 1, n + 8, n + 9
+                    b4[c] = tess_bias_value(bias, tess_bias_load(bias, 16 * jj + 8 * (c / 2) + c % 2));
+                gated_block_pairs(x, b4, act, limit, bf16, lane, &r[2 * half], &r[2 * half + 1]);
+            }
+            const uint32_t addr = base + tess_epi_stmatrix_offset(warp, lane, jo, col_major);
+            if (col_major)
+                stmatrix_x4_trans(addr, r[0], r[1], r[2], r[3]);
+            else
+                stmatrix_x4(addr, r[0], r[1], r[2], r[3]);
+        }
+        store_round<OUT>(p, staging, t, b, m0, m_end, n0 / 2 + round * OUT, p.n / 2, by_tma, col_major, barrier);
         pending = true;
     }
 }
@@ -594,6 +686,14 @@ TESS_DEVICE void epilogue(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], 
                         return;
                     }
                 }
+            }
+        }
+        if constexpr (Cfg::GATED_OUT_COLS > 0) {
+            // A gated 16-bit D stored by TMA, with a per-column bias or none and no residual: inline.
+            if (p.epi.gate != TESS_GATE_NONE && !p.d_direct && p.epi.bias_mode != TESS_BIAS_ROWS && !p.epi.residual) {
+                epilogue_store16_gated<Cfg>(p, acc, staging, wg, t, b, m0, m_end, n0, pending,
+                                            Cfg::GROUPED ? tile.group : b);
+                return;
             }
         }
         if constexpr (Cfg::FUSED_COLS > 0) {

@@ -297,6 +297,16 @@ struct gemm_cfg {
     // (fp8_128x256_c2_promote and _rows_s3: 20 bytes). The planners offer no
     // such kernel for a gated problem (kernel_table.h gates).
     static constexpr bool GATES = !(PROMOTES && BN == 256);
+    // D's columns a round of the inline gated store takes (epilogue.cuh
+    // epilogue_store16_gated; twice as many of the product's): EPI_COLS
+    // where two rounds' product columns divide BN, else BN / 2 in one round,
+    // in whole 64-column sub-tiles; 0: the gated epilogue is staged
+    // (epilogue_fused) or from registers (as the other fused steps of
+    // FUSES_FROM_REGISTERS kernels: inline, grouped_f16_128x256_c2 spills 88 bytes).
+    static constexpr int GATED_OUT_COLS = !GATES || FUSES_FROM_REGISTERS ? 0
+                                          : BN % (2 * EPI_COLS) == 0 && EPI_COLS % TESS_EPI_SUBTILE == 0 ? EPI_COLS
+                                          : (BN / 2) % TESS_EPI_SUBTILE == 0                             ? BN / 2
+                                                                                                         : 0;
     static_assert(FUSES_FROM_REGISTERS || FUSED_COLS > 0, "a staging buffer holds 64 x 16 float32 sums at least");
     static constexpr int SMEM_BYTES = RING_BYTES + EPI_BYTES;
     static_assert(SMEM_BYTES <= TESS_SM90_SMEM_LIMIT, "over the 227 KiB a Hopper CTA may use");
