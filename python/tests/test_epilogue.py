@@ -250,12 +250,17 @@ def _fake_mode():
     return FakeTensorMode(allow_non_fake_inputs=True)
 
 
+def _fake_operands(torch):
+    """bf16 a (64 x 256) and b (256 x 96) on a fake CUDA device (call inside _fake_mode())."""
+    bf16 = torch.bfloat16
+    return torch.empty(64, 256, device="cuda", dtype=bf16), torch.empty(256, 96, device="cuda", dtype=bf16)
+
+
 def test_ops_fakes_check_the_bias():
     torch = pytest.importorskip("torch")
     bf16 = torch.bfloat16
     with _fake_mode():
-        a = torch.empty(64, 256, device="cuda", dtype=bf16)
-        b = torch.empty(256, 96, device="cuda", dtype=bf16)
+        a, b = _fake_operands(torch)
         y = torch.ops.tessera.gemm(a, b, bias=torch.empty(96, device="cuda", dtype=bf16), activation="gelu")
         assert tuple(y.shape) == (64, 96) and y.dtype == bf16
         y = torch.ops.tessera.gemm(a, b, bias=torch.empty(64, device="cuda"), bias_along="rows", activation="relu")
@@ -726,8 +731,7 @@ def test_ops_fakes_with_a_gate():
     torch = pytest.importorskip("torch")
     bf16 = torch.bfloat16
     with _fake_mode():
-        a = torch.empty(64, 256, device="cuda", dtype=bf16)
-        b = torch.empty(256, 96, device="cuda", dtype=bf16)
+        a, b = _fake_operands(torch)
         y = torch.ops.tessera.gemm(a, b, bias=torch.empty(96, device="cuda", dtype=bf16), activation="silu",
                                    gate="interleaved", gate_limit=7.0)
         assert tuple(y.shape) == (64, 48) and y.dtype == bf16
