@@ -269,6 +269,7 @@ typedef enum tess_gate {
 
 /* What a GEMM does after its sums, in this order (each step in float32):
  *   v = alpha * sum + beta * C;  v += bias;  D = activation(v) (+ R)
+ * (with a gate, tess_gate: D's column j = activation(v_2j) * v_2j+1, + R)
  * All zero (the default): plain D = alpha * sum + beta * C. The bias's
  * pointer goes to tess_gemm_fused / tess_grouped_gemm_fused. R, a residual
  * added after the activation, is a dense GEMM's (tess_gemm_desc.residual). */
@@ -294,8 +295,9 @@ typedef struct tess_epilogue_ptrs {
 /* Transposition of a cuBLAS-style operand. Values are cublasOperation_t's. */
 typedef enum tess_op { TESS_OP_N = 0, TESS_OP_T = 1 } tess_op;
 
-/* D = alpha * A B + beta * C over a batch, A M x K, B K x N, C and D M x N,
- * each described as it enters the product (tess_matrix_desc). Initialise with
+/* D = alpha * A B + beta * C over a batch, A M x K, B K x N, C and D M x N
+ * (D M x N/2 with a gate), each described as it enters the product
+ * (tess_matrix_desc). Initialise with
  * tess_gemm_desc_init; later versions append fields. */
 typedef struct tess_gemm_desc {
     uint32_t struct_size;
@@ -323,7 +325,7 @@ typedef struct tess_gemm_desc {
     int32_t allow_tf32;
     /* A residual R added last, after the activation: D = activation(alpha *
      * A B + beta * C + bias) + R, as a transformer block's skip connection.
-     * An M x N matrix (bf16, f16 or f32, either order, batch_stride as D's;
+     * An M x N matrix, D's shape (bf16, f16 or f32, either order, batch_stride as D's;
      * 0 shares one R across the batch) read through tess_epilogue_ptrs's
      * residual by tess_gemm_fused; it may be D itself (each element is read
      * before the same thread writes it). rows = cols = 0 (the default): none. */
@@ -460,7 +462,8 @@ typedef struct tess_grouped_gemm_desc {
     int64_t expected_m;
     /* X: m x k, row-major (K-major). W: each expert's weight as the product's
      * k x n B, column-major (W[g] stored N x K, K-major: the [G, N, K]
-     * tensor), batch_stride between experts. Y: m x n, row-major. MASKED: X's
+     * tensor), batch_stride between experts. Y: m x n (m x n/2 with a gate),
+     * row-major. MASKED: X's
      * and Y's batch_stride step from group to group; CONTIGUOUS ignores them. */
     tess_matrix_desc x, w, y;
     /* Dequantization factors, as tess_gemm_desc's a_scale (X) and b_scale (W)

@@ -264,7 +264,7 @@ def _check_no_gate(what, gate):
     """Refuses a gradient through a gate (its derivative needs the gate and up values, which the
     fused GEMM never stores)."""
     if _epilogue.gate_code(gate) != 0:
-        raise NotImplementedError(f"tessera.ops.{what}: a gated epilogue (gate={gate!r}) has no autograd yet; where "
+        raise NotImplementedError(f"tessera.ops.{what}: a gated epilogue (gate={gate!r}) has no autograd; where "
                                   f"gradients are needed, compute the product without the gate and apply it "
                                   f"outside (e.g. v = torch.ops.tessera.{what}(...); F.silu(v[..., 0::2]) * "
                                   f"v[..., 1::2])")

@@ -39,7 +39,8 @@ tess_status tess_gemm_check_tma(const tess_matrix_desc *x, const void *ptr, int6
 tess_status tess_gemm_check_scales(const tess_gemm_desc *desc, const float *sa, const float *sb);
 
 /* A gated epilogue's rules (tess_gate) for a product of N columns: a known
- * gate, even N, no C (beta 0), a finite gate_limit >= 0. */
+ * gate, even N, no C (beta 0), a finite gate_limit >= 0; without a gate,
+ * gate_limit 0. */
 tess_status tess_gemm_check_gate(int gate, float limit, int64_t n, float beta, const char *caller);
 /* The residual of a dense problem (tess_gemm_desc.residual): none (rows =
  * cols = 0), or an M x N matrix (M x N/2 with a gate) of bf16, f16 or f32 valid for the batch, at

@@ -256,8 +256,14 @@ tess_status tess_gemm_check_epilogue(const tess_epilogue_desc *e, const void *bi
 }
 
 tess_status tess_gemm_check_gate(int gate, float limit, int64_t n, float beta, const char *caller) {
-    if (gate == TESS_GATE_NONE)
+    if (gate == TESS_GATE_NONE) {
+        if (limit != 0.0f)
+            return tess_fail(TESS_STATUS_INVALID_VALUE,
+                             "%s: gate_limit=%g clamps a gate's inputs, but gate is TESS_GATE_NONE (set "
+                             "TESS_GATE_INTERLEAVED, or leave gate_limit 0)",
+                             caller, limit);
         return TESS_STATUS_SUCCESS;
+    }
     if (gate != TESS_GATE_INTERLEAVED)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: gate=%d is not a tess_gate (NONE 0, INTERLEAVED 1)", caller,
                          gate);

@@ -102,7 +102,7 @@ tess_status tess_ref_gemm_cpu(const tess_ref_gemm *p, double *out) {
                 double v = p->alpha * acc;
                 if (p->beta != 0.0)
                     v += p->beta * tess_load_as_f32(p->c.dtype, p->c_data, tess_matrix_offset(&p->c, b, i, j));
-                if (p->gate) { /* the bias now, the activation below on the pairs */
+                if (p->gate) { /* the bias here, the activation below on the pairs */
                     tess_epilogue_desc bias_only = p->epilogue;
                     bias_only.activation = TESS_ACT_NONE;
                     row[j] = tess_ref_epilogue_of(bias_only, p->bias_data, v, b, i, j);

@@ -106,6 +106,7 @@ static tess_status ref_gemm_gated(const tess_ref_gemm *p, void *d_data, void *st
         return tess_cuda_status(err, "allocating the GPU reference's gated values");
     tess_status s = ref_gemm_launch(&first, v, stream);
     if (s == TESS_STATUS_SUCCESS) {
+        // A grid-stride loop: 1024 blocks of 256 threads cover any size, no speed needed.
         ref_glu_kernel<<<1024, 256, 0, (cudaStream_t)stream>>>(*p, v, d_data);
         s = tess_cuda_status(cudaGetLastError(), "launching the GPU reference's gate");
     }

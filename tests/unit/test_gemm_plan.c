@@ -303,6 +303,8 @@ static void test_gate_rules(void) {
     expect_refusal(&x, P, P, NULL, P, TESS_STATUS_INVALID_VALUE, "gate_limit");
     x = g, x.gate_limit = NAN;
     expect_refusal(&x, P, P, NULL, P, TESS_STATUS_INVALID_VALUE, "gate_limit");
+    x = problem(16, 512, 1024), x.gate_limit = 7.0f; /* a clamp without a gate */
+    expect_refusal(&x, P, P, NULL, P, TESS_STATUS_INVALID_VALUE, "TESS_GATE_NONE");
     x = g, x.residual = mat(TESS_DTYPE_BF16, TESS_ORDER_ROW, 16, 512);
     CHECK_STATUS(tess_gemm_check_residual(&x, P, "tess_gemm"), TESS_STATUS_INVALID_VALUE);
     CHECK(strstr(tess_last_error(), "M x N/2") != NULL);

@@ -259,6 +259,7 @@ TESS_DEVICE void epilogue_store16_gated(const tess_gemm_params &p, float (&acc)[
                                         int t, int b, int m0, int m_end, int n0, bool &pending, int bb) {
     constexpr int OUT = Cfg::GATED_OUT_COLS, ROUNDS = Cfg::BN / (2 * OUT);
     static_assert(OUT > 0 && OUT % TESS_EPI_SUBTILE == 0, "whole sub-tiles of D a round");
+    static_assert(OUT <= Cfg::EPI_COLS, "a round's D columns fit the staging sub-tiles");
     const tess_act_form act = tess_act_form_of(p.epi.activation);
     const float alpha = p.epi.alpha, limit = p.epi.gate_limit;
     int m_first, n_first; // the thread's first row and column of the tile
