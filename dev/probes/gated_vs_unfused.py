@@ -1,32 +1,21 @@
 """SwiGLU fused into tessera's GEMM (gate="interleaved") against the unfused sequences: tessera's
 GEMM writing all N columns then torch's silu(gate) * up, and torch.mm (cuBLAS) then the same; bf16,
 interleaved (gate, up) weight columns. Same process, same data, CUDA-event timing (median of
-rounds of 20 calls). Prints one line per shape; CSV to --csv. Run on a GPU from the checkout:
+rounds of 10 calls, bench/moe_ffn.py's timer). Prints one line per shape; CSV to --csv. Run on a GPU from the checkout:
   PYTHONPATH=python TESSERA_LIBRARY=build/lib/libtessera.so python3 dev/probes/gated_vs_unfused.py"""
 import argparse
-import statistics
+import os
+import sys
 
 import torch
 import torch.nn.functional as F
 
 import tessera
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+from moe_ffn import timed  # noqa: E402  (CUDA-event medians, shared with the MoE FFN benchmark)
+
 SHAPES = [(4096, 28672, 4096), (8192, 8192, 8192), (4096, 4096, 7168), (128, 28672, 4096), (16, 28672, 4096)]
-
-
-def timed(fn, rounds=7, calls=20):
-    fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(rounds):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(calls):
-            fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) / calls)
-    return statistics.median(times)
 
 
 def main():
