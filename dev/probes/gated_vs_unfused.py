@@ -1,7 +1,8 @@
 """SwiGLU fused into tessera's GEMM (gate="interleaved") against the unfused sequences: tessera's
 GEMM writing all N columns then torch's silu(gate) * up, and torch.mm (cuBLAS) then the same; bf16,
 interleaved (gate, up) weight columns. Same process, same data, CUDA-event timing (median of
-rounds of 10 calls, bench/moe_ffn.py's timer). Prints one line per shape; CSV to --csv. Run on a GPU from the checkout:
+rounds of 10 calls, bench/moe_ffn.py's timer). Prints one line per shape; CSV to --csv. Run on a
+GPU from the checkout:
   PYTHONPATH=python TESSERA_LIBRARY=build/lib/libtessera.so python3 dev/probes/gated_vs_unfused.py"""
 import argparse
 import os
