@@ -50,6 +50,14 @@ def chart_inputs(doc):
     return args, device, rows, plt
 
 
+def save_chart(fig, args, dpi=110):
+    """Lays out fig and writes it to --out (default: the CSV's name with .png); returns the path."""
+    fig.tight_layout()
+    out = args.out or os.path.splitext(args.csv)[0] + ".png"
+    fig.savefig(out, dpi=dpi)
+    return out
+
+
 def main():
     args, device, rows, plt = chart_inputs(__doc__)
     ours = [r for r in rows if r["provider"] == "tessera" and r["vs_torch"]]
@@ -83,9 +91,7 @@ def main():
         ax.legend(loc="upper center", fontsize=7, ncol=5)
         ax.grid(axis="y", alpha=0.3)
     fig.suptitle(f"moe suite: tessera grouped GEMM vs torch - {device}", fontsize=11)
-    fig.tight_layout()
-    out = args.out or os.path.splitext(args.csv)[0] + ".png"
-    fig.savefig(out, dpi=110)
+    out = save_chart(fig, args)
     print(f"{out}: " + "; ".join(summary))
 
 

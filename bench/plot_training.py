@@ -8,9 +8,8 @@ step; the legend gives each series' geometric mean.
 
     python3 bench/plot_training.py bench/results/h100-training.csv   # -> .png beside it
 """
-import os
 
-from plot_moe import chart_inputs  # bench/plot_moe.py, beside this script
+from plot_moe import chart_inputs, save_chart  # bench/plot_moe.py, beside this script
 from plot_peers import geomean  # bench/plot_peers.py
 
 CAST_TARGET = 0.85  # issue 35: the cast-transpose at 85% of the copy rate
@@ -44,9 +43,7 @@ def main():
     right.set_title("training GEMMs per layer: tokens x Din x Dout", fontsize=10)
     right.legend(fontsize=8)
     fig.suptitle(f"tessera training pieces on {device} (bursts)", fontsize=11)
-    fig.tight_layout()
-    out = args.out or os.path.splitext(args.csv)[0] + ".png"
-    fig.savefig(out, dpi=110)
+    out = save_chart(fig, args)
     print(f"{out}: {len(cast)} cast shapes, {len(layers)} layers")
 
 

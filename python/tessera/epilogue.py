@@ -105,6 +105,16 @@ def check_gate(gate, gate_limit, n):
     return code, limit
 
 
+def check_gate_reads_no_c(gate, beta, c):
+    """A gated problem reads no C: InvalidValueError for a nonzero beta or a given c."""
+    if float(beta) != 0.0:
+        raise InvalidValueError(f"beta={beta} with gate={gate!r}: a gated epilogue reads no C (pass beta=0; a C "
+                                "can be added after the gate as residual=)")
+    if c is not None:
+        raise InvalidValueError(f"c with gate={gate!r}: a gated epilogue reads no C (it can be added after the gate "
+                                "as residual=)")
+
+
 def bias_mode(bias_along):
     """The tess_bias_mode of a bias_along name: "columns" (one value per column of D, length
     N: a linear layer's bias) or "rows" (one per row, length M)."""

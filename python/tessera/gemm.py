@@ -239,12 +239,7 @@ def _prepare(a, b, c, out, alpha, beta, handle, out_dtype, scale_args=None, epil
 
 def _check_gated(views, c, beta, gate, cols):
     """A gated problem reads no C, and a given out must be M x N/2 (`cols`)."""
-    if float(beta) != 0.0:
-        raise InvalidValueError(f"beta={beta} with gate={gate!r}: a gated epilogue reads no C (pass beta=0; a C "
-                                "can be added after the gate as residual=)")
-    if c is not None:
-        raise InvalidValueError(f"c with gate={gate!r}: a gated epilogue reads no C (it can be added after the gate "
-                                "as residual=)")
+    epilogue.check_gate_reads_no_c(gate, beta, c)
     o, m = views.get("out"), views["a"].rows
     if o is not None and (o.rows, o.cols) != (m, cols):
         raise InvalidValueError(f"out: {o.rows} x {o.cols}; with gate={gate!r} it must be M x N/2 = {m} x {cols} "

@@ -95,9 +95,8 @@ def _gemm_fake(a, b, c=None, alpha=1.0, beta=0.0, out_dtype=None, scale_a=None, 
     batch = max(_batch(a), _batch(b))
     m, n = a.shape[-2], b.shape[-1]
     gated, _ = _epilogue.check_gate(gate, gate_limit, n)
-    if gated and (float(beta) != 0.0 or c is not None):
-        raise InvalidValueError(f"{'beta=' + str(beta) if float(beta) != 0.0 else 'c'} with gate={gate!r}: a gated "
-                                "epilogue reads no C (it can be added after the gate as residual=)")
+    if gated:
+        _epilogue.check_gate_reads_no_c(gate, beta, c)
     _epilogue.dense_epilogue(bias, activation, bias_along, m, n, batch, _device_index(a), gated=bool(gated))
     cols = n // 2 if gated else n
     shape = (batch, m, cols) if batch > 1 else (m, cols)

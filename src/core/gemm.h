@@ -42,6 +42,12 @@ tess_status tess_gemm_check_scales(const tess_gemm_desc *desc, const float *sa, 
  * gate, even N, no C (beta 0), a finite gate_limit >= 0; without a gate,
  * gate_limit 0. */
 tess_status tess_gemm_check_gate(int gate, float limit, int64_t n, float beta, const char *caller);
+/* The output's columns for a product of N columns: N, or N / 2 with a gate. */
+static inline int64_t tess_gemm_out_cols(int gate, int64_t n) { return gate != TESS_GATE_NONE ? n / 2 : n; }
+/* The name of that shape in sentences: "M x N", or "M x N/2 (...)" with a gate. */
+static inline const char *tess_gemm_out_shape(int gate) {
+    return gate != TESS_GATE_NONE ? "M x N/2 (a gated epilogue's)" : "M x N";
+}
 /* The residual of a dense problem (tess_gemm_desc.residual): none (rows =
  * cols = 0), or an M x N matrix (M x N/2 with a gate) of bf16, f16 or f32 valid for the batch, at
  * a non-NULL pointer aligned to its elements. */

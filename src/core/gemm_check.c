@@ -134,11 +134,10 @@ tess_status tess_gemm_validate(const tess_device_info *info, const tess_gemm_des
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: A, B and D must not be NULL");
     if ((s = tess_gemm_check_gate(desc->gate, desc->gate_limit, n, desc->beta, "tess_gemm")))
         return s;
-    const int gated = desc->gate != TESS_GATE_NONE;
     const tess_operand_shape abd[] = {{&desc->a, batch, m, k, "A", "M x K"},
                                       {&desc->b, batch, k, n, "B", "K x N"},
-                                      {&desc->d, batch, m, gated ? n / 2 : n, "D",
-                                       gated ? "M x N/2 (a gated epilogue's)" : "M x N"}};
+                                      {&desc->d, batch, m, tess_gemm_out_cols(desc->gate, n), "D",
+                                       tess_gemm_out_shape(desc->gate)}};
     if ((s = tess_gemm_check_matrices(abd, 3)))
         return s;
     /* Every batch needs its own D: batches of D may not overlap. */
@@ -286,9 +285,8 @@ tess_status tess_gemm_check_residual(const tess_gemm_desc *desc, const void *res
     const tess_matrix_desc *r = &desc->residual;
     if (r->rows == 0 && r->cols == 0)
         return TESS_STATUS_SUCCESS;
-    const int gated = desc->gate != TESS_GATE_NONE;
-    const tess_operand_shape shape = {r, desc->batch, desc->m, gated ? desc->n / 2 : desc->n, "residual",
-                                      gated ? "M x N/2, as D" : "M x N, as D"};
+    const tess_operand_shape shape = {r, desc->batch, desc->m, tess_gemm_out_cols(desc->gate, desc->n), "residual",
+                                      desc->gate != TESS_GATE_NONE ? "M x N/2, as D" : "M x N, as D"};
     tess_status s = tess_gemm_check_matrices(&shape, 1);
     if (s != TESS_STATUS_SUCCESS)
         return s;

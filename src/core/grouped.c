@@ -96,11 +96,10 @@ static tess_status grouped_validate(const tess_device_info *info, const tess_gro
     tess_status s = tess_gemm_check_gate(desc->gate, desc->gate_limit, n, 0.0f, "tess_grouped_gemm");
     if (s != TESS_STATUS_SUCCESS)
         return s;
-    const int gated = desc->gate != TESS_GATE_NONE;
     const tess_operand_shape xwy[] = {
         {&desc->x, xy_batch, m, k, "X", "M x K"},
         {&desc->w, g, k, n, "W", "K x N (each expert's N x K weight, K-major)"},
-        {&desc->y, xy_batch, m, gated ? n / 2 : n, "Y", gated ? "M x N/2 (a gated epilogue's)" : "M x N"},
+        {&desc->y, xy_batch, m, tess_gemm_out_cols(desc->gate, n), "Y", tess_gemm_out_shape(desc->gate)},
     };
     if ((s = tess_gemm_check_matrices(xwy, 3)))
         return s;

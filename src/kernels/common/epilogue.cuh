@@ -45,6 +45,9 @@ TESS_DEVICE float tess_epilogue_value(const tess_epilogue &e, float sum, int b, 
     return v;
 }
 
+// A per-column bias's length: D's columns, or the product's (twice D's) with a gate.
+TESS_DEVICE int64_t tess_bias_columns(const tess_epilogue &e) { return (e.gate ? 2 : 1) * e.d_layout.cols; }
+
 // The fused epilogue's bias at (m, n) of bias batch bb (a dense batch, or a
 // grouped GEMM's group): the vector's element n (per column) or m (per
 // row); 0 without a bias and past the vector's end (tiles compute elements
@@ -54,8 +57,7 @@ TESS_DEVICE float tess_epilogue_bias(const tess_epilogue &e, int bb, int m, int 
         return 0.0f;
     const bool per_column = e.bias_mode == TESS_BIAS_COLUMNS;
     const int i = per_column ? n : m;
-    // A gated epilogue's bias spans the product's columns, twice D's.
-    if (i >= (per_column ? (e.gate ? 2 : 1) * e.d_layout.cols : e.d_layout.rows))
+    if (i >= (per_column ? tess_bias_columns(e) : e.d_layout.rows))
         return 0.0f;
     return tess_load_as_f32(e.bias_type, e.bias, bb * e.bias_batch_stride + i);
 }
@@ -80,7 +82,7 @@ TESS_DEVICE tess_bias_reader tess_column_bias_reader(const tess_epilogue &e, int
     const int size = f32 ? 4 : 2;
     tess_bias_reader r = {(const char *)e.bias, 0, size, f32 ? ~0u : 0u, e.bias_type == TESS_DTYPE_F16 ? ~0u : 0u};
     if (e.bias && e.bias_mode == TESS_BIAS_COLUMNS)
-        r.at += (bb * e.bias_batch_stride + first) * size, r.left = (e.gate ? 2 : 1) * e.d_layout.cols - first;
+        r.at += (bb * e.bias_batch_stride + first) * size, r.left = tess_bias_columns(e) - first;
     return r;
 }
 
@@ -218,14 +220,19 @@ static __device__ __noinline__ float tess_epilogue_final_call(const tess_epilogu
 }
 
 // A gated activation's output from its gate and up values (after alpha and
-// the bias): both clamped where gate_limit > 0 (tess_gate_clamp: gate <=
-// limit, |up| <= limit; NaN stays NaN), then activation(gate) * up
-// (tess_gate).
+// the bias): both clamped where limit > 0 (tess_gate_clamp: gate <= limit,
+// |up| <= limit; NaN stays NaN), then activation(gate) * up (tess_gate):
+// tess_glu_of with the activation's form decided by the caller, once per
+// loop; tess_epilogue_glu from the epilogue's activation, per call.
 TESS_DEVICE void tess_gate_clamp(float limit, float &gate, float &up) {
     if (limit > 0.0f) {
         gate = gate > limit ? limit : gate;
         up = up > limit ? limit : up < -limit ? -limit : up;
     }
+}
+TESS_DEVICE float tess_glu_of(const tess_act_form &act, float limit, float gate, float up) {
+    tess_gate_clamp(limit, gate, up);
+    return (act.erf ? tess_gelu_erf(gate) : tess_activate_gated(act, gate)) * up;
 }
 TESS_DEVICE float tess_epilogue_glu(const tess_epilogue &e, float gate, float up) {
     tess_gate_clamp(e.gate_limit, gate, up);

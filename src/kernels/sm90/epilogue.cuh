@@ -90,6 +90,7 @@ TESS_DEVICE residual_rows residual_rows_of(const tess_epilogue &e, int b, int m,
 TESS_DEVICE void residual_pair(const residual_rows &r, int col, bool row8, float &lo, float &hi) {
     const uint32_t bits = *(const uint32_t *)(r.at + (row8 ? r.row8 : 0) + 2 * col);
     if (r.bf16) {
+        // bf16 is float32's high half: the low element shifted up, the high one masked in place
         lo = __uint_as_float(bits << 16), hi = __uint_as_float(bits & 0xffff0000u);
     } else {
         lo = __half2float(__ushort_as_half((unsigned short)bits));
@@ -120,6 +121,11 @@ TESS_DEVICE void store_round(const tess_gemm_params &p, const char *staging, int
         tma_store_commit();
     }
 }
+
+// Column c (0..3) of a thread's four in 16-column block jj of its tile, past
+// its first: n, n + 1, n + 8, n + 9 of the block (the wgmma accumulator
+// layout, tess_wgmma_acc_coord), where its bias is read.
+TESS_DEVICE int pair_column(int jj, int c) { return 16 * jj + 8 * (c / 2) + c % 2; }
 
 // 16-bit D, in rounds of EPI_COLS columns: stmatrix into this warpgroup's
 // staging sub-tiles, then one thread's TMA stores (or every thread's copies,
@@ -155,7 +161,7 @@ TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::B
             for (int j = 0; j < Cfg::EPI_COLS / 16; j++)
 #pragma unroll
                 for (int c = 0; c < 4; c++)
-                    bias_bits[j][c] = tess_bias_load(bias, 16 * (round * (Cfg::EPI_COLS / 16) + j) + 8 * (c / 2) + c % 2);
+                    bias_bits[j][c] = tess_bias_load(bias, pair_column(round * (Cfg::EPI_COLS / 16) + j, c));
         }
         if (pending) {
             if (t == 0)
@@ -232,9 +238,7 @@ TESS_DEVICE void gated_block_pairs(const float (&x)[8], const float (&b4)[4], co
     float o[4]; // D's (m, q), (m + 8, q), (m, q + 4), (m + 8, q + 4)
 #pragma unroll
     for (int i = 0; i < 4; i++) {
-        float g = x[2 * i] + b4[2 * (i / 2)], u = x[2 * i + 1] + b4[2 * (i / 2) + 1];
-        tess_gate_clamp(limit, g, u);
-        o[i] = (act.erf ? tess_gelu_erf(g) : tess_activate_gated(act, g)) * u;
+        o[i] = tess_glu_of(act, limit, x[2 * i] + b4[2 * (i / 2)], x[2 * i + 1] + b4[2 * (i / 2) + 1]);
     }
     // Each lane's columns packed by row pair: (m, m + 8) of column q, then of q + 4.
     const uint32_t first = pack16(o[0], o[1], bf16), second = pack16(o[2], o[3], bf16);
@@ -288,7 +292,7 @@ TESS_DEVICE void epilogue_store16_gated(const tess_gemm_params &p, float (&acc)[
                     x[v] = alpha * acc[8 * jj + v];
 #pragma unroll
                 for (int c = 0; c < 4; c++) // product columns n, n + 1, n + 8, n + 9
-                    b4[c] = tess_bias_value(bias, tess_bias_load(bias, 16 * jj + 8 * (c / 2) + c % 2));
+                    b4[c] = tess_bias_value(bias, tess_bias_load(bias, pair_column(jj, c)));
                 gated_block_pairs(x, b4, act, limit, bf16, lane, &r[2 * half], &r[2 * half + 1]);
             }
             const uint32_t addr = base + tess_epi_stmatrix_offset(warp, lane, jo, col_major);
@@ -594,10 +598,9 @@ TESS_DEVICE void fused_round_gated(const tess_epilogue &e, const float *sums, co
         for (int i = 0; i < CHUNK; i++) {
             const int lr = row_major ? r : r + i, lc = 2 * (row_major ? col + i : col); // lc: the gate's column
             in[i] = m0 + lr < tile.m_end && nr + lc < tile.n_end;
-            float g = e.alpha * gate[i] + bias[per_column ? round * W + lc : lr],
-                  u = e.alpha * up[i] + bias[per_column ? round * W + lc + 1 : lr];
-            tess_gate_clamp(limit, g, u);
-            x[i] = (act.erf ? tess_gelu_erf(g) : tess_activate_gated(act, g)) * u + res[i];
+            x[i] = tess_glu_of(act, limit, e.alpha * gate[i] + bias[per_column ? round * W + lc : lr],
+                               e.alpha * up[i] + bias[per_column ? round * W + lc + 1 : lr]) +
+                   res[i];
         }
         fused_store4(e.d_layout.dtype, (char *)e.d, tess_matrix_offset(&e.d_layout, b, m0 + r, nd + col), x, in);
     }
