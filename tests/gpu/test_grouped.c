@@ -306,7 +306,7 @@ static void test_every_plan(tess_handle h) {
         grouped_case c;
         make_case(&c, (tess_group_layout)(i % 2), cases[i].groups, cases[i].n, 640, cases[i].in, cases[i].recipe,
                   cases[i].out, 1);
-        const int gated = i == 1 || i == 2; /* bf16 and FP8 block-scaled, with a gate: no token tiles */
+        const int gated = i == 1 || i == 2; /* bf16 and FP8 block-scaled, with a gate (token tiles pair rows) */
         if (gated)
             make_gated(&c);
         tess_plan plans[MAX_PLANS];
@@ -314,14 +314,14 @@ static void test_every_plan(tess_handle h) {
         CHECK_STATUS(tess_grouped_gemm_plans(h, &c.g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
         /* 3 kernels (128x256 or 128x192 in clusters of 1 and 2, 128x128) and
          * 3 token tiles (16, 32, 64 tokens), each in 3 orders */
-        CHECKF(count >= (gated ? 9 : 18), "%d plans for case %d", count, i);
+        CHECKF(count >= 18, "%d plans for case %d", count, i);
         for (int p = 0; p < count && p < MAX_PLANS; p++) {
             char plan[64];
             const double rel = run_case(h, &c, p, plan);
             token_plans += strstr(plan, "_swap") != NULL;
             CHECKF(rel >= 0 && rel <= allowance(&c), "every plan, case %d, %s: rel error %.3g", i, plan, rel);
         }
-        CHECKF(gated ? token_plans == 0 : token_plans >= 9, "case %d: %d token-tile plans", i, token_plans);
+        CHECKF(token_plans >= 9, "case %d: %d token-tile plans%s", i, token_plans, gated ? " (gated)" : "");
         free_case(&c);
     }
 }

@@ -45,8 +45,10 @@ TESS_DEVICE float tess_epilogue_value(const tess_epilogue &e, float sum, int b, 
     return v;
 }
 
-// A per-column bias's length: D's columns, or the product's (twice D's) with a gate.
-TESS_DEVICE int64_t tess_bias_columns(const tess_epilogue &e) { return (e.gate ? 2 : 1) * e.d_layout.cols; }
+// A per-column bias's length: D's columns, or the product's (twice D's) with a gate whose pairs are columns.
+TESS_DEVICE int64_t tess_bias_columns(const tess_epilogue &e) {
+    return (e.gate && !e.gate_rows ? 2 : 1) * e.d_layout.cols;
+}
 
 // The fused epilogue's bias at (m, n) of bias batch bb (a dense batch, or a
 // grouped GEMM's group): the vector's element n (per column) or m (per
@@ -57,7 +59,8 @@ TESS_DEVICE float tess_epilogue_bias(const tess_epilogue &e, int bb, int m, int 
         return 0.0f;
     const bool per_column = e.bias_mode == TESS_BIAS_COLUMNS;
     const int i = per_column ? n : m;
-    if (i >= (per_column ? tess_bias_columns(e) : e.d_layout.rows))
+    const bool rows_doubled = e.gate && e.gate_rows; // a transposed plan's pairs are rows
+    if (i >= (per_column ? tess_bias_columns(e) : (rows_doubled ? 2 : 1) * e.d_layout.rows))
         return 0.0f;
     return tess_load_as_f32(e.bias_type, e.bias, bb * e.bias_batch_stride + i);
 }
@@ -239,13 +242,15 @@ TESS_DEVICE float tess_epilogue_glu(const tess_epilogue &e, float gate, float up
     return tess_activate(e.activation, gate) * up;
 }
 
-// A gated output from the sums of its gate and up columns (n, n + 1 of the
-// product) in row m: alpha times each, their biases (bias batch bb), then
-// tess_epilogue_glu; called, for the register paths' few elements a thread.
+// A gated output from the sums of its gate at (m, n) of the kernel's tile
+// and its up beside it (column n + 1, or row m + 1 with gate_rows): alpha
+// times each, their biases (bias batch bb), then tess_epilogue_glu; called,
+// for the register paths' few elements a thread.
 static __device__ __noinline__ float tess_epilogue_gated_call(const tess_epilogue &e, float gate_sum, float up_sum,
                                                               int bb, int m, int n) {
+    const int rows = e.gate_rows != 0;
     return tess_epilogue_glu(e, e.alpha * gate_sum + tess_epilogue_bias(e, bb, m, n),
-                             e.alpha * up_sum + tess_epilogue_bias(e, bb, m, n + 1));
+                             e.alpha * up_sum + tess_epilogue_bias(e, bb, m + rows, n + 1 - rows));
 }
 
 // The factor of row (of A) or column (of B) `mn` of batch b for an operand

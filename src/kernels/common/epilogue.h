@@ -30,8 +30,9 @@ typedef struct tess_epilogue {
     /* A dense GEMM's residual, added after the activation (NULL: none), in the kernel's rows and columns as D. */
     const void *residual;
     tess_matrix_desc residual_layout;
-    /* A gated activation (tess_gate; D has half the kernel's columns) and its clamp (0: none). */
-    int32_t gate;
+    /* A gated activation (tess_gate; D has half the kernel's columns, or with
+     * gate_rows half its rows: a transposed plan's pairs) and its clamp (0: none). */
+    int32_t gate, gate_rows;
     float gate_limit;
 } tess_epilogue;
 
@@ -51,6 +52,7 @@ static inline tess_epilogue tess_epilogue_of(const tess_gemm_desc *desc, const v
     e.residual_layout = desc->residual;
     e.residual = desc->residual.rows > 0 ? residual : NULL;
     e.gate = desc->gate, e.gate_limit = desc->gate_limit;
+    e.gate_rows = 0; /* the family sets it for a kernel that runs the problem transposed */
     e.fused = e.bias != NULL || e.activation != TESS_ACT_NONE || e.residual != NULL || e.gate != TESS_GATE_NONE;
     return e;
 }

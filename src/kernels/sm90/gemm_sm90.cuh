@@ -254,6 +254,7 @@ static int max_clusters(void) {
      gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR, PP>::EPI_ROUNDS,                                              \
      gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR, PP>::SKIPS_EMPTY_ROWS, PP,                                    \
      gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR, PP>::GATES,                                                   \
+     gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR, PP>::STORES_FROM_REGISTERS,                                   \
      launch_gemm<gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR, PP>>,                                             \
      max_clusters<gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR, PP>>}
 #define TESS_GEMM_ENTRY_G(BM, BN, ST, CL, IN, SC, AMN, BMN, GR) TESS_GEMM_ENTRY_S(BM, BN, ST, CL, IN, SC, AMN, BMN, GR, 0)

@@ -27,6 +27,7 @@ typedef struct tess_gemm_kernel {
     int pingpong;         /* 1: each consumer warpgroup owns whole tiles, mainloops in turn (gemm_cfg.cuh);
                              data-parallel only */
     int gates;            /* 1: its epilogue pairs (gate, up) columns (tess_gate; gemm_cfg.cuh GATES) */
+    int registers;        /* 1: it stores D from registers (STORES_FROM_REGISTERS), which can also pair rows */
     tess_gemm_launch_fn launch;
     tess_gemm_occupancy_fn max_clusters;
 } tess_gemm_kernel;

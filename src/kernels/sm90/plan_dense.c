@@ -11,22 +11,22 @@
 
 _Static_assert(TESS_SK_FLAG_BYTES <= TESS_HANDLE_FLAG_BYTES, "the handle's flags hold every stream-K CTA's");
 
-/* A dense kernel that serves the problem (cooperative 64-row tiles only
- * problems of TESS_SM90_SHORT_TILE_MIN_M to _MAX_M rows; pingpong ones
- * where TESS_SM90_OFFERS_PINGPONG). */
-static int kernel_fits(const tess_gemm_kernel *k, const tess_gemm_desc *d) {
-    if (k->grouped || !tess_sm90_kernel_serves(k, d) || (d->gate != TESS_GATE_NONE && !k->gates))
+/* A dense kernel that serves the problem d (as run: transposed or not;
+ * cooperative 64-row tiles only problems of TESS_SM90_SHORT_TILE_MIN_M to
+ * _MAX_M rows; pingpong ones where TESS_SM90_OFFERS_PINGPONG). A gate needs
+ * a kernel with the gated epilogue, and run transposed (its pairs become
+ * rows) one that stores from registers. */
+static int kernel_fits(const tess_gemm_kernel *k, const tess_gemm_desc *d, int transposed) {
+    if (k->grouped || !tess_sm90_kernel_serves(k, d) ||
+        (d->gate != TESS_GATE_NONE && (!k->gates || (transposed && !k->registers))))
         return 0;
     if (k->pingpong)
         return TESS_SM90_OFFERS_PINGPONG;
     return k->tile_m == 128 || (d->m >= TESS_SM90_SHORT_TILE_MIN_M && d->m <= TESS_SM90_SHORT_TILE_MAX_M);
 }
 
-/* Whether problem d has transposed plans: small M, and no gate (whose
- * (gate, up) column pairs would become row pairs, in two threads). */
-static int transposes(const tess_gemm_desc *d) {
-    return d->m <= TESS_SM90_TRANSPOSED_MAX_M && d->gate == TESS_GATE_NONE;
-}
+/* Whether problem d has transposed plans: small M. */
+static int transposes(const tess_gemm_desc *d) { return d->m <= TESS_SM90_TRANSPOSED_MAX_M; }
 
 /* Fills plan p for kernel `index` running problem `run`: the user's
  * problem d, or for a transposed plan tess_sm90_transposed_problem(d). The
@@ -66,7 +66,7 @@ void tess_sm90_dense_plans(const tess_device_info *info, const tess_gemm_desc *d
         const tess_gemm_desc *run = transposed ? &swapped : desc;
         for (int i = 0; i < tess_sm90_kernel_count(); i++) {
             const tess_gemm_kernel *k = tess_sm90_kernel(i);
-            if (!kernel_fits(k, run))
+            if (!kernel_fits(k, run, transposed))
                 continue;
             for (int stream_k = 0; stream_k <= 1; stream_k++) {
                 tess_sm90_launch x;
@@ -99,7 +99,7 @@ static int resolve(const tess_device_info *info, const tess_gemm_desc *d, const 
                 const int described = k->tile_m == plan->tile_m && k->tile_n == plan->tile_n &&
                                       k->stages == plan->stages && k->cluster_m == plan->cluster_m &&
                                       transposed == (plan->transposed != 0);
-                if ((pass == 0) != described || !kernel_fits(k, run))
+                if ((pass == 0) != described || !kernel_fits(k, run, transposed))
                     continue;
                 for (int stream_k = 0; stream_k <= 1; stream_k++) {
                     tess_plan made;
@@ -145,6 +145,7 @@ tess_status tess_sm90_dense_run(tess_handle h, const tess_gemm_desc *desc, const
                                           o->bias, o->residual);
     if (s != TESS_STATUS_SUCCESS)
         return s;
+    p.epi.gate_rows = transposed && desc->gate != TESS_GATE_NONE; /* D^T's pairs are rows */
     p.split = r.launch.split;
     if (r.launch.workspace > 0) {
         p.partials = (float *)h->workspace;

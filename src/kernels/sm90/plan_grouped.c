@@ -65,14 +65,13 @@ static int64_t max_items(const tess_gemm_kernel *k, const tess_grouped_gemm_desc
 }
 
 /* Whether kernel k is a grouped kernel that can run problem d: it serves the
- * problem's view, and its work items fit the kernels' ints. A gate pairs
- * the product's columns in one thread's accumulators, which a token tile
- * (run transposed) spreads over two; and the kernel must have the gated
- * epilogue (k->gates). */
+ * problem's view, and its work items fit the kernels' ints. A gate needs
+ * the gated epilogue (k->gates), and in a token tile (run transposed: its
+ * pairs become rows) one that stores from registers. */
 static int grouped_kernel_runs(const tess_gemm_kernel *k, const tess_grouped_gemm_desc *d) {
     const tess_gemm_desc view = kernel_view(k, d);
     return k->grouped && tess_sm90_kernel_serves(k, &view) && max_items(k, d) <= INT32_MAX &&
-           !(d->gate != TESS_GATE_NONE && (is_token_tile(k) || !k->gates));
+           !(d->gate != TESS_GATE_NONE && (!k->gates || (is_token_tile(k) && !k->registers)));
 }
 
 /* The planner's order for kernel k: groups of several tile rows walk in
@@ -305,6 +304,7 @@ static tess_status grouped_launch(tess_handle handle, const tess_grouped_gemm_de
     tess_status s = tess_sm90_params_init(&p, k, &view, a, a_scale, b, b_scale, NULL, o->d, o->bias, NULL);
     if (s)
         return s;
+    p.epi.gate_rows = tokens_as_b && desc->gate != TESS_GATE_NONE; /* Y^T's pairs are rows */
     p.groups = (int)desc->groups;
     if (tokens_as_b && order == TESS_GROUP_ORDER_BANDED) /* one band per group (preferred_order) */
         p.group_m = (int)tess_grouped_max_tile_rows(desc, (int)work_item_rows(k)); /* x weight tiles: max_items */
