@@ -3,6 +3,7 @@
 
     python3 bench/quantized.py --csv bench/results/h100-quantized.csv
     python3 bench/quantized.py --quick
+    python3 bench/quantized.py --kinds int8 --shapes 32x7168x2048,64x4096x7168
 
 Per shape (M N K, the dense suite's large ones):
   tf32   tessera.gemm(a, b, allow_tf32=True) against torch.matmul with
@@ -90,6 +91,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="one shape")
+    ap.add_argument("--shapes", help="MxNxK,... instead of the default shapes (decode: 32x7168x2048; "
+                    "torch._int_mm needs M > 16)")
     args = ap.parse_args()
     dev = torch.cuda.current_device()
     with tessera.Handle(dev) as h:
@@ -100,7 +103,8 @@ def main():
               f"library={tessera.version_string()} torch={torch.__version__}")
     print(device)
     rows, failed = [], False
-    for shape in SHAPES[:1] if args.quick else SHAPES:
+    shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")] if args.shapes else SHAPES
+    for shape in shapes[:1] if args.quick else shapes:
         for kind in args.kinds.split(","):
             providers, want = (tf32_providers if kind == "tf32" else int8_providers)(*shape)
             errors = {name: rel(fn(), want) for name, fn in providers.items()}
