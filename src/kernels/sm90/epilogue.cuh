@@ -413,25 +413,27 @@ TESS_DEVICE void epilogue_store_gated(const tess_gemm_params &p, const float (&a
     const bool row_major = e.d_layout.order == TESS_ORDER_ROW, bf16 = e.d_layout.dtype == TESS_DTYPE_BF16;
     const int64_t ld = e.d_layout.ld, row_step = row_major ? ld : 1, col_step = row_major ? 1 : ld;
     T *d = (T *)e.d + (int64_t)b * e.d_layout.batch_stride;
-    if (e.gate_rows) {
-        // A transposed plan: the pair is rows m, m + 1 of the kernel's tile, the same accumulator
-        // of lanes L and L ^ 4 (tess_wgmma_acc_coord: row 16 warp + lane / 4 + 8 (v / 2 % 2)), whose
-        // even-row lane makes D's row m / 2 (every lane shuffles, before any bounds test).
+    if constexpr (Cfg::STORES_FROM_REGISTERS) { // the only kernels the planners run transposed
+        if (e.gate_rows) {
+            // A transposed plan: the pair is rows m, m + 1 of the kernel's tile, the same accumulator
+            // of lanes L and L ^ 4 (tess_wgmma_acc_coord: row 16 warp + lane / 4 + 8 (v / 2 % 2)), whose
+            // even-row lane makes D's row m / 2 (every lane shuffles, before any bounds test).
 #pragma unroll
-        for (int v = 0; v < Cfg::BN / 2; v++) {
-            int m, n;
-            tess_wgmma_acc_coord(t, v, &m, &n);
-            m += m0, n += n0;
-            const float up = __shfl_xor_sync(0xffffffffu, acc[v], 4);
-            if ((t / 4) % 2 != 0 || m >= m_end || n >= n_end)
-                continue;
-            float x = tess_epilogue_gated_call(e, acc[v], up, bb, m, n);
-            if constexpr (!Cfg::GROUPED)
-                if (e.residual)
-                    x += tess_epilogue_residual_call(e, b, m / 2, n);
-            store_element(d + (m / 2) * row_step + n * col_step, x, bf16);
+            for (int v = 0; v < Cfg::BN / 2; v++) {
+                int m, n;
+                tess_wgmma_acc_coord(t, v, &m, &n);
+                m += m0, n += n0;
+                const float up = __shfl_xor_sync(0xffffffffu, acc[v], 4);
+                if ((t / 4) % 2 != 0 || m >= m_end || n >= n_end)
+                    continue;
+                float x = tess_epilogue_gated_call(e, acc[v], up, bb, m, n);
+                if constexpr (!Cfg::GROUPED)
+                    if (e.residual)
+                        x += tess_epilogue_residual_call(e, b, m / 2, n);
+                store_element(d + (m / 2) * row_step + n * col_step, x, bf16);
+            }
+            return;
         }
-        return;
     }
 #pragma unroll
     for (int v = 0; v < Cfg::BN / 2; v += 2) {
