@@ -86,6 +86,11 @@ static int grouped_kernel_runs(const tess_gemm_kernel *k, const tess_grouped_gem
 static int preferred_order(const tess_gemm_kernel *k, const tess_grouped_gemm_desc *d) {
     if (is_token_tile(k))
         return TESS_GROUP_ORDER_BANDED;
+    /* Masked: N fastest at every size (H100, FP8, G x E = 1 x 1024, 2 x 512,
+     * 4 x 256, N 7168 / 4096, 8 draws of the sizes each: N fastest beat the
+     * bands by 3-8% kernel for kernel; dev/results/masked-plans-h100/masked-plans.csv). */
+    if (d->layout == TESS_GROUP_MASKED)
+        return TESS_GROUP_ORDER_N_FASTEST;
     return expected_rows(d) >= TESS_GROUPED_BANDED_MIN_TILE_ROWS * work_item_rows(k) ? TESS_GROUP_ORDER_BANDED
                                                                                       : TESS_GROUP_ORDER_N_FASTEST;
 }
@@ -103,9 +108,11 @@ static int preferred_order(const tess_gemm_kernel *k, const tess_grouped_gemm_de
  * where their rate only breaks ties (fewer padded tokens win); taken lower
  * as they narrow, as each wgmma reads the whole 64-row A for fewer columns
  * (not measured). */
-static double tile_efficiency(const tess_gemm_kernel *k) {
+static double tile_efficiency(const tess_gemm_kernel *k, const tess_grouped_gemm_desc *d) {
     const double width = k->tile_n >= 64 ? tess_sm90_tile_width_efficiency(k->tile_n) : k->tile_n >= 32 ? 0.45 : 0.3;
-    return width * (k->cluster_m > 1 ? TESS_GROUPED_CLUSTER_GAIN : 1.0);
+    /* (Masked problems run a wave or two: no gain measured, see l2 in grouped_estimate.) */
+    const int gains = k->cluster_m > 1 && d->layout != TESS_GROUP_MASKED;
+    return width * (gains ? TESS_GROUPED_CLUSTER_GAIN : 1.0);
 }
 
 /* Work items of kernel k a group of about e tokens takes (*split of them
@@ -135,6 +142,48 @@ static double expected_group_items(const tess_gemm_kernel *k, const tess_grouped
     return (double)((e + rows - 1) / rows) * cross;
 }
 
+/* A masked problem's group sizes are drawn around expected_m: the planner
+ * averages its waves over rows e (0.7 + 0.6 (q + 1/2) / Q) for q < Q, the
+ * spread of DeepGEMM's masked tests (expected_m x U(0.7, 1.3)). A tile
+ * chosen at e exactly can take a whole extra wave on half the draws
+ * (H100, FP8, 8 draws each: 1 x 1024 rows, N 7168, K 2048, 128x256 tiles in
+ * clusters of 2 (2.5 waves on average) 47.2 us, 128x192 (3 waves of
+ * smaller tiles) 41.8; dev/results/masked-plans-h100/masked-plans.csv). */
+#define TESS_MASKED_DRAWS 8
+#define TESS_MASKED_SPREAD_LOW 0.7
+#define TESS_MASKED_SPREAD 0.6
+
+/* What each tile of a masked problem costs beyond its K blocks (the
+ * pipeline's fill and the epilogue, exposed where a CTA runs only a tile or
+ * two), in K blocks of the tile's own mainloop: 128x256 block-scaled FP8
+ * tiles in clusters of 2 (H100) take 17.4 us a wave at K = 2048 (16 K blocks)
+ * and 114 at K = 16384 (128), 0.86 us a K block plus 3.6 us a tile, about
+ * 4 K blocks (dense 4096x7168, bench/results/h100-fp8-deepgemm.csv). */
+#define TESS_MASKED_TILE_OVERHEAD_BLOCKS 4.0
+
+/* Work items of kernel k over all groups, and its waves on `units`
+ * clusters, for the expected group sizes (*split: split-tail items);
+ * averaged over the draws where masked. */
+static double expected_waves(const tess_gemm_kernel *k, const tess_grouped_gemm_desc *d, int units, double *items,
+                             double *split) {
+    const int64_t e = expected_rows(d);
+    if (d->layout != TESS_GROUP_MASKED) {
+        *items = (double)d->groups * expected_group_items(k, d, e, split);
+        *split *= (double)d->groups;
+        return ceil(*items / units);
+    }
+    double waves = 0.0, sum_items = 0.0, sum_split = 0.0;
+    for (int q = 0; q < TESS_MASKED_DRAWS; q++) {
+        const double share = TESS_MASKED_SPREAD_LOW + TESS_MASKED_SPREAD * (q + 0.5) / TESS_MASKED_DRAWS;
+        const int64_t rows = (int64_t)ceil(share * (double)e);
+        double s;
+        const double draw = (double)d->groups * expected_group_items(k, d, rows > 0 ? rows : 1, &s);
+        waves += ceil(draw / units), sum_items += draw, sum_split += (double)d->groups * s;
+    }
+    *items = sum_items / TESS_MASKED_DRAWS, *split = sum_split / TESS_MASKED_DRAWS;
+    return waves / TESS_MASKED_DRAWS;
+}
+
 /* Estimated run time of kernel k (`ctas` resident) in seconds, for the
  * expected group sizes: its tensor-core time (waves of work items, one per
  * cluster, each tile row cluster_m tiles or a token tile; each wave one
@@ -156,14 +205,14 @@ static double expected_group_items(const tess_gemm_kernel *k, const tess_grouped
 static double grouped_estimate(const tess_device_info *info, const tess_gemm_kernel *k,
                                const tess_grouped_gemm_desc *d, int ctas) {
     const int64_t e = expected_rows(d);
-    double split;
-    const double items = (double)d->groups * expected_group_items(k, d, e, &split);
+    double items, split;
     const int units = ctas / k->cluster_m;
-    const double waves = ceil(items / units);
+    const double waves = expected_waves(k, d, units, &items, &split);
     const int64_t k_blocks = (d->k + k->tile_k - 1) / k->tile_k;
-    const double epilogue = d->layout == TESS_GROUP_CONTIGUOUS ? tess_sm90_epilogue_factor(k, k_blocks) : 1.0;
+    const double epilogue = d->layout == TESS_GROUP_CONTIGUOUS ? tess_sm90_epilogue_factor(k, k_blocks)
+                            : 1.0 + TESS_MASKED_TILE_OVERHEAD_BLOCKS / (double)(k_blocks > 0 ? k_blocks : 1);
     const double tile_flops =
-        (double)k->tile_m * k->tile_n * 2.0 * (double)(k_blocks * k->tile_k) * epilogue / tile_efficiency(k);
+        (double)k->tile_m * k->tile_n * 2.0 * (double)(k_blocks * k->tile_k) * epilogue / tile_efficiency(k, d);
     const double compute = waves * tess_sm90_compute_seconds(info, k->input, tile_flops);
     const double tokens = (double)e * d->groups;
     const double wb = (double)tess_dtype_size(d->w.dtype), xb = (double)tess_dtype_size(d->x.dtype);
@@ -172,9 +221,12 @@ static double grouped_estimate(const tess_device_info *info, const tess_gemm_ker
     const double w_rows = is_token_tile(k) ? k->tile_m : k->tile_n; /* per work item: a cluster shares its W tile */
     const double x_rows = is_token_tile(k) ? k->tile_n : k->tile_m * k->cluster_m;
     /* A split tail's CTAs each read their own W tile: one more per split item. */
-    const double l2_bytes =
-        (items * (w_rows * wb + x_rows * xb) + (double)d->groups * split * w_rows * wb) * (double)d->k;
-    const double memory = tess_memory_seconds(info, bytes), l2 = tess_l2_read_seconds(info, l2_bytes);
+    const double l2_bytes = (items * (w_rows * wb + x_rows * xb) + split * w_rows * wb) * (double)d->k;
+    /* Masked problems are not L2-bound at the H100's rate: clusters of 1 ran
+     * as fast as clusters of 2, which read half the weight tiles (8 draws of
+     * six shapes, dev/results/masked-plans-h100/masked-plans.csv). */
+    const double memory = tess_memory_seconds(info, bytes),
+                 l2 = d->layout == TESS_GROUP_MASKED ? 0.0 : tess_l2_read_seconds(info, l2_bytes);
     return tess_overlapped_seconds(compute, memory > l2 ? memory : l2);
 }
 
