@@ -64,6 +64,18 @@ def rows_that_count(case, inp, y):
     return torch.cat([y[g, :r] for g, r in enumerate(inp.sizes)]).float()
 
 
+def load_peers(peers, who):
+    """The peers' harness fp8.py (cases, inputs, timer) from folder `peers`, DeepGEMM and tessera;
+    exits naming `who` where either does not import."""
+    sys.path.insert(0, os.path.abspath(peers))
+    import fp8  # noqa: E402
+    libs, why = fp8.import_libs(argparse.Namespace(no_torch=True, no_deepgemm=False, no_tessera=False))
+    dg, ts = libs.get("deepgemm"), libs.get("tessera")
+    if dg is None or ts is None:
+        sys.exit(f"{who}: need DeepGEMM and tessera: {why}")
+    return fp8, dg, ts
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--peers", default=".peers", help="the peers folder (a copy of ../shared/peers)")
@@ -73,13 +85,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--csv")
     args = ap.parse_args()
-    sys.path.insert(0, os.path.abspath(args.peers))
-    import fp8  # noqa: E402  (the peers' harness: cases, inputs, timer)
+    fp8, dg, ts = load_peers(args.peers, "fp8_every_plan")
     import torch
-    libs, why = fp8.import_libs(argparse.Namespace(no_torch=True, no_deepgemm=False, no_tessera=False))
-    dg, ts = libs.get("deepgemm"), libs.get("tessera")
-    if dg is None or ts is None:
-        sys.exit(f"fp8_every_plan: need DeepGEMM and tessera: {why}")
     opts = argparse.Namespace(seed=0, ragged=False, masked_exact=False)
     timer = fp8.Timer(args.reps, args.warmup, 256, 1_980_000)
     rows = []

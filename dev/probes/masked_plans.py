@@ -30,13 +30,10 @@ def main():
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--csv")
     args = ap.parse_args()
-    sys.path.insert(0, os.path.abspath(args.peers))
-    import fp8  # noqa: E402
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from fp8_every_plan import load_peers  # noqa: E402
+    fp8, dg, ts = load_peers(args.peers, "masked_plans")
     import torch
-    libs, why = fp8.import_libs(argparse.Namespace(no_torch=True, no_deepgemm=False, no_tessera=False))
-    dg, ts = libs.get("deepgemm"), libs.get("tessera")
-    if dg is None or ts is None:
-        sys.exit(f"masked_plans: need DeepGEMM and tessera: {why}")
     timer = fp8.Timer(args.reps, 2, 256, 1_980_000)
     dev, bf16 = "cuda", torch.bfloat16
     rows_out = []
