@@ -161,6 +161,13 @@ static double expected_group_items(const tess_gemm_kernel *k, const tess_grouped
  * 4 K blocks (dense 4096x7168, bench/results/h100-fp8-deepgemm.csv). */
 #define TESS_MASKED_TILE_OVERHEAD_BLOCKS 4.0
 
+/* The least whole number at or above x >= 0, without libm (the library
+ * links no math library: cmake/tessera.pc.in). */
+static double ceil_nonneg(double x) {
+    const double whole = (double)(int64_t)x;
+    return whole < x ? whole + 1.0 : whole;
+}
+
 /* Work items of kernel k over all groups, and its waves on `units`
  * clusters, for the expected group sizes (*split: split-tail items);
  * averaged over the draws where masked. */
@@ -170,15 +177,15 @@ static double expected_waves(const tess_gemm_kernel *k, const tess_grouped_gemm_
     if (d->layout != TESS_GROUP_MASKED) {
         *items = (double)d->groups * expected_group_items(k, d, e, split);
         *split *= (double)d->groups;
-        return ceil(*items / units);
+        return ceil_nonneg(*items / units);
     }
     double waves = 0.0, sum_items = 0.0, sum_split = 0.0;
     for (int q = 0; q < TESS_MASKED_DRAWS; q++) {
         const double share = TESS_MASKED_SPREAD_LOW + TESS_MASKED_SPREAD * (q + 0.5) / TESS_MASKED_DRAWS;
-        const int64_t rows = (int64_t)ceil(share * (double)e);
+        const int64_t rows = (int64_t)ceil_nonneg(share * (double)e);
         double s;
         const double draw = (double)d->groups * expected_group_items(k, d, rows > 0 ? rows : 1, &s);
-        waves += ceil(draw / units), sum_items += draw, sum_split += (double)d->groups * s;
+        waves += ceil_nonneg(draw / units), sum_items += draw, sum_split += (double)d->groups * s;
     }
     *items = sum_items / TESS_MASKED_DRAWS, *split = sum_split / TESS_MASKED_DRAWS;
     return waves / TESS_MASKED_DRAWS;
