@@ -7,8 +7,8 @@
  *   cc -std=c11 -Iinclude -Isrc -IBUILD/generated dev/plan_rank.c BUILD/lib/libtessera.a \
  *      -L/usr/local/cuda/lib64 -lcudart_static -lstdc++ -lm -ldl -lpthread -lrt -o /tmp/plan_rank
  *   /tmp/plan_rank TOP M,N,K[,bf16] [M,N,K[,bf16] ...]
- * Grouped FP8 problems (1x128 X, 128x128 W factors): masked:G,E,N,K
- * (G groups of at most align(1.3 E, 128) rows, expected_m E, as
+ * Grouped FP8 problems (1x128 X, 128x128 W factors): masked:G,E,N,K[@M]
+ * (G groups of at most M rows, by default align(1.3 E, 128), expected_m E, as
  * ../shared/peers fp8.py makes them) or contig:G,E,N,K (G x E rows);
  * ",bf16" after K for bf16 ones. */
 #include <stdio.h>
@@ -27,7 +27,7 @@ static double seconds[CAP];
 static void rank_grouped(const char *arg, int top) {
     long long g, e, n, k;
     char kind[8] = "fp8";
-    if (sscanf(arg + 7, "%lld,%lld,%lld,%lld,%7s", &g, &e, &n, &k, kind) < 4) {
+    if (sscanf(arg + 7, "%lld,%lld,%lld,%lld,%7[a-z0-9]", &g, &e, &n, &k, kind) < 4) {
         fprintf(stderr, "plan_rank: '%s' is not masked:G,E,N,K or contig:G,E,N,K\n", arg);
         exit(2);
     }
@@ -36,7 +36,8 @@ static void rank_grouped(const char *arg, int top) {
     tess_grouped_gemm_desc_init(&d);
     d.layout = masked ? TESS_GROUP_MASKED : TESS_GROUP_CONTIGUOUS;
     d.groups = g, d.n = n, d.k = k, d.expected_m = e;
-    d.m = masked ? (e * 13 / 10 + 127) / 128 * 128 : g * e;
+    const char *at = strchr(arg, '@'); /* masked: "@M" gives the rows a group may hold */
+    d.m = masked ? (at ? atoll(at + 1) : (e * 13 / 10 + 127) / 128 * 128) : g * e;
     d.x = (tess_matrix_desc){TESS_DTYPE_E4M3, TESS_ORDER_ROW, d.m, k, k, masked ? d.m * k : 0};
     d.w = (tess_matrix_desc){TESS_DTYPE_E4M3, TESS_ORDER_COL, k, n, k, n * k};
     d.y = (tess_matrix_desc){TESS_DTYPE_BF16, TESS_ORDER_ROW, d.m, n, n, masked ? d.m * n : 0};

@@ -182,6 +182,11 @@ static double expected_waves(const tess_gemm_kernel *k, const tess_grouped_gemm_
     double waves = 0.0, sum_items = 0.0, sum_split = 0.0;
     for (int q = 0; q < TESS_MASKED_DRAWS; q++) {
         const double share = TESS_MASKED_SPREAD_LOW + TESS_MASKED_SPREAD * (q + 0.5) / TESS_MASKED_DRAWS;
+        /* (Not clamped to the m rows a group can hold: where m is close to
+         * expected_m, as a buffer sized to the draw, draws at m would favour
+         * 128x256 tiles, which measured slower on such draws, e.g. 1 x 1111
+         * rows of at most 1152, N 4096: 96 us against 86 for 128x128 tiles,
+         * dev/results/fp8-plans-h100/every-plan.csv.) */
         const int64_t rows = (int64_t)ceil_nonneg(share * (double)e);
         double s;
         const double draw = (double)d->groups * expected_group_items(k, d, rows > 0 ? rows : 1, &s);
