@@ -31,12 +31,15 @@ static tess_gemm_desc kernel_view(const tess_gemm_kernel *k, const tess_grouped_
 }
 
 
-/* Rows per group the planner assumes: the hint, else an even split. */
+/* Rows per group the planner assumes: the hint, else an even split; at
+ * least 1 and at most 2^30 (a hint may be any size: a masked draw of 1.3
+ * times it must still fit the int counts of sched.h). */
 static int64_t expected_rows(const tess_grouped_gemm_desc *d) {
+    const int64_t most = (int64_t)1 << 30;
     int64_t e = d->expected_m > 0                       ? d->expected_m
                 : d->layout == TESS_GROUP_CONTIGUOUS ? (d->m + d->groups - 1) / d->groups
                                                        : d->m;
-    return e > 0 ? e : 1;
+    return e < 1 ? 1 : e > most ? most : e;
 }
 
 /* Tokens of one work item of kernel k: a tile per CTA of its cluster,
