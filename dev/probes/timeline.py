@@ -28,6 +28,16 @@ import tessera
 SLOTS = 68  # u64 a warpgroup: [cta, tiles, entry, exit] + 16 tiles x [start, first full, mainloop end, epilogue end]
 
 
+def pick_plan(plans, name):
+    """The plan called `name` (None: the heuristic's); exits listing the plans where none is."""
+    if name is None:
+        return None
+    for p in plans:
+        if p.name == name:
+            return p
+    raise SystemExit(f"no plan {name}; the problem's plans: " + ", ".join(p.name for p in plans))
+
+
 def median(xs):
     return statistics.median(xs) if xs else float("nan")
 
@@ -60,7 +70,7 @@ def main():
         y = torch.empty(g, e, n, device=dev, dtype=torch.bfloat16)
         plans = tessera.grouped_plans(x, wg, scale_x=sfx, scale_w=sfw, expected_m=e, scale_recipe_x="1x128",
                                       scale_recipe_w="128x128", handle=h)
-        plan = next((p for p in plans if p.name == args.plan), plans[0]) if args.plan else None
+        plan = pick_plan(plans, args.plan)
         call = lambda: tessera.grouped_mm_masked(x, wg, masked_m, e, y, scale_x=sfx, scale_w=sfw, handle=h,
                                                  scale_recipe_x="1x128", scale_recipe_w="128x128", plan=plan)
         what = f"masked {g} x {e}, N {n}, K {k}"
@@ -71,7 +81,7 @@ def main():
         y = torch.empty(m, n, device=dev, dtype=torch.bfloat16)
         plans = tessera.gemm_plans(a, w.T, y, scale_a=sfa, scale_b=sfb, scale_recipe_a="1x128",
                                    scale_recipe_b="128x128", handle=h)
-        plan = next((p for p in plans if p.name == args.plan), plans[0]) if args.plan else None
+        plan = pick_plan(plans, args.plan)
         call = lambda: tessera.gemm(a, w.T, y, scale_a=sfa, scale_b=sfb, scale_recipe_a="1x128",
                                     scale_recipe_b="128x128", handle=h, plan=plan)
         what = f"dense {m}x{n}x{k}"
