@@ -536,16 +536,23 @@ def _check_groups(torch, y, want_rows, sizes, bound, what):
         row += s
 
 
-@needs_gpu
-@pytest.mark.parametrize("activation", ACTIVATIONS)
-@pytest.mark.parametrize("shared", [False, True])
-def test_grouped_bf16_matches_float64(torch, activation, shared):
-    gen = torch.Generator(device="cuda").manual_seed(7)
-    g, n, k = len(SIZES), 200, 512
+def _grouped_bias_case(torch, seed, n, shared):
+    """A bf16 grouped problem of SIZES tokens, K = 512, N = n, with a bias shared by the groups or one
+    per group: x, w, bias and the bias of group gi in float64 (per(gi))."""
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    g, k = len(SIZES), 512
     x = _inputs(torch, gen, sum(SIZES), k).bfloat16()
     w = _inputs(torch, gen, g, n, k).bfloat16()
     bias = torch.randn(*((n,) if shared else (g, n)), device="cuda", generator=gen).bfloat16()
     per = (lambda gi: bias.double()) if shared else (lambda gi: bias[gi].double())
+    return x, w, bias, per
+
+
+@needs_gpu
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+@pytest.mark.parametrize("shared", [False, True])
+def test_grouped_bf16_matches_float64(torch, activation, shared):
+    x, w, bias, per = _grouped_bias_case(torch, 7, 200, shared)
     want = lambda gi, r, s: _activate(torch, x[r:r + s].double() @ w[gi].double().T + per(gi), activation)  # noqa
     y = tessera.grouped_mm(x, w, group_offs(torch, SIZES), bias=bias, activation=activation)
     _check_groups(torch, y, want, SIZES, BF16_BOUND, activation)
@@ -904,12 +911,8 @@ def test_ops_gemm_gated(torch):
 @pytest.mark.parametrize("shared", [False, True])
 @pytest.mark.parametrize("limit", [0.0, 0.75])
 def test_grouped_gated_matches_float64(torch, activation, shared, limit):
-    gen = torch.Generator(device="cuda").manual_seed(37)
-    g, n, k = len(SIZES), 208, 512
-    x = _inputs(torch, gen, sum(SIZES), k).bfloat16()
-    w = _inputs(torch, gen, g, n, k).bfloat16()
-    bias = torch.randn(*((n,) if shared else (g, n)), device="cuda", generator=gen).bfloat16()
-    per = (lambda gi: bias.double()) if shared else (lambda gi: bias[gi].double())
+    n = 208
+    x, w, bias, per = _grouped_bias_case(torch, 37, n, shared)
     want = lambda gi, r, s: _glu(torch, x[r:r + s].double() @ w[gi].double().T + per(gi), activation, limit)  # noqa
     y = tessera.grouped_mm(x, w, group_offs(torch, SIZES), bias=bias, activation=activation, gate="interleaved",
                            gate_limit=limit)

@@ -123,21 +123,21 @@ TESS_DEVICE float tess_times_sigmoid(float x, float z) {
 
 // An activation as coefficients, so that a loop applies any of them with
 // the same instructions (selects, no branch per element): out = v * gate,
-// gate = sigmoid(k1 v + k3 v^3) where `gated` (SiLU: k1 = 1; GELU's tanh
+// gate = sigmoid(k1 v + k3 v^3) where `sigmoid` (SiLU: k1 = 1; GELU's tanh
 // form, v sigmoid(2u) = 0.5 v (1 + tanh u): k1 = 2 sqrt(2/pi), k3 = k1 *
 // 0.044715), else 1; then ReLU's clamp at 0. GELU's erf form has no such
 // shape: `erf` says to take it instead.
 struct tess_act_form {
     float k1, k3;
-    bool gated, relu, erf;
+    bool sigmoid, relu, erf;
 };
 
 TESS_DEVICE tess_act_form tess_act_form_of(int act) {
     tess_act_form f = {0.0f, 0.0f, false, act == TESS_ACT_RELU, act == TESS_ACT_GELU_ERF};
     if (act == TESS_ACT_SILU)
-        f.k1 = 1.0f, f.gated = true;
+        f.k1 = 1.0f, f.sigmoid = true;
     if (act == TESS_ACT_GELU_TANH)
-        f.k1 = 2.0f * TESS_GELU_TANH_SCALE, f.k3 = 2.0f * TESS_GELU_TANH_SCALE * TESS_GELU_TANH_CUBIC, f.gated = true;
+        f.k1 = 2.0f * TESS_GELU_TANH_SCALE, f.k3 = 2.0f * TESS_GELU_TANH_SCALE * TESS_GELU_TANH_CUBIC, f.sigmoid = true;
     return f;
 }
 
@@ -167,9 +167,9 @@ TESS_DEVICE float tess_gelu_erf(float v) {
 // The activation of v described by f, other than GELU's erf form (the
 // caller branches on f.erf, once for many elements). NaN stays NaN (v < 0
 // is false for it).
-TESS_DEVICE float tess_activate_gated(const tess_act_form &f, float v) {
+TESS_DEVICE float tess_activate_form(const tess_act_form &f, float v) {
     const float z = v * (f.k1 + f.k3 * v * v);
-    const float out = f.gated ? tess_times_sigmoid(v, z) : v;
+    const float out = f.sigmoid ? tess_times_sigmoid(v, z) : v;
     return f.relu && out < 0.0f ? 0.0f : out;
 }
 
@@ -177,7 +177,7 @@ TESS_DEVICE float tess_activate_gated(const tess_act_form &f, float v) {
 // every element of a tile inlines them (tess_act_form).
 TESS_DEVICE float tess_activate(int act, float v) {
     const tess_act_form f = tess_act_form_of(act);
-    return f.erf ? tess_gelu_erf(v) : tess_activate_gated(f, v);
+    return f.erf ? tess_gelu_erf(v) : tess_activate_form(f, v);
 }
 
 // The residual's element (m, n) of batch b as a float; 0 without one and
@@ -235,7 +235,7 @@ TESS_DEVICE void tess_gate_clamp(float limit, float &gate, float &up) {
 }
 TESS_DEVICE float tess_glu_of(const tess_act_form &act, float limit, float gate, float up) {
     tess_gate_clamp(limit, gate, up);
-    return (act.erf ? tess_gelu_erf(gate) : tess_activate_gated(act, gate)) * up;
+    return (act.erf ? tess_gelu_erf(gate) : tess_activate_form(act, gate)) * up;
 }
 TESS_DEVICE float tess_epilogue_glu(const tess_epilogue &e, float gate, float up) {
     tess_gate_clamp(e.gate_limit, gate, up);

@@ -190,7 +190,7 @@ TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::B
                     const float bias_c = tess_bias_value(bias, bias_bits[j][c]);
                     x[4 * (c / 2) + c % 2] += bias_c, x[4 * (c / 2) + 2 + c % 2] += bias_c; // rows m, m + 8
                 }
-                if (act.gated) {
+                if (act.sigmoid) {
 #pragma unroll
                     for (int e = 0; e < 8; e++)
                         x[e] = tess_times_sigmoid(x[e], x[e] * (act.k1 + act.k3 * x[e] * x[e]));
@@ -517,12 +517,10 @@ TESS_DEVICE bool residual4_row(const tess_epilogue &e, int b, int m, int n, floa
 
 // The residual's four elements for a finishing chunk at (m, n) of D
 // (along D's contiguous dimension): one inline load where it can
-// (residual4_row; not in the promoting kernels wider than 192 columns, where
-// ptxas spills), else by call.
+// (residual4_row, where Cfg::STAGED_RESIDUAL_INLINE), else by call.
 template <class Cfg>
 TESS_DEVICE void fused_residual4(const tess_epilogue &e, int b, int m, int n, bool row_major, float (&res)[4]) {
-    constexpr bool LOAD_INLINE = !(Cfg::PROMOTES && Cfg::BN > 192);
-    if (!(LOAD_INLINE && row_major && residual4_row(e, b, m, n, res))) {
+    if (!(Cfg::STAGED_RESIDUAL_INLINE && row_major && residual4_row(e, b, m, n, res))) {
         const float4 q = residual4_call(e, b, m, n, row_major);
         res[0] = q.x, res[1] = q.y, res[2] = q.z, res[3] = q.w;
     }
@@ -573,7 +571,7 @@ TESS_DEVICE void fused_round(const tess_epilogue &e, const float *sums, const fl
         } else {
 #pragma unroll
             for (int i = 0; i < CHUNK; i++)
-                x[i] = tess_activate_gated(act, x[i]);
+                x[i] = tess_activate_form(act, x[i]);
         }
 #pragma unroll
         for (int i = 0; i < CHUNK; i++)

@@ -292,6 +292,10 @@ struct gemm_cfg {
     // tile in one round, where ptxas spills with it (fp8_128x256_c2_rows_s3:
     // 24 bytes). Those take the staged path.
     static constexpr bool RESIDUAL_INLINE = !(PROMOTES && BN == 256 && EPI_ROUNDS == 1);
+    // Whether the staged fused loop loads a row-major residual's four
+    // elements inline (epilogue.cuh fused_residual4); not in the promoting
+    // kernels wider than 192 columns, where ptxas spills with it.
+    static constexpr bool STAGED_RESIDUAL_INLINE = !(PROMOTES && BN > 192);
     // Whether the epilogue pairs (gate, up) columns (tess_gate); not the
     // promoting 256-wide kernels, where the gated staged loop spills
     // (fp8_128x256_c2_promote and _rows_s3: 20 bytes). The planners offer no
