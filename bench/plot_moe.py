@@ -50,6 +50,16 @@ def chart_inputs(doc):
     return args, device, rows, plt
 
 
+def bar_groups(ax, count, series):
+    """Bars of several series side by side at x = 0 .. count - 1, series = [(values, colour, label)];
+    returns a bar's width."""
+    width = 0.8 / len(series)
+    for i, (values, colour, label) in enumerate(series):
+        ax.bar([x + (i - (len(series) - 1) / 2) * width for x in range(count)], values, width, color=colour,
+               label=label)
+    return width
+
+
 def save_chart(fig, args, dpi=110):
     """Lays out fig and writes it to --out (default: the CSV's name with .png); returns the path."""
     fig.tight_layout()

@@ -6,7 +6,7 @@ prefill target marked.
 
     python3 bench/plot_swiglu.py bench/results/h100-swiglu.csv     # -> .png beside it
 """
-from plot_moe import chart_inputs, save_chart  # bench/plot_moe.py, beside this script
+from plot_moe import bar_groups, chart_inputs, save_chart  # bench/plot_moe.py, beside this script
 from plot_peers import geomean  # bench/plot_peers.py
 
 PREFILL_TARGET = 1.08  # issue 33: the MoE FFN block with fused SwiGLU at prefill, against the unfused one
@@ -18,11 +18,9 @@ def main():
     args, device, rows, plt = chart_inputs(__doc__)
     fig, ax = plt.subplots(figsize=(8, 4.5))
     shapes = [f"{r['m']}x{r['n']}x{r['k']}" for r in rows]
-    width = 0.8 / len(SERIES)
-    for i, (column, label, colour) in enumerate(SERIES):
-        values = [float(r[column]) / float(r["fused_ms"]) for r in rows]
-        ax.bar([x + (i - (len(SERIES) - 1) / 2) * width for x in range(len(rows))], values, width, color=colour,
-               label=f"{label} (geomean {geomean(values):.2f}x)")
+    speeds = [[float(r[column]) / float(r["fused_ms"]) for r in rows] for column, _, _ in SERIES]
+    bar_groups(ax, len(rows), [(values, colour, f"{label} (geomean {geomean(values):.2f}x)")
+                               for values, (_, label, colour) in zip(speeds, SERIES)])
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.axhline(PREFILL_TARGET, color="black", linestyle="--", linewidth=1, label=f"prefill target {PREFILL_TARGET}x")
     ax.set_xticks(range(len(rows)), shapes, rotation=20, ha="right", fontsize=8)
