@@ -75,9 +75,19 @@ for v in "${variants[@]}"; do
         cmake --build "/tmp/ab-build-$v" -j 16 "${targets[@]}"; } > "$logs/build-$v.log" 2>&1 &
     pids+=($!)
 done
+# A variant whose build fails (a patch that spills, say) is dropped with its
+# errors shown; the others go on. Without "new" there is nothing to compare.
+built=()
 for i in "${!variants[@]}"; do
-    wait "${pids[$i]}" || { echo "build of ${variants[$i]} failed:"; tail -20 "$logs/build-${variants[$i]}.log"; exit 1; }
+    if wait "${pids[$i]}"; then
+        built+=("${variants[$i]}")
+    else
+        echo "build of ${variants[$i]} failed, dropped:"
+        grep -E "error|FAILED" "$logs/build-${variants[$i]}.log" | head -8
+    fi
 done
+variants=("${built[@]}")
+[ "${variants[0]:-}" = new ] || { echo "no build of new: nothing to compare"; exit 1; }
 wait $dg_pid || { echo "DeepGEMM's build failed:"; tail -8 "$logs/build_deepgemm.log"; exit 1; }
 echo "== builds done ($SECONDS s)"
 

@@ -16,6 +16,8 @@
 // The most shared memory a Hopper CTA may opt into (227 KiB of the SM's 228;
 // cudaDevAttrMaxSharedMemoryPerBlockOptin).
 #define TESS_SM90_SMEM_LIMIT (227 * 1024)
+// One tile's coordinates as the producer publishes them (tile_coord, padded).
+#define TESS_TILE_SLOT_BYTES 48
 // Bytes of K per pipeline stage: one 128-byte swizzle row (64 16-bit or 128
 // FP8 elements; 128 FP8 elements is also the scale block of the FP8 recipes,
 // so each stage is one promotion step).
@@ -312,7 +314,17 @@ struct gemm_cfg {
                                           : (BN / 2) % TESS_EPI_SUBTILE == 0                             ? BN / 2
                                                                                                          : 0;
     static_assert(FUSES_FROM_REGISTERS || FUSED_COLS > 0, "a staging buffer holds 64 x 16 float32 sums at least");
-    static constexpr int SMEM_BYTES = RING_BYTES + EPI_BYTES;
+    // Where shared memory leaves room (STAGES slots of TESS_TILE_SLOT_BYTES
+    // after the group table), the producer publishes each tile's coordinates
+    // with the tile's first stage, and the consumers read them there instead
+    // of working them out again between tiles (gemm_sm90.cuh). Not pingpong
+    // kernels: a consumer may wait on a stage only in its turn. Nor the
+    // per-tensor promoted 256-wide kernels nor the 1x128 x 1x128 ones
+    // (ptxas spills 20 and 160 bytes there).
+    static constexpr bool PUBLISHES_TILES =
+        !PINGPONG && !(PROMOTES_IN_HALVES && !BLOCK_SCALED) && SCALING != TESS_SCALING_BLOCK_ROWS_COLS &&
+        RING_BYTES + EPI_BYTES + STAGES * TESS_TILE_SLOT_BYTES <= TESS_SM90_SMEM_LIMIT;
+    static constexpr int SMEM_BYTES = RING_BYTES + EPI_BYTES + (PUBLISHES_TILES ? STAGES * TESS_TILE_SLOT_BYTES : 0);
     static_assert(SMEM_BYTES <= TESS_SM90_SMEM_LIMIT, "over the 227 KiB a Hopper CTA may use");
     // Moving one wgmma step along K inside a stage: 32 bytes along a K-major
     // row, or 16 rows of 128 bytes in an MN-major (16-bit) chunk.
@@ -349,6 +361,7 @@ struct tile_coord {
     int group, a_batch, b_batch, d_batch, m0, m_end, n0, n_end;
     bool b_whole;
 };
+static_assert(sizeof(tile_coord) <= TESS_TILE_SLOT_BYTES, "a tile's coordinates fit its slot");
 
 // The batch of an operand's factors a tile reads: per-tensor factors are
 // one per group in a grouped GEMM, others follow the operand's batch; 0

@@ -68,6 +68,7 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
     uint64_t *full = (uint64_t *)(smem_scales + Cfg::STAGES * Cfg::SCALE_STAGE_BYTES);
     uint64_t *empty = full + Cfg::STAGES;
     const group_table groups = group_table_at((int *)(empty + Cfg::STAGES));
+    tile_coord *tile_slots = (tile_coord *)((char *)(empty + Cfg::STAGES) + Cfg::GROUP_TABLE_BYTES);
 
     if (threadIdx.x == 0) {
         const int full_arrivals = Cfg::full_arrivals(factors_by_tma<Cfg>(p));
@@ -110,9 +111,11 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
         setmaxnreg_dec<Cfg::PRODUCER_REGS>();
         if (threadIdx.x < Cfg::PRODUCER_THREADS) {
             for (tess_work_cursor w = tess_work_first(&split, cluster); w.item >= 0; tess_work_next(&split, &w)) {
-                const tile_coord tile = cta_tile<Cfg>(p, groups, w.item, rank, hint);
+                tile_coord tile = cta_tile<Cfg>(p, groups, w.item, rank, hint);
+                if (Cfg::GROUPED && Cfg::PUBLISHES_TILES) // the consumers' store bound, published with the tile
+                    group_tile_end<Cfg>(p, tile);
                 producer_load_tile<Cfg>(p, smem_a, smem_b, smem_scales, full, empty, cursor, tile, w.k_begin, w.k_end,
-                                        rank, threadIdx.x);
+                                        rank, threadIdx.x, tile_slots);
             }
         }
     } else if (Cfg::CONSUMERS < TESS_SM90_CONSUMERS && wg > Cfg::CONSUMERS) { // (not built for 2 consumers)
@@ -136,9 +139,16 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
                 pipe_skip(cursor, w.k_end - w.k_begin, Cfg::STAGES);
                 continue;
             }
-            tile_coord tile = cta_tile<Cfg>(p, groups, w.item, rank, hint);
-            if (Cfg::GROUPED) // read before the mainloop, which hides the latency
-                group_tile_end<Cfg>(p, tile);
+            tile_coord tile;
+            if (Cfg::PUBLISHES_TILES && w.k_begin < w.k_end) {
+                // The producer's coordinates, with the tile's first stage.
+                pipe_consumer_wait(full, cursor);
+                tile = tile_slots[cursor.stage];
+            } else {
+                tile = cta_tile<Cfg>(p, groups, w.item, rank, hint);
+                if (Cfg::GROUPED) // read before the mainloop, which hides the latency
+                    group_tile_end<Cfg>(p, tile);
+            }
             // Rows all past the tile's: nothing to compute, store or hand on
             // (every unit sharing the tile's K skips alike, so no stream-K
             // partial sum is awaited).

@@ -107,10 +107,13 @@ TESS_DEVICE void load_block_scales_tma(const tess_gemm_params &p, const CUtensor
 // full barrier expects all of A and B: its own loads plus the B shares the
 // other CTAs multicast into it (or, for a tile with b_whole, all its own:
 // the same bytes). Run by Cfg::PRODUCER_THREADS lanes.
+// Where Cfg::PUBLISHES_TILES, the lane that arms the tile's first stage
+// first writes the tile's coordinates into that stage's slot (its arrive
+// releases them to the consumers' wait).
 template <class Cfg>
 TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, char *smem_b, char *smem_scales,
                                     uint64_t *full, uint64_t *empty, pipe_cursor &c, const tile_coord &tile,
-                                    int k_begin, int k_end, int rank, int lane) {
+                                    int k_begin, int k_end, int rank, int lane, tile_coord *slots) {
     const int ba = p.a_batch_shared ? 0 : tile.a_batch, bb = p.b_batch_shared ? 0 : tile.b_batch;
     const int m0 = tile.m0, n0 = tile.n0;
     constexpr int B_SHARE_ROWS = Cfg::BN / Cfg::CLUSTER;
@@ -140,6 +143,8 @@ TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, cha
         uint64_t *bar = &full[c.stage];
         float *factors = (float *)(smem_scales + c.stage * Cfg::SCALE_STAGE_BYTES);
         if (elect_one_sync()) {
+            if (Cfg::PUBLISHES_TILES && kb == k_begin)
+                slots[c.stage] = tile;
             mbar_arrive_expect_tx(bar, stage_tx);
             if (by_tma)
                 load_block_scales_tma<Cfg>(p, map_factors_a, factors, bar, tile, kb);
