@@ -5,19 +5,10 @@
 # probe, and INT8 at decode sizes against torch._int_mm. Logs under $OUT.
 #   bash dev/ab/branches_gpu.sh
 set -uo pipefail
-export PATH=/usr/local/cuda/bin:$PATH CUDA_HOME=/usr/local/cuda
-mkdir -p "$OUT"
-{ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build -j 16 -- -k 0; } \
-    > "$OUT/build.log" 2>&1 || { grep -E "FAILED|spilled|error" "$OUT/build.log" | cut -c1-220 | head -30; exit 1; }
-echo "built $SECONDS s"
-build/tests/unit_gemm_plan > "$OUT/unit_gemm_plan.log" 2>&1; echo "unit_gemm_plan rc=$? $(tail -1 "$OUT/unit_gemm_plan.log")"
-for t in ${TESTS:-gpu_gemm gpu_grouped gpu_gemm_fp8}; do
-    ( timeout 400 build/tests/$t > "$OUT/$t.log" 2>&1; echo "$t rc=$? $(tail -1 "$OUT/$t.log") ($SECONDS s)";
-      grep -m8 "check failed" -A1 "$OUT/$t.log" ) &
-done
+# the build and the GPU tests: kernels_gpu.sh's
+TESTS=${TESTS:-gpu_gemm gpu_grouped gpu_gemm_fp8} TEST_TIMEOUT_S=400 bash "$(dirname "$0")/kernels_gpu.sh" || exit 1
 . "$(dirname "$0")/gpu_common.sh"
 gpu_pytest "python/tests/test_epilogue.py python/tests/test_gemm.py python/tests/test_grouped.py"
-wait
 PYTHONPATH=python TESSERA_LIBRARY=build/lib/libtessera.so timeout 120 python3 dev/probes/gated_vs_unfused.py \
     --csv "$OUT/gated_vs_unfused.csv" 2>&1 | tail -8
 PYTHONPATH=python TESSERA_LIBRARY=build/lib/libtessera.so timeout 120 python3 bench/quantized.py --kinds int8 \
