@@ -68,6 +68,13 @@ def save_chart(fig, args, dpi=110):
     return out
 
 
+def finish_chart(fig, args, title, summary):
+    """Titles fig, writes it (save_chart) and prints where, with a one-line summary."""
+    fig.suptitle(title, fontsize=11)
+    out = save_chart(fig, args)
+    print(f"{out}: {summary}")
+
+
 def main():
     args, device, rows, plt = chart_inputs(__doc__)
     ours = [r for r in rows if r["provider"] == "tessera" and r["vs_torch"]]
@@ -100,9 +107,7 @@ def main():
         ax.set_title(f"experts {n}x{k} (N x K)", fontsize=10)
         ax.legend(loc="upper center", fontsize=7, ncol=5)
         ax.grid(axis="y", alpha=0.3)
-    fig.suptitle(f"moe suite: tessera grouped GEMM vs torch - {device}", fontsize=11)
-    out = save_chart(fig, args)
-    print(f"{out}: " + "; ".join(summary))
+    finish_chart(fig, args, f"moe suite: tessera grouped GEMM vs torch - {device}", "; ".join(summary))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ SwiGLU) and torch's bf16 `_grouped_mm`, with the fused block's speed-up over tor
     python3 bench/plot_moe_ffn.py bench/results/h100-moe-ffn.csv   # -> .png beside it
 """
 
-from plot_moe import bar_groups, chart_inputs, save_chart  # bench/plot_moe.py, beside this script
+from plot_moe import bar_groups, chart_inputs, finish_chart  # bench/plot_moe.py, beside this script
 
 SERIES = [("fused_ms", "tessera fused (FP8, SwiGLU in the epilogue)", "#2b6cb0"),
           ("unfused_ms", "tessera unfused (FP8, torch SwiGLU)", "#63b3ed"),
@@ -27,9 +27,7 @@ def main():
     ax.set_xticks(range(len(rows)), [f"{r['case']}: {r['groups']} x {r['tokens_per_group']} tokens" for r in rows])
     ax.set_ylabel("ms per FFN block (lower is better)")
     ax.legend(fontsize=8)
-    fig.suptitle(f"MoE FFN block (K 7168, expert width 2048) on {device}", fontsize=11)
-    out = save_chart(fig, args)
-    print(f"{out}: {len(rows)} cases")
+    finish_chart(fig, args, f"MoE FFN block (K 7168, expert width 2048) on {device}", f"{len(rows)} cases")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ K); the legend gives each series' geometric mean.
     python3 bench/plot_quantized.py bench/results/h100-quantized.csv   # -> .png beside it
 """
 
-from plot_moe import chart_inputs, save_chart  # bench/plot_moe.py, beside this script
+from plot_moe import chart_inputs, finish_chart  # bench/plot_moe.py, beside this script
 from plot_peers import geomean  # bench/plot_peers.py
 
 TF32_TARGET = 0.97  # issue 34: TF32 at least 0.97x cuBLAS TF32
@@ -29,9 +29,8 @@ def main():
         ax.set_ylabel("speed vs torch, same run")
         ax.set_title(title, fontsize=10)
         ax.legend(fontsize=8)
-    fig.suptitle(f"tessera TF32 and INT8 on {device} (bursts)", fontsize=11)
-    out = save_chart(fig, args)
-    print(f"{out}: {sum(1 for r in rows if r['provider'].startswith('tessera'))} tessera rows")
+    finish_chart(fig, args, f"tessera TF32 and INT8 on {device} (bursts)",
+                 f"{sum(1 for r in rows if r['provider'].startswith('tessera'))} tessera rows")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ prefill target marked.
 
     python3 bench/plot_swiglu.py bench/results/h100-swiglu.csv     # -> .png beside it
 """
-from plot_moe import bar_groups, chart_inputs, save_chart  # bench/plot_moe.py, beside this script
+from plot_moe import bar_groups, chart_inputs, finish_chart  # bench/plot_moe.py, beside this script
 from plot_peers import geomean  # bench/plot_peers.py
 
 PREFILL_TARGET = 1.08  # issue 33: the MoE FFN block with fused SwiGLU at prefill, against the unfused one
@@ -26,9 +26,7 @@ def main():
     ax.set_xticks(range(len(rows)), shapes, rotation=20, ha="right", fontsize=8)
     ax.set_ylabel("fused SwiGLU's speed, same run")
     ax.legend(fontsize=8)
-    fig.suptitle(f"tessera fused SwiGLU (bf16) on {device}", fontsize=11)
-    out = save_chart(fig, args)
-    print(f"{out}: {len(rows)} shapes")
+    finish_chart(fig, args, f"tessera fused SwiGLU (bf16) on {device}", f"{len(rows)} shapes")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ the power cap.
 """
 import re
 
-from plot_moe import bar_groups, chart_inputs, save_chart  # bench/plot_moe.py, beside this script
+from plot_moe import bar_groups, chart_inputs, finish_chart  # bench/plot_moe.py, beside this script
 from plot_peers import geomean  # bench/plot_peers.py
 
 CAST_TARGET = 0.85  # issue 35: the cast-transpose at 85% of the copy rate
@@ -46,9 +46,8 @@ def main():
     right.set_ylabel("speed vs torch (cuBLAS), same run")
     right.set_title("training GEMMs per layer: tokens x Din x Dout", fontsize=10)
     right.legend(fontsize=8)
-    fig.suptitle(f"tessera training pieces on {device} ({timing})", fontsize=11)
-    out = save_chart(fig, args)
-    print(f"{out}: {len(cast)} cast shapes, {len(layers)} layers")
+    finish_chart(fig, args, f"tessera training pieces on {device} ({timing})",
+                 f"{len(cast)} cast shapes, {len(layers)} layers")
 
 
 def cast_panel(left, cast):

@@ -16,7 +16,9 @@
 // The most shared memory a Hopper CTA may opt into (227 KiB of the SM's 228;
 // cudaDevAttrMaxSharedMemoryPerBlockOptin).
 #define TESS_SM90_SMEM_LIMIT (227 * 1024)
-// One tile's coordinates as the producer publishes them (tile_coord, padded).
+// Shared memory set aside per ring stage for the tile_coord the producer
+// publishes there (PUBLISHES_TILES): tile_coord's 36 bytes with room to
+// spare; the static_assert after tile_coord keeps it large enough.
 #define TESS_TILE_SLOT_BYTES 48
 // Bytes of K per pipeline stage: one 128-byte swizzle row (64 16-bit or 128
 // FP8 elements; 128 FP8 elements is also the scale block of the FP8 recipes,
