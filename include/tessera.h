@@ -288,6 +288,10 @@ typedef struct tess_epilogue_ptrs {
     uint32_t struct_size;
     const void *bias;     /* aligned to its elements */
     const void *residual; /* tess_gemm_desc.residual's matrix, aligned to its elements */
+    /* An FP8 D (tess_gemm_desc.d_scale says which form): */
+    const float *d_scale; /* TENSOR: the one factor D's values are multiplied by (NULL: 1); read */
+    float *d_amax;        /* TENSOR: where max |value| before d_scale lands (NULL: not computed); written */
+    float *d_scale_out;   /* BLOCK_1x128: D's factors, one per row per 128 columns; written */
 } tess_epilogue_ptrs;
 
 /* ---- GEMM ------------------------------------------------------------------ */
@@ -337,6 +341,22 @@ typedef struct tess_gemm_desc {
      * [-gate_limit, gate_limit] before the activation (GPT-OSS's clamp);
      * 0 (default): no clamp. */
     float gate_limit;
+    /* How an FP8 D (e4m3 or e5m2) holds the epilogue's float32 values v
+     * (the last step, after the residual; converted rounding to nearest,
+     * saturating to the type's largest finite value, NaN kept). Zero (the
+     * default, and the only value for other D types): TENSOR.
+     *   TENSOR       D = fp8(v * s), s the float at tess_epilogue_ptrs.d_scale
+     *                (NULL: 1), cuBLASLt's D scale; with d_amax, max |v| over
+     *                all of D (NaN ignored) is written there (zeroed first).
+     *   BLOCK_1x128  per row and 128 columns of D (DeepSeek-V3's activation
+     *                recipe): f = max |v| / (the type's largest finite value),
+     *                1 where all are 0, D = fp8(v / f), and f written to
+     *                d_scale_out at b * batch_stride + row * stride_mn +
+     *                (col / 128) * stride_k, so that D and its factors feed
+     *                the next tess_gemm_scaled as a 1x128 A
+     *                (tess_scale_layout_query(BLOCK_1x128, M, N) gives the
+     *                packed layout). Not with a gate; sm90 plans only. */
+    tess_scale_desc d_scale;
 } tess_gemm_desc;
 
 /* Sets struct_size, batch = 1, alpha = 1, beta = 0; the rest is zeroed
@@ -482,6 +502,13 @@ typedef struct tess_grouped_gemm_desc {
      * columns. */
     tess_gate gate;
     float gate_limit;
+    /* An FP8 Y (e4m3 or e5m2), as tess_gemm_desc's d_scale (tess_epilogue_ptrs'
+     * d_scale, d_amax, d_scale_out): TENSOR one factor for all groups;
+     * BLOCK_1x128 factors per row and 128 columns that follow Y's rows: for
+     * CONTIGUOUS rows 0 .. m-1 of one array (batch_stride ignored), for
+     * MASKED batches of m rows (batch_stride apart), so that Y and its
+     * factors feed the next grouped GEMM as its X and x_scale. */
+    tess_scale_desc y_scale;
 } tess_grouped_gemm_desc;
 
 /* Sets struct_size, groups = 1 and the TENSOR scale modes; the rest is zeroed. */

@@ -48,7 +48,8 @@ class EpilogueDescStruct(ctypes.Structure):
 
 class EpiloguePtrsStruct(ctypes.Structure):
     """tess_epilogue_ptrs."""
-    _fields_ = [("struct_size", ctypes.c_uint32), ("bias", ctypes.c_void_p), ("residual", ctypes.c_void_p)]
+    _fields_ = [("struct_size", ctypes.c_uint32), ("bias", ctypes.c_void_p), ("residual", ctypes.c_void_p),
+                ("d_scale", ctypes.c_void_p), ("d_amax", ctypes.c_void_p), ("d_scale_out", ctypes.c_void_p)]
 
 
 class GemmDescStruct(ctypes.Structure):
@@ -58,7 +59,8 @@ class GemmDescStruct(ctypes.Structure):
                 ("beta", ctypes.c_float), ("a", TesseraDesc), ("b", TesseraDesc), ("c", TesseraDesc),
                 ("d", TesseraDesc), ("a_scale", ScaleDescStruct), ("b_scale", ScaleDescStruct),
                 ("fast_accum", ctypes.c_int32), ("epilogue", EpilogueDescStruct), ("allow_tf32", ctypes.c_int32),
-                ("residual", TesseraDesc), ("gate", ctypes.c_int), ("gate_limit", ctypes.c_float)]
+                ("residual", TesseraDesc), ("gate", ctypes.c_int), ("gate_limit", ctypes.c_float),
+                ("d_scale", ScaleDescStruct)]
 
 
 class PlanStruct(ctypes.Structure):
@@ -77,7 +79,7 @@ class GroupedGemmDescStruct(ctypes.Structure):
                 ("m", ctypes.c_int64), ("n", ctypes.c_int64), ("k", ctypes.c_int64), ("expected_m", ctypes.c_int64),
                 ("x", TesseraDesc), ("w", TesseraDesc), ("y", TesseraDesc), ("x_scale", ScaleDescStruct),
                 ("w_scale", ScaleDescStruct), ("epilogue", EpilogueDescStruct), ("gate", ctypes.c_int),
-                ("gate_limit", ctypes.c_float)]
+                ("gate_limit", ctypes.c_float), ("y_scale", ScaleDescStruct)]
 
 
 def _checkout_root(package_dir):

@@ -109,10 +109,11 @@ def _torch_out(a, b, views, out_dtype, cols):
     batch = max(views["a"].batch, views["b"].batch)
     shape = (batch, views["a"].rows, cols) if batch > 1 else (views["a"].rows, cols)
     quantized = views["a"].dtype in (DType.E4M3, DType.E5M2, DType.S8)
-    dtype = {DType.BF16: torch.bfloat16, DType.F16: torch.float16, DType.F32: torch.float32}.get(
+    dtype = {DType.BF16: torch.bfloat16, DType.F16: torch.float16, DType.F32: torch.float32,
+             DType.E4M3: torch.float8_e4m3fn, DType.E5M2: torch.float8_e5m2}.get(
         as_dtype(out_dtype) if out_dtype is not None else DType.BF16 if quantized else views["a"].dtype)
     if dtype is None:
-        raise InvalidValueError(f"out_dtype {out_dtype}: D is bf16, f16 or f32")
+        raise InvalidValueError(f"out_dtype {out_dtype}: D is bf16, f16, f32, e4m3 or e5m2")
     return torch.empty(shape, dtype=dtype, device=a.device)
 
 
@@ -200,11 +201,12 @@ def _stream_handle(device, tensors):
 
 
 def _prepare(a, b, c, out, alpha, beta, handle, out_dtype, scale_args=None, epilogue_args=None, residual=None,
-             gate_args=None):
+             gate_args=None, fp8_args=(None, None)):
     """Checks the operands (and the scale, bias and residual tensors, before anything touches the
     device) and fills the descriptor. scale_args: (scale_a, scale_b, scale_recipe_a, scale_recipe_b)
     or None; epilogue_args: (bias, activation, bias_along) or None; gate_args: (gate, gate_limit) or
-    None. Returns (handle, desc, views, out, (scale_a pointer, scale_b pointer))."""
+    None; fp8_args: (out_scale, amax) of an FP8 D (scales.fp8_output). Returns (handle, desc, views,
+    out, (scale_a pointer, scale_b pointer), (FP8 D pointers, its block factors or None))."""
     views, device = _device_views(a, b, c, out, residual)
     gate, gate_limit = gate_args or (None, 0.0)
     gate_code, limit = epilogue.check_gate(gate, gate_limit, views["b"].cols)
@@ -221,6 +223,10 @@ def _prepare(a, b, c, out, alpha, beta, handle, out_dtype, scale_args=None, epil
             raise InvalidValueError(f"beta={beta} reads C: pass c=, or an out= that holds C")
         out = _torch_out(a, b, views, out_dtype, cols)
         views["out"] = as_matrix(out, "out")
+    if gate_code and views["out"].dtype in (DType.E4M3, DType.E5M2):
+        raise InvalidValueError(f"gate={gate!r} with an FP8 out is not supported; write out in bf16 and quantize it "
+                                "(tessera.quantize_fp8)")
+    d_layout, fp8_ptrs, factors = scales.fp8_output(views["out"], device, *fp8_args)
     if handle is None:
         handle = _stream_handle(device, (a, b, c, out))
     elif handle.device != device:
@@ -234,7 +240,8 @@ def _prepare(a, b, c, out, alpha, beta, handle, out_dtype, scale_args=None, epil
     desc.gate, desc.gate_limit = gate_code, limit
     if residual_desc is not None:
         desc.residual = residual_desc
-    return handle, desc, views, out, (sa, sb)
+    desc.d_scale = d_layout.desc()
+    return handle, desc, views, out, (sa, sb), (fp8_ptrs, factors)
 
 
 def _check_gated(views, c, beta, gate, cols):
@@ -271,12 +278,14 @@ def _epilogue(views, device, bias, activation, bias_along, gated=False):
                                    gated=gated)
 
 
-def _epilogue_ptrs(bias_ptr, residual_ptr=None):
-    """The tess_epilogue_ptrs of a call's bias and residual pointers (a pointer to one), or None
-    where neither is given (dense and grouped calls alike)."""
-    if bias_ptr is None and residual_ptr is None:
+def _epilogue_ptrs(bias_ptr, residual_ptr=None, fp8_out=(None, None, None)):
+    """The tess_epilogue_ptrs of a call's bias and residual pointers and an FP8 D's (d_scale,
+    d_amax, d_scale_out) pointers (a pointer to one), or None where none is given (dense and
+    grouped calls alike)."""
+    if bias_ptr is None and residual_ptr is None and all(p is None for p in fp8_out):
         return None
-    return ctypes.byref(EpiloguePtrsStruct(ctypes.sizeof(EpiloguePtrsStruct), bias_ptr, residual_ptr))
+    return ctypes.byref(EpiloguePtrsStruct(ctypes.sizeof(EpiloguePtrsStruct), bias_ptr, residual_ptr, *fp8_out))
+
 
 
 def _ptr(t):
@@ -313,7 +322,8 @@ def _scales(views, device, scale_a, scale_b, recipe_a, recipe_b):
 
 def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=None, handle=None, scale_a=None,
          scale_b=None, scale_recipe_a=None, scale_recipe_b=None, fast_accum=False, bias=None, activation=None,
-         bias_along="columns", allow_tf32=False, residual=None, gate=None, gate_limit=0.0):
+         bias_along="columns", allow_tf32=False, residual=None, gate=None, gate_limit=0.0, out_scale=None,
+         amax=None):
     """out = activation(alpha * (scale_a . a) @ (scale_b . b) + beta * c + bias) + residual (c
     defaults to out itself); returns out. With gate="interleaved", out = activation(v[:, 0::2]) *
     v[:, 1::2] + residual, v = alpha * (scale_a . a) @ (scale_b . b) + bias.
@@ -359,6 +369,17 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
     (or batched) bf16, f16 or f32 matrix of any strides added last (a
     transformer block's skip connection); it may be out itself.
 
+    FP8 out (out_dtype="e4m3" or "e5m2", or an out of torch.float8_e4m3fn /
+    float8_e5m2): the values v above become fp8(v * s) (rounded to nearest,
+    saturating, NaN kept), s = out_scale (a float32 tensor of one element;
+    None: 1), and with amax (a float32 tensor, its first element written)
+    max |v| over all of out (NaN ignored); or with out_scale="1x128" one
+    factor per row and 128 columns, f = max |v| / the type's largest (1
+    where all are 0), out = fp8(v / f), and the call returns (out, factors):
+    factors (M, ceil(N/128)) (a batch first for 3-D) float32, M contiguous,
+    which is what gemm's scale_a with scale_recipe_a="1x128" reads. Not
+    with a gate.
+
     Gated activation (GLU): gate="interleaved" pairs b's N columns, 2j
     the gate and 2j + 1 the up projection, and out is M x N/2 (N even),
     out[:, j] = activation(v[:, 2j]) * v[:, 2j + 1] with v after the bias
@@ -373,23 +394,30 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
     scalars, recipes, bias layout, activation, gate, and current stream
     or handle) passes only its pointers, which the C library checks
     (tessera.call_cache)."""
-    key = _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, scale_recipe_a, scale_recipe_b,
-                    (fast_accum, allow_tf32), bias, activation, bias_along, residual, (gate, gate_limit))
+    fp8_args = out_scale is not None or amax is not None or scales.names_fp8(out_dtype) or \
+        scales.names_fp8(getattr(out, "dtype", None))
+    # An FP8 D is checked in full on every call (its factor tensors are new or written).
+    key = None if fp8_args else _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b,
+                                          scale_recipe_a, scale_recipe_b, (fast_accum, allow_tf32), bias,
+                                          activation, bias_along, residual, (gate, gate_limit))
     prepared = call_cache.find(key) if key is not None else None
     if prepared is not None:
         return _run_prepared(prepared, handle, a, b, out, c, scale_a, scale_b, bias, plan, residual)
     c_given = c is not None
     given = handle
-    handle, desc, views, out, (sa, sb) = _prepare(a, b, c, out, alpha, beta, handle, out_dtype,
-                                                  (scale_a, scale_b, scale_recipe_a, scale_recipe_b),
-                                                  (bias, activation, bias_along), residual, (gate, gate_limit))
+    handle, desc, views, out, (sa, sb), (fp8_ptrs, factors) = _prepare(
+        a, b, c, out, alpha, beta, handle, out_dtype, (scale_a, scale_b, scale_recipe_a, scale_recipe_b),
+        (bias, activation, bias_along), residual, (gate, gate_limit), (out_scale, amax))
     desc.fast_accum, desc.allow_tf32 = int(bool(fast_accum)), int(bool(allow_tf32))
     raw_plan = ctypes.byref(plan.raw) if plan is not None else None
     c_ptr = views["c"].ptr if "c" in views else None
     check(_lib.lib().tess_gemm_fused(handle._h, ctypes.byref(desc), raw_plan, ctypes.c_void_p(views["a"].ptr),
                                      ctypes.c_void_p(sa), ctypes.c_void_p(views["b"].ptr), ctypes.c_void_p(sb),
                                      ctypes.c_void_p(c_ptr), ctypes.c_void_p(views["out"].ptr),
-                                     _epilogue_ptrs(_ptr(bias), views["residual"].ptr if residual is not None else None)))
+                                     _epilogue_ptrs(_ptr(bias), views["residual"].ptr if residual is not None else None,
+                                                    fp8_ptrs)))
+    if factors is not None:
+        return out, factors
     if key is not None and not lent_for_capture(handle):
         # (a caller's handle is not kept: its calls pass it again)
         call_cache.put(key, _Prepared(None if given is not None else handle, desc, tuple(out.shape), out.dtype,
@@ -593,13 +621,15 @@ def transpose(x, *, handle=None):
 
 def gemm_plans(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, handle=None, limit=16, scale_a=None,
                scale_b=None, scale_recipe_a=None, scale_recipe_b=None, fast_accum=False, bias=None, activation=None,
-               bias_along="columns", allow_tf32=False, residual=None, gate=None, gate_limit=0.0):
+               bias_along="columns", allow_tf32=False, residual=None, gate=None, gate_limit=0.0, out_scale=None):
     """Every plan that can run this problem within the handle's workspace, best first (for autotuning).
-    Pass the scales (and fast_accum, bias, activation, allow_tf32, residual, gate, gate_limit) gemm
-    will get: FP8 plans depend on the scale recipes, and gated problems have fewer plans."""
-    handle, desc, _, _, _ = _prepare(a, b, c, out, alpha, beta, handle, out_dtype,
-                                     (scale_a, scale_b, scale_recipe_a, scale_recipe_b),
-                                     (bias, activation, bias_along), residual, (gate, gate_limit))
+    Pass the scales (and fast_accum, bias, activation, allow_tf32, residual, gate, gate_limit, and
+    an FP8 out's out_scale) gemm will get: FP8 plans depend on the scale recipes, gated problems
+    and 1x128-scaled FP8 outs have fewer plans."""
+    handle, desc, _, _, _, _ = _prepare(a, b, c, out, alpha, beta, handle, out_dtype,
+                                        (scale_a, scale_b, scale_recipe_a, scale_recipe_b),
+                                        (bias, activation, bias_along), residual, (gate, gate_limit),
+                                        (out_scale, None))
     desc.fast_accum, desc.allow_tf32 = int(bool(fast_accum)), int(bool(allow_tf32))
     plans = (PlanStruct * limit)()
     count = ctypes.c_int()
@@ -613,9 +643,9 @@ def gemm_workspace_size(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtyp
                         gate_limit=0.0):
     """Bytes of workspace the heuristic's favourite plan for this problem needs (with the K-major
     copies of FP8 operands that are not K-major)."""
-    handle, desc, _, _, _ = _prepare(a, b, c, out, alpha, beta, handle, out_dtype,
-                                     (scale_a, scale_b, scale_recipe_a, scale_recipe_b),
-                                     (bias, activation, bias_along), residual, (gate, gate_limit))
+    handle, desc, _, _, _, _ = _prepare(a, b, c, out, alpha, beta, handle, out_dtype,
+                                        (scale_a, scale_b, scale_recipe_a, scale_recipe_b),
+                                        (bias, activation, bias_along), residual, (gate, gate_limit))
     desc.fast_accum, desc.allow_tf32 = int(bool(fast_accum)), int(bool(allow_tf32))
     size = ctypes.c_size_t()
     check(_lib.lib().tess_gemm_workspace_size(handle._h, ctypes.byref(desc), ctypes.byref(size)))

@@ -330,3 +330,61 @@ def tensor_geometry(t, arg, device):
     if extent is None:
         extent = _span(shape, strides)
     return ptr, shape, strides, extent
+
+
+def names_fp8(dtype):
+    """Whether dtype (a name such as "e4m3", a tessera DType, a torch dtype, or None) is FP8."""
+    from .dtypes import DType, as_dtype
+    if dtype is None:
+        return False
+    try:
+        return as_dtype(dtype) in (DType.E4M3, DType.E5M2)
+    except Exception:  # a name or type tessera does not know: not FP8 (the call's checks name it)
+        return False
+
+
+def fp8_output(out, device, out_scale, amax):
+    """An FP8 D's form for tessera.gemm: (ScaleLayout of tess_gemm_desc.d_scale, the pointers
+    (d_scale, d_amax, d_scale_out) of tess_epilogue_ptrs, the block factors' tensor it allocates
+    or None). `out` is D's Matrix view on CUDA device `device`. Per tensor, out_scale is a float32
+    tensor of one factor (or None: 1) and amax a float32 tensor whose first element is written
+    (or None); out_scale="1x128" allocates the (batch,) M x ceil(N/128) factors, M contiguous
+    (tess_scale_layout_query's packed layout, what a 1x128 scale_a reads). Without an FP8 D,
+    out_scale and amax are refused."""
+    from .dtypes import DType
+    none = ScaleLayout(TENSOR, 0, 0, 0)
+    if out.dtype not in (DType.E4M3, DType.E5M2):
+        if out_scale is not None or amax is not None:
+            raise InvalidValueError(f"out_scale and amax belong to an FP8 out (out_dtype='e4m3' or 'e5m2'); out is "
+                                    f"{out.dtype.name.lower()}")
+        return none, (None, None, None), None
+    if isinstance(out_scale, str):
+        if out_scale != "1x128":
+            raise InvalidValueError(f"out_scale={out_scale!r}: '1x128' (a factor per row and 128 columns, returned "
+                                    "with out) or a float32 tensor of one factor")
+        if amax is not None:
+            raise InvalidValueError("amax is written for a per-tensor FP8 out; out_scale='1x128' writes a factor "
+                                    "per row and 128 columns instead")
+        import torch
+        m, blocks, batch = out.rows, ceil_div(out.cols, BLOCK), out.batch
+        factors = torch.empty((batch, blocks, m), dtype=torch.float32, device=f"cuda:{device}").transpose(1, 2)
+        layout = ScaleLayout(BLOCK_1x128, 1, m, blocks * m if batch > 1 else 0)
+        return layout, (None, None, factors.data_ptr()), factors if batch > 1 else factors[0]
+    d_scale = d_amax = None
+    if out_scale is not None:
+        ptr, shape, _, _ = tensor_geometry(out_scale, "out_scale", device)
+        if _count(shape) != 1:
+            raise InvalidValueError(f"out_scale: shape {_fmt(shape)}; the per-tensor factor is one float32 "
+                                    "(or out_scale='1x128' for block factors)")
+        d_scale = ptr
+    if amax is not None:
+        d_amax = tensor_geometry(amax, "amax", device)[0]
+    return none, (d_scale, d_amax, None), None
+
+
+def _count(shape):
+    """Elements of a shape."""
+    n = 1
+    for e in shape:
+        n *= e
+    return n

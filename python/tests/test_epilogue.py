@@ -57,17 +57,19 @@ def test_structs_match_header():
     assert ctypes.sizeof(lib.EpilogueDescStruct) == 24
     assert {name: getattr(lib.EpilogueDescStruct, name).offset for name, _ in lib.EpilogueDescStruct._fields_} == \
         EPILOGUE_OFFSETS
-    assert ctypes.sizeof(lib.EpiloguePtrsStruct) == 24 and lib.EpiloguePtrsStruct.bias.offset == 8
+    assert ctypes.sizeof(lib.EpiloguePtrsStruct) == 48 and lib.EpiloguePtrsStruct.bias.offset == 8
     assert lib.EpiloguePtrsStruct.residual.offset == 16
+    assert (lib.EpiloguePtrsStruct.d_scale.offset, lib.EpiloguePtrsStruct.d_amax.offset,
+            lib.EpiloguePtrsStruct.d_scale_out.offset) == (24, 32, 40)
     assert lib.GemmDescStruct.epilogue.offset == 280 and lib.GemmDescStruct.allow_tf32.offset == 304
     assert lib.GemmDescStruct.residual.offset == 312
-    assert [name for name, _ in lib.GemmDescStruct._fields_[-2:]] == ["gate", "gate_limit"]
+    assert [name for name, _ in lib.GemmDescStruct._fields_[-3:]] == ["gate", "gate_limit", "d_scale"]
     assert (lib.GemmDescStruct.gate.offset, lib.GemmDescStruct.gate_limit.offset) == (352, 356)
-    assert ctypes.sizeof(lib.GemmDescStruct) == 360
+    assert lib.GemmDescStruct.d_scale.offset == 360 and ctypes.sizeof(lib.GemmDescStruct) == 392
     assert lib.GroupedGemmDescStruct.epilogue.offset == 232
-    assert [name for name, _ in lib.GroupedGemmDescStruct._fields_[-2:]] == ["gate", "gate_limit"]
+    assert [name for name, _ in lib.GroupedGemmDescStruct._fields_[-3:]] == ["gate", "gate_limit", "y_scale"]
     assert (lib.GroupedGemmDescStruct.gate.offset, lib.GroupedGemmDescStruct.gate_limit.offset) == (256, 260)
-    assert ctypes.sizeof(lib.GroupedGemmDescStruct) == 264
+    assert lib.GroupedGemmDescStruct.y_scale.offset == 264 and ctypes.sizeof(lib.GroupedGemmDescStruct) == 296
     # and the library's own sizeofs, which the _init functions store in struct_size; the epilogue starts zeroed
     for struct, init in ((lib.GemmDescStruct, "tess_gemm_desc_init"),
                          (lib.GroupedGemmDescStruct, "tess_grouped_gemm_desc_init")):
@@ -940,3 +942,66 @@ def test_grouped_masked_gated_matches_float64(torch):
             want = _glu(torch, xm[gi, :c].double() @ wm[gi].double().T + bias.double(), "silu", 1.0)
             _close(torch, out[gi, :c], want, BF16_BOUND, f"masked group {gi}")
         assert torch.isnan(out[gi, c:].float()).all(), f"masked group {gi}: rows past masked_m were written"
+
+
+# ---- an FP8 out (out_dtype="e4m3"/"e5m2": out_scale, amax) ------------------------------------
+
+def _fp8_out_close(torch, got, want, largest, what):
+    """Each element of an FP8 out (decoded) within half an ulp of `want` (2^-4 of it for e4m3's 3
+    mantissa bits, plus 2^-7 of slack for the float32 sums) or within 2^-9 absolute (e4m3's
+    smallest subnormal), saturated where |want| passes the type's largest."""
+    want = want.double().clamp(-largest, largest)
+    err = (got.double() - want).abs()
+    bound = 2.0 ** -4 * (1 + 2.0 ** -3) * want.abs() + 2.0 ** -9
+    bad = (err > bound).sum().item()
+    assert bad == 0, f"{what}: {bad} elements off by more than half an FP8 ulp (worst {err.max().item():.4g})"
+
+
+@needs_gpu
+@pytest.mark.parametrize("bias", [False, True])
+def test_fp8_out_per_tensor(torch, bias):
+    """D = fp8(v * scale) with v after the bias and GELU, the amax of v beside it; every plan."""
+    gen = torch.Generator(device="cuda").manual_seed(51)
+    a = _inputs(torch, gen, 300, 512).bfloat16()
+    w = _inputs(torch, gen, 640, 512).bfloat16()
+    b = torch.randn(640, device="cuda", generator=gen).bfloat16() if bias else None
+    v = a.double() @ w.double().T + (b.double() if bias else 0)
+    v = _activate(torch, v, "gelu")
+    scale = torch.tensor([0.5], device="cuda")
+    for plan in [None] + tessera.gemm_plans(a, w.T, out_dtype="e4m3", bias=b, activation="gelu")[:8]:
+        amax = torch.full((1,), 7.0, device="cuda")
+        out = tessera.gemm(a, w.T, out_dtype="e4m3", bias=b, activation="gelu", out_scale=scale, amax=amax,
+                           plan=plan)
+        what = plan.name if plan is not None else "heuristic"
+        assert out.dtype == torch.float8_e4m3fn and out.shape == (300, 640)
+        assert abs(amax.item() - v.abs().max().item()) <= 1e-3 * v.abs().max().item(), what
+        _fp8_out_close(torch, out.float(), v * 0.5, 448.0, what)
+
+
+@needs_gpu
+@pytest.mark.parametrize("out_dtype,largest", [("e4m3", 448.0), ("e5m2", 57344.0)])
+def test_fp8_out_1x128_feeds_the_next_gemm(torch, out_dtype, largest):
+    """out_scale="1x128": a factor per row and 128 columns (the last block cut short) in the layout
+    a 1x128 scale_a reads; out and its factors then multiply as the next GEMM's A."""
+    gen = torch.Generator(device="cuda").manual_seed(52)
+    m, n, k = 200, 576, 384
+    a = _inputs(torch, gen, m, k).bfloat16()
+    w = _inputs(torch, gen, n, k).bfloat16()
+    v = a.double() @ w.double().T
+    out, f = tessera.gemm(a, w.T, out_dtype=out_dtype, out_scale="1x128")
+    assert f.shape == (m, 5) and f.stride() == (1, m) and f.dtype == torch.float32
+    padded = torch.zeros(m, 5 * 128, dtype=torch.float64, device="cuda")
+    padded[:, :n] = v.abs()
+    want_f = padded.reshape(m, 5, 128).amax(-1) / largest
+    assert ((f.double() - want_f).abs() <= 1e-3 * want_f).all()
+    deq = out.float().double()
+    per_col = f.double().repeat_interleave(128, dim=1)[:, :n]
+    if out_dtype == "e4m3":
+        _fp8_out_close(torch, deq, v / per_col, largest, "1x128 e4m3")
+    # the next GEMM: out (M x N, 1x128 factors f) times an FP8 weight with 128x128 factors
+    w2 = _inputs(torch, gen, 256, n).bfloat16()
+    q2, s2 = tessera.quantize_fp8(w2, recipe="128x128")
+    y = tessera.gemm(out, q2.T, scale_a=f, scale_recipe_a="1x128", scale_b=s2, scale_recipe_b="128x128")
+    ref = (deq * per_col) @ (q2.double() * s2.double().repeat_interleave(128, 0).repeat_interleave(128, 1)
+                             [:256, :n]).T
+    assert torch.allclose(y.double(), ref, rtol=2e-2, atol=1e-2 * ref.abs().max().item())

@@ -15,10 +15,10 @@ from conftest import REPO, group_offs, needs_gpu
 # ---- any machine -----------------------------------------------------------
 
 # sizeof / offsetof of the C structs, printed by gcc -Iinclude for x86-64 (LP64).
-GROUPED_DESC_SIZE = 264
+GROUPED_DESC_SIZE = 296
 GROUPED_DESC_OFFSETS = {"struct_size": 0, "layout": 4, "groups": 8, "m": 16, "n": 24, "k": 32, "expected_m": 40,
                         "x": 48, "w": 88, "y": 128, "x_scale": 168, "w_scale": 200, "epilogue": 232, "gate": 256,
-                        "gate_limit": 260}
+                        "gate_limit": 260, "y_scale": 264}
 PLAN_SIZE, PLAN_GROUP_ORDER_OFFSET = 136, 112
 
 

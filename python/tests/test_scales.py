@@ -350,3 +350,40 @@ def test_batched_block_scales(torch):
     got = tessera.gemm(qa, qw.T, scale_a=ss[0], scale_b=sw, scale_recipe_a="1x128", scale_recipe_b="128x128")
     xd = qa[1].float() * ss[0].repeat_interleave(128, 1)[:, :k]
     _close(torch, got[1], xd @ wd.T, FP8_BOUND)
+
+
+# ---- an FP8 out: its form checked before the call -------------------------------------
+
+def _fp8_out_problem(out_dtype=DType.E4M3):
+    a, b, _ = _fp8_problem(64, 256, 256)
+    out = tessera.from_parts(0x300000, out_dtype, (64, 256), (256, 1), ("cuda", 0))
+    return a, b, out
+
+
+def test_names_fp8():
+    for name in ("e4m3", "e5m2", "float8_e4m3fn", DType.E4M3, DType.E5M2):
+        assert scales.names_fp8(name)
+    for name in (None, "bf16", DType.BF16, "float32"):
+        assert not scales.names_fp8(name)
+
+
+@pytest.mark.parametrize("out_dtype,kwargs,match", [
+    (DType.BF16, dict(out_scale=FakeFactors((1,))), "belong to an FP8 out"),
+    (DType.BF16, dict(amax=FakeFactors((1,))), "belong to an FP8 out"),
+    (DType.E4M3, dict(out_scale="2x2"), r"out_scale='2x2': '1x128'"),
+    (DType.E4M3, dict(out_scale="1x128", amax=FakeFactors((1,))), "amax is written for a per-tensor FP8 out"),
+    (DType.E4M3, dict(out_scale=FakeFactors((2,))), r"out_scale: shape \(2,\); the per-tensor factor is one"),
+    (DType.E5M2, dict(out_scale=FakeFactors((1,), dtype="torch.float16")), "float32"),
+    (DType.E4M3, dict(amax=FakeFactors((1,), device=("cuda", 1))), "amax is on cuda:1"),
+])
+def test_fp8_out_refused_before_the_call(out_dtype, kwargs, match):
+    a, b, out = _fp8_out_problem(out_dtype)
+    with pytest.raises(tessera.InvalidValueError, match=match):
+        tessera.gemm(a, b, out, handle=_NoDevice(), **kwargs)
+
+
+def test_fp8_out_accepted_reaches_the_handle():
+    """A per-tensor FP8 out with a factor and an amax passes the checks (the handle is next)."""
+    a, b, out = _fp8_out_problem()
+    with pytest.raises(AssertionError, match="reached the device"):
+        tessera.gemm(a, b, out, handle=_NoDevice(), out_scale=FakeFactors((1,)), amax=FakeFactors((1,)))

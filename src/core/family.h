@@ -33,6 +33,8 @@ typedef struct tess_operands {
     const int32_t *group_rows;
     const void *bias;     /* the fused epilogue's bias (tess_epilogue_desc), or NULL */
     const void *residual; /* a dense GEMM's residual (tess_gemm_desc.residual), or NULL */
+    const float *d_scale; /* an FP8 D's pointers (tess_epilogue_ptrs), or NULL */
+    float *d_amax, *d_scale_out;
 } tess_operands;
 
 /* The ranking of candidate plans across families: the cheapest `capacity`

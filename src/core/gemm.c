@@ -35,7 +35,9 @@ static tess_status prepare(tess_handle h, const tess_gemm_desc *desc, const tess
         return s;
     if ((s = tess_gemm_check_epilogue(&full->epilogue, o->bias, full->m, full->n, full->batch, 0, caller)))
         return s;
-    return tess_gemm_check_residual(full, o->residual, caller);
+    if ((s = tess_gemm_check_residual(full, o->residual, caller)) || o == &tess_stand_ins)
+        return s; /* the plan queries have no FP8 D pointers to check */
+    return tess_gemm_check_fp8_out(full, o->d_scale, o->d_amax, o->d_scale_out, caller);
 }
 
 TESS_API tess_status tess_gemm_plans(tess_handle handle, const tess_gemm_desc *desc, tess_plan *plans, int capacity,
@@ -86,7 +88,9 @@ TESS_API tess_status tess_gemm_fused(tess_handle handle, const tess_gemm_desc *d
     if (s != TESS_STATUS_SUCCESS)
         return s;
     /* C: read where beta != 0 (tess_epilogue_of) */
-    const tess_operands operands = {a, a_scale, b, b_scale, c, d, NULL, pointers.bias, pointers.residual};
+    const tess_operands operands = {a,    a_scale,           b,     b_scale,           c,
+                                    d,    NULL,              pointers.bias, pointers.residual, pointers.d_scale,
+                                    pointers.d_amax, pointers.d_scale_out};
     tess_gemm_desc full, staged;
     const tess_problem problem = {&staged, NULL};
     s = prepare(handle, desc, &operands, &full, "tess_gemm");

@@ -52,6 +52,16 @@ static inline const char *tess_gemm_out_shape(int gate) {
  * cols = 0), or an M x N matrix (M x N/2 with a gate) of bf16, f16 or f32 valid for the batch, at
  * a non-NULL pointer aligned to its elements. */
 tess_status tess_gemm_check_residual(const tess_gemm_desc *desc, const void *residual, const char *caller);
+/* An FP8 D's form (desc->d_scale, named `field` in sentences): TENSOR or
+ * BLOCK_1x128 with non-negative strides, no gate; other D types leave it
+ * zero. */
+tess_status tess_gemm_check_d_scale(const tess_gemm_desc *desc, const char *caller, const char *field);
+/* An FP8 D's pointers (tess_epilogue_ptrs) against its validated form
+ * (tess_gemm_desc.d_scale): each where the form reads or writes it, NULL
+ * where it does not, 4-byte aligned; block factors' strides that keep them
+ * apart. For other D types, all NULL. */
+tess_status tess_gemm_check_fp8_out(const tess_gemm_desc *desc, const float *d_scale, const float *d_amax,
+                                    const float *d_scale_out, const char *caller);
 /* A fused epilogue's rules (tess_epilogue_desc) for a problem of m x n
  * outputs in `batch` batches (grouped: groups), with the bias pointer of
  * the call (a stand-in for the plan queries): a known activation and bias

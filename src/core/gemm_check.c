@@ -29,7 +29,7 @@
 static _Alignas(TESS_TMA_ALIGN) char stand_in[TESS_TMA_ALIGN];
 const tess_operands tess_stand_ins = {
     stand_in, (const float *)stand_in, stand_in, (const float *)stand_in, stand_in, stand_in, (const int32_t *)stand_in,
-    stand_in, stand_in,
+    stand_in, stand_in, (const float *)stand_in, (float *)stand_in, (float *)stand_in,
 };
 
 /* Each scale mode as the sentences name it. */
@@ -74,6 +74,89 @@ tess_status tess_gemm_check_scales(const tess_gemm_desc *desc, const float *sa, 
                                                     "b_scale must not be NULL)");
     if ((uintptr_t)sa % sizeof(float) || (uintptr_t)sb % sizeof(float))
         return tess_fail(TESS_STATUS_INVALID_VALUE, "tess_gemm: scale arrays must be 4-byte aligned float32");
+    return TESS_STATUS_SUCCESS;
+}
+
+tess_status tess_gemm_check_d_scale(const tess_gemm_desc *desc, const char *caller, const char *field) {
+    const tess_scale_desc *x = &desc->d_scale;
+    const int zero = x->mode == TESS_SCALE_TENSOR && x->stride_mn == 0 && x->stride_k == 0 && x->batch_stride == 0;
+    if (!tess_dtype_is_fp8(desc->d.dtype)) {
+        if (!zero)
+            return tess_fail(TESS_STATUS_INVALID_VALUE,
+                             "%s: %s is set but the output is %s; %s describes an FP8 output only (leave it zero)",
+                             caller, field, tess_dtype_name(desc->d.dtype), field);
+        return TESS_STATUS_SUCCESS;
+    }
+    if (x->mode != TESS_SCALE_TENSOR && x->mode != TESS_SCALE_BLOCK_1x128)
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "%s: %s.mode is %s; an FP8 output is scaled per tensor (TENSOR 0) or per row and 128 "
+                         "columns (BLOCK_1x128 4)",
+                         caller, field, TESS_NAME_OF(scale_mode_names, x->mode, "not a tess_scale_mode"));
+    if (x->stride_mn < 0 || x->stride_k < 0 || x->batch_stride < 0)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: %s strides must be >= 0", caller, field);
+    if (desc->gate != TESS_GATE_NONE)
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "%s: an FP8 output with a gate (tess_gate) is not supported; write it in bf16 and quantize "
+                         "it with tess_quantize_fp8",
+                         caller);
+    if (tess_scale_is_block(desc->a_scale.mode) && desc->b_scale.mode == TESS_SCALE_BLOCK_1x128)
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "%s: an FP8 output with 1x128 factors for the weights (B) is not supported; use 128x128 "
+                         "weight factors (DeepSeek-V3's recipe) or a bf16 output",
+                         caller);
+    return TESS_STATUS_SUCCESS;
+}
+
+tess_status tess_gemm_check_fp8_out(const tess_gemm_desc *desc, const float *d_scale, const float *d_amax,
+                                    const float *d_scale_out, const char *caller) {
+    if (!tess_dtype_is_fp8(desc->d.dtype)) {
+        if (d_scale || d_amax || d_scale_out)
+            return tess_fail(TESS_STATUS_INVALID_VALUE,
+                             "%s: ep's d_scale, d_amax or d_scale_out is set but D is %s; they belong to an FP8 D",
+                             caller, tess_dtype_name(desc->d.dtype));
+        return TESS_STATUS_SUCCESS;
+    }
+    if ((uintptr_t)d_scale % sizeof(float) || (uintptr_t)d_amax % sizeof(float) ||
+        (uintptr_t)d_scale_out % sizeof(float))
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "%s: d_scale, d_amax and d_scale_out must be 4-byte aligned float32", caller);
+    if (desc->d_scale.mode == TESS_SCALE_TENSOR) {
+        if (d_scale_out)
+            return tess_fail(TESS_STATUS_INVALID_VALUE,
+                             "%s: d_scale_out is set but d_scale.mode is TENSOR; block factors are written only with "
+                             "BLOCK_1x128",
+                             caller);
+        return TESS_STATUS_SUCCESS;
+    }
+    if (!d_scale_out)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "%s: d_scale.mode is BLOCK_1x128 but d_scale_out is NULL (pass the factor array in "
+                         "tess_epilogue_ptrs to the _fused call)",
+                         caller);
+    if (d_scale || d_amax)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "%s: d_scale and d_amax belong to a TENSOR-scaled FP8 D; BLOCK_1x128 writes d_scale_out only",
+                         caller);
+    const int64_t blocks = (desc->n + 127) / 128, m = desc->m;
+    const tess_scale_desc *x = &desc->d_scale;
+    /* The factors written must not overlap: rows apart by stride_mn, blocks
+     * by stride_k, one nested in the other's gap; batches past one batch's
+     * last factor (in doubles: strides are the caller's, any int64). */
+    const double smn = (double)x->stride_mn, sk = (double)x->stride_k;
+    const int overlap = (m > 1 && smn == 0) || (blocks > 1 && sk == 0) ||
+                        (m > 1 && blocks > 1 && smn < (double)blocks * sk && sk < (double)m * smn);
+    if (overlap)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "%s: d_scale strides (stride_mn %" PRId64 ", stride_k %" PRId64
+                         ") make D's %" PRId64 " x %" PRId64 " block factors overlap; tess_scale_layout_query("
+                         "BLOCK_1x128, M, N) gives stride_mn 1, stride_k M",
+                         caller, x->stride_mn, x->stride_k, desc->m, blocks);
+    const double span = (double)(m - 1) * smn + (double)(blocks - 1) * sk + 1;
+    if (desc->batch > 1 && (double)x->batch_stride < span)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "%s: d_scale.batch_stride=%" PRId64 " makes the %" PRId64 " batches' block factors overlap; "
+                         "it must be at least %.0f (one batch's span)",
+                         caller, x->batch_stride, desc->batch, span);
     return TESS_STATUS_SUCCESS;
 }
 
@@ -191,9 +274,13 @@ tess_status tess_gemm_validate(const tess_device_info *info, const tess_gemm_des
         return tess_fail(TESS_STATUS_NOT_SUPPORTED,
                          "tess_gemm: A is %s but B is %s; the tensor cores need both operands of one 16-bit type",
                          tess_dtype_name(ta), tess_dtype_name(tb));
-    if (td != TESS_DTYPE_F32 && !tess_dtype_is_16bit(td))
-        return tess_fail(TESS_STATUS_NOT_SUPPORTED, "tess_gemm: D of type %s; D must be bf16, f16 or f32",
+    if (td != TESS_DTYPE_F32 && !tess_dtype_is_16bit(td) && !tess_dtype_is_fp8(td))
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "tess_gemm: D of type %s; D must be bf16, f16, f32 or FP8 (e4m3, e5m2: "
+                         "tess_gemm_desc.d_scale)",
                          tess_dtype_name(td));
+    if ((s = tess_gemm_check_d_scale(desc, "tess_gemm", "d_scale")))
+        return s;
     /* An operand staged K-major is read by the copy kernel (any alignment); its copy meets TMA's rules. */
     if ((!tess_fp8_stages_a(desc) && (s = tess_gemm_check_tma(&desc->a, a, batch, "A"))) ||
         (!tess_fp8_stages_b(desc) && (s = tess_gemm_check_tma(&desc->b, b, batch, "B"))) ||

@@ -32,8 +32,9 @@ tess_gemm_desc tess_grouped_as_batch(const tess_grouped_gemm_desc *g) {
     d.a_scale = g->x_scale, d.b_scale = g->w_scale;
     d.epilogue = g->epilogue; /* its bias batch is the group (the kernels' tile.group) */
     d.gate = g->gate, d.gate_limit = g->gate_limit;
+    d.d_scale = g->y_scale;
     if (g->layout == TESS_GROUP_CONTIGUOUS) {
-        d.a.batch_stride = 0, d.d.batch_stride = 0;
+        d.a.batch_stride = 0, d.d.batch_stride = 0, d.d_scale.batch_stride = 0;
         if (d.a_scale.mode != TESS_SCALE_TENSOR)
             d.a_scale.batch_stride = 0;
     }
@@ -123,10 +124,17 @@ static tess_status grouped_validate(const tess_device_info *info, const tess_gro
                          "tess_grouped_gemm: X is %s and W %s; grouped kernels multiply bf16 x bf16, f16 x f16 or "
                          "e4m3 x e4m3",
                          tess_dtype_name(tx), tess_dtype_name(tw));
-    if (ty != TESS_DTYPE_F32 && !tess_dtype_is_16bit(ty))
-        return tess_fail(TESS_STATUS_NOT_SUPPORTED, "tess_grouped_gemm: Y of type %s; Y must be bf16, f16 or f32",
+    if (ty != TESS_DTYPE_F32 && !tess_dtype_is_16bit(ty) && !tess_dtype_is_fp8(ty))
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "tess_grouped_gemm: Y of type %s; Y must be bf16, f16, f32 or FP8 (e4m3, e5m2: "
+                         "tess_grouped_gemm_desc.y_scale)",
                          tess_dtype_name(ty));
     const tess_gemm_desc view = tess_grouped_as_batch(desc);
+    if ((s = tess_gemm_check_d_scale(&view, "tess_grouped_gemm", "y_scale")))
+        return s;
+    if (o != &tess_stand_ins &&
+        (s = tess_gemm_check_fp8_out(&view, o->d_scale, o->d_amax, o->d_scale_out, "tess_grouped_gemm")))
+        return s;
     if ((s = tess_gemm_check_tma(&view.a, x, xy_batch, "X")) || (s = tess_gemm_check_tma(&view.b, w, g, "W")) ||
         (s = tess_gemm_check_scales(&view, o->a_scale, o->b_scale)))
         return s;
@@ -197,7 +205,9 @@ TESS_API tess_status tess_grouped_gemm_fused(tess_handle handle, const tess_grou
     tess_status s = tess_epilogue_ptrs_in(ep, &pointers, "tess_grouped_gemm");
     if (s != TESS_STATUS_SUCCESS)
         return s;
-    const tess_operands operands = {x, x_scale, w, w_scale, NULL, y, group_rows, pointers.bias, NULL};
+    const tess_operands operands = {x,    x_scale,         w,    w_scale,          NULL,
+                                    y,    group_rows,      pointers.bias, NULL,    pointers.d_scale,
+                                    pointers.d_amax, pointers.d_scale_out};
     tess_grouped_gemm_desc full;
     const tess_problem problem = {NULL, &full};
     s = grouped_prepare(handle, desc, &operands, &full, "tess_grouped_gemm");

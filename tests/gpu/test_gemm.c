@@ -76,7 +76,7 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
         cudaMemcpy(dd, hc, c_bytes, cudaMemcpyHostToDevice);
     if (res_is_d)                                /* the residual is D: read, then overwritten */
         cudaMemcpy(dd, hres, res_bytes, cudaMemcpyHostToDevice);
-    const tess_epilogue_ptrs ep = {sizeof ep, dbias, res_is_d ? dd : dres};
+    const tess_epilogue_ptrs ep = {.struct_size = sizeof ep, .bias = dbias, .residual = res_is_d ? dd : dres};
 
     /* The reference: float32 accumulation into an unrounded f32 D, column-major. */
     tess_ref_gemm ref;

@@ -10,7 +10,9 @@
  *  - decode shapes (M up to 64) in every recipe with every plan, transposed
  *    ones included;
  *  - accuracy at depth (K 4096 and 16384) against the float64 CPU reference,
- *    promoted vs fast accumulation.
+ *    promoted vs fast accumulation;
+ *  - an FP8 D, per tensor (scale, amax) and per row and 128 columns
+ *    (factors written beside D), from every plan.
  * The quantization and transpose utilities are tests/gpu/test_utilities.c's. */
 #include <math.h>
 #include <stdlib.h>
@@ -451,6 +453,156 @@ static void test_int8(tess_handle h) {
     printf("int8 cases: %d run, %d failed\n", runs, failures);
 }
 
+/* One FP8 D's elements (batch b's D of case c, downloaded as `out`) against
+ * the float32 reference `want` (column-major M x N per batch), times the
+ * multipliers the form applies: a tensor's `scale`, or 1 / each block's
+ * factor from `factors` (laid out as d_scale). Each must decode within half
+ * an FP8 ulp of the scaled reference plus 2^-3 of slack for the
+ * reference's own rounding (3 mantissa bits for e4m3, 2 for e5m2), within
+ * the smallest subnormal, or saturate where the scaled value passes the
+ * type's largest. Returns the elements outside; their first few printed. */
+static int64_t fp8_out_mismatches(const fp8_case *c, const unsigned char *out, const float *want, float scale,
+                                  const float *factors, const char *plan) {
+    const tess_gemm_desc *g = &c->g;
+    const int e4m3 = g->d.dtype == TESS_DTYPE_E4M3;
+    const double largest = e4m3 ? 448.0 : 57344.0, tiny = e4m3 ? 0x1p-9 : 0x1p-16, rel = e4m3 ? 0x1p-4 : 0x1p-3;
+    int64_t bad = 0;
+    for (int64_t b = 0; b < g->batch; b++)
+        for (int64_t n = 0; n < g->n; n++)
+            for (int64_t m = 0; m < g->m; m++) {
+                const double ref = want[b * g->m * g->n + n * g->m + m];
+                const double k = factors ? 1.0 / factors[tess_scale_offset(&g->d_scale, b, m, n / 128)] : scale;
+                const double x = ref * k;
+                const uint8_t q = out[tess_matrix_offset(&g->d, b, m, n)];
+                const double got = e4m3 ? tess_e4m3_to_f32_soft(q) : tess_e5m2_to_f32_soft(q);
+                const int ok = fabs(x) >= largest ? fabs(got) == largest && (got > 0) == (x > 0)
+                                                  : fabs(got - x) <= (rel + 0x1p-3 * rel) * fabs(x) + tiny;
+                if (!ok && bad++ < 4)
+                    printf("  %s: D[%lld][%lld, %lld] = %g (byte 0x%02x), want %g (ref %g x %g)\n", plan,
+                           (long long)b, (long long)m, (long long)n, got, q, x, ref, k);
+            }
+    return bad;
+}
+
+/* The largest |want| of row m's 128-column block jb of batch b: a block factor's amax. */
+static double block_amax(const tess_gemm_desc *g, const float *want, int64_t b, int64_t m, int64_t jb) {
+    double amax = 0.0;
+    for (int64_t n = 128 * jb; n < g->n && n < 128 * (jb + 1); n++)
+        amax = fmax(amax, fabs(want[b * g->m * g->n + n * g->m + m]));
+    return amax;
+}
+
+/* An FP8 D (tess_gemm_desc.d_scale) from every plan of random problems:
+ * e4m3 and e5m2, row- and column-major D, block-scaled and per-tensor
+ * inputs, ragged M and N (a last 128-column block cut short), batches;
+ * per tensor with a scale and the amax (and without either), per row and
+ * 128 columns with the factors written in the packed layout. Elements
+ * against the float32 GPU reference (fp8_out_mismatches), factors and amax
+ * within 2^-10 of the reference's, nothing written past D or the factors. */
+static void test_fp8_out(tess_handle h) {
+    int runs = 0;
+    for (int trial = 0; trial < 6; trial++) {
+        const int block = trial % 2, recipe = trial % 3 == 2 ? 0 : 3; /* TENSOR x TENSOR, or 1x128 x 128x128 */
+        const tess_dtype td = trial % 4 < 2 ? TESS_DTYPE_E4M3 : TESS_DTYPE_E5M2;
+        fp8_case c;
+        make_case(&c, tess_rng_range(&rng, 60, 600), 16 * tess_rng_range(&rng, 10, 40), tess_rng_range(&rng, 200, 900),
+                  1 + (trial == 3), TESS_DTYPE_E4M3, TESS_DTYPE_E4M3, recipe, td, block || trial != 4,
+                  trial == 5 ? 0.5f : 0.0f, 0, K_MAJOR);
+        tess_gemm_desc *g = &c.g;
+        test_problem *t = &c.t;
+        size_t factor_bytes = 0;
+        int64_t shape[2];
+        if (block) {
+            CHECK_STATUS(tess_scale_layout_query(TESS_SCALE_BLOCK_1x128, g->m, g->n, &g->d_scale, shape, &factor_bytes,
+                                                 NULL),
+                         TESS_STATUS_SUCCESS);
+            g->d_scale.batch_stride = shape[0] * shape[1];
+            factor_bytes *= (size_t)g->batch;
+        }
+        const float scale = trial == 2 ? 1.0f : (float)(0.25 + tess_rng_uniform(&rng));
+        void *da = gpu_upload(t->a, t->a_bytes), *db = gpu_upload(t->b, t->b_bytes);
+        void *dc = t->c ? gpu_upload(t->c, t->c_bytes) : NULL;
+        float *sa = t->a_scale ? gpu_upload(t->a_scale, t->a_scale_bytes) : NULL;
+        float *sb = t->b_scale ? gpu_upload(t->b_scale, t->b_scale_bytes) : NULL;
+        /* the float32 reference, column-major per batch */
+        tess_ref_gemm ref = t->p;
+        ref.a_data = da, ref.b_data = db, ref.c_data = dc, ref.a_scale.data = sa, ref.b_scale.data = sb;
+        tess_matrix_desc rd = {TESS_DTYPE_F32, TESS_ORDER_COL, g->m, g->n, g->m, g->m * g->n};
+        ref.d = rd;
+        const size_t ref_bytes = sizeof(float) * (size_t)(g->m * g->n * g->batch);
+        float *dref = gpu_upload(NULL, ref_bytes), *want = malloc(ref_bytes);
+        CHECK_STATUS(tess_ref_gemm_gpu(&ref, dref, NULL), TESS_STATUS_SUCCESS);
+        cudaMemcpy(want, dref, ref_bytes, cudaMemcpyDeviceToHost);
+        double amax = 0.0;
+        for (size_t i = 0; i < ref_bytes / sizeof(float); i++)
+            amax = fmax(amax, fabs(want[i]));
+        float *d_scale = trial == 2 ? NULL : gpu_upload(&scale, sizeof scale);
+        float *d_amax = gpu_upload(NULL, sizeof(float));
+        unsigned char *factors = block ? gpu_poisoned(factor_bytes) : NULL;
+        tess_epilogue_ptrs ep = {.struct_size = sizeof ep};
+        if (block)
+            ep.d_scale_out = (float *)factors;
+        else
+            ep.d_scale = d_scale, ep.d_amax = trial == 2 ? NULL : d_amax;
+        tess_plan plans[MAX_PLANS];
+        int count = 0;
+        CHECK_STATUS(tess_gemm_plans(h, g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
+        CHECKF(count > 0, "FP8 D (block %d): no plan", block);
+        unsigned char *out = malloc(t->d_bytes + GPU_GUARD_BYTES);
+        float *host_factors = block ? malloc(factor_bytes + GPU_GUARD_BYTES) : NULL;
+        for (int i = 0; i < count && i < MAX_PLANS; i++) {
+            char name[64];
+            const tess_plan *plan = gpu_pick_plan(plans, count, i, name);
+            unsigned char *dd = gpu_poisoned(t->d_bytes);
+            if (block)
+                cudaMemset(factors, GPU_POISON, factor_bytes + GPU_GUARD_BYTES);
+            cudaMemset(d_amax, 0x7f, sizeof(float)); /* the call zeroes it first */
+            const tess_status s = tess_gemm_fused(h, g, plan, da, sa, db, sb, dc, dd, &ep);
+            const cudaError_t err = cudaDeviceSynchronize();
+            CHECKF(s == TESS_STATUS_SUCCESS && err == cudaSuccess, "%s: status %s, %s (%s)", name, tess_status_name(s),
+                   cudaGetErrorString(err), tess_last_error());
+            if (s != TESS_STATUS_SUCCESS || err != cudaSuccess) {
+                cudaFree(dd);
+                continue;
+            }
+            runs++;
+            cudaMemcpy(out, dd, t->d_bytes + GPU_GUARD_BYTES, cudaMemcpyDeviceToHost);
+            CHECKF(gpu_guard_touched(out, t->d_bytes) == 0, "%s: bytes written after D", name);
+            if (block) {
+                cudaMemcpy(host_factors, factors, factor_bytes + GPU_GUARD_BYTES, cudaMemcpyDeviceToHost);
+                CHECKF(gpu_guard_touched((const unsigned char *)host_factors, factor_bytes) == 0,
+                       "%s: bytes written after the block factors", name);
+                int64_t wrong = 0;
+                for (int64_t b = 0; b < g->batch; b++)
+                    for (int64_t m = 0; m < g->m; m++)
+                        for (int64_t jb = 0; jb < shape[1]; jb++) {
+                            const double a = block_amax(g, want, b, m, jb);
+                            const double f = a > 0.0 ? a / (td == TESS_DTYPE_E4M3 ? 448.0 : 57344.0) : 1.0;
+                            const float got = host_factors[tess_scale_offset(&g->d_scale, b, m, jb)];
+                            if (!(fabs(got - f) <= 0x1p-10 * f) && wrong++ < 4)
+                                printf("  %s: factor[%lld][%lld, %lld] = %g, want %g\n", name, (long long)b,
+                                       (long long)m, (long long)jb, got, f);
+                        }
+                CHECKF(wrong == 0, "%s: %lld block factors wrong", name, (long long)wrong);
+            } else if (ep.d_amax) {
+                float got;
+                cudaMemcpy(&got, d_amax, sizeof got, cudaMemcpyDeviceToHost);
+                CHECKF(fabs(got - amax) <= 0x1p-10 * amax, "%s: amax %g, want %g", name, got, amax);
+            }
+            const int64_t bad = fp8_out_mismatches(&c, out, want, ep.d_scale ? scale : 1.0f,
+                                                   block ? host_factors : NULL, name);
+            CHECKF(bad == 0, "%s: %lld of D's %lld elements wrong (FP8 D, block %d)", name, (long long)bad,
+                   (long long)(g->m * g->n * g->batch), block);
+            cudaFree(dd);
+        }
+        free(out), free(host_factors), free(want);
+        cudaFree(da), cudaFree(db), cudaFree(dc), cudaFree(sa), cudaFree(sb), cudaFree(dref), cudaFree(d_scale);
+        cudaFree(d_amax), cudaFree(factors);
+        test_problem_free(&c.t);
+    }
+    printf("fp8 D: %d runs\n", runs);
+}
+
 int main(void) {
     GPU_TEST_MAIN_START(h, workspace);
     test_random(h);
@@ -461,5 +613,6 @@ int main(void) {
     test_small_m(h);
     test_depth(h);
     test_int8(h);
+    test_fp8_out(h);
     GPU_TEST_MAIN_END(h, workspace, "gpu_gemm_fp8");
 }

@@ -164,7 +164,7 @@ static double run_case(tess_handle h, grouped_case *c, int plan_index, char *pla
     float *dxs = c->xs ? gpu_upload(c->xs, c->xs_bytes) : NULL, *dws = c->ws ? gpu_upload(c->ws, c->ws_bytes) : NULL;
     int32_t *drows = gpu_upload(c->rows, sizeof(int32_t) * (size_t)g->groups);
     void *dbias = c->bias ? gpu_upload(c->bias, c->bias_bytes) : NULL;
-    const tess_epilogue_ptrs ep = {sizeof ep, dbias, NULL};
+    const tess_epilogue_ptrs ep = {.struct_size = sizeof ep, .bias = dbias};
     unsigned char *dy = gpu_poisoned(c->y_bytes);
     tess_plan plans[MAX_PLANS];
     int count = 0;

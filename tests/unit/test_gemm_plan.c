@@ -330,6 +330,85 @@ static void test_gate_rules(void) {
     CHECKF(transposed > 0, "ungated M=16: no transposed plan among %d", count);
 }
 
+/* An FP8 D: its forms (TENSOR, BLOCK_1x128) accepted, every rule of
+ * d_scale and of its pointers refused with its sentence; an earlier
+ * descriptor (ending at gate_limit) has none; the plans of a block-scaled D
+ * are sm90 tiles of whole 128 columns, never transposed, never a GEMV. */
+static void test_fp8_out_rules(void) {
+    tess_gemm_desc g = fp8_problem(256, 512, 1024), x;
+    g.d = (tess_matrix_desc){TESS_DTYPE_E4M3, TESS_ORDER_ROW, 256, 512, 512, 0};
+    CHECK_STATUS(tess_gemm_validate(NULL, &g, P, S, P, S, NULL, P), TESS_STATUS_SUCCESS);
+    const char *f = "tess_gemm";
+    float *W = (float *)buffer; /* a stand-in for the arrays the epilogue writes */
+    CHECK_STATUS(tess_gemm_check_fp8_out(&g, NULL, NULL, NULL, f), TESS_STATUS_SUCCESS);
+    CHECK_STATUS(tess_gemm_check_fp8_out(&g, S, W, NULL, f), TESS_STATUS_SUCCESS);
+    CHECK_STATUS(tess_gemm_check_fp8_out(&g, S, W, W, f), TESS_STATUS_INVALID_VALUE);
+    CHECK(strstr(tess_last_error(), "only with BLOCK_1x128") != NULL);
+    CHECK_STATUS(tess_gemm_check_fp8_out(&g, (const float *)(buffer + 2), NULL, NULL, f), TESS_STATUS_INVALID_VALUE);
+    CHECK(strstr(tess_last_error(), "4-byte aligned") != NULL);
+    /* the block form: factors written in a layout that keeps them apart */
+    x = g;
+    tess_scale_layout_query(TESS_SCALE_BLOCK_1x128, 256, 512, &x.d_scale, NULL, NULL, NULL);
+    CHECK_STATUS(tess_gemm_validate(NULL, &x, P, S, P, S, NULL, P), TESS_STATUS_SUCCESS);
+    CHECK_STATUS(tess_gemm_check_fp8_out(&x, NULL, NULL, W, f), TESS_STATUS_SUCCESS);
+    CHECK_STATUS(tess_gemm_check_fp8_out(&x, NULL, NULL, NULL, f), TESS_STATUS_INVALID_VALUE);
+    CHECK(strstr(tess_last_error(), "d_scale_out is NULL") != NULL);
+    CHECK_STATUS(tess_gemm_check_fp8_out(&x, S, NULL, W, f), TESS_STATUS_INVALID_VALUE);
+    CHECK(strstr(tess_last_error(), "writes d_scale_out only") != NULL);
+    tess_gemm_desc y = x;
+    y.d_scale.stride_k = 100; /* rows 1 apart, blocks 100 apart: rows 100.. meet block 1 */
+    CHECK_STATUS(tess_gemm_check_fp8_out(&y, NULL, NULL, W, f), TESS_STATUS_INVALID_VALUE);
+    CHECK(strstr(tess_last_error(), "overlap") != NULL);
+    y = x, y.d_scale.stride_mn = 4, y.d_scale.stride_k = 1; /* rows 4 apart, 4 blocks each: packed by row */
+    CHECK_STATUS(tess_gemm_check_fp8_out(&y, NULL, NULL, W, f), TESS_STATUS_SUCCESS);
+    y = x, y.batch = 2, y.a.batch_stride = 256 * 1024, y.b.batch_stride = 512 * 1024, y.d.batch_stride = 256 * 512;
+    y.a_scale.batch_stride = y.b_scale.batch_stride = 4096, y.d_scale.batch_stride = 256 * 4 - 1;
+    CHECK_STATUS(tess_gemm_check_fp8_out(&y, NULL, NULL, W, f), TESS_STATUS_INVALID_VALUE);
+    CHECK(strstr(tess_last_error(), "batch_stride") != NULL);
+    y.d_scale.batch_stride = 256 * 4;
+    CHECK_STATUS(tess_gemm_check_fp8_out(&y, NULL, NULL, W, f), TESS_STATUS_SUCCESS);
+    /* descriptor rules */
+    y = x, y.d_scale.mode = TESS_SCALE_BLOCK_128x128;
+    CHECK_STATUS(tess_gemm_validate(NULL, &y, P, S, P, S, NULL, P), TESS_STATUS_NOT_SUPPORTED);
+    CHECK(strstr(tess_last_error(), "d_scale.mode") != NULL);
+    y = x, y.d_scale.stride_mn = -1;
+    CHECK_STATUS(tess_gemm_validate(NULL, &y, P, S, P, S, NULL, P), TESS_STATUS_INVALID_VALUE);
+    y = x;
+    tess_scale_layout_query(TESS_SCALE_BLOCK_1x128, 512, 1024, &y.b_scale, NULL, NULL, NULL);
+    CHECK_STATUS(tess_gemm_validate(NULL, &y, P, S, P, S, NULL, P), TESS_STATUS_NOT_SUPPORTED);
+    CHECK(strstr(tess_last_error(), "1x128 factors for the weights") != NULL);
+    y = fp8_problem(256, 512, 1024), y.d_scale.mode = TESS_SCALE_BLOCK_1x128; /* a bf16 D */
+    CHECK_STATUS(tess_gemm_validate(NULL, &y, P, S, P, S, NULL, P), TESS_STATUS_INVALID_VALUE);
+    CHECK(strstr(tess_last_error(), "FP8 output only") != NULL);
+    CHECK_STATUS(tess_gemm_check_fp8_out(&y, NULL, W, NULL, f), TESS_STATUS_INVALID_VALUE);
+    y = problem(16, 512, 1024), y.gate = TESS_GATE_INTERLEAVED;
+    y.d = mat(TESS_DTYPE_E4M3, TESS_ORDER_ROW, 16, 256), y.d.ld = 256;
+    CHECK_STATUS(tess_gemm_validate(NULL, &y, P, NULL, P, NULL, NULL, P), TESS_STATUS_NOT_SUPPORTED);
+    CHECK(strstr(tess_last_error(), "gate") != NULL);
+    tess_gemm_desc old = x, full;
+    old.struct_size = (uint32_t)(offsetof(tess_gemm_desc, gate_limit) + sizeof(float));
+    CHECK_STATUS(tess_gemm_accept(&old, &full), TESS_STATUS_SUCCESS);
+    CHECK(full.d_scale.mode == TESS_SCALE_TENSOR && full.d_scale.stride_k == 0);
+    /* plans: a per-tensor FP8 D at small M may run transposed; a block-scaled one never, in whole 128 columns */
+    tess_plan plans[256];
+    for (int block = 0; block < 2; block++) {
+        for (int m = 16; m <= 4096; m *= 16) {
+            tess_gemm_desc q = fp8_problem(m, 2048, 1024);
+            q.d = (tess_matrix_desc){TESS_DTYPE_E4M3, TESS_ORDER_ROW, m, 2048, 2048, 0};
+            if (block)
+                tess_scale_layout_query(TESS_SCALE_BLOCK_1x128, m, 2048, &q.d_scale, NULL, NULL, NULL);
+            const int count = tess_gemm_candidates(NULL, &q, SIZE_MAX, plans, 256);
+            CHECKF(count > 0, "FP8 D (block %d) M=%d: no plan", block, m);
+            for (int i = 0; i < count && i < 256; i++) {
+                CHECKF(strncmp(plans[i].name, "sm90", 4) == 0, "FP8 D: plan %s", plans[i].name);
+                if (block)
+                    CHECKF(!plans[i].transposed && plans[i].tile_n % 128 == 0, "block FP8 D M=%d: plan %s", m,
+                           plans[i].name);
+            }
+        }
+    }
+}
+
 /* A first-version descriptor (struct_size ending at fast_accum) reads as
  * one without a fused epilogue; every epilogue rule refuses with its
  * sentence; the transposed problem swaps a bias's side. */
@@ -377,6 +456,7 @@ static void test_epilogue_rules(void) {
     CHECK(tess_sm90_transposed_problem(&g).epilogue.bias == TESS_BIAS_COLUMNS);
     test_residual_rules();
     test_gate_rules();
+    test_fp8_out_rules();
 }
 
 static void test_refusals(void) {
@@ -409,7 +489,7 @@ static void test_refusals(void) {
     expect_refusal(&x, P, P, P, P, TESS_STATUS_NOT_SUPPORTED, "allow_tf32"); /* f32 is TF32 only on request */
     x = g, x.b.dtype = TESS_DTYPE_F16;
     expect_refusal(&x, P, P, P, P, TESS_STATUS_NOT_SUPPORTED, "one 16-bit type");
-    x = g, x.d.dtype = TESS_DTYPE_E5M2;
+    x = g, x.d.dtype = TESS_DTYPE_S8; /* (an FP8 D is valid: test_fp8_out_rules) */
     expect_refusal(&x, P, P, P, P, TESS_STATUS_NOT_SUPPORTED, "D must be");
     expect_refusal(&g, buffer + 2, P, P, P, TESS_STATUS_INVALID_VALUE, "16-byte aligned");
     x = g, x.a.ld = 132;

@@ -147,9 +147,42 @@ static void test_suite_choices(void) {
     }
 }
 
+/* An FP8 Y: the batch view carries y_scale (a contiguous layout's factors
+ * are one array: no batch stride); per-tensor Y keeps token-tile plans, a
+ * 1x128-scaled Y gets only 128-row tiles of whole 128 columns. */
+static void test_fp8_out_plans(void) {
+    for (int block = 0; block < 2; block++) {
+        for (int tokens = 16; tokens <= 4096; tokens *= 16) {
+            tess_grouped_gemm_desc d = grouped_problem(TESS_DTYPE_E4M3, 2048, 1024, 8, tokens);
+            tess_scale_layout_query(TESS_SCALE_BLOCK_1x128, d.m, d.k, &d.x_scale, NULL, NULL, NULL);
+            tess_scale_layout_query(TESS_SCALE_BLOCK_128x128, d.n, d.k, &d.w_scale, NULL, NULL, NULL);
+            d.w_scale.batch_stride = 16 * 8; /* per expert */
+            d.y.dtype = TESS_DTYPE_E4M3;
+            if (block)
+                tess_scale_layout_query(TESS_SCALE_BLOCK_1x128, d.m, d.n, &d.y_scale, NULL, NULL, NULL);
+            const tess_gemm_desc view = tess_grouped_as_batch(&d);
+            CHECK(view.d_scale.mode == d.y_scale.mode && view.d_scale.stride_k == d.y_scale.stride_k &&
+                  view.d_scale.batch_stride == 0);
+            tess_plan plans[MAX_PLANS];
+            const int count = tess_grouped_candidates(NULL, &d, plans, MAX_PLANS);
+            int token_tiles = 0;
+            CHECKF(count > 0, "FP8 Y (block %d), %d tokens a group: no plan", block, tokens);
+            for (int i = 0; i < count && i < MAX_PLANS; i++) {
+                token_tiles += strstr(plans[i].name, "_swap") != NULL;
+                if (block)
+                    CHECKF(plans[i].tile_n % 128 == 0 && plans[i].tile_m == 128 && !plans[i].large_min_rows,
+                           "block FP8 Y: plan %s", plans[i].name);
+            }
+            if (block)
+                CHECKF(token_tiles == 0, "block FP8 Y, %d tokens: %d token-tile plans", tokens, token_tiles);
+        }
+    }
+}
+
 int main(void) {
     tess_rng_seed(&rng, check_seed());
     test_plans_consistent();
     test_suite_choices();
+    test_fp8_out_plans();
     return check_finish("unit_grouped_plan");
 }

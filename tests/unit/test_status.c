@@ -81,7 +81,7 @@ static void test_handle_misuse(void) {
     CHECK(strstr(tess_last_error(), "tess_set_sm_budget") != NULL);
     CHECK_STATUS(tess_get_sm_budget(NULL, NULL), TESS_STATUS_NOT_INITIALIZED);
     /* Epilogue pointers of no version (struct_size unset) are refused by name. */
-    const tess_epilogue_ptrs unset = {0, NULL, NULL};
+    const tess_epilogue_ptrs unset = {.struct_size = 0};
     CHECK_STATUS(tess_gemm_fused(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &unset),
                  TESS_STATUS_INVALID_VALUE);
     CHECK(strstr(tess_last_error(), "sizeof(tess_epilogue_ptrs)") != NULL);

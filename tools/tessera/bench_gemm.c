@@ -77,7 +77,7 @@ typedef struct job {
 static int run_tessera(void *ctx, void *stream) {
     job *j = ctx;
     buffers *b = &j->sets[j->next++ % j->nsets];
-    const tess_epilogue_ptrs ep = {sizeof ep, b->bias, b->residual};
+    const tess_epilogue_ptrs ep = {.struct_size = sizeof ep, .bias = b->bias, .residual = b->residual};
     if (tess_set_stream(j->h, stream) != TESS_STATUS_SUCCESS || /* the stream the timing holds */
         tess_gemm_fused(j->h, j->g, j->plan, b->a, b->sa, b->b, b->sb, b->c, b->d, &ep) != TESS_STATUS_SUCCESS) {
         fprintf(stderr, "tessera bench gemm: %s\n", tess_last_error());

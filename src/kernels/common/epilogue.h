@@ -34,7 +34,36 @@ typedef struct tess_epilogue {
      * gate_rows half its rows: a transposed plan's pairs) and its clamp (0: none). */
     int32_t gate, gate_rows;
     float gate_limit;
+    /* An FP8 D (tess_gemm_desc.d_scale): TESS_EPI_FP8_NONE for other types,
+     * else the form, its pointers (tess_epilogue_ptrs) and the block
+     * factors' layout. */
+    int32_t d_fp8;
+    const float *d_scale;
+    float *d_amax, *d_scale_out;
+    tess_scale_desc d_scale_layout;
 } tess_epilogue;
+
+/* tess_epilogue.d_fp8: no FP8 D, one factor for D (and its amax), or a
+ * factor per row and 128 columns written beside D. */
+enum { TESS_EPI_FP8_NONE = 0, TESS_EPI_FP8_TENSOR = 1, TESS_EPI_FP8_BLOCK = 2 };
+
+/* The FP8 form of a problem's D (tess_epilogue.d_fp8). */
+static inline int tess_epilogue_fp8_form(const tess_gemm_desc *desc) {
+    if (desc->d.dtype != TESS_DTYPE_E4M3 && desc->d.dtype != TESS_DTYPE_E5M2)
+        return TESS_EPI_FP8_NONE;
+    return desc->d_scale.mode == TESS_SCALE_BLOCK_1x128 ? TESS_EPI_FP8_BLOCK : TESS_EPI_FP8_TENSOR;
+}
+
+/* Sets e's FP8 D from a validated problem and the pointers of its
+ * tess_epilogue_ptrs (the sm90 epilogue takes its own path for it). */
+static inline void tess_epilogue_set_fp8(tess_epilogue *e, const tess_gemm_desc *desc, const float *d_scale,
+                                         float *d_amax, float *d_scale_out) {
+    e->d_fp8 = tess_epilogue_fp8_form(desc);
+    e->d_scale = e->d_fp8 == TESS_EPI_FP8_TENSOR ? d_scale : NULL;
+    e->d_amax = e->d_fp8 == TESS_EPI_FP8_TENSOR ? d_amax : NULL;
+    e->d_scale_out = e->d_fp8 == TESS_EPI_FP8_BLOCK ? d_scale_out : NULL;
+    e->d_scale_layout = desc->d_scale;
+}
 
 /* The epilogue of a validated problem `desc` with C at c, D at d, the
  * fused epilogue's bias at bias and the residual at residual. */
@@ -54,6 +83,7 @@ static inline tess_epilogue tess_epilogue_of(const tess_gemm_desc *desc, const v
     e.gate = desc->gate, e.gate_limit = desc->gate_limit;
     e.gate_rows = 0; /* the family sets it for a kernel that runs the problem transposed */
     e.fused = e.bias != NULL || e.activation != TESS_ACT_NONE || e.residual != NULL || e.gate != TESS_GATE_NONE;
+    tess_epilogue_set_fp8(&e, desc, NULL, NULL, NULL);
     return e;
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/cost.h"
+#include "core/dtype.h"
 #include "core/family.h"
 #include "core/handle.h"
 #include "core/scale.h"
@@ -32,8 +33,10 @@
 static int gemv_offered(const tess_gemm_desc *d, int i) {
     const tess_dtype t = d->a.dtype;
     const int block = tess_scale_is_block(d->a_scale.mode);
-    /* A gated epilogue (tess_gate) pairs columns these kernels spread over CTAs: the sm90 family serves it. */
-    if (d->batch != 1 || d->gate != TESS_GATE_NONE || d->a.order != TESS_ORDER_ROW || d->b.order != TESS_ORDER_COL ||
+    /* A gated epilogue (tess_gate) pairs columns these kernels spread over CTAs, and an FP8 D is written
+     * by the sm90 epilogue only: the sm90 family serves them. */
+    if (d->batch != 1 || d->gate != TESS_GATE_NONE || tess_dtype_is_fp8(d->d.dtype) ||
+        d->a.order != TESS_ORDER_ROW || d->b.order != TESS_ORDER_COL ||
         d->b.dtype != t ||
         d->k % (TESS_GEMV_CHUNK_BYTES / (int64_t)tess_dtype_size(t)) != 0 ||
         block != tess_scale_is_block(d->b_scale.mode) ||

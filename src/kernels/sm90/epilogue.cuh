@@ -16,6 +16,7 @@
 #include "kernels/common/ptx.cuh"
 #include "kernels/sm90/gemm_cfg.cuh"
 #include "kernels/sm90/gemm_params.h"
+#include "kernels/util/fp8_factor.cuh"
 #include "ref/convert.h"
 
 // Two values as the b16 pair stmatrix takes (the lower column in the low half).
@@ -685,6 +686,132 @@ TESS_DEVICE void epilogue_fused(const tess_gemm_params &p, const float (&acc)[Cf
     }
 }
 
+// One element of an FP8 D at `at` (e4m3 where e4m3, else e5m2), rounded to
+// nearest and saturating (NaN kept): the rule of tess_quantize_fp8.
+TESS_DEVICE uint8_t fp8_of(float x, bool e4m3) { return e4m3 ? tess_f32_to_e4m3(x) : tess_f32_to_e5m2(x); }
+
+// An FP8 D (tess_epilogue.d_fp8), from registers. First each accumulator
+// becomes its float32 value v in place (alpha alone inline; the whole
+// epilogue in a rolled loop over a local copy); values outside the matrix
+// become 0, so that they count in no maximum. Then, per tensor,
+// D = fp8(v * d_scale) and max |v| into d_amax (each warp's by one
+// atomicMax on the bits: non-negative floats order like their bits; NaN
+// ignored by fmaxf); or per row and 128 columns (BN a multiple of 128, a
+// warpgroup's rows whole in the tile: 1x128 blocks lie inside one quad of
+// lanes' registers), the block's factor f from its max |v| (factor_for, as
+// tess_quantize_fp8), D = fp8(v * (1 / f)), and f written by the quad's
+// first lane. bb: the bias batch.
+template <class Cfg>
+TESS_DEVICE void epilogue_store_fp8(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], int t, int b, int bb,
+                                    int m0, int m_end, int n0, int n_end) {
+    const tess_epilogue &e = p.epi;
+    const bool calls = e.fused || e.beta != 0.0f, e4m3 = e.d_layout.dtype == TESS_DTYPE_E4M3;
+    const tess_dtype q_type = e4m3 ? TESS_DTYPE_E4M3 : TESS_DTYPE_E5M2;
+    if (calls) {
+        // The whole epilogue per value, in a loop over a local copy (a loop the compiler keeps
+        // rolled: the steps inlined once, no call saving the live accumulators around it).
+        float x[Cfg::BN / 2];
+#pragma unroll
+        for (int v = 0; v < Cfg::BN / 2; v++)
+            x[v] = acc[v];
+#pragma unroll 1
+        for (int v = 0; v < Cfg::BN / 2; v++) {
+            int m, n;
+            tess_wgmma_acc_coord(t, v, &m, &n);
+            m += m0, n += n0;
+            float y = 0.0f;
+            if (m < m_end && n < n_end) {
+                y = tess_epilogue_final(e, x[v], b, bb, m, n);
+                if constexpr (!Cfg::GROUPED)
+                    if (e.residual)
+                        y += tess_epilogue_residual(e, b, m, n);
+            }
+            x[v] = y;
+        }
+#pragma unroll
+        for (int v = 0; v < Cfg::BN / 2; v++)
+            acc[v] = x[v];
+    } else {
+#pragma unroll
+        for (int v = 0; v < Cfg::BN / 2; v++) {
+            int m, n;
+            tess_wgmma_acc_coord(t, v, &m, &n);
+            acc[v] = m0 + m < m_end && n0 + n < n_end ? e.alpha * acc[v] : 0.0f;
+        }
+    }
+    const bool row_major = e.d_layout.order == TESS_ORDER_ROW;
+    const int64_t ld = e.d_layout.ld, row_step = row_major ? ld : 1, col_step = row_major ? 1 : ld;
+    uint8_t *d = (uint8_t *)e.d + (int64_t)b * e.d_layout.batch_stride;
+    // Stores value pair v, v + 1 (columns n, n + 1 of one row), each times its multiplier.
+    const auto store_pair = [&](int v, float k0, float k1) {
+        int m, n;
+        tess_wgmma_acc_coord(t, v, &m, &n);
+        m += m0, n += n0;
+        if (m >= m_end || n >= n_end)
+            return;
+        uint8_t *at = d + m * row_step + n * col_step;
+        const uint8_t q0 = fp8_of(acc[v] * k0, e4m3), q1 = fp8_of(acc[v + 1] * k1, e4m3);
+        if (row_major && n + 1 < n_end && (uintptr_t)at % 2 == 0) {
+            *(uint16_t *)at = (uint16_t)(q0 | (q1 << 8));
+        } else {
+            *at = q0;
+            if (n + 1 < n_end)
+                at[col_step] = q1;
+        }
+    };
+    if constexpr (Cfg::BN % 128 == 0 && !Cfg::GROUPED_ALONG_N) {
+        if (e.d_fp8 == TESS_EPI_FP8_BLOCK) {
+            constexpr int BLOCKS = Cfg::BN / 128, PER_BLOCK = 64; // a thread's values per 128 columns: 2 rows x 32
+            float f[2][BLOCKS];
+#pragma unroll
+            for (int jb = 0; jb < BLOCKS; jb++) {
+                float mx[2] = {0.0f, 0.0f}; // rows m and m + 8 of the thread (value v's row: (v / 2) % 2)
+#pragma unroll
+                for (int i = 0; i < PER_BLOCK; i++)
+                    mx[(i / 2) % 2] = fmaxf(mx[(i / 2) % 2], fabsf(acc[jb * PER_BLOCK + i]));
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    // the quad's four lanes hold the row's 128 columns
+                    mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+                    mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+                    f[h][jb] = factor_for(mx[h], q_type);
+                }
+            }
+            int m_first, n_first;
+            tess_wgmma_acc_coord(t, 0, &m_first, &n_first);
+            if (t % 4 == 0) {
+#pragma unroll
+                for (int jb = 0; jb < BLOCKS; jb++)
+#pragma unroll
+                    for (int h = 0; h < 2; h++) {
+                        const int m = m0 + m_first + 8 * h, n = n0 + 128 * jb;
+                        if (m < m_end && n < n_end)
+                            e.d_scale_out[tess_scale_offset(&e.d_scale_layout, b, m, n / 128)] = f[h][jb];
+                    }
+            }
+#pragma unroll
+            for (int v = 0; v < Cfg::BN / 2; v += 2) {
+                const float inverse = __frcp_rn(f[(v / 2) % 2][v / PER_BLOCK]);
+                store_pair(v, inverse, inverse);
+            }
+            return;
+        }
+    }
+    const float scale = e.d_scale ? *e.d_scale : 1.0f;
+    if (e.d_amax) {
+        float mx = 0.0f;
+#pragma unroll
+        for (int v = 0; v < Cfg::BN / 2; v++)
+            mx = fmaxf(mx, fabsf(acc[v]));
+        mx = warp_max(mx);
+        if (t % 32 == 0)
+            atomicMax((unsigned int *)e.d_amax, __float_as_uint(mx));
+    }
+#pragma unroll
+    for (int v = 0; v < Cfg::BN / 2; v += 2)
+        store_pair(v, scale, scale);
+}
+
 // The epilogue of one warpgroup's part of tile `tile` (its rows from m0):
 // the store path and whether C is read are decided once per tile, so each
 // unrolled variant is straight-line code. Fused steps take their own path:
@@ -695,6 +822,12 @@ TESS_DEVICE void epilogue(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], 
                           const tile_coord &tile, int m0, bool &pending) {
     const bool with_c = p.epi.beta != 0.0f;
     const int b = tile.d_batch, m_end = tile.m_end, n0 = tile.n0, n_end = tile.n_end;
+    if constexpr (Cfg::WRITES_FP8) {
+        if (p.epi.d_fp8 != TESS_EPI_FP8_NONE) {
+            epilogue_store_fp8<Cfg>(p, acc, t, b, Cfg::GROUPED ? tile.group : b, m0, m_end, n0, n_end);
+            return;
+        }
+    }
     if (p.epi.fused) {
         if constexpr (!Cfg::FUSES_FROM_REGISTERS) {
             // A 16-bit D stored by TMA, without C, a per-row bias or a gate: inline

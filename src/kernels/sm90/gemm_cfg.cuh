@@ -305,6 +305,14 @@ struct gemm_cfg {
     // (fp8_128x256_c2_promote and _rows_s3: 20 bytes). The planners offer no
     // such kernel for a gated problem (kernel_table.h gates).
     static constexpr bool GATES = !(PROMOTES && BN == 256);
+    // Whether the epilogue writes an FP8 D (epilogue.cuh epilogue_store_fp8);
+    // not where ptxas spills with it: the kernels with per-column B factors
+    // (fp8_128x128_c2_rows_cols: 16 bytes, fp8_128x192_c2_rows_cols: 20),
+    // the per-tensor promoted 128x256 three-stage ones (20) and the pingpong
+    // ones (f16_64x256_c1_pp: 16). The planners offer no such kernel for an
+    // FP8 D (tess_sm90_kernel_serves, the same rule).
+    static constexpr bool WRITES_FP8 = SCALING != TESS_SCALING_BLOCK_ROWS_COLS && !PINGPONG &&
+                                       !(SCALING == TESS_SCALING_PROMOTE && BN == 256 && STAGES == 3);
     // D's columns a round of the inline gated store takes (epilogue.cuh
     // epilogue_store16_gated; twice as many of the product's): EPI_COLS
     // where two rounds' product columns divide BN, else BN / 2 in one round,

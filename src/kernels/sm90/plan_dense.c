@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cuda_runtime_api.h>
+
 #include "core/error.h"
 #include "core/handle.h"
 #include "kernels/sm90/sm90.h"
@@ -15,10 +17,12 @@ _Static_assert(TESS_SK_FLAG_BYTES <= TESS_HANDLE_FLAG_BYTES, "the handle's flags
  * cooperative 64-row tiles only problems of TESS_SM90_SHORT_TILE_MIN_M to
  * _MAX_M rows; pingpong ones where TESS_SM90_OFFERS_PINGPONG). A gate needs
  * a kernel with the gated epilogue, and run transposed (its pairs become
- * rows) one that stores from registers. */
+ * rows) one that stores from registers; an FP8 D's 1x128 factors are not
+ * run transposed. */
 static int kernel_fits(const tess_gemm_kernel *k, const tess_gemm_desc *d, int transposed) {
     if (k->grouped || !tess_sm90_kernel_serves(k, d) ||
-        (d->gate != TESS_GATE_NONE && (!k->gates || (transposed && !k->registers))))
+        (d->gate != TESS_GATE_NONE && (!k->gates || (transposed && !k->registers))) ||
+        (transposed && tess_epilogue_fp8_form(d) == TESS_EPI_FP8_BLOCK)) /* its rows would be D's columns */
         return 0;
     if (k->pingpong)
         return TESS_SM90_OFFERS_PINGPONG;
@@ -146,6 +150,11 @@ tess_status tess_sm90_dense_run(tess_handle h, const tess_gemm_desc *desc, const
     if (s != TESS_STATUS_SUCCESS)
         return s;
     p.epi.gate_rows = transposed && desc->gate != TESS_GATE_NONE; /* D^T's pairs are rows */
+    tess_epilogue_set_fp8(&p.epi, run, o->d_scale, o->d_amax, o->d_scale_out);
+    /* The CTAs' amax maxima land by atomic max on the float's bits, over a zero. */
+    if (p.epi.d_amax &&
+        (s = tess_cuda_status(cudaMemsetAsync(p.epi.d_amax, 0, sizeof(float), h->stream), "tess_gemm: zeroing d_amax")))
+        return s;
     p.split = r.launch.split;
     if (r.launch.workspace > 0) {
         p.partials = (float *)h->workspace;

@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cuda_runtime_api.h>
+
+#include "core/dtype.h"
 #include "core/error.h"
 #include "core/cost.h"
 #include "core/gemm.h"
@@ -372,6 +375,7 @@ static tess_status grouped_launch(tess_handle handle, const tess_grouped_gemm_de
     if (s)
         return s;
     p.epi.gate_rows = tokens_as_b && desc->gate != TESS_GATE_NONE; /* Y^T's pairs are rows */
+    tess_epilogue_set_fp8(&p.epi, &view, o->d_scale, o->d_amax, o->d_scale_out);
     p.groups = (int)desc->groups;
     if (tokens_as_b && order == TESS_GROUP_ORDER_BANDED) /* one band per group (preferred_order) */
         p.group_m = (int)tess_grouped_max_tile_rows(desc, (int)work_item_rows(k)); /* x weight tiles: max_items */
@@ -446,6 +450,13 @@ tess_status tess_sm90_grouped_run(tess_handle h, const tess_grouped_gemm_desc *d
                          plan->name);
     /* Every group, or a mixed plan's smaller ones and then its larger ones. */
     const int first_max_rows = want.large_min_rows ? want.large_min_rows - 1 : INT32_MAX;
+    /* An FP8 Y's amax: the CTAs' maxima (of both launches) land by atomic max on the float's bits, over a zero. */
+    if (tess_dtype_is_fp8(d->y.dtype) && d->y_scale.mode == TESS_SCALE_TENSOR && o->d_amax) {
+        const tess_status z = tess_cuda_status(cudaMemsetAsync(o->d_amax, 0, sizeof(float), h->stream),
+                                               "tess_grouped_gemm: zeroing d_amax");
+        if (z != TESS_STATUS_SUCCESS)
+            return z;
+    }
     tess_status s = grouped_launch(h, d, index, want.group_order, want.grid, 0, first_max_rows, o);
     if (!s && want.large_min_rows)
         s = grouped_launch(h, d, large, want.large_order, want.large_grid, want.large_min_rows, INT32_MAX, o);
