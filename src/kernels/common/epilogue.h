@@ -54,6 +54,13 @@ static inline int tess_epilogue_fp8_form(const tess_gemm_desc *desc) {
     return desc->d_scale.mode == TESS_SCALE_BLOCK_1x128 ? TESS_EPI_FP8_BLOCK : TESS_EPI_FP8_TENSOR;
 }
 
+/* Whether a problem's epilogue does more than alpha * sum: C (beta != 0),
+ * a bias, an activation, a residual or a gate. */
+static inline int tess_epilogue_has_steps(const tess_gemm_desc *desc) {
+    return desc->beta != 0.0f || desc->epilogue.bias != TESS_BIAS_NONE || desc->epilogue.activation != TESS_ACT_NONE ||
+           desc->residual.rows != 0 || desc->residual.cols != 0 || desc->gate != TESS_GATE_NONE;
+}
+
 /* Sets e's FP8 D from a validated problem and the pointers of its
  * tess_epilogue_ptrs (the sm90 epilogue takes its own path for it). */
 static inline void tess_epilogue_set_fp8(tess_epilogue *e, const tess_gemm_desc *desc, const float *d_scale,

@@ -531,9 +531,11 @@ TESS_DEVICE void fused_residual4(const tess_epilogue &e, int b, int m, int n, bo
 // of columns [nr, nr + FUSED_COLS) become D's, four elements per chunk
 // along D's contiguous dimension (a vector store each), the chunks taken by
 // the 128 threads in turn.
-template <class Cfg>
-TESS_DEVICE void fused_round(const tess_epilogue &e, const float *sums, const float *bias, const tess_act_form &act,
-                             int t, int b, int m0, int nr, int round, const tile_coord &tile, bool row_major,
+// IN_PLACE: the values go back into the staged sums instead (row_major
+// chunks, 0 outside the matrix), for an FP8 D's store from registers.
+template <class Cfg, bool IN_PLACE = false>
+TESS_DEVICE void fused_round(const tess_epilogue &e, float *sums, const float *bias, const tess_act_form &act, int t,
+                             int b, int m0, int nr, int round, const tile_coord &tile, bool row_major,
                              bool per_column) {
     constexpr int W = Cfg::FUSED_COLS, PITCH = Cfg::FUSED_PITCH, ROWS = 64, CHUNK = 4, THREADS = 128;
     // Chunks along a row (row-major D: W / CHUNK a row) or a column (ROWS / CHUNK a column).
@@ -577,7 +579,11 @@ TESS_DEVICE void fused_round(const tess_epilogue &e, const float *sums, const fl
 #pragma unroll
         for (int i = 0; i < CHUNK; i++)
             x[i] += res[i];
-        fused_store4(e.d_layout.dtype, (char *)e.d, tess_matrix_offset(&e.d_layout, b, m0 + r, nr + col), x, in);
+        if constexpr (IN_PLACE)
+            *(float4 *)&sums[r * PITCH + col] =
+                make_float4(in[0] ? x[0] : 0.0f, in[1] ? x[1] : 0.0f, in[2] ? x[2] : 0.0f, in[3] ? x[3] : 0.0f);
+        else
+            fused_store4(e.d_layout.dtype, (char *)e.d, tess_matrix_offset(&e.d_layout, b, m0 + r, nr + col), x, in);
     }
 }
 
@@ -640,10 +646,12 @@ TESS_DEVICE void fused_round_gated(const tess_epilogue &e, const float *sums, co
 // arithmetic is written once, not per unrolled accumulator, which keeps each
 // kernel's code and compile time near the plain epilogue's whatever the
 // activation, and the sums reach global memory in D's order. `pending`: an
-// earlier tile's TMA stores may still read the buffer.
-template <class Cfg>
-TESS_DEVICE void epilogue_fused(const tess_gemm_params &p, const float (&acc)[Cfg::BN / 2], char *staging, int wg,
-                                int t, const tile_coord &tile, int m0, bool &pending) {
+// earlier tile's TMA stores may still read the buffer. VALUES_BACK (an FP8
+// D, no gate): each round's values return to the accumulators instead, 0
+// outside the matrix (fused_round's IN_PLACE), for epilogue_store_fp8.
+template <class Cfg, bool VALUES_BACK = false>
+TESS_DEVICE void epilogue_fused(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], char *staging, int wg, int t,
+                                const tile_coord &tile, int m0, bool &pending) {
     // A round: the warpgroup's 64 rows x W columns of sums.
     constexpr int W = Cfg::FUSED_COLS, PITCH = Cfg::FUSED_PITCH, ROWS = 64, THREADS = 128;
     const tess_epilogue &e = p.epi;
@@ -679,10 +687,27 @@ TESS_DEVICE void epilogue_fused(const tess_gemm_params &p, const float (&acc)[Cf
         }
         named_barrier_sync(barrier, THREADS);
         const int nr = tile.n0 + round * W; // the round's first column (of the product)
-        if (Cfg::GATES && gated)
+        if constexpr (VALUES_BACK) {
+            fused_round<Cfg, true>(e, sums, bias, act, t, b, m0, nr, round, tile, true, per_column);
+            named_barrier_sync(barrier, THREADS); // the round's values are staged
+#pragma unroll
+            for (int rr = 0; rr < Cfg::BN / W; rr++) {
+                if (rr != round)
+                    continue;
+#pragma unroll
+                for (int i = 0; i < W / 4; i++) {
+                    const int v = rr * W / 2 + 2 * i;
+                    int m, n;
+                    tess_wgmma_acc_coord(t, v, &m, &n);
+                    const float2 q = *(const float2 *)&sums[m * PITCH + n - rr * W];
+                    acc[v] = q.x, acc[v + 1] = q.y;
+                }
+            }
+        } else if (Cfg::GATES && gated) {
             fused_round_gated<Cfg>(e, sums, bias, act, t, b, m0, nr, round, tile, row_major, per_column);
-        else
+        } else {
             fused_round<Cfg>(e, sums, bias, act, t, b, m0, nr, round, tile, row_major, per_column);
+        }
     }
 }
 
@@ -691,10 +716,11 @@ TESS_DEVICE void epilogue_fused(const tess_gemm_params &p, const float (&acc)[Cf
 TESS_DEVICE uint8_t fp8_of(float x, bool e4m3) { return e4m3 ? tess_f32_to_e4m3(x) : tess_f32_to_e5m2(x); }
 
 // An FP8 D (tess_epilogue.d_fp8), from registers. First each accumulator
-// becomes its float32 value v in place (alpha alone inline; the whole
-// epilogue in a rolled loop over a local copy); values outside the matrix
-// become 0, so that they count in no maximum. Then, per tensor,
-// D = fp8(v * d_scale) and max |v| into d_amax (each warp's by one
+// becomes its float32 value v in place, 0 outside the matrix so that it
+// counts in no maximum: alpha alone inline; the whole epilogue staged
+// (epilogue_fused's VALUES_BACK) in kernels with a staging buffer, else by
+// a call per value (register_value: a few columns a thread). Then, per
+// tensor, D = fp8(v * d_scale) and max |v| into d_amax (each warp's by one
 // atomicMax on the bits: non-negative floats order like their bits; NaN
 // ignored by fmaxf); or per row and 128 columns (BN a multiple of 128, a
 // warpgroup's rows whole in the tile: 1x128 blocks lie inside one quad of
@@ -702,35 +728,25 @@ TESS_DEVICE uint8_t fp8_of(float x, bool e4m3) { return e4m3 ? tess_f32_to_e4m3(
 // tess_quantize_fp8), D = fp8(v * (1 / f)), and f written by the quad's
 // first lane. bb: the bias batch.
 template <class Cfg>
-TESS_DEVICE void epilogue_store_fp8(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], int t, int b, int bb,
-                                    int m0, int m_end, int n0, int n_end) {
+TESS_DEVICE void epilogue_store_fp8(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], char *staging, int wg, int t,
+                                    const tile_coord &tile, int m0, bool &pending) {
     const tess_epilogue &e = p.epi;
-    const bool calls = e.fused || e.beta != 0.0f, e4m3 = e.d_layout.dtype == TESS_DTYPE_E4M3;
+    const int b = tile.d_batch, bb = Cfg::GROUPED ? tile.group : b, m_end = tile.m_end, n0 = tile.n0,
+              n_end = tile.n_end;
+    const bool e4m3 = e.d_layout.dtype == TESS_DTYPE_E4M3;
     const tess_dtype q_type = e4m3 ? TESS_DTYPE_E4M3 : TESS_DTYPE_E5M2;
-    if (calls) {
-        // The whole epilogue per value, in a loop over a local copy (a loop the compiler keeps
-        // rolled: the steps inlined once, no call saving the live accumulators around it).
-        float x[Cfg::BN / 2];
+    if (Cfg::FUSES_FP8 && (e.fused || e.beta != 0.0f)) { // (the planners' rule: kernel_table.h fp8_out)
+        if constexpr (Cfg::FUSES_FP8 && Cfg::FUSED_COLS > 0) {
+            epilogue_fused<Cfg, true>(p, acc, staging, wg, t, tile, m0, pending);
+        } else if constexpr (Cfg::FUSES_FP8) {
 #pragma unroll
-        for (int v = 0; v < Cfg::BN / 2; v++)
-            x[v] = acc[v];
-#pragma unroll 1
-        for (int v = 0; v < Cfg::BN / 2; v++) {
-            int m, n;
-            tess_wgmma_acc_coord(t, v, &m, &n);
-            m += m0, n += n0;
-            float y = 0.0f;
-            if (m < m_end && n < n_end) {
-                y = tess_epilogue_final(e, x[v], b, bb, m, n);
-                if constexpr (!Cfg::GROUPED)
-                    if (e.residual)
-                        y += tess_epilogue_residual(e, b, m, n);
+            for (int v = 0; v < Cfg::BN / 2; v++) {
+                int m, n;
+                tess_wgmma_acc_coord(t, v, &m, &n);
+                m += m0, n += n0;
+                acc[v] = m < m_end && n < n_end ? register_value<Cfg, false, true>(e, acc[v], b, bb, m, n) : 0.0f;
             }
-            x[v] = y;
         }
-#pragma unroll
-        for (int v = 0; v < Cfg::BN / 2; v++)
-            acc[v] = x[v];
     } else {
 #pragma unroll
         for (int v = 0; v < Cfg::BN / 2; v++) {
@@ -824,7 +840,7 @@ TESS_DEVICE void epilogue(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], 
     const int b = tile.d_batch, m_end = tile.m_end, n0 = tile.n0, n_end = tile.n_end;
     if constexpr (Cfg::WRITES_FP8) {
         if (p.epi.d_fp8 != TESS_EPI_FP8_NONE) {
-            epilogue_store_fp8<Cfg>(p, acc, t, b, Cfg::GROUPED ? tile.group : b, m0, m_end, n0, n_end);
+            epilogue_store_fp8<Cfg>(p, acc, staging, wg, t, tile, m0, pending);
             return;
         }
     }

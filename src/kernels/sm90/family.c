@@ -39,14 +39,12 @@ static int needed_scaling(const tess_gemm_desc *d) {
  * kernel with per-column B factors also serves 128x128 B (its producer
  * spreads each block's factor over the block's columns). */
 int tess_sm90_kernel_serves(const tess_gemm_kernel *k, const tess_gemm_desc *d) {
-    /* An FP8 D: only kernels that write one (gemm_cfg.cuh WRITES_FP8, the
-     * same rule); its 1x128 factors: each row's 128-column blocks inside one
-     * tile row of one consumer warpgroup (whole 128-column tiles, not the
-     * token tiles, whose rows are D's columns). */
+    /* An FP8 D: only kernels that write one (k->fp8_out), with fused steps
+     * those that also run them; its 1x128 factors: each row's 128-column
+     * blocks inside one tile row of one consumer warpgroup (whole 128-column
+     * tiles, not the token tiles, whose rows are D's columns). */
     const int fp8_out = tess_epilogue_fp8_form(d);
-    const int writes_fp8 = k->scaling != TESS_SCALING_BLOCK_ROWS_COLS && !k->pingpong &&
-                           !(k->scaling == TESS_SCALING_PROMOTE && k->tile_n == 256 && k->stages == 3);
-    if ((fp8_out != TESS_EPI_FP8_NONE && !writes_fp8) ||
+    if ((fp8_out != TESS_EPI_FP8_NONE && k->fp8_out < (tess_epilogue_has_steps(d) ? 2 : 1)) ||
         (fp8_out == TESS_EPI_FP8_BLOCK && (k->tile_n % 128 != 0 || k->grouped == TESS_GROUPED_TOKENS)))
         return 0;
     const int scaling = needed_scaling(d);

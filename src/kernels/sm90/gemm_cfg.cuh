@@ -308,11 +308,21 @@ struct gemm_cfg {
     // Whether the epilogue writes an FP8 D (epilogue.cuh epilogue_store_fp8);
     // not where ptxas spills with it: the kernels with per-column B factors
     // (fp8_128x128_c2_rows_cols: 16 bytes, fp8_128x192_c2_rows_cols: 20),
-    // the per-tensor promoted 128x256 three-stage ones (20) and the pingpong
-    // ones (f16_64x256_c1_pp: 16). The planners offer no such kernel for an
-    // FP8 D (tess_sm90_kernel_serves, the same rule).
-    static constexpr bool WRITES_FP8 = SCALING != TESS_SCALING_BLOCK_ROWS_COLS && !PINGPONG &&
-                                       !(SCALING == TESS_SCALING_PROMOTE && BN == 256 && STAGES == 3);
+    // the dense promoting 128x256 ones with three stages or per-tensor
+    // factors (fp8_128x256_c2_rows_s3: 168, fp8_128x256_c2_promote: 132),
+    // the pingpong ones (f16_64x256_c1_pp: 16) and the 256-wide ones without
+    // a staging buffer for the fused steps (grouped_f16_128x256_c2: 60). The
+    // planners offer no such kernel for an FP8 D (the kernel table's fp8_out).
+    static constexpr bool WRITES_FP8 =
+        SCALING != TESS_SCALING_BLOCK_ROWS_COLS && !PINGPONG &&
+        !(PROMOTES && BN == 256 && !GROUPED && (STAGES == 3 || SCALING == TESS_SCALING_PROMOTE)) &&
+        !(FUSES_FROM_REGISTERS && BN == 256);
+    // Whether an FP8 D may also take fused steps (bias, activation, residual,
+    // C; epilogue.cuh epilogue_store_fp8): staged where there is a staging
+    // buffer, else by a call per value, which only a few columns a thread
+    // afford (a 256-wide tile's 128 live values spilled 492 bytes around the
+    // calls). The planners read it from the kernel table (fp8_out).
+    static constexpr bool FUSES_FP8 = WRITES_FP8 && (FUSED_COLS > 0 || BN <= 64);
     // D's columns a round of the inline gated store takes (epilogue.cuh
     // epilogue_store16_gated; twice as many of the product's): EPI_COLS
     // where two rounds' product columns divide BN, else BN / 2 in one round,

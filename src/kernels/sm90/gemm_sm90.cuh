@@ -265,6 +265,8 @@ static int max_clusters(void) {
      gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR, PP>::SKIPS_EMPTY_ROWS, PP,                                    \
      gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR, PP>::GATES,                                                   \
      gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR, PP>::STORES_FROM_REGISTERS,                                   \
+     gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR, PP>::WRITES_FP8 +                                             \
+         gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR, PP>::FUSES_FP8,                                           \
      launch_gemm<gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR, PP>>,                                             \
      max_clusters<gemm_cfg<BM, BN, ST, CL, IN, SC, AMN, BMN, GR, PP>>}
 #define TESS_GEMM_ENTRY_G(BM, BN, ST, CL, IN, SC, AMN, BMN, GR) TESS_GEMM_ENTRY_S(BM, BN, ST, CL, IN, SC, AMN, BMN, GR, 0)

@@ -28,6 +28,8 @@ typedef struct tess_gemm_kernel {
                              data-parallel only */
     int gates;            /* 1: its epilogue pairs (gate, up) columns (tess_gate; gemm_cfg.cuh GATES) */
     int registers;        /* 1: it stores D from registers (STORES_FROM_REGISTERS), which can also pair rows */
+    int fp8_out;          /* an FP8 D: 0 not written, 1 without fused steps, 2 with them too (gemm_cfg.cuh
+                             WRITES_FP8, FUSES_FP8) */
     tess_gemm_launch_fn launch;
     tess_gemm_occupancy_fn max_clusters;
 } tess_gemm_kernel;
