@@ -69,6 +69,8 @@ declare -A sample=(
   [bench gemm:residual]="0 $gemm --residual"
   [bench gemm:gate]="0 $gemm --gate=interleaved"
   [bench gemm:gate-limit]="0 $gemm --gate=interleaved --gate-limit=7"
+  [bench gemm:out-scale]="0 $gemm --D=e4m3:row --out-scale=block1x128"
+  [bench gemm:amax]="0 $gemm --D=e4m3:row --amax"
   [bench gemm:sms]="0 $gemm --sms=66"
   [bench gemm:providers]="0 $gemm --providers=tessera,cublas"
   [bench gemm:plan]="0 $gemm --plan=c2x1_sk"
@@ -156,6 +158,10 @@ out=$("$tool" bench gemm --m=64 --n=64 --k=64 --act=silu --residual --dry-run)
 check '[[ "$out" == "64x64x64 b1 bf16:row,bf16:col->bf16:row act:silu residual "* ]]'
 out=$("$tool" bench gemm --m=64 --n=64 --k=64 --residual=false --dry-run)
 check '[[ "$out" != *"residual"* ]]'
+out=$("$tool" bench gemm --m=64 --n=64 --k=64 --A=e4m3:row --B=e4m3:col --D=e4m3:row --out-scale=block1x128 --dry-run)
+check '[[ "$out" == "64x64x64 b1 e4m3:row,e4m3:col->e4m3:row out:1x128 "* ]]'
+out=$("$tool" bench gemm --m=64 --n=64 --k=64 --D=e5m2:row --amax --dry-run)
+check '[[ "$out" == "64x64x64 b1 bf16:row,bf16:col->e5m2:row out:tensor amax "* ]]'
 
 # Every GEMM suite parses, over its "#!" defaults as bench/run passes them,
 # into as many problems as its lines name (the product of their --m, --n and

@@ -13,7 +13,10 @@
  * --act fuse a bias (random normal values, one vector shared by the batch)
  * and an activation into every provider's call that can run them
  * (tess_gemm_fused; cuBLASLt's epilogues), and into the reference; --gate a
- * gated activation (D, and the residual, M x N/2), which cuBLASLt lacks. Every row
+ * gated activation (D, and the residual, M x N/2), which cuBLASLt lacks; --D=e4m3
+ * (or e5m2) an FP8 D, per tensor with a factor of 1 (--amax: its amax too) or
+ * with 1x128 factors beside it (--out-scale=block1x128, checked dequantized),
+ * tessera's alone. Every row
  * also gives the mean SM clock and board power during the provider's timed
  * runs (NVML, energy.h; NaN without it), TF/s per GHz and TF/J (TF/s / W). */
 #include <math.h>
@@ -24,6 +27,7 @@
 #include <cuda_runtime_api.h>
 
 #include "core/matrix.h"
+#include "core/scale.h"
 #include "ref/convert.h"
 #include "ref/random.h"
 #include "ref/ref_gemm.h"
@@ -50,6 +54,9 @@ typedef struct buffers {
     float *sa, *sb; /* dequantization factors (NULL: none) */
     void *bias;     /* the fused epilogue's bias (NULL: none) */
     void *residual; /* the residual, D's layout (NULL: none); cuBLASLt's C where it runs it as one */
+    /* An FP8 D's (tess_epilogue_ptrs; NULL: none), one of each shared by the sets. */
+    const float *d_scale;
+    float *d_amax, *d_scale_out;
 } buffers;
 
 /* Fills device memory with normal(0, 1) values of `t`, generated on the host in chunks. */
@@ -77,7 +84,12 @@ typedef struct job {
 static int run_tessera(void *ctx, void *stream) {
     job *j = ctx;
     buffers *b = &j->sets[j->next++ % j->nsets];
-    const tess_epilogue_ptrs ep = {.struct_size = sizeof ep, .bias = b->bias, .residual = b->residual};
+    const tess_epilogue_ptrs ep = {.struct_size = sizeof ep,
+                                   .bias = b->bias,
+                                   .residual = b->residual,
+                                   .d_scale = b->d_scale,
+                                   .d_amax = b->d_amax,
+                                   .d_scale_out = b->d_scale_out};
     if (tess_set_stream(j->h, stream) != TESS_STATUS_SUCCESS || /* the stream the timing holds */
         tess_gemm_fused(j->h, j->g, j->plan, b->a, b->sa, b->b, b->sb, b->c, b->d, &ep) != TESS_STATUS_SUCCESS) {
         fprintf(stderr, "tessera bench gemm: %s\n", tess_last_error());
@@ -109,14 +121,37 @@ static int run_cublas(void *ctx, void *stream) {
     return cublaslt_execute(j->lt, b->a, b->sa, b->b, b->sb, b->c, b->d, b->bias, stream);
 }
 
-/* ||D - ref|| / ||ref|| of set 0's D against the reference `rd` (f32) computed on the device. */
-static double rel_error(const tess_gemm_desc *g, const void *d_dev, const tess_matrix_desc *rd, const float *ref_dev) {
+/* ||D - ref|| / ||ref|| of set 0's D against the reference `rd` (f32,
+ * column-major) computed on the device; an FP8 D with 1x128 factors
+ * (factors_dev) is compared dequantized, each element times its factor. */
+static double rel_error(const tess_gemm_desc *g, const void *d_dev, const float *factors_dev, const tess_matrix_desc *rd,
+                        const float *ref_dev) {
     size_t d_bytes = tess_matrix_bytes(&g->d, g->batch), ref_bytes = tess_matrix_bytes(rd, g->batch);
     unsigned char *d = malloc(d_bytes);
     float *ref = malloc(ref_bytes);
     cudaMemcpy(d, d_dev, d_bytes, cudaMemcpyDeviceToHost);
     cudaMemcpy(ref, ref_dev, ref_bytes, cudaMemcpyDeviceToHost);
-    double err = tess_ref_rel_error_matrix(g->batch, &g->d, d, rd, ref, NULL);
+    double err;
+    if (factors_dev) {
+        const tess_scale_desc *f = &g->d_scale;
+        const size_t f_count = (size_t)(f->batch_stride * g->batch);
+        float *factors = malloc(sizeof(float) * f_count);
+        cudaMemcpy(factors, factors_dev, sizeof(float) * f_count, cudaMemcpyDeviceToHost);
+        double diff = 0.0, norm = 0.0;
+        for (int64_t b = 0; b < g->batch; b++)
+            for (int64_t j = 0; j < g->d.cols; j++)
+                for (int64_t i = 0; i < g->d.rows; i++) {
+                    const uint8_t q = d[tess_matrix_offset(&g->d, b, i, j)];
+                    const double got = (g->d.dtype == TESS_DTYPE_E4M3 ? tess_e4m3_to_f32_soft(q) : tess_e5m2_to_f32_soft(q)) *
+                                       factors[tess_scale_offset(f, b, i, j / 128)];
+                    const double want = ref[tess_matrix_offset(rd, b, i, j)];
+                    diff += (got - want) * (got - want), norm += want * want;
+                }
+        err = norm > 0.0 ? sqrt(diff / norm) : sqrt(diff);
+        free(factors);
+    } else {
+        err = tess_ref_rel_error_matrix(g->batch, &g->d, d, rd, ref, NULL);
+    }
     free(d);
     free(ref);
     return err;
@@ -207,6 +242,27 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
     g.gate = (tess_gate)o->gate, g.gate_limit = o->gate_limit;
     if (o->residual)
         g.residual = g.d;
+    /* An FP8 D: per tensor with a factor of 1 (and its amax with --amax), or 1x128 factors written beside it. */
+    const int fp8_d = g.d.dtype == TESS_DTYPE_E4M3 || g.d.dtype == TESS_DTYPE_E5M2;
+    size_t factor_bytes = 0;
+    float *d_scale = NULL, *d_amax = NULL, *d_factors = NULL;
+    if (fp8_d) {
+        int64_t shape[2] = {0, 0};
+        if (o->out_scale == TESS_SCALE_BLOCK_1x128) {
+            tess_scale_layout_query(TESS_SCALE_BLOCK_1x128, m, d_cols, &g.d_scale, shape, &factor_bytes, NULL);
+            g.d_scale.batch_stride = shape[0] * shape[1];
+            factor_bytes *= (size_t)g.batch;
+        } else {
+            g.d_scale.mode = (tess_scale_mode)o->out_scale; /* other than TENSOR: tessera's row says why not */
+        }
+        const float one = 1.0f;
+        if (cudaMalloc((void **)&d_scale, sizeof one) || cudaMalloc((void **)&d_amax, sizeof(float)) ||
+            (factor_bytes && cudaMalloc((void **)&d_factors, factor_bytes))) {
+            fprintf(stderr, "tessera bench gemm: out of device memory for an FP8 D's factors\n");
+            return 1;
+        }
+        cudaMemcpy(d_scale, &one, sizeof one, cudaMemcpyHostToDevice);
+    }
     if (workspace_for(h, &g, ws))
         return 1;
     /* cuBLASLt's problem: the same, but a residual without bias or activation is its C with beta 1
@@ -246,6 +302,10 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
         if (residual_as_c) /* beta = 0 for tessera: C is cuBLASLt's alone */
             sets[s].c = sets[s].residual;
         sets[s].sa = random_factors(na, rng), sets[s].sb = random_factors(nb, rng);
+        if (fp8_d && o->out_scale == TESS_SCALE_BLOCK_1x128)
+            sets[s].d_scale_out = d_factors;
+        else if (fp8_d)
+            sets[s].d_scale = d_scale, sets[s].d_amax = o->amax ? d_amax : NULL;
     }
     float *ref = NULL;
     const tess_matrix_desc rd = packed(TESS_DTYPE_F32, TESS_ORDER_COL, m, d_cols, g.batch); /* the reference's D */
@@ -285,6 +345,8 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
         char why[160] = "";
         if (o->gate != TESS_GATE_NONE)
             snprintf(why, sizeof why, "cuBLASLt has no gated (GLU) epilogue");
+        else if (fp8_d)
+            snprintf(why, sizeof why, "an FP8 D is tessera's alone here (its peer: a 16-bit D, then quantized)");
         else if (o->residual && !residual_as_c)
             snprintf(why, sizeof why, "cuBLASLt adds no residual after a bias or activation (or beside C)");
         pv[0].j = (job){h, &g, NULL, why[0] ? NULL : cublaslt_prepare(&lt, why, sizeof why), sets, nsets, 0};
@@ -332,7 +394,7 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
             q->j.next = 0;
             cudaMemset(sets[0].d, 0xff, tess_matrix_bytes(&g.d, g.batch));
             if (q->fn(&q->j, NULL) == 0 && cudaDeviceSynchronize() == cudaSuccess)
-                q->err = rel_error(&g, sets[0].d, &rd, ref);
+                q->err = rel_error(&g, sets[0].d, d_factors, &rd, ref);
         }
     }
     /* Bursts: rounds rotate the providers' order, each going first in turn,
@@ -415,6 +477,7 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
         if (sets[s].c != sets[s].residual)
             cudaFree(sets[s].c);
     }
+    cudaFree(d_scale), cudaFree(d_amax), cudaFree(d_factors);
     cudaFree(ref);
     return 0;
 }

@@ -14,7 +14,8 @@
 /* The options, in the table's order (the index cli_parse passes to apply). */
 enum {
     OPT_M, OPT_N, OPT_K, OPT_A, OPT_B, OPT_C, OPT_D, OPT_ALPHA, OPT_BETA, OPT_BATCH, OPT_SCALE_A, OPT_SCALE_B,
-    OPT_FAST_ACCUM, OPT_BIAS, OPT_BIAS_TYPE, OPT_ACT, OPT_RESIDUAL, OPT_GATE, OPT_GATE_LIMIT, OPT_PROVIDERS,
+    OPT_FAST_ACCUM, OPT_BIAS, OPT_BIAS_TYPE, OPT_ACT, OPT_RESIDUAL, OPT_GATE, OPT_GATE_LIMIT, OPT_OUT_SCALE,
+    OPT_AMAX, OPT_PROVIDERS,
     OPT_PLAN, OPT_WARMUP, OPT_ITERATIONS, OPT_ROUNDS,
     OPT_CHAIN, OPT_HOLD, OPT_SMS, OPT_VERIFY, OPT_SUITE, OPT_OUTPUT, OPT_DRY_RUN, OPT_COUNT
 };
@@ -60,6 +61,13 @@ static const cli_option bench_gemm_options[OPT_COUNT + 1] = {
     [OPT_GATE_LIMIT] = {"gate-limit", CLI_VALUE, "X",
                         "with --gate: gate clamped to at most X, up to [-X, X] before the\n"
                         "activation; default 0, no clamp"},
+    [OPT_OUT_SCALE] = {"out-scale", CLI_VALUE, "RECIPE",
+                       "an FP8 D's factors (--D=e4m3 or e5m2): tensor (D = fp8(v), one\n"
+                       "factor of 1) or block1x128 (a factor per row and 128 columns,\n"
+                       "written beside D); default tensor (cuBLASLt's rows: not run)"},
+    [OPT_AMAX] = {"amax", CLI_OPTIONAL_VALUE, "BOOL",
+                  "with an FP8 D per tensor: max |v| computed into a float too;\n"
+                  "default false"},
     [OPT_PROVIDERS] = {"providers", CLI_VALUE, "LIST", "who is timed: tessera,cublas (either or both); default both"},
     [OPT_PLAN] = {"plan", CLI_VALUE, "I|SUFFIX|all",
                   "tessera's plan: the I-th of tess_gemm_plans, the first whose name\n"
@@ -116,6 +124,7 @@ static void defaults(bench_options *o) {
     o->scale_a = o->scale_b = -1;
     o->bias_type = -1;
     o->chain = 1;
+    o->out_scale = TESS_SCALE_TENSOR;
 }
 
 /* --bias's names, with their tess_bias_mode. */
@@ -353,6 +362,8 @@ static int apply(void *ctx, int index, const char *v) {
     case OPT_GATE:
     case OPT_GATE_LIMIT: return parse_epilogue(index, v, o, st->where);
     case OPT_RESIDUAL: return cli_bool(v, &o->residual);
+    case OPT_OUT_SCALE: return parse_scale(v, &o->out_scale);
+    case OPT_AMAX: return cli_bool(v, &o->amax);
     case OPT_PROVIDERS: return parse_providers(v, o);
     case OPT_PLAN: return parse_plan(v, o);
     case OPT_WARMUP: return set_int(v, 0, INT_MAX, &o->warmup);
@@ -460,8 +471,10 @@ tess_dtype bench_bias_type(const bench_options *o) {
 }
 
 void bench_problem_label(const bench_options *o, int64_t m, int64_t n, int64_t k, char *buf, size_t cap) {
-    char scales[48] = "", bias[40] = "", act[24] = "", gate[48] = "";
+    char scales[48] = "", bias[40] = "", act[24] = "", gate[48] = "", out[32] = "";
     const char *residual = o->residual ? " residual" : "";
+    if (o->td == TESS_DTYPE_E4M3 || o->td == TESS_DTYPE_E5M2)
+        snprintf(out, sizeof out, " out:%s%s", bench_scale_name(o->out_scale), o->amax ? " amax" : "");
     if (o->scale_a >= 0 || o->scale_b >= 0)
         snprintf(scales, sizeof scales, " s:%s,%s%s", bench_scale_name(o->scale_a), bench_scale_name(o->scale_b),
                  o->fast_accum ? " fast" : "");
@@ -473,10 +486,10 @@ void bench_problem_label(const bench_options *o, int64_t m, int64_t n, int64_t k
         snprintf(gate, sizeof gate, " gate:%s:%g", bench_gate_name(o->gate), o->gate_limit);
     else if (o->gate != TESS_GATE_NONE)
         snprintf(gate, sizeof gate, " gate:%s", bench_gate_name(o->gate));
-    snprintf(buf, cap, "%lldx%lldx%lld b%lld %s:%s,%s:%s->%s:%s%s%s%s%s%s", (long long)m, (long long)n, (long long)k,
-             (long long)o->batch, tess_dtype_name(o->ta), bench_order_name(o->oa), tess_dtype_name(o->tb),
+    snprintf(buf, cap, "%lldx%lldx%lld b%lld %s:%s,%s:%s->%s:%s%s%s%s%s%s%s", (long long)m, (long long)n,
+             (long long)k, (long long)o->batch, tess_dtype_name(o->ta), bench_order_name(o->oa), tess_dtype_name(o->tb),
              bench_order_name(o->ob), tess_dtype_name(o->td), bench_order_name(o->od), scales, bias, act, gate,
-             residual);
+             residual, out);
 }
 
 void bench_print_dry_run(const bench_options *o) {

@@ -40,6 +40,8 @@ typedef struct bench_options {
     int residual;          /* --residual: a residual of D's type and order, added last */
     int gate;              /* --gate: tess_gate (D, and the residual, M x N/2) */
     float gate_limit;      /* --gate-limit: the gate's clamp (0: none) */
+    int out_scale;         /* --out-scale: an FP8 D's factors, TESS_SCALE_TENSOR (the default) or _BLOCK_1x128 */
+    int amax;              /* --amax: an FP8 D's amax computed beside it (per tensor) */
     const char *plan_name; /* --plan=TEXT: the first plan whose name ends with TEXT */
     int all_plans;         /* --plan=all */
     int chain;             /* --chain=N: calls timed back to back, per-call time reported */
@@ -73,7 +75,7 @@ int bench_suite_defaults(int argc, char **argv, bench_options *o, bench_run *run
 int bench_parse_line(char *line, const char *suite, int number, bench_options *o);
 
 /* The rows' name of a problem: "MxNxK bB a:row,b:col->d:row[ s:A,B[ fast]][ bias:WHERE:TYPE][ act:NAME]
- * [ gate:NAME[:LIMIT]][ residual]". */
+ * [ gate:NAME[:LIMIT]][ residual][ out:tensor[ amax]|out:1x128]" (out: an FP8 D's factors). */
 void bench_problem_label(const bench_options *o, int64_t m, int64_t n, int64_t k, char *buf, size_t cap);
 
 /* A scale recipe's name in rows and CSV ("none": no factors), and an order's ("row", "col"). */
