@@ -121,9 +121,10 @@ def _out_dtype(out_dtype, x_dtype):
 
 def _torch_dtype(dt):
     import torch
-    t = {DType.BF16: torch.bfloat16, DType.F16: torch.float16, DType.F32: torch.float32}.get(dt)
+    t = {DType.BF16: torch.bfloat16, DType.F16: torch.float16, DType.F32: torch.float32,
+         DType.E4M3: torch.float8_e4m3fn, DType.E5M2: torch.float8_e5m2}.get(dt)
     if t is None:
-        raise InvalidValueError(f"out_dtype {dt.short_name}: Y is bf16, f16 or f32")
+        raise InvalidValueError(f"out_dtype {dt.short_name}: Y is bf16, f16, f32, e4m3 or e5m2")
     return t
 
 
@@ -148,9 +149,11 @@ def _weights(w, w_layout):
 
 
 def _prepare(layout, x, w, out, scale_x, scale_w, recipe_x, recipe_w, expected_m, out_dtype, handle, allocate,
-             bias=None, activation=None, gate=None, gate_limit=0.0):
-    """Checks what Python can see and fills the descriptor. Returns (handle, desc, pointers, out);
-    with allocate=False and no out, Y is described (row-major, packed) but not allocated."""
+             bias=None, activation=None, gate=None, gate_limit=0.0, fp8_args=(None, None)):
+    """Checks what Python can see and fills the descriptor. Returns (handle, desc, pointers, out,
+    device); with allocate=False and no out, Y is described (row-major, packed) but not allocated.
+    fp8_args: an FP8 Y's (out_scale, amax) (scales.fp8_output); pointers["fp8"] are its
+    tess_epilogue_ptrs and pointers["factors"] the 1x128 factors' tensor it allocates (or None)."""
     masked = layout == GroupLayout.MASKED
     xs, ws = _shape(x), _shape(w)
     if xs is not None and len(xs) != (3 if masked else 2):
@@ -177,8 +180,6 @@ def _prepare(layout, x, w, out, scale_x, scale_w, recipe_x, recipe_w, expected_m
         raise InvalidValueError(f"out: {ym.rows} x {ym.cols}; with gate={gate!r} each of its matrices must be "
                                 f"{'M_max' if masked else 'total_M'} x N/2 = {xm.rows} x {cols} (w's N={n} rows are "
                                 "(gate, up) pairs)")
-    if handle is not None and handle.device != device:
-        raise InvalidValueError(f"the operands are on CUDA device {device}, the handle on {handle.device}")
     desc = GroupedGemmDescStruct()
     check(_lib.lib().tess_grouped_gemm_desc_init(ctypes.byref(desc)))
     desc.x_scale, desc.w_scale = x_scale, w_scale
@@ -204,10 +205,23 @@ def _prepare(layout, x, w, out, scale_x, scale_w, recipe_x, recipe_w, expected_m
         desc.y = ym.desc()
     else:  # plans only: a packed row-major Y of the problem's shape
         desc.y = TesseraDesc(int(y_dtype), int(Order.ROW), xm.rows, cols, cols, xm.rows * cols if masked else 0)
+    y_fp8 = (views["out"].dtype if out is not None else y_dtype) in (DType.E4M3, DType.E5M2)
+    if y_fp8 and gate_code:
+        raise InvalidValueError(f"gate={gate!r} with an FP8 out is not supported; write out in bf16 and quantize it "
+                                "(tessera.quantize_fp8)")
+    fp8_ptrs, factors = (None, None, None), None
+    if out is not None:
+        y_layout, fp8_ptrs, factors = scales.fp8_output(views["out"], device, *fp8_args)
+        desc.y_scale = y_layout.desc()
+    elif y_fp8 and fp8_args[0] == "1x128":  # plans only: the packed factors of a packed Y
+        blocks = scales.ceil_div(cols, scales.BLOCK)
+        desc.y_scale = scales.ScaleLayout(scales.BLOCK_1x128, 1, xm.rows, blocks * xm.rows if masked else 0).desc()
+    if handle is not None and handle.device != device:
+        raise InvalidValueError(f"the operands are on CUDA device {device}, the handle on {handle.device}")
     if handle is None:
         handle = _stream_handle(device, (x, w, out))
     ptrs = {"x": xm.ptr, "w": wm.ptr, "y": views["out"].ptr if out is not None else None, "sx": sx, "sw": sw,
-            "bias": bias.data_ptr() if bias is not None else None}
+            "bias": bias.data_ptr() if bias is not None else None, "fp8": fp8_ptrs, "factors": factors}
     return handle, desc, ptrs, out, device
 
 
@@ -217,7 +231,8 @@ def _run(desc, handle, ptrs, rows_ptr, plan):
     check(_lib.lib().tess_grouped_gemm_fused(handle._h, ctypes.byref(desc), raw_plan, ctypes.c_void_p(ptrs["x"]),
                                              ctypes.c_void_p(ptrs["sx"]), ctypes.c_void_p(ptrs["w"]),
                                              ctypes.c_void_p(ptrs["sw"]), ctypes.c_void_p(rows_ptr),
-                                             ctypes.c_void_p(ptrs["y"]), _epilogue_ptrs(ptrs["bias"])))
+                                             ctypes.c_void_p(ptrs["y"]),
+                                             _epilogue_ptrs(ptrs["bias"], None, ptrs.get("fp8", (None, None, None)))))
 
 
 def _empty_rows(x):
@@ -228,7 +243,7 @@ def _empty_rows(x):
 
 def grouped_mm(x, w, offs, out=None, *, scale_x=None, scale_w=None, expected_m=None, out_dtype=None, plan=None,
                handle=None, scale_recipe_x=None, scale_recipe_w=None, w_layout="nk", bias=None, activation=None,
-               gate=None, gate_limit=0.0):
+               gate=None, gate_limit=0.0, out_scale=None, amax=None):
     """y[rows of g] = activation((scale_x . x[rows of g]) @ (scale_w . w[g]).T + bias[g]) for each
     expert g; returns y.
 
@@ -275,25 +290,38 @@ def grouped_mm(x, w, offs, out=None, *, scale_x=None, scale_w=None, expected_m=N
     is [total_M, N/2], y[:, j] = activation(gate_j) * up_j after the bias
     ((N,) or (G, N)); gate_limit > 0 clamps the gate to at most it and up
     to [-gate_limit, gate_limit] first (SwiGLU: activation="silu").
+
+    FP8 y (out_dtype="e4m3" or "e5m2", or an FP8 out), as tessera.gemm's:
+    y = fp8(v * out_scale) (a float32 tensor of one factor; None: 1), with
+    max |v| into amax's first element where given; or out_scale="1x128",
+    a factor per row and 128 columns, returned as (y, factors): factors
+    [total_M, ceil(N/128)] float32, rows contiguous, which the next
+    grouped_mm's 1x128 scale_x reads. Not with a gate.
     Repeated calls of one layout are checked once, as gemm's are
-    (tessera.call_cache)."""
+    (tessera.call_cache); FP8 y calls are checked every time."""
     w = _weights(w, w_layout)
     epilogue.activation_code(activation)  # a misspelt name is refused even with no tokens
     if _empty_rows(x):  # no tokens at all (a rank whose experts got none): nothing to compute
         ws = _shape(w)
         gated, _ = epilogue.check_gate(gate, gate_limit, ws[1] if ws is not None else 0)
-        if out is not None:
-            return out
         import torch
-        return torch.empty((0, ws[1] // 2 if gated else ws[1]),
-                           dtype=_torch_dtype(_out_dtype(out_dtype, as_dtype(x.dtype))), device=x.device)
+        if out is None:
+            out = torch.empty((0, ws[1] // 2 if gated else ws[1]),
+                              dtype=_torch_dtype(_out_dtype(out_dtype, as_dtype(x.dtype))), device=x.device)
+        if amax is not None:
+            amax.zero_()  # the largest |v| of no values
+        if out_scale == "1x128":
+            blocks = scales.ceil_div(out.shape[1], scales.BLOCK)
+            return out, torch.empty((blocks, 0), dtype=torch.float32, device=x.device).t()
+        return out
     return _grouped_call(GroupLayout.CONTIGUOUS, x, w, offs, "offs", out, scale_x, scale_w, scale_recipe_x,
-                         scale_recipe_w, expected_m, out_dtype, handle, plan, bias, activation, gate, gate_limit)
+                         scale_recipe_w, expected_m, out_dtype, handle, plan, bias, activation, gate, gate_limit,
+                         (out_scale, amax))
 
 
 def grouped_mm_masked(x, w, masked_m, expected_m, out=None, *, scale_x=None, scale_w=None, out_dtype=None,
                       plan=None, handle=None, scale_recipe_x=None, scale_recipe_w=None, w_layout="nk", bias=None,
-                      activation=None, gate=None, gate_limit=0.0):
+                      activation=None, gate=None, gate_limit=0.0, out_scale=None, amax=None):
     """y[g, :masked_m[g]] = activation((scale_x . x[g, :masked_m[g]]) @ (scale_w . w[g]).T + bias[g])
     for each expert g (DeepGEMM's masked layout); returns y.
 
@@ -306,10 +334,12 @@ def grouped_mm_masked(x, w, masked_m, expected_m, out=None, *, scale_x=None, sca
     scale_x (1,)/(G,) per tensor/group, (G, M_max) per row,
     (G, M_max, K/128) or (G, K/128, M_max) 1x128 blocks. w_layout, bias,
     activation, gate and gate_limit as grouped_mm's (a gate: out
-    [G, M_max, N/2])."""
+    [G, M_max, N/2]). An FP8 y as grouped_mm's; its 1x128 factors are
+    [G, M_max, ceil(N/128)], rows contiguous within each group."""
     w = _weights(w, w_layout)
     return _grouped_call(GroupLayout.MASKED, x, w, masked_m, "masked_m", out, scale_x, scale_w, scale_recipe_x,
-                         scale_recipe_w, expected_m, out_dtype, handle, plan, bias, activation, gate, gate_limit)
+                         scale_recipe_w, expected_m, out_dtype, handle, plan, bias, activation, gate, gate_limit,
+                         (out_scale, amax))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -342,19 +372,23 @@ def _call_key(layout, x, w, rows, out, scale_x, scale_w, recipe_x, recipe_w, exp
 
 
 def _grouped_call(layout, x, w, rows, rows_what, out, scale_x, scale_w, recipe_x, recipe_w, expected_m, out_dtype,
-                  handle, plan, bias=None, activation=None, gate=None, gate_limit=0.0):
+                  handle, plan, bias=None, activation=None, gate=None, gate_limit=0.0, fp8_args=(None, None)):
     """A grouped GEMM call: checked in full and prepared the first time its key is seen, then
-    (tessera.call_cache) only its pointers passed, which the C library checks itself."""
-    key = _call_key(layout, x, w, rows, out, scale_x, scale_w, recipe_x, recipe_w, expected_m, out_dtype, handle,
-                    bias, activation, gate, gate_limit)
+    (tessera.call_cache) only its pointers passed, which the C library checks itself. An FP8 Y
+    (fp8_args: out_scale, amax) is checked every time; with 1x128 factors returns (out, factors)."""
+    fp8 = fp8_args != (None, None) or scales.names_fp8(out_dtype) or scales.names_fp8(getattr(out, "dtype", None))
+    key = None if fp8 else _call_key(layout, x, w, rows, out, scale_x, scale_w, recipe_x, recipe_w, expected_m,
+                                     out_dtype, handle, bias, activation, gate, gate_limit)
     p = call_cache.find(key) if key is not None else None
     if p is None:
         given = handle
         handle, desc, ptrs, out, device = _prepare(layout, x, w, out, scale_x, scale_w, recipe_x, recipe_w,
                                                    expected_m, out_dtype, handle, True, bias, activation, gate,
-                                                   gate_limit)
+                                                   gate_limit, fp8_args)
         rows_ptr = _torch_vector(rows, rows_what, desc.groups, "int32", device)
         _run(desc, handle, ptrs, rows_ptr, plan)
+        if ptrs["factors"] is not None:
+            return out, ptrs["factors"]
         if key is not None and not lent_for_capture(handle):
             # (a caller's handle is not kept: its calls pass it again)
             call_cache.put(key, _Prepared(None if given is not None else handle, desc, tuple(out.shape), out.dtype))
@@ -372,17 +406,17 @@ def _grouped_call(layout, x, w, rows, rows_what, out, scale_x, scale_w, recipe_x
 
 def grouped_plans(x, w, out=None, *, scale_x=None, scale_w=None, expected_m=None, out_dtype=None, handle=None,
                   scale_recipe_x=None, scale_recipe_w=None, limit=64, w_layout="nk", bias=None, activation=None,
-                  gate=None, gate_limit=0.0):
+                  gate=None, gate_limit=0.0, out_scale=None):
     """Every plan that can run this grouped problem, best first (the first is the heuristic's
     choice): each grouped kernel in each tile order (Plan.group_order, a GroupOrder). A 2-D x
     means the contiguous layout (grouped_mm), a 3-D x the masked one (grouped_mm_masked); the
-    group sizes are not needed. Pass the bias, activation, gate and gate_limit the call will
-    get. Pass a plan back as plan=... to run it (for autotuning)."""
+    group sizes are not needed. Pass the bias, activation, gate, gate_limit and (an FP8 y)
+    out_scale the call will get. Pass a plan back as plan=... to run it (for autotuning)."""
     masked = len(_shape(x)) == 3 if _shape(x) is not None else as_matrix(x, "x").batch > 1
     w = _weights(w, w_layout)
     handle, desc, _, _, _ = _prepare(GroupLayout.MASKED if masked else GroupLayout.CONTIGUOUS, x, w, out, scale_x,
                                      scale_w, scale_recipe_x, scale_recipe_w, expected_m, out_dtype, handle, False,
-                                     bias, activation, gate, gate_limit)
+                                     bias, activation, gate, gate_limit, (out_scale, None))
     plans = (PlanStruct * limit)()
     count = ctypes.c_int()
     check(_lib.lib().tess_grouped_gemm_plans(handle._h, ctypes.byref(desc), plans, limit, ctypes.byref(count)))

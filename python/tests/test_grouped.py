@@ -361,6 +361,47 @@ def test_masked_fp8_block_scales(torch):
 
 
 @needs_gpu
+@pytest.mark.parametrize("masked", [False, True])
+def test_fp8_y(torch, masked):
+    """An FP8 y from the grouped kernels (bf16 inputs): per tensor, fp8(v * 0.5) with max |v| of
+    the groups' rows in amax; with 1x128 factors, each row's 128-column blocks dequantize to v.
+    Each element within half an e4m3 ulp of the float64 product (plus 2^-9 absolute)."""
+    gen = torch.Generator(device="cuda").manual_seed(61)
+    counts, n, k = [100, 0, 177, 129], 384, 256
+    g = len(counts)
+    ws = torch.randn(g, n, k, device="cuda", generator=gen).bfloat16()
+    if masked:
+        x = torch.randn(g, 200, k, device="cuda", generator=gen).bfloat16()
+        rows = torch.tensor(counts, dtype=torch.int32, device="cuda")
+        call = lambda **kw: tessera.grouped_mm_masked(x, ws, rows, 128, **kw)
+        parts = [(x[gi, :c], gi, (gi, slice(0, c))) for gi, c in enumerate(counts)]
+    else:
+        x = torch.randn(sum(counts), k, device="cuda", generator=gen).bfloat16()
+        ends = torch.tensor(counts).cumsum(0)
+        call = lambda **kw: tessera.grouped_mm(x, ws, ends.to(torch.int32).cuda(), **kw)
+        parts = [(x[e - c:e], gi, (slice(e - c, e),)) for gi, (c, e) in enumerate(zip(counts, ends.tolist()))]
+    want = [(xs.double() @ ws[gi].double().T, at) for xs, gi, at in parts if xs.shape[0]]
+    largest = max(v.abs().max().item() for v, _ in want)
+
+    def close(got, v, what):
+        err = (got.double() - v.clamp(-448.0, 448.0)).abs()
+        assert (err <= 2.0 ** -4 * (1 + 2.0 ** -3) * v.abs() + 2.0 ** -9).all(), what
+
+    amax = torch.full((1,), 7.0, device="cuda")
+    y = call(out_dtype="e4m3", out_scale=torch.tensor([0.5], device="cuda"), amax=amax)
+    assert y.dtype == torch.float8_e4m3fn
+    assert abs(amax.item() - largest) <= 1e-3 * largest
+    for v, at in want:
+        close(y[at].float(), v * 0.5, f"per tensor, rows {at}")
+    y, f = call(out_dtype="e4m3", out_scale="1x128")
+    assert f.shape == (y.shape[:-1] + (3,)) and f.dtype == torch.float32
+    for v, at in want:
+        fa = f[at].double()
+        assert ((fa - v.abs().reshape(v.shape[0], 3, 128).amax(-1) / 448.0).abs() <= 1e-3 * fa).all()
+        close(y[at].float(), v / fa.repeat_interleave(128, 1), f"1x128, rows {at}")
+
+
+@needs_gpu
 def test_refusals_reach_python(torch):
     w = torch.randn(2, 64, 64, device="cuda").bfloat16()
     offs = torch.tensor([3, 8], dtype=torch.int32, device="cuda")

@@ -263,6 +263,32 @@ def test_grouped_refuses_before_the_call():
                            scale_w=FakeFactors((g, 2, 4)))
 
 
+def test_grouped_fp8_out_refused_before_the_call():
+    """grouped_mm's FP8 y: out_scale and amax checked as gemm's (before the handle is touched)."""
+    g, m, n, k = 4, 100, 256, 512
+    x = tessera.from_parts(0x100000, DType.E4M3, (m, k), (k, 1), ("cuda", 0))
+    w = tessera.from_parts(0x200000, DType.E4M3, (g, n, k), (n * k, k, 1), ("cuda", 0))
+    scales_xw = dict(scale_x=FakeFactors((m, 4), (1, m)), scale_w=FakeFactors((g, 2, 4)))
+
+    def out(dtype, cols=n):
+        return tessera.from_parts(0x300000, dtype, (m, cols), (cols, 1), ("cuda", 0))
+
+    for dtype, kwargs, match in [
+        (DType.BF16, dict(out_scale=FakeFactors((1,))), "belong to an FP8 out"),
+        (DType.E4M3, dict(out_scale="2x2"), r"out_scale='2x2': '1x128'"),
+        (DType.E4M3, dict(out_scale="1x128", amax=FakeFactors((1,))), "amax is written for a per-tensor FP8 out"),
+        (DType.E5M2, dict(out_scale=FakeFactors((3,))), r"out_scale: shape \(3,\)"),
+    ]:
+        with pytest.raises(tessera.InvalidValueError, match=match):
+            tessera.grouped_mm(x, w, None, out(dtype), handle=_NoDevice(), **scales_xw, **kwargs)
+    with pytest.raises(tessera.InvalidValueError, match="gate='interleaved' with an FP8 out"):
+        tessera.grouped_mm(x, w, None, out(DType.E4M3, n // 2), handle=_NoDevice(), gate="interleaved",
+                           activation="silu", **scales_xw)
+    with pytest.raises(AssertionError, match="reached the device"):
+        tessera.grouped_mm(x, w, None, out(DType.E4M3), handle=_NoDevice(), out_scale=FakeFactors((1,)),
+                           amax=FakeFactors((1,)), **scales_xw)
+
+
 # ---- on a GPU -----------------------------------------------------------------------------
 
 def _close(torch, got, want, bound):
