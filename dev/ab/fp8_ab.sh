@@ -14,8 +14,13 @@
 #   variant, interleaved (medians printed last); AB_BUDGET_S (default 560) is the
 #   time after which no phase starts; NEW_TAR: "new" (and the patched
 #   variants) from this tar instead of the working tree; GPU_TESTS: the
-#   GPU tests run on each variant but the baseline (default gpu_gemm_fp8),
-#   or on the variants named in TEST_VARIANTS;
+#   GPU tests run on each variant but the baseline (default gpu_gemm_fp8;
+#   "": none), or on the variants named in TEST_VARIANTS; AB_INSTANCES:
+#   every variant built with -DTESS_INSTANCES=that regex, e.g.
+#   '^fp8_.*(rows|tokens)|^grouped_fp8' (the 26 instances that serve
+#   fp8.py's 1x128 x 128x128 cases, about half the build; a baseline older
+#   than the option builds all), with GPU_TESTS="" (the tests expect every
+#   instance);
 #   PROFILE="M N K": DeepGEMM's and "new"'s kernels on that problem under
 #   Nsight Compute (per-instruction stall samples, dev/ncu_stalls.py),
 #   before the timings; PLANS="M N K[;M N K...]": every plan of each
@@ -69,9 +74,10 @@ dg_pid=$!
 pids=()
 for v in "${variants[@]}"; do
     targets=(--target tessera)
-    [ "$v" != base ] && targets+=(${GPU_TESTS:-gpu_gemm_fp8})
+    [ "$v" != base ] && targets+=(${GPU_TESTS-gpu_gemm_fp8})
     [ "$v" != base ] && { [ -n "${PROFILE:-}" ] || [ -n "${PLANS:-}" ]; } && targets+=(tessera_cli)
-    { cmake -S "${src[$v]}" -B "/tmp/ab-build-$v" -G Ninja -DCMAKE_BUILD_TYPE=Release &&
+    { cmake -S "${src[$v]}" -B "/tmp/ab-build-$v" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+        ${AB_INSTANCES:+"-DTESS_INSTANCES=$AB_INSTANCES"} &&
         cmake --build "/tmp/ab-build-$v" -j 16 "${targets[@]}"; } > "$logs/build-$v.log" 2>&1 &
     pids+=($!)
 done
@@ -146,7 +152,7 @@ fi
 lib() { echo "/tmp/ab-build-$1/lib/libtessera.so"; }
 for v in ${TEST_VARIANTS:-${variants[@]}}; do
     [ "$v" = base ] && continue
-    for t in ${GPU_TESTS:-gpu_gemm_fp8}; do
+    for t in ${GPU_TESTS-gpu_gemm_fp8}; do
         TESS_TRIALS=${TESS_TRIALS:-2} timeout 120 "/tmp/ab-build-$v/tests/$t" > "$logs/$t-$v.log" 2>&1
         echo "$t $v rc=$? $(tail -1 "$logs/$t-$v.log") ($SECONDS s)"
     done

@@ -22,7 +22,10 @@ set(_tess_scalings PLAIN PROMOTE BLOCK_ROWS BLOCK_ROWS_COLS)
 
 # tess_generate_instances(<list file> <output dir> <sources variable>):
 # writes <output dir>/<stem>.cu per line and <output dir>/kernel_parts.inc,
-# and appends the .cu paths to <sources variable>.
+# and appends the .cu paths to <sources variable>. With TESS_INSTANCES (a
+# regular expression) only the lines whose stem matches are built: a lab
+# build for timing a few kernels (the planner offers what is built; the
+# tests expect every instance).
 function(tess_generate_instances list_file out_dir sources_var)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${list_file})
   file(STRINGS ${list_file} _lines)
@@ -76,6 +79,9 @@ function(tess_generate_instances list_file out_dir sources_var)
     elseif(_n EQUAL 7)
       message(FATAL_ERROR "${_list_name}: '${_line}': only fp8 lines name a scaling")
     endif()
+    if(TESS_INSTANCES AND NOT _stem MATCHES "${TESS_INSTANCES}")
+      continue()
+    endif()
     set(_symbol tess_sm90_part_${_stem})
     set(_cu ${out_dir}/${_stem}.cu)
     file(CONFIGURE OUTPUT ${_cu} CONTENT "// Generated from ${_list_name} (${_stem}): do not edit.
@@ -88,6 +94,13 @@ extern \"C\" const tess_gemm_kernel ${_symbol}[${_count}] = {${_macro}(${_args})
     string(APPEND _parts " {${_symbol}, ${_count}},")
     math(EXPR _total "${_total} + ${_count}")
   endforeach()
+  if(_total EQUAL 0)
+    message(FATAL_ERROR "TESS_INSTANCES '${TESS_INSTANCES}' matches no line of ${_list_name}")
+  endif()
+  if(TESS_INSTANCES)
+    list(LENGTH _sources _kept)
+    message(STATUS "tessera: ${_kept} sm90 instances match TESS_INSTANCES '${TESS_INSTANCES}' (a lab build)")
+  endif()
   file(CONFIGURE OUTPUT ${out_dir}/kernel_parts.inc CONTENT "/* Generated from ${_list_name}: do not edit. */
 ${_externs}
 #define TESS_SM90_KERNEL_COUNT ${_total}
