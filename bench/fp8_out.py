@@ -1,154 +1,156 @@
-"""An FP8 D written by the GEMM's epilogue (issue 33) against the GEMM writing bf16 and a second
-kernel quantizing it, on DeepSeek-V3-shaped dense FP8 problems, in one process on the same data:
+#!/usr/bin/env python3
+"""An FP8 D written by the GEMM's epilogue (issue 33) beside the GEMM writing bf16 and a second kernel
+quantizing it, in one process, on one GPU, on the same data.
 
-  1x128 fused     tessera.gemm(..., out_dtype="e4m3", out_scale="1x128"): D and its factors, the
-                  next GEMM's 1x128 A (DeepSeek-V3's requantization)
-  1x128 unfused   tessera.gemm to bf16, then tessera.quantize_fp8(y, "1x128")
-  tensor fused    tessera.gemm(..., out_dtype="e4m3", out_scale=s, amax=amax), per-tensor inputs
-  tensor unfused  tessera.gemm to bf16, then tessera.quantize_fp8(y, "tensor") (amax, then quantize)
-  cuBLASLt        torch._scaled_mm with per-tensor inputs writing e4m3 itself (scale_result), where
-                  this torch has it (its amax is not returned)
-  bf16 only       tessera.gemm to bf16 (the 1x128 inputs): what the GEMM alone costs
+    python3 bench/fp8_out.py --csv bench/results/h100-fp8-out.csv
+    python3 bench/fp8_out.py --shapes 4096x7168x2048 --rounds 3
 
-Each is timed by CUDA events (median of rounds of back-to-back calls). Every FP8 result is
-dequantized and checked against the bf16 product (relative Frobenius error). One line per case,
-CSV with --csv.
-  python3 bench/fp8_out.py [--cases 4096x7168x2048,...] [--csv FILE]"""
+Per shape (M N K: DeepSeek-V3's dense projections at 4096 and 128 tokens, and 8192^3), A e4m3 and
+W e4m3, two recipes:
+  block   A 1x128 x W 128x128 factors (DeepSeek-V3):
+            tessera fused      tessera.gemm(..., out_dtype="e4m3", out_scale="1x128"): D and its
+                               1x128 factors, the next GEMM's A
+            tessera unfused    tessera.gemm to bf16, then tessera.quantize_fp8(y, "1x128")
+            tessera bf16 D     tessera.gemm to bf16 alone (what the GEMM costs)
+  tensor  per-tensor factors:
+            tessera fused      tessera.gemm(..., out_dtype="e4m3", out_scale=s, amax=amax)
+            tessera unfused    tessera.gemm to bf16, then tessera.quantize_fp8(y, "tensor") (its amax,
+                               then the quantization)
+            cuBLASLt FP8 D     torch._scaled_mm writing e4m3 itself (scale_result; no amax), where
+                               this torch has it
+Every FP8 D is dequantized and checked against the bf16 product of the same inputs (relative
+Frobenius error: e4m3's 3 mantissa bits give ~2^-5; a FAIL row makes the script exit 1), the amax
+against that product's largest magnitude. Timing as bench/grouped.py (CUDA events behind a sleep
+kernel, medians of rounds, NVML clock and power: TF/s per GHz, TF/J); bursts.
+"""
 import argparse
-import statistics
+import os
+import sys
 
-import torch
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, os.pardir, "python"))  # the repository's package, unless installed
 
-import tessera
+import torch  # noqa: E402
 
-# M x N x K: DeepSeek-V3's dense projections at 4096 tokens and at decode-sized 128, and 8192^3.
-CASES = ["4096x7168x2048", "4096x2112x7168", "4096x24576x1536", "128x7168x2048", "8192x8192x8192"]
-E4M3_MAX = 448.0
+import energy  # noqa: E402
+import tessera  # noqa: E402
+from grouped import Timer, device_meter, write_csv  # noqa: E402
+from training import rel, timed  # noqa: E402
 
-
-def timed(fn, rounds=7, calls=10):
-    """Median milliseconds of one call over `rounds` rounds of `calls` back-to-back calls."""
-    fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(rounds):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(calls):
-            fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) / calls)
-    return statistics.median(times)
-
-
-def rel(got, want):
-    """||got - want|| / ||want|| in float64."""
-    got, want = got.double(), want.double()
-    return ((got - want).norm() / want.norm()).item()
+SHAPES = [(4096, 7168, 2048), (4096, 2112, 7168), (4096, 24576, 1536), (128, 7168, 2048), (8192, 8192, 8192)]
+COLUMNS = ["recipe", "m", "n", "k", "provider", "ms", "tflops", "vs_unfused", "rel_error", "sm_mhz", "board_w",
+           "tflops_per_ghz", "tflop_per_j", "note"]
+COLUMN_DOC = """# columns: recipe = block (1x128 x 128x128 inputs, 1x128 D factors) | tensor (per-tensor inputs and D
+# scale); provider = what ran (see bench/fp8_out.py); ms = median time; tflops = 2 M N K / time; vs_unfused =
+# the unfused tessera pair's time / this row's (> 1: faster); rel_error = relative Frobenius error of the
+# dequantized D against the bf16 product of the same inputs (the bf16 row: 0); sm_mhz, board_w, tflops_per_ghz,
+# tflop_per_j as bench/grouped.py
+"""
+BOUND = 0.05  # e4m3 (3 mantissa bits): ~2^-5 of the values' norm, plus bf16 rounding of the reference
+AMAX_BOUND = 1e-2  # the amax of float32 sums against the largest bf16 one: ~2^-8
 
 
-def run_case(label):
-    m, n, k = (int(x) for x in label.split("x"))
-    gen = torch.Generator(device="cuda").manual_seed(0)
+def dequantized(q, factors, n):
+    """An FP8 D times its 1x128 factors (M x ceil(N/128)), as float32."""
+    return q.float() * factors.repeat_interleave(128, 1)[:, :n]
+
+
+def block_providers(m, n, k, gen):
+    """The 1x128 x 128x128 recipe: {name: fn}, {name: dequantizing check of fn's result}."""
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=gen)
     w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=gen) / k ** 0.5
-    qa, sa = tessera.quantize_fp8(a, "1x128")
-    qw, sw = tessera.quantize_fp8(w, "128x128")
-    ta, tsa = tessera.quantize_fp8(a, "tensor")
-    tw, tsw = tessera.quantize_fp8(w, "tensor")
-    block_args = dict(scale_a=sa, scale_b=sw, scale_recipe_a="1x128", scale_recipe_b="128x128")
-    tensor_args = dict(scale_a=tsa, scale_b=tsw)
-    out_scale = torch.tensor([0.5], device="cuda")
-    amax = torch.empty(1, device="cuda")
+    (qa, sa), (qw, sw) = tessera.quantize_fp8(a, "1x128"), tessera.quantize_fp8(w, "128x128")
+    args = dict(scale_a=sa, scale_b=sw, scale_recipe_a="1x128", scale_recipe_b="128x128")
+    y = tessera.gemm(qa, qw.T, **args)
+    providers = {"tessera fused": lambda: tessera.gemm(qa, qw.T, out_dtype="e4m3", out_scale="1x128", **args),
+                 "tessera unfused": lambda: tessera.quantize_fp8(tessera.gemm(qa, qw.T, **args), "1x128"),
+                 "tessera bf16 D": lambda: tessera.gemm(qa, qw.T, **args)}
+    checks = {"tessera fused": lambda r: (rel(dequantized(*r, n), y), ""),
+              "tessera unfused": lambda r: (rel(dequantized(*r, n), y), ""),
+              "tessera bf16 D": lambda r: (rel(r, y), "")}
+    return providers, checks
 
-    def bf16_only():
-        return tessera.gemm(qa, qw.T, **block_args)
 
-    def fused_1x128():
-        return tessera.gemm(qa, qw.T, out_dtype="e4m3", out_scale="1x128", **block_args)
+def tensor_providers(m, n, k, gen):
+    """The per-tensor recipe, D scaled by 0.5 with its amax: {name: fn}, {name: check}."""
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16, generator=gen)
+    w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16, generator=gen) / k ** 0.5
+    (qa, sa), (qw, sw) = tessera.quantize_fp8(a, "tensor"), tessera.quantize_fp8(w, "tensor")
+    y = tessera.gemm(qa, qw.T, scale_a=sa, scale_b=sw)
+    largest = y.float().abs().max().item()
+    scale, amax = torch.tensor([0.5], device="cuda"), torch.empty(1, device="cuda")
 
-    def unfused_1x128():
-        return tessera.quantize_fp8(tessera.gemm(qa, qw.T, **block_args), "1x128")
+    def amax_note():
+        off = abs(amax.item() - largest) / largest
+        return "" if off < AMAX_BOUND else f"amax off by {off:.2e}"
 
-    def fused_tensor():
-        return tessera.gemm(ta, tw.T, out_dtype="e4m3", out_scale=out_scale, amax=amax, **tensor_args)
+    providers = {
+        "tessera fused": lambda: tessera.gemm(qa, qw.T, scale_a=sa, scale_b=sw, out_dtype="e4m3", out_scale=scale,
+                                              amax=amax),
+        "tessera unfused": lambda: tessera.quantize_fp8(tessera.gemm(qa, qw.T, scale_a=sa, scale_b=sw), "tensor")}
+    checks = {"tessera fused": lambda r: (rel(r.float() / scale, y), amax_note()),
+              "tessera unfused": lambda r: (rel(r[0].float() * r[1], y), "")}
 
-    def unfused_tensor():
-        return tessera.quantize_fp8(tessera.gemm(ta, tw.T, **tensor_args), "tensor")
-
-    calls = [bf16_only, fused_1x128, unfused_1x128, fused_tensor, unfused_tensor]
-
-    # cuBLASLt's own FP8 D (per-tensor inputs), where this torch's _scaled_mm writes one.
-    def cublaslt_tensor():
-        return torch._scaled_mm(ta, tw.T, scale_a=tsa, scale_b=tsw, scale_result=out_scale,
-                                out_dtype=torch.float8_e4m3fn)
+    def cublaslt():
+        return torch._scaled_mm(qa, qw.T, scale_a=sa, scale_b=sw, scale_result=scale, out_dtype=torch.float8_e4m3fn)
 
     try:
-        cublaslt_tensor()
-        calls.append(cublaslt_tensor)
+        cublaslt()
+        providers["cuBLASLt FP8 D"] = cublaslt
+        # torch passes scale_result as cuBLASLt's D scale; which way it applies is read off the error
+        checks["cuBLASLt FP8 D"] = lambda r: min((rel(r.float() / scale, y), ""),
+                                                 (rel(r.float() * scale, y), "D = v / scale_result"))
     except (RuntimeError, TypeError) as e:
-        print(f"{label}: cuBLASLt's FP8 D not run ({str(e).splitlines()[0][:120]})")
+        print(f"cuBLASLt's FP8 D not run: {str(e).splitlines()[0][:160]}")
+    return providers, checks
 
-    # Checks: every FP8 D dequantized against the bf16 product of the same inputs.
-    y_block = bf16_only().float()
-    y_tensor = tessera.gemm(ta, tw.T, **tensor_args).float()
-    q, f = fused_1x128()
-    err = {"fused_1x128": rel(q.float() * f.repeat_interleave(128, 1)[:, :n], y_block)}
-    q, f = unfused_1x128()
-    err["unfused_1x128"] = rel(q.float() * f.repeat_interleave(128, 1)[:, :n], y_block)
-    q = fused_tensor()
-    err["fused_tensor"] = rel(q.float() / out_scale, y_tensor)
-    err["amax"] = abs(amax.item() - y_tensor.abs().max().item()) / y_tensor.abs().max().item()
-    q, s = unfused_tensor()
-    err["unfused_tensor"] = rel(q.float() * s, y_tensor)
-    if cublaslt_tensor in calls:
-        err["cublaslt_tensor"] = rel(cublaslt_tensor().float() / out_scale, y_tensor)  # informational
-    # e4m3 keeps 3 mantissa bits: a relative error near 2^-5 of the values' norm; bf16 rounding of y
-    # adds ~2^-9. The amax is of float32 sums, y's of bf16 ones.
-    ok = all(err[key] < 0.05 for key in ("fused_1x128", "unfused_1x128", "fused_tensor", "unfused_tensor")) \
-        and err["amax"] < 1e-2
-    t = {fn.__name__: timed(fn) for fn in calls}
-    t.setdefault("cublaslt_tensor", float("nan"))
-    err.setdefault("cublaslt_tensor", float("nan"))
-    flop = 2.0 * m * n * k
-    print(f"{label}: bf16 {t['bf16_only']:.4f} ms ({flop / t['bf16_only'] / 1e9:.0f} TF/s); 1x128 fused "
-          f"{t['fused_1x128']:.4f}, unfused {t['unfused_1x128']:.4f} ({t['unfused_1x128'] / t['fused_1x128']:.2f}x); "
-          f"tensor fused {t['fused_tensor']:.4f}, unfused {t['unfused_tensor']:.4f} "
-          f"({t['unfused_tensor'] / t['fused_tensor']:.2f}x), cuBLASLt {t['cublaslt_tensor']:.4f}; rel err "
-          + ", ".join(f"{key} {v:.3g}" for key, v in err.items()) + ("" if ok else "  CHECK FAILED"))
-    row = [label, m, n, k] + [f"{t[key]:.4f}" for key in ("bf16_only", "fused_1x128", "unfused_1x128",
-                                                              "fused_tensor", "unfused_tensor", "cublaslt_tensor")]
-    row += [f"{err[key]:.3g}" for key in ("fused_1x128", "unfused_1x128", "fused_tensor", "unfused_tensor", "amax",
-                                          "cublaslt_tensor")] + [int(ok)]
-    return ",".join(str(x) for x in row), ok
+
+def row(recipe, shape, provider, ms, window, error, unfused_ms, note):
+    m, n, k = shape
+    tflops = 2.0 * m * n * k / ms / 1e9
+    bad = not error <= BOUND or note.startswith("amax")
+    return {"recipe": recipe, "m": m, "n": n, "k": k, "provider": provider, "ms": f"{ms:.4f}",
+            "tflops": f"{tflops:.1f}", "vs_unfused": f"{unfused_ms / ms:.3f}", "rel_error": f"{error:.2e}",
+            "sm_mhz": f"{window.sm_mhz:.0f}", "board_w": f"{window.board_w:.1f}",
+            "tflops_per_ghz": f"{energy.per_ghz(tflops, window):.1f}",
+            "tflop_per_j": f"{energy.per_joule(tflops, window):.2f}",
+            "note": "; ".join(x for x in (note, "FAIL" if bad else "") if x)}, bad
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cases", default=",".join(CASES), help="comma-separated MxNxK (default: %(default)s)")
-    ap.add_argument("--csv", help="write one row per case here")
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--csv")
+    ap.add_argument("--recipes", default="block,tensor")
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--shapes", help="MxNxK,... instead of the default shapes")
     args = ap.parse_args()
-    labels = args.cases.split(",")
-    for label in labels:
-        parts = label.split("x")
-        if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
-            ap.error(f"case {label!r}: want MxNxK, e.g. 4096x7168x2048")
-    print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, tessera {tessera.__version__}")
-    rows, failed = ["case,m,n,k,bf16_ms,fused_1x128_ms,unfused_1x128_ms,fused_tensor_ms,unfused_tensor_ms,"
-                    "cublaslt_tensor_ms,err_fused_1x128,err_unfused_1x128,err_fused_tensor,err_unfused_tensor,"
-                    "err_amax,err_cublaslt_tensor,ok"], 0
-    for label in labels:
-        row, ok = run_case(label)
-        rows.append(row)
-        failed += not ok
-    if args.csv:
-        with open(args.csv, "w") as f:
-            f.write(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, tessera {tessera.__version__}; "
-                    "ms: median of rounds of 10 back-to-back calls (CUDA events); err: relative Frobenius error "
-                    "of the dequantized FP8 D against the bf16 product of the same inputs (amax: relative)\n")
-            f.write("\n".join(rows) + "\n")
-    raise SystemExit(1 if failed else 0)
+    recipes = args.recipes.split(",")
+    if any(r not in ("block", "tensor") for r in recipes):
+        ap.error(f"--recipes {args.recipes}: block and/or tensor")
+    info, meter, device = device_meter(torch.cuda.current_device())
+    timer = Timer(info.sm_clock_khz, args.warmup, args.reps, meter)
+    print(device)
+    rows, failed = [], False
+    shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")] if args.shapes else SHAPES
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    for shape in shapes:
+        for recipe in recipes:
+            providers, checks = (block_providers if recipe == "block" else tensor_providers)(*shape, gen)
+            verdicts = {name: checks[name](fn()) for name, fn in providers.items()}
+            result = timed(timer, providers, args.rounds)
+            unfused_ms = result["tessera unfused"][0]
+            for name, (ms, window) in result.items():
+                error, note = verdicts[name]
+                r, bad = row(recipe, shape, name, ms, window, error, unfused_ms, note)
+                failed |= bad
+                rows.append(r)
+                print(f"{recipe:6} {shape[0]:>5}x{shape[1]:>5}x{shape[2]:>5} {name:16} {r['ms']:>9} ms "
+                      f"{r['tflops']:>7} TF/s {r['vs_unfused']:>6}x {r['rel_error']} {r['sm_mhz']} MHz {r['note']}",
+                      flush=True)
+            write_csv(args.csv, device, rows, COLUMNS, COLUMN_DOC)
+    sys.exit(1 if failed else 0)
 
 
 if __name__ == "__main__":

@@ -442,6 +442,19 @@ def pci_bus_id(device):
     return None if None in parts else f"{parts[0]:08x}:{parts[1]:02x}:{parts[2]:02x}.0"
 
 
+def device_meter(dev):
+    """tessera's device_info of CUDA device `dev`, its energy.Meter (saying so where NVML is missing), and the
+    CSVs' device line: name, SM clock, SMs, power limit, library and torch versions."""
+    with tessera.Handle(dev) as h:
+        info = h.device_info()
+    meter = energy.Meter(pci_bus_id(dev))
+    if not meter.available:
+        print(f"energy: {meter.why}: the MHz, W, per-GHz and per-J columns are nan")
+    line = (f"device={info.name} sm_clock_mhz={info.sm_clock_khz // 1000} sms={info.sm_count} "
+            f"power_limit_w={meter.power_limit_w():.0f} library={tessera.version_string()} torch={torch.__version__}")
+    return info, meter, line
+
+
 def write_csv(path, device, rows, columns=COLUMNS, column_doc=COLUMN_DOC):
     """The results so far, with the device line and the column documentation as '#' comments."""
     if not path:

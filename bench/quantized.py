@@ -29,7 +29,7 @@ import torch  # noqa: E402
 
 import energy  # noqa: E402
 import tessera  # noqa: E402
-from grouped import Timer, pci_bus_id, write_csv  # noqa: E402
+from grouped import Timer, device_meter, write_csv  # noqa: E402
 from training import rel, timed  # noqa: E402
 
 SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (8192, 8192, 1024), (4096, 14336, 4096), (6144, 4096, 4096),
@@ -94,13 +94,8 @@ def main():
     ap.add_argument("--shapes", help="MxNxK,... instead of the default shapes (decode: 32x7168x2048; "
                     "torch._int_mm needs M > 16)")
     args = ap.parse_args()
-    dev = torch.cuda.current_device()
-    with tessera.Handle(dev) as h:
-        info = h.device_info()
-    meter = energy.Meter(pci_bus_id(dev))
+    info, meter, device = device_meter(torch.cuda.current_device())
     timer = Timer(info.sm_clock_khz, args.warmup, args.reps, meter)
-    device = (f"device={info.name} sm_clock_mhz={info.sm_clock_khz // 1000} sms={info.sm_count} "
-              f"library={tessera.version_string()} torch={torch.__version__}")
     print(device)
     rows, failed = [], False
     shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")] if args.shapes else SHAPES
