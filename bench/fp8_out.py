@@ -92,7 +92,8 @@ def tensor_providers(m, n, k, gen):
               "tessera unfused": lambda r: (rel(r[0].float() * r[1], y), "")}
 
     def cublaslt():
-        return torch._scaled_mm(qa, qw.T, scale_a=sa, scale_b=sw, scale_result=scale, out_dtype=torch.float8_e4m3fn)
+        r = torch._scaled_mm(qa, qw.T, scale_a=sa, scale_b=sw, scale_result=scale, out_dtype=torch.float8_e4m3fn)
+        return r[0] if isinstance(r, tuple) else r  # (out, amax) in torch before 2.4
 
     try:
         cublaslt()

@@ -527,7 +527,7 @@ TESS_API tess_status tess_grouped_gemm_plan(tess_handle handle, const tess_group
  * rather than trusted, so no tile reads or writes outside X and Y. `plan`
  * NULL uses tess_grouped_gemm_plan's choice (remembered as tess_gemm's is). Inputs: bf16 x bf16, f16 x f16,
  * or e4m3 x e4m3 with per-tensor (per group), per-row/column or 1x128 x
- * 128x128 block factors; Y bf16, f16 or f32. X, W, Y 16-byte aligned with
+ * 128x128 block factors; Y bf16, f16, f32, or FP8 (y_scale). X, W, Y 16-byte aligned with
  * rows and batch strides of whole 16 bytes (TMA's rules). */
 TESS_API tess_status tess_grouped_gemm(tess_handle handle, const tess_grouped_gemm_desc *desc, const tess_plan *plan,
                                        const void *x, const float *x_scale, const void *w, const float *w_scale,

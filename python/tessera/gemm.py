@@ -223,9 +223,7 @@ def _prepare(a, b, c, out, alpha, beta, handle, out_dtype, scale_args=None, epil
             raise InvalidValueError(f"beta={beta} reads C: pass c=, or an out= that holds C")
         out = _torch_out(a, b, views, out_dtype, cols)
         views["out"] = as_matrix(out, "out")
-    if gate_code and views["out"].dtype in (DType.E4M3, DType.E5M2):
-        raise InvalidValueError(f"gate={gate!r} with an FP8 out is not supported; write out in bf16 and quantize it "
-                                "(tessera.quantize_fp8)")
+    scales.check_fp8_gate(views["out"].dtype in (DType.E4M3, DType.E5M2), gate_code, gate)
     d_layout, fp8_ptrs, factors = scales.fp8_output(views["out"], device, *fp8_args)
     if handle is None:
         handle = _stream_handle(device, (a, b, c, out))
@@ -640,12 +638,13 @@ def gemm_plans(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, h
 def gemm_workspace_size(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, handle=None, scale_a=None,
                         scale_b=None, scale_recipe_a=None, scale_recipe_b=None, fast_accum=False, bias=None,
                         activation=None, bias_along="columns", allow_tf32=False, residual=None, gate=None,
-                        gate_limit=0.0):
+                        gate_limit=0.0, out_scale=None):
     """Bytes of workspace the heuristic's favourite plan for this problem needs (with the K-major
-    copies of FP8 operands that are not K-major)."""
+    copies of FP8 operands that are not K-major); an FP8 out's out_scale as gemm's."""
     handle, desc, _, _, _, _ = _prepare(a, b, c, out, alpha, beta, handle, out_dtype,
                                         (scale_a, scale_b, scale_recipe_a, scale_recipe_b),
-                                        (bias, activation, bias_along), residual, (gate, gate_limit))
+                                        (bias, activation, bias_along), residual, (gate, gate_limit),
+                                        (out_scale, None))
     desc.fast_accum, desc.allow_tf32 = int(bool(fast_accum)), int(bool(allow_tf32))
     size = ctypes.c_size_t()
     check(_lib.lib().tess_gemm_workspace_size(handle._h, ctypes.byref(desc), ctypes.byref(size)))

@@ -206,9 +206,7 @@ def _prepare(layout, x, w, out, scale_x, scale_w, recipe_x, recipe_w, expected_m
     else:  # plans only: a packed row-major Y of the problem's shape
         desc.y = TesseraDesc(int(y_dtype), int(Order.ROW), xm.rows, cols, cols, xm.rows * cols if masked else 0)
     y_fp8 = (views["out"].dtype if out is not None else y_dtype) in (DType.E4M3, DType.E5M2)
-    if y_fp8 and gate_code:
-        raise InvalidValueError(f"gate={gate!r} with an FP8 out is not supported; write out in bf16 and quantize it "
-                                "(tessera.quantize_fp8)")
+    scales.check_fp8_gate(y_fp8, gate_code, gate)
     fp8_ptrs, factors = (None, None, None), None
     if out is not None:
         y_layout, fp8_ptrs, factors = scales.fp8_output(views["out"], device, *fp8_args)
@@ -256,7 +254,7 @@ def grouped_mm(x, w, offs, out=None, *, scale_x=None, scale_w=None, expected_m=N
     offs[g-1] .. offs[g]-1 (offs[-1] = 0); empty groups are fine, and rows
     past offs[G-1] are left as they were. out: [total_M, N] (default: a new
     torch tensor of out_dtype: x's type for bf16/f16 inputs, bf16 for FP8).
-    Inputs bf16 x bf16, f16 x f16 or e4m3 x e4m3; out bf16, f16 or f32.
+    Inputs bf16 x bf16, f16 x f16 or e4m3 x e4m3; out bf16, f16, f32, or FP8 (below).
     expected_m: the typical rows per group, a planner hint (default
     total_M / G). plan: one of grouped_plans(...) (default: the heuristic's).
 
@@ -308,8 +306,10 @@ def grouped_mm(x, w, offs, out=None, *, scale_x=None, scale_w=None, expected_m=N
         if out is None:
             out = torch.empty((0, ws[1] // 2 if gated else ws[1]),
                               dtype=_torch_dtype(_out_dtype(out_dtype, as_dtype(x.dtype))), device=x.device)
-        if amax is not None:
-            amax.zero_()  # the largest |v| of no values
+        fp8 = out.dtype in (torch.float8_e4m3fn, torch.float8_e5m2)
+        scales.check_fp8_gate(fp8, gated, gate)
+        if scales.fp8_output_form(fp8, str(out.dtype), out_scale, amax) == "tensor" and amax is not None:
+            amax.view(-1)[:1].zero_()  # the largest |v| of no values, in amax's first element
         if out_scale == "1x128":
             blocks = scales.ceil_div(out.shape[1], scales.BLOCK)
             return out, torch.empty((blocks, 0), dtype=torch.float32, device=x.device).t()

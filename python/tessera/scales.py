@@ -343,6 +343,33 @@ def names_fp8(dtype):
         return False
 
 
+def check_fp8_gate(fp8, gated, gate):
+    """Refuses a gate with an FP8 out (the kernels have no gated FP8 store)."""
+    if fp8 and gated:
+        raise InvalidValueError(f"gate={gate!r} with an FP8 out is not supported; write out in bf16 and quantize it "
+                                "(tessera.quantize_fp8)")
+
+
+def fp8_output_form(fp8, out_dtype_name, out_scale, amax):
+    """The form an FP8 out's arguments ask for: None (no FP8 out), "tensor" or "1x128"; refuses
+    out_scale or amax without an FP8 out (fp8 false; out_dtype_name names out's type), a recipe
+    name other than "1x128", and an amax beside 1x128 factors."""
+    if not fp8:
+        if out_scale is not None or amax is not None:
+            raise InvalidValueError(f"out_scale and amax belong to an FP8 out (out_dtype='e4m3' or 'e5m2'); out is "
+                                    f"{out_dtype_name}")
+        return None
+    if isinstance(out_scale, str):
+        if out_scale != "1x128":
+            raise InvalidValueError(f"out_scale={out_scale!r}: '1x128' (a factor per row and 128 columns, returned "
+                                    "with out) or a float32 tensor of one factor")
+        if amax is not None:
+            raise InvalidValueError("amax is written for a per-tensor FP8 out; out_scale='1x128' writes a factor "
+                                    "per row and 128 columns instead")
+        return "1x128"
+    return "tensor"
+
+
 def fp8_output(out, device, out_scale, amax):
     """An FP8 D's form for tessera.gemm: (ScaleLayout of tess_gemm_desc.d_scale, the pointers
     (d_scale, d_amax, d_scale_out) of tess_epilogue_ptrs, the block factors' tensor it allocates
@@ -353,18 +380,10 @@ def fp8_output(out, device, out_scale, amax):
     out_scale and amax are refused."""
     from .dtypes import DType
     none = ScaleLayout(TENSOR, 0, 0, 0)
-    if out.dtype not in (DType.E4M3, DType.E5M2):
-        if out_scale is not None or amax is not None:
-            raise InvalidValueError(f"out_scale and amax belong to an FP8 out (out_dtype='e4m3' or 'e5m2'); out is "
-                                    f"{out.dtype.name.lower()}")
+    form = fp8_output_form(out.dtype in (DType.E4M3, DType.E5M2), out.dtype.name.lower(), out_scale, amax)
+    if form is None:
         return none, (None, None, None), None
-    if isinstance(out_scale, str):
-        if out_scale != "1x128":
-            raise InvalidValueError(f"out_scale={out_scale!r}: '1x128' (a factor per row and 128 columns, returned "
-                                    "with out) or a float32 tensor of one factor")
-        if amax is not None:
-            raise InvalidValueError("amax is written for a per-tensor FP8 out; out_scale='1x128' writes a factor "
-                                    "per row and 128 columns instead")
+    if form == "1x128":
         import torch
         m, blocks, batch = out.rows, ceil_div(out.cols, BLOCK), out.batch
         factors = torch.empty((batch, blocks, m), dtype=torch.float32, device=f"cuda:{device}").transpose(1, 2)

@@ -132,8 +132,12 @@ static tess_status grouped_validate(const tess_device_info *info, const tess_gro
     const tess_gemm_desc view = tess_grouped_as_batch(desc);
     if ((s = tess_gemm_check_d_scale(&view, "tess_grouped_gemm", "y_scale")))
         return s;
+    /* A contiguous Y's block factors are one array of rows, the groups' one after another. */
+    tess_gemm_desc y_view = view;
+    if (desc->layout == TESS_GROUP_CONTIGUOUS)
+        y_view.batch = 1;
     if (o != &tess_stand_ins &&
-        (s = tess_gemm_check_fp8_out(&view, o->d_scale, o->d_amax, o->d_scale_out, "tess_grouped_gemm")))
+        (s = tess_gemm_check_fp8_out(&y_view, o->d_scale, o->d_amax, o->d_scale_out, "tess_grouped_gemm")))
         return s;
     if ((s = tess_gemm_check_tma(&view.a, x, xy_batch, "X")) || (s = tess_gemm_check_tma(&view.b, w, g, "W")) ||
         (s = tess_gemm_check_scales(&view, o->a_scale, o->b_scale)))

@@ -42,7 +42,7 @@ void tess_plan_key_of(const tess_problem *problem, size_t workspace_limit, tess_
         put_matrix(key, &d->a), put_matrix(key, &d->b), put_matrix(key, &d->c), put_matrix(key, &d->d);
         put_scale(key, &d->a_scale), put_scale(key, &d->b_scale);
         put_epilogue(key, &d->epilogue), put(key, d->allow_tf32), put_matrix(key, &d->residual);
-        put(key, d->gate), put(key, bits(d->gate_limit));
+        put(key, d->gate), put(key, bits(d->gate_limit)), put_scale(key, &d->d_scale);
     } else {
         const tess_grouped_gemm_desc *d = problem->grouped;
         put(key, 2);
@@ -51,6 +51,7 @@ void tess_plan_key_of(const tess_problem *problem, size_t workspace_limit, tess_
         put_matrix(key, &d->x), put_matrix(key, &d->w), put_matrix(key, &d->y);
         put_scale(key, &d->x_scale), put_scale(key, &d->w_scale);
         put_epilogue(key, &d->epilogue), put(key, d->gate), put(key, bits(d->gate_limit));
+        put_scale(key, &d->y_scale);
     }
 }
 

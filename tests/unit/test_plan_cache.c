@@ -71,7 +71,7 @@ static void test_dense_keys(void) {
     noisy.a = base.a, noisy.b = base.b, noisy.c = base.c, noisy.d = base.d;
     noisy.a_scale = base.a_scale, noisy.b_scale = base.b_scale;
     noisy.epilogue = base.epilogue, noisy.allow_tf32 = base.allow_tf32, noisy.residual = base.residual;
-    noisy.gate = base.gate, noisy.gate_limit = base.gate_limit;
+    noisy.gate = base.gate, noisy.gate_limit = base.gate_limit, noisy.d_scale = base.d_scale;
     tess_plan_key k1 = key_of_dense(&noisy, 1 << 20);
     CHECKF(same(&k0, &k1), "equal problems, other padding: keys differ");
     k1 = key_of_dense(&base, 2 << 20);
@@ -88,9 +88,10 @@ static void test_dense_keys(void) {
         f[n++] = &d.a_scale.stride_mn, f[n++] = &d.a_scale.stride_k, f[n++] = &d.a_scale.batch_stride;
         f[n++] = &d.b_scale.stride_mn, f[n++] = &d.b_scale.stride_k, f[n++] = &d.b_scale.batch_stride;
         f[n++] = &d.epilogue.bias_batch_stride;
+        f[n++] = &d.d_scale.stride_mn, f[n++] = &d.d_scale.stride_k, f[n++] = &d.d_scale.batch_stride;
         /* alpha, beta, fast_accum, 8 dtypes and orders, a scale mode, the epilogue's bias, bias type and
-         * activation, allow_tf32, the residual's dtype, the gate and its limit */
-        const int others = 19;
+         * activation, allow_tf32, the residual's dtype, the gate and its limit, an FP8 D's form */
+        const int others = 20;
         if (field >= n + others)
             break;
         if (field < n) {
@@ -115,7 +116,8 @@ static void test_dense_keys(void) {
             case 15: d.allow_tf32 = 1; break;
             case 16: d.residual.dtype = TESS_DTYPE_BF16; break;
             case 17: d.gate = TESS_GATE_INTERLEAVED; break;
-            default: d.gate_limit = 7.0f; break;
+            case 18: d.gate_limit = 7.0f; break;
+            default: d.d_scale.mode = TESS_SCALE_BLOCK_1x128; break;
             }
         }
         tess_plan_key k = key_of_dense(&d, 1 << 20);
@@ -138,8 +140,8 @@ static void test_grouped_keys(void) {
         int n = 0;
         f[n++] = &d.groups, f[n++] = &d.m, f[n++] = &d.n, f[n++] = &d.k, f[n++] = &d.expected_m;
         n += matrix_fields(&d.x, f + n), n += matrix_fields(&d.w, f + n), n += matrix_fields(&d.y, f + n);
-        f[n++] = &d.x_scale.stride_mn, f[n++] = &d.w_scale.stride_k;
-        if (field >= n + 5)
+        f[n++] = &d.x_scale.stride_mn, f[n++] = &d.w_scale.stride_k, f[n++] = &d.y_scale.stride_mn;
+        if (field >= n + 6)
             break;
         if (field < n)
             *f[field] += 1;
@@ -151,8 +153,10 @@ static void test_grouped_keys(void) {
             d.w_scale.mode = TESS_SCALE_BLOCK_128x128;
         else if (field == n + 3)
             d.gate = TESS_GATE_INTERLEAVED;
-        else
+        else if (field == n + 4)
             d.gate_limit = 7.0f;
+        else
+            d.y_scale.mode = TESS_SCALE_BLOCK_1x128;
         const tess_plan_key k = key_of_grouped(&d, 1 << 20);
         CHECKF(!same(&k0, &k), "grouped field %d changed: same key", field);
         changed++;

@@ -244,6 +244,9 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
         g.residual = g.d;
     /* An FP8 D: per tensor with a factor of 1 (and its amax with --amax), or 1x128 factors written beside it. */
     const int fp8_d = g.d.dtype == TESS_DTYPE_E4M3 || g.d.dtype == TESS_DTYPE_E5M2;
+    if ((!fp8_d && (o->amax || o->out_scale != TESS_SCALE_TENSOR)) || (o->amax && o->out_scale != TESS_SCALE_TENSOR))
+        fprintf(stderr, "tessera bench gemm: %lldx%lldx%lld: --out-scale applies to an FP8 D (--D=e4m3 or e5m2), "
+                "--amax to one per tensor; ignored here\n", (long long)m, (long long)n, (long long)k);
     size_t factor_bytes = 0;
     float *d_scale = NULL, *d_amax = NULL, *d_factors = NULL;
     if (fp8_d) {

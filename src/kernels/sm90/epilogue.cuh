@@ -711,8 +711,8 @@ TESS_DEVICE void epilogue_fused(const tess_gemm_params &p, float (&acc)[Cfg::BN 
     }
 }
 
-// One element of an FP8 D at `at` (e4m3 where e4m3, else e5m2), rounded to
-// nearest and saturating (NaN kept): the rule of tess_quantize_fp8.
+// x as one FP8 element (e4m3 where e4m3, else e5m2), rounded to nearest and
+// saturating (NaN kept): the rule of tess_quantize_fp8.
 TESS_DEVICE uint8_t fp8_of(float x, bool e4m3) { return e4m3 ? tess_f32_to_e4m3(x) : tess_f32_to_e5m2(x); }
 
 // An FP8 D (tess_epilogue.d_fp8), from registers. First each accumulator
