@@ -392,10 +392,8 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
     scalars, recipes, bias layout, activation, gate, and current stream
     or handle) passes only its pointers, which the C library checks
     (tessera.call_cache)."""
-    fp8_args = out_scale is not None or amax is not None or scales.names_fp8(out_dtype) or \
-        scales.names_fp8(getattr(out, "dtype", None))
-    # An FP8 D is checked in full on every call (its factor tensors are new or written).
-    key = None if fp8_args else _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b,
+    fp8_out = scales.wants_fp8_out(out_dtype, out, out_scale, amax)  # checked in full on every call
+    key = None if fp8_out else _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b,
                                           scale_recipe_a, scale_recipe_b, (fast_accum, allow_tf32), bias,
                                           activation, bias_along, residual, (gate, gate_limit))
     prepared = call_cache.find(key) if key is not None else None

@@ -376,7 +376,7 @@ def _grouped_call(layout, x, w, rows, rows_what, out, scale_x, scale_w, recipe_x
     """A grouped GEMM call: checked in full and prepared the first time its key is seen, then
     (tessera.call_cache) only its pointers passed, which the C library checks itself. An FP8 Y
     (fp8_args: out_scale, amax) is checked every time; with 1x128 factors returns (out, factors)."""
-    fp8 = fp8_args != (None, None) or scales.names_fp8(out_dtype) or scales.names_fp8(getattr(out, "dtype", None))
+    fp8 = scales.wants_fp8_out(out_dtype, out, *fp8_args)
     key = None if fp8 else _call_key(layout, x, w, rows, out, scale_x, scale_w, recipe_x, recipe_w, expected_m,
                                      out_dtype, handle, bias, activation, gate, gate_limit)
     p = call_cache.find(key) if key is not None else None

@@ -370,6 +370,13 @@ def fp8_output_form(fp8, out_dtype_name, out_scale, amax):
     return "tensor"
 
 
+def wants_fp8_out(out_dtype, out, out_scale, amax):
+    """Whether a call asks for an FP8 out (by out_dtype, out's dtype, out_scale or amax): such calls
+    skip the prepared-call cache, their factor tensors being new or written on every call."""
+    return (out_scale is not None or amax is not None or names_fp8(out_dtype) or
+            names_fp8(getattr(out, "dtype", None)))
+
+
 def fp8_output(out, device, out_scale, amax):
     """An FP8 D's form for tessera.gemm: (ScaleLayout of tess_gemm_desc.d_scale, the pointers
     (d_scale, d_amax, d_scale_out) of tess_epilogue_ptrs, the block factors' tensor it allocates

@@ -137,7 +137,7 @@ tess_status tess_gemm_check_fp8_out(const tess_gemm_desc *desc, const float *d_s
         return tess_fail(TESS_STATUS_INVALID_VALUE,
                          "%s: d_scale and d_amax belong to a TENSOR-scaled FP8 D; BLOCK_1x128 writes d_scale_out only",
                          caller);
-    const int64_t blocks = (desc->n + 127) / 128, m = desc->m;
+    const int64_t blocks = (desc->n + TESS_SCALE_BLOCK - 1) / TESS_SCALE_BLOCK, m = desc->m;
     const tess_scale_desc *x = &desc->d_scale;
     /* The factors written must not overlap: rows apart by stride_mn, blocks
      * by stride_k, one nested in the other's gap; batches past one batch's

@@ -141,9 +141,8 @@ static double rel_error(const tess_gemm_desc *g, const void *d_dev, const float 
         for (int64_t b = 0; b < g->batch; b++)
             for (int64_t j = 0; j < g->d.cols; j++)
                 for (int64_t i = 0; i < g->d.rows; i++) {
-                    const uint8_t q = d[tess_matrix_offset(&g->d, b, i, j)];
-                    const double got = (g->d.dtype == TESS_DTYPE_E4M3 ? tess_e4m3_to_f32_soft(q) : tess_e5m2_to_f32_soft(q)) *
-                                       factors[tess_scale_offset(f, b, i, j / 128)];
+                    const double got = tess_load_as_f32(g->d.dtype, d, tess_matrix_offset(&g->d, b, i, j)) *
+                                       factors[tess_scale_offset(f, b, i, j / TESS_SCALE_BLOCK)];
                     const double want = ref[tess_matrix_offset(rd, b, i, j)];
                     diff += (got - want) * (got - want), norm += want * want;
                 }

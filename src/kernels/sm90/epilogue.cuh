@@ -11,6 +11,7 @@
 #include <cuda_fp16.h>
 
 #include "core/matrix.h"
+#include "core/scale.h"
 #include "kernels/common/epilogue.cuh"
 #include "kernels/common/fragment.h"
 #include "kernels/common/ptx.cuh"
@@ -634,6 +635,28 @@ TESS_DEVICE void fused_round_gated(const tess_epilogue &e, const float *sums, co
     }
 }
 
+// Calls fn(v, m, n) for each of the thread's accumulator pairs v, v + 1 in
+// round `round` of epilogue_fused (columns [round W, round W + W) of the
+// tile, W = FUSED_COLS; 2 rows x W / 8 pairs): row m of the warpgroup's 64
+// and column n of the round. The round picks its accumulators by a branch
+// per round, as registers cannot be indexed at run time.
+template <class Cfg, class Fn>
+TESS_DEVICE void for_round_pairs(int t, int round, Fn fn) {
+    constexpr int W = Cfg::FUSED_COLS;
+#pragma unroll
+    for (int rr = 0; rr < Cfg::BN / W; rr++) {
+        if (rr != round)
+            continue;
+#pragma unroll
+        for (int i = 0; i < W / 4; i++) {
+            const int v = rr * W / 2 + 2 * i;
+            int m, n;
+            tess_wgmma_acc_coord(t, v, &m, &n);
+            fn(v, m, n - rr * W);
+        }
+    }
+}
+
 // The fused epilogue of kernels with a staging buffer (bias, activation):
 // the tile's bias slice goes to shared memory once (float32, 0 past the
 // vector's end), then FUSED_COLS columns of the warpgroup's float32 sums at
@@ -666,43 +689,23 @@ TESS_DEVICE void epilogue_fused(const tess_gemm_params &p, float (&acc)[Cfg::BN 
     named_barrier_sync(barrier, THREADS); // the buffer is free: earlier readers are done
     for (int i = t; i < Cfg::FUSED_BIAS_FLOATS; i += THREADS)
         bias[i] = tess_epilogue_bias(e, bb, m0 + i, tile.n0 + i); // the vector's element n0 + i or m0 + i
-    // Rolled over the rounds, so that the arithmetic's code appears once;
-    // each round's staging picks its accumulators by a branch per round, as
-    // registers cannot be indexed at run time.
+    // Rolled over the rounds, so that the arithmetic's code appears once.
 #pragma unroll 1
     for (int round = 0; round < Cfg::BN / W; round++) {
         if (round > 0)
             named_barrier_sync(barrier, THREADS); // the previous round's readers are done
-#pragma unroll
-        for (int rr = 0; rr < Cfg::BN / W; rr++) {
-            if (rr != round)
-                continue;
-#pragma unroll
-            for (int i = 0; i < W / 4; i++) { // the thread's value pairs in columns [rr W, rr W + W): 2 rows x W / 8
-                const int v = rr * W / 2 + 2 * i;
-                int m, n;
-                tess_wgmma_acc_coord(t, v, &m, &n);
-                *(float2 *)&sums[m * PITCH + n - rr * W] = make_float2(acc[v], acc[v + 1]);
-            }
-        }
+        for_round_pairs<Cfg>(t, round, [&](int v, int m, int n) {
+            *(float2 *)&sums[m * PITCH + n] = make_float2(acc[v], acc[v + 1]);
+        });
         named_barrier_sync(barrier, THREADS);
         const int nr = tile.n0 + round * W; // the round's first column (of the product)
         if constexpr (VALUES_BACK) {
             fused_round<Cfg, true>(e, sums, bias, act, t, b, m0, nr, round, tile, true, per_column);
             named_barrier_sync(barrier, THREADS); // the round's values are staged
-#pragma unroll
-            for (int rr = 0; rr < Cfg::BN / W; rr++) {
-                if (rr != round)
-                    continue;
-#pragma unroll
-                for (int i = 0; i < W / 4; i++) {
-                    const int v = rr * W / 2 + 2 * i;
-                    int m, n;
-                    tess_wgmma_acc_coord(t, v, &m, &n);
-                    const float2 q = *(const float2 *)&sums[m * PITCH + n - rr * W];
-                    acc[v] = q.x, acc[v + 1] = q.y;
-                }
-            }
+            for_round_pairs<Cfg>(t, round, [&](int v, int m, int n) {
+                const float2 q = *(const float2 *)&sums[m * PITCH + n];
+                acc[v] = q.x, acc[v + 1] = q.y;
+            });
         } else if (Cfg::GATES && gated) {
             fused_round_gated<Cfg>(e, sums, bias, act, t, b, m0, nr, round, tile, row_major, per_column);
         } else {
@@ -710,10 +713,6 @@ TESS_DEVICE void epilogue_fused(const tess_gemm_params &p, float (&acc)[Cfg::BN 
         }
     }
 }
-
-// x as one FP8 element (e4m3 where e4m3, else e5m2), rounded to nearest and
-// saturating (NaN kept): the rule of tess_quantize_fp8.
-TESS_DEVICE uint8_t fp8_of(float x, bool e4m3) { return e4m3 ? tess_f32_to_e4m3(x) : tess_f32_to_e5m2(x); }
 
 // An FP8 D (tess_epilogue.d_fp8), from registers. First each accumulator
 // becomes its float32 value v in place, 0 outside the matrix so that it
@@ -733,8 +732,7 @@ TESS_DEVICE void epilogue_store_fp8(const tess_gemm_params &p, float (&acc)[Cfg:
     const tess_epilogue &e = p.epi;
     const int b = tile.d_batch, bb = Cfg::GROUPED ? tile.group : b, m_end = tile.m_end, n0 = tile.n0,
               n_end = tile.n_end;
-    const bool e4m3 = e.d_layout.dtype == TESS_DTYPE_E4M3;
-    const tess_dtype q_type = e4m3 ? TESS_DTYPE_E4M3 : TESS_DTYPE_E5M2;
+    const tess_dtype q_type = e.d_layout.dtype == TESS_DTYPE_E4M3 ? TESS_DTYPE_E4M3 : TESS_DTYPE_E5M2;
     if (Cfg::FUSES_FP8 && (e.fused || e.beta != 0.0f)) { // (the planners' rule: kernel_table.h fp8_out)
         if constexpr (Cfg::FUSES_FP8 && Cfg::FUSED_COLS > 0) {
             epilogue_fused<Cfg, true>(p, acc, staging, wg, t, tile, m0, pending);
@@ -766,7 +764,7 @@ TESS_DEVICE void epilogue_store_fp8(const tess_gemm_params &p, float (&acc)[Cfg:
         if (m >= m_end || n >= n_end)
             return;
         uint8_t *at = d + m * row_step + n * col_step;
-        const uint8_t q0 = fp8_of(acc[v] * k0, e4m3), q1 = fp8_of(acc[v + 1] * k1, e4m3);
+        const uint32_t q0 = fp8_code(q_type, acc[v] * k0), q1 = fp8_code(q_type, acc[v + 1] * k1);
         if (row_major && n + 1 < n_end && (uintptr_t)at % 2 == 0) {
             *(uint16_t *)at = (uint16_t)(q0 | (q1 << 8));
         } else {
@@ -775,9 +773,10 @@ TESS_DEVICE void epilogue_store_fp8(const tess_gemm_params &p, float (&acc)[Cfg:
                 at[col_step] = q1;
         }
     };
-    if constexpr (Cfg::BN % 128 == 0 && !Cfg::GROUPED_ALONG_N) {
+    if constexpr (Cfg::BN % TESS_SCALE_BLOCK == 0 && !Cfg::GROUPED_ALONG_N) {
         if (e.d_fp8 == TESS_EPI_FP8_BLOCK) {
-            constexpr int BLOCKS = Cfg::BN / 128, PER_BLOCK = 64; // a thread's values per 128 columns: 2 rows x 32
+            // a thread's values per block of columns: 2 rows x TESS_SCALE_BLOCK / 4 (a quad's share)
+            constexpr int BLOCKS = Cfg::BN / TESS_SCALE_BLOCK, PER_BLOCK = TESS_SCALE_BLOCK / 2;
             float f[2][BLOCKS];
 #pragma unroll
             for (int jb = 0; jb < BLOCKS; jb++) {
@@ -800,9 +799,9 @@ TESS_DEVICE void epilogue_store_fp8(const tess_gemm_params &p, float (&acc)[Cfg:
                 for (int jb = 0; jb < BLOCKS; jb++)
 #pragma unroll
                     for (int h = 0; h < 2; h++) {
-                        const int m = m0 + m_first + 8 * h, n = n0 + 128 * jb;
+                        const int m = m0 + m_first + 8 * h, n = n0 + TESS_SCALE_BLOCK * jb; // rows m, m + 8
                         if (m < m_end && n < n_end)
-                            e.d_scale_out[tess_scale_offset(&e.d_scale_layout, b, m, n / 128)] = f[h][jb];
+                            e.d_scale_out[tess_scale_offset(&e.d_scale_layout, b, m, n / TESS_SCALE_BLOCK)] = f[h][jb];
                     }
             }
 #pragma unroll

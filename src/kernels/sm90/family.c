@@ -45,7 +45,7 @@ int tess_sm90_kernel_serves(const tess_gemm_kernel *k, const tess_gemm_desc *d) 
      * tiles, not the token tiles, whose rows are D's columns). */
     const int fp8_out = tess_epilogue_fp8_form(d);
     if ((fp8_out != TESS_EPI_FP8_NONE && k->fp8_out < (tess_epilogue_has_steps(d) ? 2 : 1)) ||
-        (fp8_out == TESS_EPI_FP8_BLOCK && (k->tile_n % 128 != 0 || k->grouped == TESS_GROUPED_TOKENS)))
+        (fp8_out == TESS_EPI_FP8_BLOCK && (k->tile_n % TESS_SCALE_BLOCK != 0 || k->grouped == TESS_GROUPED_TOKENS)))
         return 0;
     const int scaling = needed_scaling(d);
     const int serves = k->scaling == scaling ||

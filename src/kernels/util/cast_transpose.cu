@@ -98,11 +98,6 @@ static __device__ __forceinline__ void stage_tile(const ct_args &a, ct_shared<ty
     __syncthreads();
 }
 
-// The FP8 code of v / factor (v * inverse, saturating).
-static __device__ __forceinline__ uint32_t fp8_code(tess_dtype q_type, float v, float inverse) {
-    return q_type == TESS_DTYPE_E4M3 ? tess_f32_to_e4m3(v * inverse) : tess_f32_to_e5m2(v * inverse);
-}
-
 // The row's FP8 codes into q, scaled by 1 / f (one 8-byte store where aligned).
 static __device__ __forceinline__ void store_row(const ct_args &a, int64_t r, int64_t c, const float f32[CT_VEC],
                                                  float f) {
@@ -112,14 +107,14 @@ static __device__ __forceinline__ void store_row(const ct_args &a, int64_t r, in
         uint32_t lo = 0, hi = 0;
 #pragma unroll
         for (int j = 0; j < 4; j++) {
-            lo |= fp8_code(a.q_type, f32[j], inverse) << (8 * j);
-            hi |= fp8_code(a.q_type, f32[j + 4], inverse) << (8 * j);
+            lo |= fp8_code(a.q_type, f32[j] * inverse) << (8 * j);
+            hi |= fp8_code(a.q_type, f32[j + 4] * inverse) << (8 * j);
         }
         *(uint2 *)out = make_uint2(lo, hi);
         return;
     }
     for (int j = 0; j < CT_VEC && c + j < a.cols; j++)
-        out[j] = (uint8_t)fp8_code(a.q_type, f32[j], inverse);
+        out[j] = (uint8_t)fp8_code(a.q_type, f32[j] * inverse);
 }
 
 // Pass 1: the thread's rows of the tile (first_row, every
@@ -148,9 +143,7 @@ static __device__ __forceinline__ void quantize_rows(const ct_args &a, ct_shared
         float f = tile_f;
         if (!BLOCK128) {
             // The 16 threads of a row are one half-warp: lanes differing in the low 4 bits.
-#pragma unroll
-            for (int o = CT_ROW_THREADS / 2; o > 0; o /= 2)
-                m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+            m = lanes_max<CT_ROW_THREADS>(m);
             f = factor_for(m, a.q_type);
             if (part == 0 && r < a.rows)
                 a.scales[r * a.scale_mn + c0 / CT_TILE * a.scale_k] = f;
@@ -185,12 +178,12 @@ static __device__ __forceinline__ void column_pass(const ct_args &a, ct_shared<t
         uint32_t w[4] = {0, 0, 0, 0};
 #pragma unroll
         for (int i = 0; i < CT_STORE_ROWS; i++)
-            w[i / 4] |= fp8_code(a.q_type, x_elem<XT>::value(sh.tile[row0 + i][col]), inverse) << (8 * (i % 4));
+            w[i / 4] |= fp8_code(a.q_type, x_elem<XT>::value(sh.tile[row0 + i][col]) * inverse) << (8 * (i % 4));
         *(uint4 *)out = make_uint4(w[0], w[1], w[2], w[3]);
         return;
     }
     for (int i = 0; i < CT_STORE_ROWS && r + i < a.rows; i++)
-        out[i] = (uint8_t)fp8_code(a.q_type, x_elem<XT>::value(sh.tile[row0 + i][col]), inverse);
+        out[i] = (uint8_t)fp8_code(a.q_type, x_elem<XT>::value(sh.tile[row0 + i][col]) * inverse);
 }
 
 // One CTA per 128 x 128 tile (tile rows beyond TESS_MAX_GRID_Y walked by the
