@@ -16,6 +16,7 @@ W e4m3, two recipes:
             tessera fused      tessera.gemm(..., out_dtype="e4m3", out_scale=s, amax=amax)
             tessera unfused    tessera.gemm to bf16, then tessera.quantize_fp8(y, "tensor") (its amax,
                                then the quantization)
+            tessera bf16 D     tessera.gemm to bf16 alone
             cuBLASLt FP8 D     torch._scaled_mm writing e4m3 itself (scale_result; no amax), where
                                this torch has it
 Every FP8 D is dequantized and checked against the bf16 product of the same inputs (relative
@@ -87,9 +88,11 @@ def tensor_providers(m, n, k, gen):
     providers = {
         "tessera fused": lambda: tessera.gemm(qa, qw.T, scale_a=sa, scale_b=sw, out_dtype="e4m3", out_scale=scale,
                                               amax=amax),
-        "tessera unfused": lambda: tessera.quantize_fp8(tessera.gemm(qa, qw.T, scale_a=sa, scale_b=sw), "tensor")}
+        "tessera unfused": lambda: tessera.quantize_fp8(tessera.gemm(qa, qw.T, scale_a=sa, scale_b=sw), "tensor"),
+        "tessera bf16 D": lambda: tessera.gemm(qa, qw.T, scale_a=sa, scale_b=sw)}
     checks = {"tessera fused": lambda r: (rel(r.float() / scale, y), amax_note()),
-              "tessera unfused": lambda r: (rel(r[0].float() * r[1], y), "")}
+              "tessera unfused": lambda r: (rel(r[0].float() * r[1], y), ""),
+              "tessera bf16 D": lambda r: (rel(r, y), "")}
 
     def cublaslt():
         r = torch._scaled_mm(qa, qw.T, scale_a=sa, scale_b=sw, scale_result=scale, out_dtype=torch.float8_e4m3fn)
@@ -98,9 +101,11 @@ def tensor_providers(m, n, k, gen):
     try:
         cublaslt()
         providers["cuBLASLt FP8 D"] = cublaslt
-        # torch passes scale_result as cuBLASLt's D scale; which way it applies is read off the error
+        # torch passes scale_result as cuBLASLt's D scale, or (torch 2.11, per-tensor inputs) drops it;
+        # which of the three is read off the error
         checks["cuBLASLt FP8 D"] = lambda r: min((rel(r.float() / scale, y), ""),
-                                                 (rel(r.float() * scale, y), "D = v / scale_result"))
+                                                 (rel(r.float() * scale, y), "D = v / scale_result"),
+                                                 (rel(r.float(), y), "scale_result not applied"))
     except (RuntimeError, TypeError) as e:
         print(f"cuBLASLt's FP8 D not run: {str(e).splitlines()[0][:160]}")
     return providers, checks

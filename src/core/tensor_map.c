@@ -52,6 +52,13 @@ tess_status tess_tensor_map_matrix(CUtensorMap *map, tess_dtype dtype, const voi
                       CU_TENSOR_MAP_SWIZZLE_128B);
 }
 
+tess_status tess_tensor_map_matrix_sw64(CUtensorMap *map, tess_dtype dtype, const void *base, int64_t inner,
+                                        int64_t outer, int64_t ld, int64_t batch, int64_t batch_stride, int box_inner,
+                                        int box_outer) {
+    return encode_map(map, dtype, base, inner, outer, ld, batch, batch_stride, box_inner, box_outer,
+                      CU_TENSOR_MAP_SWIZZLE_64B);
+}
+
 tess_status tess_tensor_map_factors(CUtensorMap *map, const float *base, int64_t inner, int64_t outer, int64_t ld,
                                     int64_t batch, int64_t batch_stride, int box_inner, int box_outer) {
     return encode_map(map, TESS_DTYPE_F32, base, inner, outer, ld, batch, batch_stride, box_inner, box_outer,

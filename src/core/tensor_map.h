@@ -20,6 +20,13 @@ extern "C" {
 tess_status tess_tensor_map_matrix(CUtensorMap *map, tess_dtype dtype, const void *base, int64_t inner, int64_t outer,
                                    int64_t ld, int64_t batch, int64_t batch_stride, int box_inner, int box_outer);
 
+/* The same with the 64-byte swizzle (box_inner * element size 64 bytes at
+ * most): an FP8 D's 64 x 64 epilogue sub-tiles (kernels/common/fragment.h
+ * tess_epi_fp8_offset). */
+tess_status tess_tensor_map_matrix_sw64(CUtensorMap *map, tess_dtype dtype, const void *base, int64_t inner,
+                                        int64_t outer, int64_t ld, int64_t batch, int64_t batch_stride, int box_inner,
+                                        int box_outer);
+
 /* The same for a float32 array of dequantization factors, unswizzled (box_inner
  * x 4 bytes a multiple of 16; factors past the array's edges read as 0). */
 tess_status tess_tensor_map_factors(CUtensorMap *map, const float *base, int64_t inner, int64_t outer, int64_t ld,

@@ -5,6 +5,9 @@
  *  - the epilogue's stmatrix addresses, by simulating stmatrix (plain and
  *    .trans) into the 128-byte-swizzled staging sub-tiles: every element lands
  *    exactly once, where the TMA store expects it;
+ *  - an FP8 D's staging offsets: every element of a round once, where TMA's
+ *    64-byte swizzle reads it, and each warp's pair stores free of bank
+ *    conflicts;
  *  - the tensor-core decode GEMV's feed of mma.sync from plain loads, against
  *    the m16n8k16 and m16n8k32 atoms.
  * (The tile scheduler is tested in test_sched.c.) */
@@ -85,6 +88,46 @@ static void test_epilogue_addresses(void) {
         }
 }
 
+/* The FP8 staging (fragment.h tess_epi_fp8_offset) for rounds of 64 to 256
+ * columns: each accumulator lands once, at the byte that TMA's 64-byte
+ * swizzle (address bits 4-5 XORed with bits 7-8 within a sub-tile) maps to
+ * its row and column; and for each warp and accumulator pair (one 2-byte
+ * store), no two lanes write different 4-byte words of one bank. */
+static void test_fp8_staging(void) {
+    for (int width = 64; width <= 256; width += 64) {
+        const int bytes = 64 * width;
+        int *hits = calloc((size_t)bytes, sizeof(int)), misplaced = 0, once = 0, conflicts = 0;
+        for (int warp = 0; warp < 4; warp++)
+            for (int v = 0; v < width / 2; v += 2) {
+                int word_of_bank[32];
+                for (int k = 0; k < 32; k++)
+                    word_of_bank[k] = -1;
+                for (int lane = 0; lane < 32; lane++) {
+                    int m, n;
+                    tess_wgmma_acc_coord(32 * warp + lane, v, &m, &n);
+                    const int addr = tess_epi_fp8_offset(m, n);
+                    for (int h = 0; h < 2; h++) { /* the pair's two bytes: columns n, n + 1 */
+                        const int a = addr + h, within = a % TESS_EPI_FP8_SUBTILE_BYTES;
+                        const int plain = within ^ (((within >> 7) & 3) << 4);
+                        misplaced += a / TESS_EPI_FP8_SUBTILE_BYTES != (n + h) / 64 || plain / 64 != m ||
+                                     plain % 64 != (n + h) % 64;
+                        if (a >= 0 && a < bytes)
+                            hits[a]++;
+                    }
+                    const int word = addr / 4, bank = word % 32;
+                    conflicts += word_of_bank[bank] >= 0 && word_of_bank[bank] != word;
+                    word_of_bank[bank] = word;
+                }
+            }
+        for (int e = 0; e < bytes; e++)
+            once += hits[e] == 1;
+        CHECKF(misplaced == 0 && once == bytes && conflicts == 0,
+               "FP8 staging width %d: %d misplaced, %d of %d written once, %d bank conflicts", width, misplaced,
+               once, bytes, conflicts);
+        free(hits);
+    }
+}
+
 /* The tensor-core decode GEMV's fragment feed (fragment.h), against the mma
  * atoms of the layout algebra, for 16-bit inputs (m16n8k16, E = 2 elements
  * to a 32-bit word) and 8-bit ones (m16n8k32, E = 4). Lane L's word w of a
@@ -154,6 +197,7 @@ static void test_gemv_vs_algebra(void) {
 int main(void) {
     test_accumulator_vs_algebra();
     test_epilogue_addresses();
+    test_fp8_staging();
     test_gemv_vs_algebra();
     return check_finish("unit_fragment");
 }

@@ -32,6 +32,20 @@ TESS_HD int tess_epi_swizzled_offset(int sub, int row, int chunk) {
     return sub * TESS_EPI_SUBTILE_BYTES + row * 128 + ((chunk ^ (row % 8)) * 16);
 }
 
+/* An FP8 D's staging (epilogue.cuh epilogue_stage_fp8): a warpgroup's 64 x W
+ * round of one-byte elements in sub-tiles of 64 x 64 (4 KiB), each 64-byte
+ * row a row of D, stored with TMA's 64-byte swizzle (Swizzle<2,4,3>: the
+ * 16-byte chunk index within a 64-byte row is XORed with (row / 2) mod 4, so
+ * that the 2-byte stores of a warp's 8 rows x 4 column pairs hit 16 distinct
+ * banks). */
+#define TESS_EPI_FP8_SUBTILE_BYTES (TESS_EPI_SUBTILE * TESS_EPI_SUBTILE)
+
+/* Byte offset of element (m, c) of the round: row m (0..63), column c (0..W-1). */
+TESS_HD int tess_epi_fp8_offset(int m, int c) {
+    const int sub = c / TESS_EPI_SUBTILE, in_sub = c % TESS_EPI_SUBTILE;
+    return sub * TESS_EPI_FP8_SUBTILE_BYTES + m * 64 + (((in_sub / 16) ^ ((m / 2) % 4)) * 16) + in_sub % 16;
+}
+
 /* The shared-memory byte offset lane `lane` of warp `warp` (within the
  * warpgroup) passes to stmatrix.x4 when storing accumulator columns
  * [16 jj, 16 jj + 16): matrix i = lane / 8 holds rows 16 warp + 8 (i % 2) + 0..7

@@ -258,6 +258,11 @@ TESS_DEVICE void wgmma_wait() {
 // Makes the accumulator registers' values visible to (and from) the async wgmma unit.
 TESS_DEVICE void wgmma_fence_operand(float &r) { asm volatile("" : "+f"(r)::"memory"); }
 
+// Stores the low 16 bits of v at a shared-memory address (an FP8 D's pair of codes).
+TESS_DEVICE void st_shared_u16(uint32_t addr, uint32_t v) {
+    asm volatile("st.shared.u16 [%0], %1;" ::"r"(addr), "h"((unsigned short)v) : "memory");
+}
+
 // ---- stmatrix ("Warp-level matrix store instruction: stmatrix") ----------------
 
 // Four 8x8 b16 matrices: lanes 8i..8i+7 give the row addresses of matrix i;

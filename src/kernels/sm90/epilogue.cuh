@@ -100,21 +100,23 @@ TESS_DEVICE void residual_pair(const residual_rows &r, int col, bool row8, float
     }
 }
 
-// The end of a 16-bit round: once the warpgroup's stmatrix writes of COLS
+// The end of a round: once the warpgroup's shared-memory writes of COLS
 // columns of D from column nc are visible to the async proxy, one thread's
-// TMA stores of its sub-tiles (or every thread's copies of the columns
-// below n_end, D's width: epilogue_copy_rows).
-template <int COLS>
+// TMA stores of its sub-tiles (64 x 64 elements of ELEM_BYTES each: a
+// 16-bit D's or an FP8 D's), or, for a 16-bit D, every thread's copies of
+// the columns below n_end, D's width (epilogue_copy_rows).
+template <int COLS, int ELEM_BYTES = 2>
 TESS_DEVICE void store_round(const tess_gemm_params &p, const char *staging, int t, int b, int m0, int m_end, int nc,
                              int n_end, bool by_tma, bool col_major, int barrier) {
+    static_assert(ELEM_BYTES == 2 || ELEM_BYTES == 1, "a 16-bit or an FP8 D");
     fence_proxy_async_smem();
     named_barrier_sync(barrier, 128);
-    if (!by_tma) {
+    if (ELEM_BYTES == 2 && !by_tma) {
         epilogue_copy_rows<COLS>(p, staging, t, b, m0, m_end, nc, n_end);
     } else if (t == 0) {
 #pragma unroll
         for (int s = 0; s < COLS / TESS_EPI_SUBTILE; s++) {
-            const char *sub = staging + s * TESS_EPI_SUBTILE_BYTES;
+            const char *sub = staging + s * TESS_EPI_SUBTILE * TESS_EPI_SUBTILE * ELEM_BYTES;
             if (col_major)
                 tma_store_3d(&p.tma_d, sub, m0, nc + s * TESS_EPI_SUBTILE, b);
             else
@@ -129,15 +131,64 @@ TESS_DEVICE void store_round(const tess_gemm_params &p, const char *staging, int
 // layout, tess_wgmma_acc_coord), where its bias is read.
 TESS_DEVICE int pair_column(int jj, int c) { return 16 * jj + 8 * (c / 2) + c % 2; }
 
+// The values of a thread's 16-column block jj of the tile, in the inline
+// stores' order: x[2 i + h] at row m (i even) or m + 8, column n + h (+ 8
+// for i >= 2). Each is tess_epilogue_value's (alpha * sum, + beta * C with
+// WITH_C); FUSED adds the bias of columns n, n + 1, n + 8, n + 9 (its raw
+// bits, loaded by the caller ahead of any wait), then the sigmoid gate of
+// tess_act_form, GELU's erf form or ReLU's clamp (decided once per block:
+// no element branches), then with RESIDUAL the residual read inline.
+template <class Cfg, bool WITH_C, bool FUSED, bool RESIDUAL>
+TESS_DEVICE void block_values(const tess_epilogue &e, const float (&acc)[Cfg::BN / 2], int jj, int t, int b, int m0,
+                              int n0, const tess_bias_reader &bias, const uint32_t (&bias_bits)[4],
+                              const tess_act_form &act, const residual_rows &residual, float (&x)[8]) {
+    float res[8];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const int v = 8 * jj + 2 * i;
+        int m, n;
+        tess_wgmma_acc_coord(t, v, &m, &n);
+        x[2 * i] = tess_epilogue_value<WITH_C, true>(e, acc[v], b, m0 + m, n0 + n);
+        x[2 * i + 1] = tess_epilogue_value<WITH_C, true>(e, acc[v + 1], b, m0 + m, n0 + n + 1);
+        // The residual's pair, loaded here, ahead of the bias and activation its latency overlaps.
+        if constexpr (RESIDUAL)
+            residual_pair(residual, 16 * jj + 8 * (i / 2), i % 2, res[2 * i], res[2 * i + 1]);
+    }
+    if constexpr (FUSED) {
+#pragma unroll
+        for (int c = 0; c < 4; c++) { // the bias of columns n, n + 1, n + 8, n + 9
+            const float bias_c = tess_bias_value(bias, bias_bits[c]);
+            x[4 * (c / 2) + c % 2] += bias_c, x[4 * (c / 2) + 2 + c % 2] += bias_c; // rows m, m + 8
+        }
+        if (act.sigmoid) {
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+                x[i] = tess_times_sigmoid(x[i], x[i] * (act.k1 + act.k3 * x[i] * x[i]));
+        } else if (act.erf) {
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+                x[i] = tess_gelu_erf(x[i]);
+        } else if (act.relu) {
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+                x[i] = x[i] < 0.0f ? 0.0f : x[i]; // NaN stays NaN
+        }
+        if (RESIDUAL) {
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+                x[i] += res[i];
+        }
+    }
+}
+
 // 16-bit D, in rounds of EPI_COLS columns: stmatrix into this warpgroup's
 // staging sub-tiles, then one thread's TMA stores (or every thread's copies,
 // for a grouped tile whose rows end inside it: epilogue_copy_rows).
 // `pending` says an earlier round may still be reading the staging buffer.
-// FUSED: the fused steps inline, each value alpha * sum + bias (of bias
-// batch bb, per column or none), then the sigmoid gate of tess_act_form,
-// GELU's erf form or ReLU's clamp (decided once per 16-column block: no
-// element branches); no C, no per-row bias (the fused epilogue's other
-// paths take those).
+// FUSED: the fused steps inline (block_values: alpha * sum + the bias of
+// bias batch bb, per column or none, then the activation, then a residual
+// with RESIDUAL); no C, no per-row bias (the fused epilogue's other paths
+// take those).
 template <class Cfg, bool WITH_C, bool FUSED = false, bool RESIDUAL = false>
 TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], char *staging, int wg, int t,
                                   int b, int m0, int m_end, int n0, bool &pending, int bb = 0) {
@@ -173,44 +224,9 @@ TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::B
 #pragma unroll
         for (int j = 0; j < Cfg::EPI_COLS / 16; j++) {
             const int jj = round * (Cfg::EPI_COLS / 16) + j; /* 16-column block of the tile */
-            // The block's values: x[2 i + h] at row m (i even) or m + 8, column n + h (+ 8 for i >= 2).
-            float x[8], res[8];
-#pragma unroll
-            for (int i = 0; i < 4; i++) {
-                const int v = 8 * jj + 2 * i;
-                int m, n;
-                tess_wgmma_acc_coord(t, v, &m, &n);
-                x[2 * i] = tess_epilogue_value<WITH_C, true>(p.epi, acc[v], b, m0 + m, n0 + n);
-                x[2 * i + 1] = tess_epilogue_value<WITH_C, true>(p.epi, acc[v + 1], b, m0 + m, n0 + n + 1);
-                // The residual's pair, loaded here, ahead of the bias and activation its latency overlaps.
-                if constexpr (RESIDUAL)
-                    residual_pair(residual, 16 * jj + 8 * (i / 2), i % 2, res[2 * i], res[2 * i + 1]);
-            }
-            if constexpr (FUSED) {
-#pragma unroll
-                for (int c = 0; c < 4; c++) { // the bias of columns n, n + 1, n + 8, n + 9
-                    const float bias_c = tess_bias_value(bias, bias_bits[j][c]);
-                    x[4 * (c / 2) + c % 2] += bias_c, x[4 * (c / 2) + 2 + c % 2] += bias_c; // rows m, m + 8
-                }
-                if (act.sigmoid) {
-#pragma unroll
-                    for (int e = 0; e < 8; e++)
-                        x[e] = tess_times_sigmoid(x[e], x[e] * (act.k1 + act.k3 * x[e] * x[e]));
-                } else if (act.erf) {
-#pragma unroll
-                    for (int e = 0; e < 8; e++)
-                        x[e] = tess_gelu_erf(x[e]);
-                } else if (act.relu) {
-#pragma unroll
-                    for (int e = 0; e < 8; e++)
-                        x[e] = x[e] < 0.0f ? 0.0f : x[e]; // NaN stays NaN
-                }
-                if (RESIDUAL) {
-#pragma unroll
-                    for (int e = 0; e < 8; e++)
-                        x[e] += res[e];
-                }
-            }
+            float x[8];
+            block_values<Cfg, WITH_C, FUSED, RESIDUAL>(p.epi, acc, jj, t, b, m0, n0, bias, bias_bits[FUSED ? j : 0], act,
+                                                       residual, x);
             uint32_t r[4];
 #pragma unroll
             for (int i = 0; i < 4; i++)
@@ -714,18 +730,86 @@ TESS_DEVICE void epilogue_fused(const tess_gemm_params &p, float (&acc)[Cfg::BN 
     }
 }
 
-// An FP8 D (tess_epilogue.d_fp8), from registers. First each accumulator
-// becomes its float32 value v in place, 0 outside the matrix so that it
-// counts in no maximum: alpha alone inline; the whole epilogue staged
+// An FP8 D's values staged and stored by TMA (row-major D that TMA can
+// store, and a tile whose rows TMA may write: dense, or within its group):
+// rounds of Cfg::FP8_ROUND_COLS columns, each pair of a row's values times
+// its multiplier (mult(v): the row's and block's for value pair v, v + 1)
+// converted at once and stored as 2 bytes into the 64-byte-swizzled
+// sub-tiles (tess_epi_fp8_offset), then one thread's TMA stores, as the
+// 16-bit rounds. Values outside the matrix are written to the staging but
+// TMA clips them.
+template <class Cfg, class Mult>
+TESS_DEVICE void epilogue_stage_fp8(const tess_gemm_params &p, const float (&acc)[Cfg::BN / 2], char *staging, int wg,
+                                    int t, int b, int m0, int n0, bool &pending, tess_dtype q_type, Mult mult) {
+    constexpr int COLS = Cfg::FP8_ROUND_COLS;
+    static_assert(Cfg::BN % COLS == 0 && COLS % TESS_EPI_SUBTILE == 0, "whole 64-column sub-tiles a round");
+    static_assert(COLS * 64 <= Cfg::EPI_WG_BYTES, "a round's FP8 sub-tiles fit the warpgroup's staging");
+    const int barrier = TESS_EPI_BARRIER_BASE + wg;
+    const uint32_t base = smem_u32(staging);
+#pragma unroll
+    for (int round = 0; round < Cfg::BN / COLS; round++) {
+        if (pending) {
+            if (t == 0)
+                tma_store_wait_read<0>();
+            named_barrier_sync(barrier, 128);
+        }
+#pragma unroll
+        for (int i = 0; i < COLS / 4; i++) { // the thread's value pairs in the round: COLS / 8 columns x 2 rows
+            const int v = round * (COLS / 2) + 2 * i;
+            int m, n;
+            tess_wgmma_acc_coord(t, v, &m, &n);
+            const float k = mult(v);
+            st_shared_u16(base + tess_epi_fp8_offset(m, n - round * COLS), fp8x2_code(q_type, acc[v] * k, acc[v + 1] * k));
+        }
+        store_round<COLS, 1>(p, staging, t, b, m0, m0 + 64, n0 + round * COLS, p.n, true, false, barrier);
+        pending = true;
+    }
+}
+
+// An FP8 D's fused values in place, inline (block_values: alpha * sum, a
+// per-column bias or none, the activation; no C, no residual), 0 outside
+// the matrix so that they count in no maximum. bb: the bias batch.
+template <class Cfg>
+TESS_DEVICE void fp8_values_inline(const tess_epilogue &e, float (&acc)[Cfg::BN / 2], int t, const tile_coord &tile,
+                                   int m0, int bb) {
+    const tess_act_form act = tess_act_form_of(e.activation);
+    int m_first, n_first; // the thread's first row and column of the tile
+    tess_wgmma_acc_coord(t, 0, &m_first, &n_first);
+    const tess_bias_reader bias = tess_column_bias_reader(e, bb, tile.n0 + n_first);
+#pragma unroll
+    for (int jj = 0; jj < Cfg::BN / 16; jj++) {
+        uint32_t bits[4];
+#pragma unroll
+        for (int c = 0; c < 4; c++)
+            bits[c] = tess_bias_load(bias, pair_column(jj, c));
+        float x[8];
+        block_values<Cfg, false, true, false>(e, acc, jj, t, tile.d_batch, m0, tile.n0, bias, bits, act,
+                                              residual_rows{}, x);
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            const int v = 8 * jj + i;
+            int m, n;
+            tess_wgmma_acc_coord(t, v, &m, &n);
+            acc[v] = m0 + m < tile.m_end && tile.n0 + n < tile.n_end ? x[i] : 0.0f;
+        }
+    }
+}
+
+// An FP8 D (tess_epilogue.d_fp8). First each accumulator becomes its
+// float32 value v in place, 0 outside the matrix so that it counts in no
+// maximum: alpha alone inline; the fused steps inline where they can
+// (fp8_values_inline: no C, no per-row bias, no residual), else staged
 // (epilogue_fused's VALUES_BACK) in kernels with a staging buffer, else by
-// a call per value (register_value: a few columns a thread). Then, per
-// tensor, D = fp8(v * d_scale) and max |v| into d_amax (each warp's by one
-// atomicMax on the bits: non-negative floats order like their bits; NaN
-// ignored by fmaxf); or per row and 128 columns (BN a multiple of 128, a
-// warpgroup's rows whole in the tile: 1x128 blocks lie inside one quad of
-// lanes' registers), the block's factor f from its max |v| (factor_for, as
+// a call per value (register_value: a few columns a thread). Then, per tensor, D =
+// fp8(v * d_scale) and max |v| into d_amax (each warp's by one atomicMax on
+// the bits: non-negative floats order like their bits; NaN ignored by
+// fmaxf); or per row and 128 columns (BN a multiple of 128, a warpgroup's
+// rows whole in the tile: 1x128 blocks lie inside one quad of lanes'
+// registers), the block's factor f from its max |v| (factor_for, as
 // tess_quantize_fp8), D = fp8(v * (1 / f)), and f written by the quad's
-// first lane. bb: the bias batch.
+// first lane. D is staged and stored by TMA where it can
+// (epilogue_stage_fp8), else from registers, two bytes at a time where
+// aligned. bb: the bias batch.
 template <class Cfg>
 TESS_DEVICE void epilogue_store_fp8(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], char *staging, int wg, int t,
                                     const tile_coord &tile, int m0, bool &pending) {
@@ -735,7 +819,11 @@ TESS_DEVICE void epilogue_store_fp8(const tess_gemm_params &p, float (&acc)[Cfg:
     const tess_dtype q_type = e.d_layout.dtype == TESS_DTYPE_E4M3 ? TESS_DTYPE_E4M3 : TESS_DTYPE_E5M2;
     if (Cfg::FUSES_FP8 && (e.fused || e.beta != 0.0f)) { // (the planners' rule: kernel_table.h fp8_out)
         if constexpr (Cfg::FUSES_FP8 && Cfg::FUSED_COLS > 0) {
-            epilogue_fused<Cfg, true>(p, acc, staging, wg, t, tile, m0, pending);
+            if (e.beta == 0.0f && e.bias_mode != TESS_BIAS_ROWS && !e.residual) {
+                fp8_values_inline<Cfg>(e, acc, t, tile, m0, bb);
+            } else {
+                epilogue_fused<Cfg, true>(p, acc, staging, wg, t, tile, m0, pending);
+            }
         } else if constexpr (Cfg::FUSES_FP8) {
 #pragma unroll
             for (int v = 0; v < Cfg::BN / 2; v++) {
@@ -753,78 +841,81 @@ TESS_DEVICE void epilogue_store_fp8(const tess_gemm_params &p, float (&acc)[Cfg:
             acc[v] = m0 + m < m_end && n0 + n < n_end ? e.alpha * acc[v] : 0.0f;
         }
     }
+    // The multipliers: per row (m, m + 8 of the thread) and 128-column block, or the tensor's scale in each.
+    constexpr bool BLOCKS_FIT = Cfg::BN % TESS_SCALE_BLOCK == 0 && !Cfg::GROUPED_ALONG_N;
+    constexpr int BLOCKS = BLOCKS_FIT ? Cfg::BN / TESS_SCALE_BLOCK : 1, PER_BLOCK = TESS_SCALE_BLOCK / 2;
+    float k[2][BLOCKS];
+    if (BLOCKS_FIT && e.d_fp8 == TESS_EPI_FP8_BLOCK) {
+        // a thread's values per block of columns: 2 rows x TESS_SCALE_BLOCK / 4 (a quad's share)
+        float f[2][BLOCKS];
+#pragma unroll
+        for (int jb = 0; jb < BLOCKS; jb++) {
+            float mx[2] = {0.0f, 0.0f}; // rows m and m + 8 of the thread (value v's row: (v / 2) % 2)
+#pragma unroll
+            for (int i = 0; i < PER_BLOCK; i++)
+                mx[(i / 2) % 2] = fmaxf(mx[(i / 2) % 2], fabsf(acc[jb * PER_BLOCK + i]));
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                // the quad's four lanes hold the row's 128 columns
+                f[h][jb] = factor_for(lanes_max<4>(mx[h]), q_type);
+                k[h][jb] = __frcp_rn(f[h][jb]);
+            }
+        }
+        int m_first, n_first;
+        tess_wgmma_acc_coord(t, 0, &m_first, &n_first);
+        if (t % 4 == 0) {
+#pragma unroll
+            for (int jb = 0; jb < BLOCKS; jb++)
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const int m = m0 + m_first + 8 * h, n = n0 + TESS_SCALE_BLOCK * jb; // rows m, m + 8
+                    if (m < m_end && n < n_end)
+                        e.d_scale_out[tess_scale_offset(&e.d_scale_layout, b, m, n / TESS_SCALE_BLOCK)] = f[h][jb];
+                }
+        }
+    } else {
+        const float scale = e.d_scale ? *e.d_scale : 1.0f;
+#pragma unroll
+        for (int jb = 0; jb < BLOCKS; jb++)
+            k[0][jb] = k[1][jb] = scale;
+        if (e.d_amax) {
+            float mx = 0.0f;
+#pragma unroll
+            for (int v = 0; v < Cfg::BN / 2; v++)
+                mx = fmaxf(mx, fabsf(acc[v]));
+            mx = warp_max(mx);
+            if (t % 32 == 0)
+                atomicMax((unsigned int *)e.d_amax, __float_as_uint(mx));
+        }
+    }
+    // Value pair v, v + 1's multiplier (v even: both in one row and block).
+    const auto mult = [&](int v) { return k[(v / 2) % 2][BLOCKS_FIT ? v / PER_BLOCK : 0]; };
     const bool row_major = e.d_layout.order == TESS_ORDER_ROW;
+    if constexpr (!Cfg::STORES_FROM_REGISTERS) {
+        if (!p.d_direct && (!Cfg::GROUPED || m0 + 64 <= m_end)) { // (d_direct is 0 only for a row-major FP8 D)
+            epilogue_stage_fp8<Cfg>(p, acc, staging, wg, t, b, m0, n0, pending, q_type, mult);
+            return;
+        }
+    }
     const int64_t ld = e.d_layout.ld, row_step = row_major ? ld : 1, col_step = row_major ? 1 : ld;
     uint8_t *d = (uint8_t *)e.d + (int64_t)b * e.d_layout.batch_stride;
-    // Stores value pair v, v + 1 (columns n, n + 1 of one row), each times its multiplier.
-    const auto store_pair = [&](int v, float k0, float k1) {
+#pragma unroll
+    for (int v = 0; v < Cfg::BN / 2; v += 2) { // columns n, n + 1 of one row
         int m, n;
         tess_wgmma_acc_coord(t, v, &m, &n);
         m += m0, n += n0;
         if (m >= m_end || n >= n_end)
-            return;
+            continue;
         uint8_t *at = d + m * row_step + n * col_step;
-        const uint32_t q0 = fp8_code(q_type, acc[v] * k0), q1 = fp8_code(q_type, acc[v + 1] * k1);
+        const float kv = mult(v);
         if (row_major && n + 1 < n_end && (uintptr_t)at % 2 == 0) {
-            *(uint16_t *)at = (uint16_t)(q0 | (q1 << 8));
+            *(uint16_t *)at = (uint16_t)fp8x2_code(q_type, acc[v] * kv, acc[v + 1] * kv);
         } else {
-            *at = q0;
+            *at = fp8_code(q_type, acc[v] * kv);
             if (n + 1 < n_end)
-                at[col_step] = q1;
-        }
-    };
-    if constexpr (Cfg::BN % TESS_SCALE_BLOCK == 0 && !Cfg::GROUPED_ALONG_N) {
-        if (e.d_fp8 == TESS_EPI_FP8_BLOCK) {
-            // a thread's values per block of columns: 2 rows x TESS_SCALE_BLOCK / 4 (a quad's share)
-            constexpr int BLOCKS = Cfg::BN / TESS_SCALE_BLOCK, PER_BLOCK = TESS_SCALE_BLOCK / 2;
-            float f[2][BLOCKS];
-#pragma unroll
-            for (int jb = 0; jb < BLOCKS; jb++) {
-                float mx[2] = {0.0f, 0.0f}; // rows m and m + 8 of the thread (value v's row: (v / 2) % 2)
-#pragma unroll
-                for (int i = 0; i < PER_BLOCK; i++)
-                    mx[(i / 2) % 2] = fmaxf(mx[(i / 2) % 2], fabsf(acc[jb * PER_BLOCK + i]));
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    // the quad's four lanes hold the row's 128 columns
-                    mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
-                    mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
-                    f[h][jb] = factor_for(mx[h], q_type);
-                }
-            }
-            int m_first, n_first;
-            tess_wgmma_acc_coord(t, 0, &m_first, &n_first);
-            if (t % 4 == 0) {
-#pragma unroll
-                for (int jb = 0; jb < BLOCKS; jb++)
-#pragma unroll
-                    for (int h = 0; h < 2; h++) {
-                        const int m = m0 + m_first + 8 * h, n = n0 + TESS_SCALE_BLOCK * jb; // rows m, m + 8
-                        if (m < m_end && n < n_end)
-                            e.d_scale_out[tess_scale_offset(&e.d_scale_layout, b, m, n / TESS_SCALE_BLOCK)] = f[h][jb];
-                    }
-            }
-#pragma unroll
-            for (int v = 0; v < Cfg::BN / 2; v += 2) {
-                const float inverse = __frcp_rn(f[(v / 2) % 2][v / PER_BLOCK]);
-                store_pair(v, inverse, inverse);
-            }
-            return;
+                at[col_step] = fp8_code(q_type, acc[v + 1] * kv);
         }
     }
-    const float scale = e.d_scale ? *e.d_scale : 1.0f;
-    if (e.d_amax) {
-        float mx = 0.0f;
-#pragma unroll
-        for (int v = 0; v < Cfg::BN / 2; v++)
-            mx = fmaxf(mx, fabsf(acc[v]));
-        mx = warp_max(mx);
-        if (t % 32 == 0)
-            atomicMax((unsigned int *)e.d_amax, __float_as_uint(mx));
-    }
-#pragma unroll
-    for (int v = 0; v < Cfg::BN / 2; v += 2)
-        store_pair(v, scale, scale);
 }
 
 // The epilogue of one warpgroup's part of tile `tile` (its rows from m0):

@@ -266,6 +266,10 @@ struct gemm_cfg {
     static constexpr int EPI_WG_BYTES =
         STORES_FROM_REGISTERS ? 0 : (EPI_COLS / TESS_EPI_SUBTILE) * TESS_EPI_SUBTILE_BYTES;
     static constexpr int EPI_BYTES = CONSUMERS * EPI_WG_BYTES;
+    // Columns a round of a staged FP8 D takes (epilogue.cuh epilogue_stage_fp8):
+    // its 64 x 64 sub-tiles are half a 16-bit one's bytes, so twice EPI_COLS
+    // where that divides BN.
+    static constexpr int FP8_ROUND_COLS = BN % (2 * EPI_COLS) == 0 ? 2 * EPI_COLS : EPI_COLS;
     // The fused epilogue (epilogue.cuh epilogue_fused) stages a warpgroup's
     // float32 sums in its staging buffer FUSED_COLS columns at a time (the
     // widest of 64, 32 and 16 that divides BN and fits), rows FUSED_PITCH

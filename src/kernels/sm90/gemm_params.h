@@ -82,7 +82,7 @@ TESS_HD int tess_edge_factor_rows(int rows) { return (rows + 3) / 4 * 4; }
 typedef struct tess_gemm_params {
     CUtensorMap tma_a; /* A: K-major (box 64 x BM) or M-major (box 64 x 64) */
     CUtensorMap tma_b; /* B: K-major (box 64 x BN) or N-major (box 64 x 64) */
-    CUtensorMap tma_d; /* 16-bit D stored by TMA: 64 x 64 boxes, 128-byte swizzle */
+    CUtensorMap tma_d; /* D stored by TMA: 64 x 64 boxes, 128-byte swizzle (16-bit) or 64-byte (FP8, row-major) */
     /* A dense GEMM's K-major A (B, in clusters of 1) whose rows end inside
      * the last tile row (column): a map of the same matrix whose box holds
      * just the a_edge_rows (b_edge_rows) rows that exist there, used for
@@ -109,9 +109,9 @@ typedef struct tess_gemm_params {
     int a_batch_shared, b_batch_shared; /* 1: batch stride 0, every batch reads matrix 0 */
     /* D = alpha * sum + beta * C (kernels/common/epilogue.h); an f32 D is written from registers. */
     tess_epilogue epi;
-    /* 1: D is written from registers (f32 D, or a 16-bit D that TMA cannot
-     * store exactly: TMA clips stores at 16-byte granularity, so D's
-     * contiguous extent must be a multiple of 8 elements, and D aligned). */
+    /* 1: D is written from registers (f32 D, a column-major FP8 D, or a D
+     * that TMA cannot store exactly: TMA clips stores at 16-byte granularity,
+     * so D's contiguous extent must be a whole number of 16 bytes, and D aligned). */
     int d_direct;
     /* Dequantization factors of A (per row of M) and B (per column of N). */
     tess_scale_operand scale_a, scale_b;

@@ -13,13 +13,17 @@
  * and batch strides multiples of 16 bytes. */
 #define TESS_TMA_ALIGN 16
 
-/* Whether TMA can store D exactly: 16-bit, 16-byte aligned rows and batches,
- * and a contiguous extent of whole 16-byte chunks (TMA clips stores at that
- * granularity, so a ragged extent would write into D's padding). */
+/* Whether TMA can store D exactly: 16-bit, or an FP8 D stored row-major
+ * (the epilogue stages FP8 only that way), with 16-byte aligned rows and
+ * batches and a contiguous extent of whole 16-byte chunks (TMA clips stores at
+ * that granularity, so a ragged extent would write into D's padding). */
 static int d_by_tma(const tess_matrix_desc *d, const void *ptr, int64_t batch) {
-    const int64_t per = TESS_TMA_ALIGN / 2; /* 16-bit elements per 16 bytes */
-    return tess_dtype_is_16bit(d->dtype) && (uintptr_t)ptr % TESS_TMA_ALIGN == 0 && d->ld % per == 0 &&
-           tess_matrix_inner(d) % per == 0 && (batch == 1 || d->batch_stride % per == 0);
+    const int fp8 = tess_dtype_is_fp8(d->dtype);
+    if (!tess_dtype_is_16bit(d->dtype) && !(fp8 && d->order == TESS_ORDER_ROW))
+        return 0;
+    const int64_t per = TESS_TMA_ALIGN / (int64_t)tess_dtype_size(d->dtype); /* elements per 16 bytes */
+    return (uintptr_t)ptr % TESS_TMA_ALIGN == 0 && d->ld % per == 0 && tess_matrix_inner(d) % per == 0 &&
+           (batch == 1 || d->batch_stride % per == 0);
 }
 
 /* Whether a factor array's base and strides (floats) suit a TMA map: 16-byte
@@ -141,8 +145,15 @@ tess_status tess_sm90_params_init(tess_gemm_params *p, const tess_gemm_kernel *k
         (s = edge_map(&p->tma_b_edge, &p->b_edge_rows, k, desc, b, 1)))
         return s;
     p->d_direct = !d_by_tma(&desc->d, d, batch);
-    if (!p->d_direct && (s = matrix_map(&p->tma_d, &desc->d, d, batch, 64))) /* the epilogue's 64 x 64 sub-tiles */
-        return s;
+    if (!p->d_direct) { /* the epilogue's 64 x 64 sub-tiles: 128-byte rows, or an FP8 D's 64-byte ones */
+        const tess_matrix_desc *x = &desc->d;
+        s = tess_dtype_is_fp8(x->dtype)
+                ? tess_tensor_map_matrix_sw64(&p->tma_d, x->dtype, d, tess_matrix_inner(x), tess_matrix_outer(x),
+                                              x->ld, batch, x->batch_stride, 64, 64)
+                : matrix_map(&p->tma_d, x, d, batch, 64);
+        if (s)
+            return s;
+    }
     p->m = (int)desc->m, p->n = (int)desc->n;
     p->m_tiles = (p->m + k->tile_m - 1) / k->tile_m;
     p->n_tiles = (p->n + k->tile_n - 1) / k->tile_n;

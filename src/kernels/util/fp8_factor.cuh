@@ -6,6 +6,8 @@
 #ifndef TESS_KERNELS_UTIL_FP8_FACTOR_CUH
 #define TESS_KERNELS_UTIL_FP8_FACTOR_CUH
 
+#include <cuda_fp8.h>
+
 #include "ref/convert.h"
 #include "tessera.h"
 
@@ -24,6 +26,15 @@ static __device__ __forceinline__ float factor_for(float amax, tess_dtype q_type
 // saturating, NaN kept.
 static __device__ __forceinline__ uint32_t fp8_code(tess_dtype q_type, float x) {
     return q_type == TESS_DTYPE_E4M3 ? tess_f32_to_e4m3(x) : tess_f32_to_e5m2(x);
+}
+
+// The FP8 codes of lo and hi in q_type as one 16-bit pair, lo in the low
+// byte (as the two lie in memory): one conversion instruction for both, the
+// same rounding as fp8_code.
+static __device__ __forceinline__ uint32_t fp8x2_code(tess_dtype q_type, float lo, float hi) {
+    const float2 x = make_float2(lo, hi);
+    return q_type == TESS_DTYPE_E4M3 ? __nv_cvt_float2_to_fp8x2(x, __NV_SATFINITE, __NV_E4M3)
+                                     : __nv_cvt_float2_to_fp8x2(x, __NV_SATFINITE, __NV_E5M2);
 }
 
 // Largest of v over each group of LANES consecutive lanes (a power of two
