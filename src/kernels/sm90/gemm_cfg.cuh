@@ -309,18 +309,11 @@ struct gemm_cfg {
     // (fp8_128x256_c2_promote and _rows_s3: 20 bytes). The planners offer no
     // such kernel for a gated problem (kernel_table.h gates).
     static constexpr bool GATES = !(PROMOTES && BN == 256);
-    // Whether the epilogue writes an FP8 D (epilogue.cuh epilogue_store_fp8);
-    // not where ptxas spills with it: the kernels with per-column B factors
-    // (fp8_128x128_c2_rows_cols: 16 bytes, fp8_128x192_c2_rows_cols: 20),
-    // the dense promoting 128x256 ones with three stages or per-tensor
-    // factors (fp8_128x256_c2_rows_s3: 168, fp8_128x256_c2_promote: 132),
-    // the pingpong ones (f16_64x256_c1_pp: 16) and the 256-wide ones without
-    // a staging buffer for the fused steps (grouped_f16_128x256_c2: 60). The
-    // planners offer no such kernel for an FP8 D (the kernel table's fp8_out).
-    static constexpr bool WRITES_FP8 =
-        SCALING != TESS_SCALING_BLOCK_ROWS_COLS && !PINGPONG &&
-        !(PROMOTES && BN == 256 && !GROUPED && (STAGES == 3 || SCALING == TESS_SCALING_PROMOTE)) &&
-        !(FUSES_FROM_REGISTERS && BN == 256);
+    // Whether the epilogue writes an FP8 D (epilogue.cuh epilogue_store_fp8):
+    // not the 256-wide kernels without a staging buffer for the fused steps
+    // (grouped_f16_128x256_c2: 60 bytes of spills). The planners offer no
+    // such kernel for an FP8 D (the kernel table's fp8_out).
+    static constexpr bool WRITES_FP8 = !(FUSES_FROM_REGISTERS && BN == 256);
     // Whether an FP8 D may also take fused steps (bias, activation, residual,
     // C; epilogue.cuh epilogue_store_fp8): staged where there is a staging
     // buffer, else by a call per value, which only a few columns a thread
