@@ -798,7 +798,7 @@ TESS_DEVICE void fp8_values_inline(const tess_epilogue &e, float (&acc)[Cfg::BN 
 // An FP8 D (tess_epilogue.d_fp8). First each accumulator becomes its
 // float32 value v in place, 0 outside the matrix so that it counts in no
 // maximum: alpha alone inline; the fused steps inline where they can
-// (fp8_values_inline: no C, no per-row bias, no residual), else staged
+// (fp8_values_inline: dense kernels, no C, no per-row bias, no residual), else staged
 // (epilogue_fused's VALUES_BACK) in kernels with a staging buffer, else by
 // a call per value (register_value: a few columns a thread). Then, per tensor, D =
 // fp8(v * d_scale) and max |v| into d_amax (each warp's by one atomicMax on
@@ -819,8 +819,13 @@ TESS_DEVICE void epilogue_store_fp8(const tess_gemm_params &p, float (&acc)[Cfg:
     const tess_dtype q_type = e.d_layout.dtype == TESS_DTYPE_E4M3 ? TESS_DTYPE_E4M3 : TESS_DTYPE_E5M2;
     if (Cfg::FUSES_FP8 && (e.fused || e.beta != 0.0f)) { // (the planners' rule: kernel_table.h fp8_out)
         if constexpr (Cfg::FUSES_FP8 && Cfg::FUSED_COLS > 0) {
-            if (e.beta == 0.0f && e.bias_mode != TESS_BIAS_ROWS && !e.residual) {
-                fp8_values_inline<Cfg>(e, acc, t, tile, m0, bb);
+            // The inline form in dense kernels only: in the grouped ones its code alone made the
+            // 16-bit Y of the contiguous cases 2.5% slower (dev/results/fp8-ab-h100/fp8-d-code/).
+            if constexpr (!Cfg::GROUPED) {
+                if (e.beta == 0.0f && e.bias_mode != TESS_BIAS_ROWS && !e.residual)
+                    fp8_values_inline<Cfg>(e, acc, t, tile, m0, bb);
+                else
+                    epilogue_fused<Cfg, true>(p, acc, staging, wg, t, tile, m0, pending);
             } else {
                 epilogue_fused<Cfg, true>(p, acc, staging, wg, t, tile, m0, pending);
             }
