@@ -364,7 +364,8 @@ def test_masked_fp8_block_scales(torch):
 @pytest.mark.parametrize("masked", [False, True])
 def test_fp8_y(torch, masked):
     """An FP8 y from the grouped kernels (bf16 inputs): per tensor, fp8(v * 0.5) with max |v| of
-    the groups' rows in amax; with 1x128 factors, each row's 128-column blocks dequantize to v.
+    the groups' rows in amax, and with a bias per group and SiLU before it; with 1x128 factors,
+    each row's 128-column blocks dequantize to v.
     Each element within half an e4m3 ulp of the float64 product (plus 2^-9 absolute)."""
     gen = torch.Generator(device="cuda").manual_seed(61)
     counts, n, k = [100, 0, 177, 129], 384, 256
@@ -381,6 +382,7 @@ def test_fp8_y(torch, masked):
         call = lambda **kw: tessera.grouped_mm(x, ws, ends.to(torch.int32).cuda(), **kw)
         parts = [(x[e - c:e], gi, (slice(e - c, e),)) for gi, (c, e) in enumerate(zip(counts, ends.tolist()))]
     want = [(xs.double() @ ws[gi].double().T, at) for xs, gi, at in parts if xs.shape[0]]
+    groups = [gi for xs, gi, _ in parts if xs.shape[0]]
     largest = max(v.abs().max().item() for v, _ in want)
 
     def close(got, v, what):
@@ -393,6 +395,12 @@ def test_fp8_y(torch, masked):
     assert abs(amax.item() - largest) <= 1e-3 * largest
     for v, at in want:
         close(y[at].float(), v * 0.5, f"per tensor, rows {at}")
+    # with a bias per group and SiLU (the fused steps before the FP8 code): fp8(silu(v + bias) * 0.5)
+    bias = torch.randn(g, n, device="cuda", generator=gen)
+    y = call(out_dtype="e4m3", out_scale=torch.tensor([0.5], device="cuda"), bias=bias, activation="silu")
+    for (v, at), gi in zip(want, groups):
+        u = v + bias[gi].double()
+        close(y[at].float(), u * torch.sigmoid(u) * 0.5, f"bias and SiLU, rows {at}")
     y, f = call(out_dtype="e4m3", out_scale="1x128")
     assert f.shape == (y.shape[:-1] + (3,)) and f.dtype == torch.float32
     for v, at in want:
