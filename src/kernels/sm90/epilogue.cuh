@@ -821,13 +821,18 @@ TESS_DEVICE void epilogue_store_fp8(const tess_gemm_params &p, float (&acc)[Cfg:
         if constexpr (Cfg::FUSES_FP8 && Cfg::FUSED_COLS > 0) {
             // The inline form in dense kernels only: in the grouped ones its code alone made the
             // 16-bit Y of the contiguous cases 2.5% slower (dev/results/fp8-ab-h100/fp8-d-code/).
+            // The staged form leaves `pending` set: every thread's values must be read back from
+            // the staging buffer before epilogue_stage_fp8 writes codes over them.
             if constexpr (!Cfg::GROUPED) {
-                if (e.beta == 0.0f && e.bias_mode != TESS_BIAS_ROWS && !e.residual)
+                if (e.beta == 0.0f && e.bias_mode != TESS_BIAS_ROWS && !e.residual) {
                     fp8_values_inline<Cfg>(e, acc, t, tile, m0, bb);
-                else
+                } else {
                     epilogue_fused<Cfg, true>(p, acc, staging, wg, t, tile, m0, pending);
+                    pending = true;
+                }
             } else {
                 epilogue_fused<Cfg, true>(p, acc, staging, wg, t, tile, m0, pending);
+                pending = true;
             }
         } else if constexpr (Cfg::FUSES_FP8) {
 #pragma unroll
