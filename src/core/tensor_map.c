@@ -29,8 +29,9 @@ static tess_status encode_map(CUtensorMap *map, tess_dtype dtype, const void *ba
         return s;
     size_t es = tess_dtype_size(dtype);
     int64_t batches = batch_stride == 0 ? 1 : batch;
-    /* The batch stride must be a valid (non-zero) stride even for one matrix. */
-    int64_t bstride = batch_stride == 0 ? ld * outer : batch_stride;
+    /* The batch stride must be a valid (non-zero, whole 16 bytes) stride even for one matrix, whose
+     * own stride is never used and may be anything the API accepts. */
+    int64_t bstride = batches == 1 ? ld * outer : batch_stride;
     cuuint64_t dims[3] = {(cuuint64_t)inner, (cuuint64_t)outer, (cuuint64_t)batches};
     cuuint64_t strides[2] = {(cuuint64_t)(ld * (int64_t)es), (cuuint64_t)(bstride * (int64_t)es)};
     cuuint32_t box[3] = {(cuuint32_t)box_inner, (cuuint32_t)box_outer, 1};

@@ -311,9 +311,12 @@ struct gemm_cfg {
     static constexpr bool GATES = !(PROMOTES && BN == 256);
     // Whether the epilogue writes an FP8 D (epilogue.cuh epilogue_store_fp8):
     // not the 256-wide kernels without a staging buffer for the fused steps
-    // (grouped_f16_128x256_c2: 60 bytes of spills). The planners offer no
-    // such kernel for an FP8 D (the kernel table's fp8_out).
-    static constexpr bool WRITES_FP8 = !(FUSES_FROM_REGISTERS && BN == 256);
+    // (grouped_f16_128x256_c2: 60 bytes of spills), nor the ones with
+    // per-column B factors, which no FP8 D reaches (the API refuses 1x128
+    // weight factors with one: gemm_check.c). The planners offer no such
+    // kernel for an FP8 D (the kernel table's fp8_out).
+    static constexpr bool WRITES_FP8 =
+        SCALING != TESS_SCALING_BLOCK_ROWS_COLS && !(FUSES_FROM_REGISTERS && BN == 256);
     // Whether an FP8 D may also take fused steps (bias, activation, residual,
     // C; epilogue.cuh epilogue_store_fp8): staged where there is a staging
     // buffer, else by a call per value, which only a few columns a thread
