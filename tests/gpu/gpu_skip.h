@@ -131,12 +131,17 @@ static inline int64_t gpu_pick_dim(tess_rng *rng, int64_t max) {
 
 /* Runs one part of a test, fn(h), and prints how long it took: where a
  * test's time goes shows in its log (the device time every run spends). */
+/* Wall-clock seconds (C11's timespec_get: enough for seconds). */
+static inline double gpu_wall_seconds(void) {
+    struct timespec t;
+    timespec_get(&t, TIME_UTC);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 static inline void gpu_timed(const char *name, void (*fn)(tess_handle), tess_handle h) {
-    struct timespec t0, t1; /* C11's timespec_get: wall time, enough for seconds */
-    timespec_get(&t0, TIME_UTC);
+    const double t0 = gpu_wall_seconds();
     fn(h);
-    timespec_get(&t1, TIME_UTC);
-    printf("%s: %.1f s\n", name, (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+    printf("%s: %.1f s\n", name, gpu_wall_seconds() - t0);
 }
 
 /* Opens a GEMM test's main with gpu_test_start: declares the handle `h` and

@@ -284,7 +284,14 @@ static void test_random(tess_handle h) {
             make_gated(&c);
         char plan[64];
         const int before = check_failed;
+        const double t0 = gpu_wall_seconds();
         const double rel = run_case(h, &c, (int)tess_rng_range(&rng, -1, 8), plan), bound = allowance(&c);
+        const double took = gpu_wall_seconds() - t0;
+        if (took > 5.0) /* the suite's whole run takes about a minute: name a case that takes a tenth of it */
+            printf("  slow case %d (%.1f s): %s G=%lld m=%lld n=%lld k=%lld, plan %s\n", trial, took,
+                   c.g.layout == TESS_GROUP_MASKED ? "masked" : "contiguous", (long long)c.g.groups,
+                   (long long)c.g.m, (long long)n, (long long)k, plan);
+        fflush(stdout); /* seen even if the run is killed for its time */
         CHECKF(rel >= 0 && rel <= bound,
                "%s G=%lld m=%lld n=%lld k=%lld %s, scales %d x %d, Y %s ld %lld, plan %s: rel error %.3g (bound %.3g)",
                c.g.layout == TESS_GROUP_MASKED ? "masked" : "contiguous", (long long)c.g.groups, (long long)c.g.m,
