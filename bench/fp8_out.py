@@ -40,12 +40,12 @@ from training import rel, timed  # noqa: E402
 
 SHAPES = [(4096, 7168, 2048), (4096, 2112, 7168), (4096, 24576, 1536), (128, 7168, 2048), (8192, 8192, 8192)]
 COLUMNS = ["recipe", "m", "n", "k", "provider", "ms", "tflops", "vs_unfused", "rel_error", "sm_mhz", "board_w",
-           "tflops_per_ghz", "tflop_per_j", "note"]
+           "tflops_per_ghz", "tflop_per_j", "plan", "note"]
 COLUMN_DOC = """# columns: recipe = block (1x128 x 128x128 inputs, 1x128 D factors) | tensor (per-tensor inputs and D
 # scale); provider = what ran (see bench/fp8_out.py); ms = median time; tflops = 2 M N K / time; vs_unfused =
 # the unfused tessera pair's time / this row's (> 1: faster); rel_error = relative Frobenius error of the
 # dequantized D against the bf16 product of the same inputs (the bf16 row: 0); sm_mhz, board_w, tflops_per_ghz,
-# tflop_per_j as bench/grouped.py
+# tflop_per_j as bench/grouped.py; plan = tessera's GEMM plan (the unfused pair's: its GEMM's)
 """
 BOUND = 0.05  # e4m3 (3 mantissa bits): ~2^-5 of the values' norm, plus bf16 rounding of the reference
 AMAX_BOUND = 1e-2  # the amax of float32 sums against the largest bf16 one: ~2^-8
@@ -54,6 +54,12 @@ AMAX_BOUND = 1e-2  # the amax of float32 sums against the largest bf16 one: ~2^-
 def dequantized(q, factors, n):
     """An FP8 D times its 1x128 factors (M x ceil(N/128)), as float32."""
     return q.float() * factors.repeat_interleave(128, 1)[:, :n]
+
+
+def first_plan(*args, **kwargs):
+    """The plan tessera.gemm takes for these arguments (gemm_plans' first: the heuristic's pick)."""
+    plans = tessera.gemm_plans(*args, **kwargs)
+    return plans[0].name if plans else ""
 
 
 def block_providers(m, n, k, gen):
@@ -69,7 +75,10 @@ def block_providers(m, n, k, gen):
     checks = {"tessera fused": lambda r: (rel(dequantized(*r, n), y), ""),
               "tessera unfused": lambda r: (rel(dequantized(*r, n), y), ""),
               "tessera bf16 D": lambda r: (rel(r, y), "")}
-    return providers, checks
+    bf16_plan = first_plan(qa, qw.T, **args)
+    plans = {"tessera fused": first_plan(qa, qw.T, out_dtype="e4m3", out_scale="1x128", **args),
+             "tessera unfused": bf16_plan, "tessera bf16 D": bf16_plan}
+    return providers, checks, plans
 
 
 def tensor_providers(m, n, k, gen):
@@ -98,6 +107,9 @@ def tensor_providers(m, n, k, gen):
         r = torch._scaled_mm(qa, qw.T, scale_a=sa, scale_b=sw, scale_result=scale, out_dtype=torch.float8_e4m3fn)
         return r[0] if isinstance(r, tuple) else r  # (out, amax) in torch before 2.4
 
+    bf16_plan = first_plan(qa, qw.T, scale_a=sa, scale_b=sw)
+    plans = {"tessera fused": first_plan(qa, qw.T, scale_a=sa, scale_b=sw, out_dtype="e4m3", out_scale=scale),
+             "tessera unfused": bf16_plan, "tessera bf16 D": bf16_plan}
     try:
         cublaslt()
         providers["cuBLASLt FP8 D"] = cublaslt
@@ -108,10 +120,10 @@ def tensor_providers(m, n, k, gen):
                                                  (rel(r.float(), y), "scale_result not applied"))
     except (RuntimeError, TypeError) as e:
         print(f"cuBLASLt's FP8 D not run: {str(e).splitlines()[0][:160]}")
-    return providers, checks
+    return providers, checks, plans
 
 
-def row(recipe, shape, provider, ms, window, error, unfused_ms, note):
+def row(recipe, shape, provider, ms, window, error, unfused_ms, note, plan):
     m, n, k = shape
     tflops = 2.0 * m * n * k / ms / 1e9
     bad = not error <= BOUND or note.startswith("amax")
@@ -119,7 +131,7 @@ def row(recipe, shape, provider, ms, window, error, unfused_ms, note):
             "tflops": f"{tflops:.1f}", "vs_unfused": f"{unfused_ms / ms:.3f}", "rel_error": f"{error:.2e}",
             "sm_mhz": f"{window.sm_mhz:.0f}", "board_w": f"{window.board_w:.1f}",
             "tflops_per_ghz": f"{energy.per_ghz(tflops, window):.1f}",
-            "tflop_per_j": f"{energy.per_joule(tflops, window):.2f}",
+            "tflop_per_j": f"{energy.per_joule(tflops, window):.2f}", "plan": plan,
             "note": "; ".join(x for x in (note, "FAIL" if bad else "") if x)}, bad
 
 
@@ -143,17 +155,17 @@ def main():
     gen = torch.Generator(device="cuda").manual_seed(0)
     for shape in shapes:
         for recipe in recipes:
-            providers, checks = (block_providers if recipe == "block" else tensor_providers)(*shape, gen)
+            providers, checks, plans = (block_providers if recipe == "block" else tensor_providers)(*shape, gen)
             verdicts = {name: checks[name](fn()) for name, fn in providers.items()}
             result = timed(timer, providers, args.rounds)
             unfused_ms = result["tessera unfused"][0]
             for name, (ms, window) in result.items():
                 error, note = verdicts[name]
-                r, bad = row(recipe, shape, name, ms, window, error, unfused_ms, note)
+                r, bad = row(recipe, shape, name, ms, window, error, unfused_ms, note, plans.get(name, ""))
                 failed |= bad
                 rows.append(r)
                 print(f"{recipe:6} {shape[0]:>5}x{shape[1]:>5}x{shape[2]:>5} {name:16} {r['ms']:>9} ms "
-                      f"{r['tflops']:>7} TF/s {r['vs_unfused']:>6}x {r['rel_error']} {r['sm_mhz']} MHz {r['note']}",
+                      f"{r['tflops']:>7} TF/s {r['vs_unfused']:>6}x {r['rel_error']} {r['sm_mhz']} MHz {r['plan']} {r['note']}",
                       flush=True)
             write_csv(args.csv, device, rows, COLUMNS, COLUMN_DOC)
     sys.exit(1 if failed else 0)
