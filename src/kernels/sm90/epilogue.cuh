@@ -126,6 +126,17 @@ TESS_DEVICE void store_round(const tess_gemm_params &p, const char *staging, int
     }
 }
 
+// Before a warpgroup's round writes its staging buffer: where an earlier
+// round's TMA stores may still read it (`pending`), one thread waits for
+// their reads and the warpgroup meets at its barrier.
+TESS_DEVICE void wait_staging_free(bool pending, int t, int barrier) {
+    if (pending) {
+        if (t == 0)
+            tma_store_wait_read<0>();
+        named_barrier_sync(barrier, 128);
+    }
+}
+
 // Column c (0..3) of a thread's four in 16-column block jj of its tile, past
 // its first: n, n + 1, n + 8, n + 9 of the block (the wgmma accumulator
 // layout, tess_wgmma_acc_coord), where its bias is read.
@@ -216,11 +227,7 @@ TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::B
                 for (int c = 0; c < 4; c++)
                     bias_bits[j][c] = tess_bias_load(bias, pair_column(round * (Cfg::EPI_COLS / 16) + j, c));
         }
-        if (pending) {
-            if (t == 0)
-                tma_store_wait_read<0>();
-            named_barrier_sync(barrier, 128);
-        }
+        wait_staging_free(pending, t, barrier);
 #pragma unroll
         for (int j = 0; j < Cfg::EPI_COLS / 16; j++) {
             const int jj = round * (Cfg::EPI_COLS / 16) + j; /* 16-column block of the tile */
@@ -293,11 +300,7 @@ TESS_DEVICE void epilogue_store16_gated(const tess_gemm_params &p, float (&acc)[
     const uint32_t base = smem_u32(staging);
 #pragma unroll
     for (int round = 0; round < ROUNDS; round++) {
-        if (pending) {
-            if (t == 0)
-                tma_store_wait_read<0>();
-            named_barrier_sync(barrier, 128);
-        }
+        wait_staging_free(pending, t, barrier);
 #pragma unroll
         for (int jo = 0; jo < OUT / 16; jo++) { // D's 16-column block of the round: product blocks 2 jo, 2 jo + 1
             uint32_t r[4];
@@ -743,16 +746,12 @@ TESS_DEVICE void epilogue_stage_fp8(const tess_gemm_params &p, const float (&acc
                                     int t, int b, int m0, int n0, bool &pending, tess_dtype q_type, Mult mult) {
     constexpr int COLS = Cfg::FP8_ROUND_COLS;
     static_assert(Cfg::BN % COLS == 0 && COLS % TESS_EPI_SUBTILE == 0, "whole 64-column sub-tiles a round");
-    static_assert(COLS * 64 <= Cfg::EPI_WG_BYTES, "a round's FP8 sub-tiles fit the warpgroup's staging");
+    static_assert(COLS * 64 <= Cfg::EPI_WG_BYTES, "a round's FP8 sub-tiles (64 rows of COLS bytes) fit the staging");
     const int barrier = TESS_EPI_BARRIER_BASE + wg;
     const uint32_t base = smem_u32(staging);
 #pragma unroll
     for (int round = 0; round < Cfg::BN / COLS; round++) {
-        if (pending) {
-            if (t == 0)
-                tma_store_wait_read<0>();
-            named_barrier_sync(barrier, 128);
-        }
+        wait_staging_free(pending, t, barrier);
 #pragma unroll
         for (int i = 0; i < COLS / 4; i++) { // the thread's value pairs in the round: COLS / 8 columns x 2 rows
             const int v = round * (COLS / 2) + 2 * i;
@@ -761,6 +760,7 @@ TESS_DEVICE void epilogue_stage_fp8(const tess_gemm_params &p, const float (&acc
             const float k = mult(v);
             st_shared_u16(base + tess_epi_fp8_offset(m, n - round * COLS), fp8x2_code(q_type, acc[v] * k, acc[v + 1] * k));
         }
+        // (m_end, n_end and the copy path are a 16-bit D's: a staged FP8 D is always stored by TMA)
         store_round<COLS, 1>(p, staging, t, b, m0, m0 + 64, n0 + round * COLS, p.n, true, false, barrier);
         pending = true;
     }
