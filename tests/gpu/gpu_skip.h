@@ -113,6 +113,9 @@ static inline tess_handle gpu_gemm_handle(void **workspace) {
  * gpu_gemm_handle's handle, its workspace in *workspace. */
 static inline tess_handle gpu_test_start(tess_rng *rng, void **workspace, int *skip) {
     *workspace = NULL;
+    /* Line-buffered, so that a run killed for its time (a hang) shows the
+     * last part, case or plan it reached. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     if ((*skip = gpu_require_sm90()) != 0)
         return NULL;
     tess_rng_seed(rng, check_seed());
@@ -129,8 +132,6 @@ static inline int64_t gpu_pick_dim(tess_rng *rng, int64_t max) {
     }
 }
 
-/* Runs one part of a test, fn(h), and prints how long it took: where a
- * test's time goes shows in its log (the device time every run spends). */
 /* Wall-clock seconds (C11's timespec_get: enough for seconds). */
 static inline double gpu_wall_seconds(void) {
     struct timespec t;
@@ -138,7 +139,11 @@ static inline double gpu_wall_seconds(void) {
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* Runs one part of a test, fn(h), and prints how long it took: where a
+ * test's time goes shows in its log (the device time every run spends). */
+
 static inline void gpu_timed(const char *name, void (*fn)(tess_handle), tess_handle h) {
+    printf("%s ...\n", name);
     const double t0 = gpu_wall_seconds();
     fn(h);
     printf("%s: %.1f s\n", name, gpu_wall_seconds() - t0);

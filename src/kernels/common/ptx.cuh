@@ -58,6 +58,32 @@ TESS_DEVICE void mbar_arrive_cluster(uint64_t *bar, uint32_t cta) {
 
 // Waits until the phase of parity `parity` has completed. A fresh barrier is in
 // phase 0, so waiting on parity 1 returns at once (the producer's first pass).
+#ifdef TESS_DEBUG_HANG
+#include <cstdio>
+// A debugging build's wait (-DTESS_DEBUG_HANG, dev/probes/grouped_hang_ab.sh):
+// a thread waiting over 2 s names its barrier (shared-memory offset), the
+// parity, its CTA and thread (lane 0 of each warp), then traps, ending the grid with an error.
+TESS_DEVICE void mbar_wait(uint64_t *bar, uint32_t parity) {
+    uint64_t start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    for (;;) {
+        uint32_t done;
+        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(smem_u32(bar)), "r"(parity)
+                     : "memory");
+        if (done)
+            return;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+        if (now - start > 2000000000ull) {
+            if (threadIdx.x % 32 == 0)
+                printf("hang: block %d thread %d waits on barrier at smem %u parity %u\n", (int)blockIdx.x,
+                       (int)threadIdx.x, smem_u32(bar), parity);
+            __trap();
+        }
+    }
+}
+#else
 TESS_DEVICE void mbar_wait(uint64_t *bar, uint32_t parity) {
     asm volatile(
         "{\n .reg .pred done;\n"
@@ -67,6 +93,7 @@ TESS_DEVICE void mbar_wait(uint64_t *bar, uint32_t parity) {
         "r"(parity)
         : "memory");
 }
+#endif
 
 // ---- cp.async ("Data Movement and Conversion Instructions: cp.async") ---------
 

@@ -1,0 +1,78 @@
+/* Looks for grouped kernels that hang now and then: gpu_grouped's random
+ * cases (its make_case), every plan of each, launched REPS times in bursts
+ * of BURST (back to back on one stream, so programmatic early launch
+ * overlaps them), each burst watched for WATCH_S seconds. A burst that does
+ * not finish names the case and plan and ends the process (which frees the
+ * GPU of the hung kernel).
+ *   CASES=40 REPS=20 BURST=4 TESS_SEED=... ./grouped_hang   (grouped_trial.sh builds it the same way)
+ * BUDGET=n: under an SM budget of n; PLAN_MATCH=s: only plans named with s. */
+#define main gpu_grouped_main
+#include "gpu/test_grouped.c"
+#undef main
+
+static int env_int(const char *name, int usual) {
+    const char *v = getenv(name);
+    return v ? atoi(v) : usual;
+}
+
+int main(void) {
+    GPU_TEST_MAIN_START(h, workspace);
+    const int cases = env_int("CASES", 40), reps = env_int("REPS", 20), burst = env_int("BURST", 4);
+    const double watch = env_int("WATCH_S", 3);
+    if (getenv("BUDGET")) /* an SM budget: plans launched without programmatic early launch */
+        CHECK_STATUS(tess_set_sm_budget(h, env_int("BUDGET", 132)), TESS_STATUS_SUCCESS);
+    const char *only = getenv("PLAN_MATCH"); /* only the plans whose names hold this */
+    static const tess_dtype ins[3] = {TESS_DTYPE_BF16, TESS_DTYPE_F16, TESS_DTYPE_E4M3};
+    long launches = 0;
+    for (int trial = 0; trial < cases; trial++) {
+        grouped_case c;
+        const tess_dtype in = ins[trial % 3];
+        const int recipe = (int)tess_rng_range(&rng, 0, in == TESS_DTYPE_E4M3 ? 3 : 2);
+        const int64_t groups = trial % 10 == 0 ? (trial % 20 ? 300 : 1024) : tess_rng_range(&rng, 1, 40);
+        const int64_t n = tess_rng_range(&rng, 0, 2) ? tess_rng_range(&rng, 1, 700) : 128 * tess_rng_range(&rng, 1, 4);
+        const int64_t k = tess_rng_range(&rng, 0, 2) ? tess_rng_range(&rng, 1, 900) : 128 * tess_rng_range(&rng, 1, 6);
+        make_case(&c, (tess_group_layout)tess_rng_range(&rng, 0, 1), groups, n, k, in, recipe, TESS_DTYPE_BF16, 1);
+        if (n % 2 == 0 && tess_rng_range(&rng, 0, 3) == 0)
+            make_gated(&c);
+        tess_grouped_gemm_desc *g = &c.g;
+        void *dx = gpu_upload(c.x, c.x_bytes), *dw = gpu_upload(c.w, c.w_bytes);
+        float *dxs = c.xs ? gpu_upload(c.xs, c.xs_bytes) : NULL, *dws = c.ws ? gpu_upload(c.ws, c.ws_bytes) : NULL;
+        int32_t *drows = gpu_upload(c.rows, sizeof(int32_t) * (size_t)g->groups);
+        void *dbias = c.bias ? gpu_upload(c.bias, c.bias_bytes) : NULL;
+        const tess_epilogue_ptrs ep = {.struct_size = sizeof ep, .bias = dbias};
+        unsigned char *dy = gpu_poisoned(c.y_bytes);
+        tess_plan plans[MAX_PLANS];
+        int count = 0;
+        CHECK_STATUS(tess_grouped_gemm_plans(h, g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
+        for (int p = 0; p < count; p++) {
+            if (only && !strstr(plans[p].name, only))
+                continue;
+            for (int r = 0; r < reps; r += burst) {
+                for (int b = 0; b < burst; b++, launches++)
+                    if (tess_grouped_gemm_fused(h, g, &plans[p], dx, dxs, dw, dws, drows, dy, &ep) != TESS_STATUS_SUCCESS) {
+                        printf("case %d, %s: %s\n", trial, plans[p].name, tess_last_error());
+                        break;
+                    }
+                const double t0 = gpu_wall_seconds();
+                cudaError_t e;
+                while ((e = cudaStreamQuery(0)) == cudaErrorNotReady && gpu_wall_seconds() - t0 < watch)
+                    ;
+                if (e != cudaSuccess) {
+                    printf("HANG or error (%s) after %ld launches: case %d %s G=%lld m=%lld n=%lld k=%lld %s, "
+                           "scales %d x %d, gate %d, act %d, expected_m %lld, plan %s, rep %d\n",
+                           cudaGetErrorString(e), launches, trial, g->layout == TESS_GROUP_MASKED ? "masked" : "contiguous",
+                           (long long)g->groups, (long long)g->m, (long long)n, (long long)k, tess_dtype_name(in),
+                           recipes[recipe][0], recipes[recipe][1], (int)g->gate, (int)g->epilogue.activation,
+                           (long long)g->expected_m, plans[p].name, r);
+                    fflush(stdout);
+                    _Exit(3);
+                }
+            }
+        }
+        cudaFree(dx), cudaFree(dw), cudaFree(dxs), cudaFree(dws), cudaFree(drows), cudaFree(dy), cudaFree(dbias);
+        free_case(&c);
+        printf("case %d: %d plans x %d, %ld launches so far\n", trial, count, reps, launches);
+    }
+    printf("no hang in %ld launches\n", launches);
+    GPU_TEST_MAIN_END(h, workspace, "grouped_hang");
+}
