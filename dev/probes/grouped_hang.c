@@ -22,18 +22,13 @@ int main(void) {
     if (getenv("BUDGET")) /* an SM budget: plans launched without programmatic early launch */
         CHECK_STATUS(tess_set_sm_budget(h, env_int("BUDGET", 132)), TESS_STATUS_SUCCESS);
     const char *only = getenv("PLAN_MATCH"); /* only the plans whose names hold this */
-    static const tess_dtype ins[3] = {TESS_DTYPE_BF16, TESS_DTYPE_F16, TESS_DTYPE_E4M3};
     long launches = 0;
     for (int trial = 0; trial < cases; trial++) {
         grouped_case c;
-        const tess_dtype in = ins[trial % 3];
-        const int recipe = (int)tess_rng_range(&rng, 0, in == TESS_DTYPE_E4M3 ? 3 : 2);
-        const int64_t groups = trial % 10 == 0 ? (trial % 20 ? 300 : 1024) : tess_rng_range(&rng, 1, 40);
-        const int64_t n = tess_rng_range(&rng, 0, 2) ? tess_rng_range(&rng, 1, 700) : 128 * tess_rng_range(&rng, 1, 4);
-        const int64_t k = tess_rng_range(&rng, 0, 2) ? tess_rng_range(&rng, 1, 900) : 128 * tess_rng_range(&rng, 1, 6);
-        make_case(&c, (tess_group_layout)tess_rng_range(&rng, 0, 1), groups, n, k, in, recipe, TESS_DTYPE_BF16, 1);
-        if (n % 2 == 0 && tess_rng_range(&rng, 0, 3) == 0)
-            make_gated(&c);
+        int recipe, unused_plan;
+        draw_random_case(&c, trial, &recipe, &unused_plan);
+        char what[256];
+        describe_case(&c, recipe, what, sizeof what);
         tess_grouped_gemm_desc *g = &c.g;
         void *dx = gpu_upload(c.x, c.x_bytes), *dw = gpu_upload(c.w, c.w_bytes);
         float *dxs = c.xs ? gpu_upload(c.xs, c.xs_bytes) : NULL, *dws = c.ws ? gpu_upload(c.ws, c.ws_bytes) : NULL;
@@ -58,12 +53,8 @@ int main(void) {
                 while ((e = cudaStreamQuery(0)) == cudaErrorNotReady && gpu_wall_seconds() - t0 < watch)
                     ;
                 if (e != cudaSuccess) {
-                    printf("HANG or error (%s) after %ld launches: case %d %s G=%lld m=%lld n=%lld k=%lld %s, "
-                           "scales %d x %d, gate %d, act %d, expected_m %lld, plan %s, rep %d\n",
-                           cudaGetErrorString(e), launches, trial, g->layout == TESS_GROUP_MASKED ? "masked" : "contiguous",
-                           (long long)g->groups, (long long)g->m, (long long)n, (long long)k, tess_dtype_name(in),
-                           recipes[recipe][0], recipes[recipe][1], (int)g->gate, (int)g->epilogue.activation,
-                           (long long)g->expected_m, plans[p].name, r);
+                    printf("HANG or error (%s) after %ld launches: case %d %s, plan %s, rep %d\n",
+                           cudaGetErrorString(e), launches, trial, what, plans[p].name, r);
                     fflush(stdout);
                     _Exit(3);
                 }

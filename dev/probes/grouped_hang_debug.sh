@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One device call: the 16-bit grouped kernels built with TESS_DEBUG_HANG
 # (every mbarrier wait over 2 s prints its barrier and traps; the ptxas
-# guard and --Werror dropped, as the printf spills), then the hang probe on
-# seed 2's first case (grouped_hang.c). Barrier offsets: full[s] at
+# guard and --Werror dropped, as the printf spills), then the hang probe
+# (grouped_hang.c) over seeds until one hangs. Barrier offsets: full[s] at
 # STAGES * (A + B stage bytes) + EPI_BYTES + scale bytes (dynamic shared memory from 0).
 export CUDA_HOME=/usr/local/cuda PATH=/usr/local/cuda/bin:$PATH
 sed -i -e 's/ --Werror=all-warnings//' -e '/list(PREPEND CMAKE_CUDA_COMPILER_LAUNCHER/d' CMakeLists.txt
@@ -14,6 +14,13 @@ gcc -std=c11 -O1 -Iinclude -Isrc -Itests -I$b/include -I$b/generated -I/usr/loca
     tests/problem.c -o /tmp/gh-debug $(find $b -name libtessera_ref.a | head -1) $b/lib/libtessera.a \
     -L/usr/local/cuda/lib64 -lcudart_static -lstdc++ -lm -ldl -lpthread -lrt || exit 1
 echo "built $SECONDS s"
-TESS_SEED=${SEED:-2} CASES=1 REPS=4 BURST=1 WATCH_S=10 timeout 60 /tmp/gh-debug > $OUT/debug.log 2>&1
-echo "rc=$? ($SECONDS s)"
-grep -E "hang:|HANG" $OUT/debug.log | sort -t" " -k3n | head -60; grep -c "hang:" $OUT/debug.log
+for seed in ${SEEDS:-1 2 3 4 5 6 7 8}; do # until one hangs
+    TESS_SEED=$seed CASES=${CASES:-11} REPS=8 BURST=4 WATCH_S=10 timeout 150 /tmp/gh-debug > $OUT/debug-$seed.log 2>&1
+    rc=$?
+    echo "seed $seed: rc=$rc ($SECONDS s) $(grep -E "HANG|no hang" $OUT/debug-$seed.log | cut -c1-300)"
+    if grep -q "hang:" $OUT/debug-$seed.log; then
+        grep "hang:" $OUT/debug-$seed.log | sort -t" " -k3n | head -60
+        grep -c "hang:" $OUT/debug-$seed.log
+        break
+    fi
+done

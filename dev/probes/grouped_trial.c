@@ -20,33 +20,20 @@ int main(int argc, char **argv) {
         test_refusals(h);
         test_every_plan(h);
     }
-    static const tess_dtype ins[3] = {TESS_DTYPE_BF16, TESS_DTYPE_F16, TESS_DTYPE_E4M3};
-    static const tess_dtype outs[3] = {TESS_DTYPE_BF16, TESS_DTYPE_F16, TESS_DTYPE_F32};
     for (int trial = 0; trial <= want; trial++) { /* test_random's draws, in its order */
         grouped_case c;
-        const tess_dtype in = ins[trial % 3];
-        const int recipe = (int)tess_rng_range(&rng, 0, in == TESS_DTYPE_E4M3 ? 3 : 2);
-        const int64_t groups = trial % 10 == 0 ? (trial % 20 ? 300 : 1024) : tess_rng_range(&rng, 1, 40);
-        const int64_t n = tess_rng_range(&rng, 0, 2) ? tess_rng_range(&rng, 1, 700) : 128 * tess_rng_range(&rng, 1, 4);
-        const int64_t k = tess_rng_range(&rng, 0, 2) ? tess_rng_range(&rng, 1, 900) : 128 * tess_rng_range(&rng, 1, 6);
-        make_case(&c, (tess_group_layout)tess_rng_range(&rng, 0, 1), groups, n, k, in, recipe,
-                  outs[tess_rng_range(&rng, 0, 4) < 3 ? 0 : tess_rng_range(&rng, 1, 2)], (int)tess_rng_range(&rng, 0, 1));
-        if (n % 2 == 0 && tess_rng_range(&rng, 0, 3) == 0)
-            make_gated(&c);
-        const int drawn_plan = (int)tess_rng_range(&rng, -1, 8);
+        int recipe, drawn_plan;
+        draw_random_case(&c, trial, &recipe, &drawn_plan);
         if (trial < want) {
             free_case(&c);
             continue;
         }
         tess_plan plans[MAX_PLANS];
         int count = 0;
+        char what[256];
+        describe_case(&c, recipe, what, sizeof what);
         CHECK_STATUS(tess_grouped_gemm_plans(h, &c.g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
-        printf("trial %d: %s G=%lld m=%lld n=%lld k=%lld %s, scales %d x %d, Y %s ld %lld, gate %d, act %d, "
-               "expected_m %lld; the test's plan index %d\n",
-               trial, c.g.layout == TESS_GROUP_MASKED ? "masked" : "contiguous", (long long)c.g.groups,
-               (long long)c.g.m, (long long)n, (long long)k, tess_dtype_name(in), recipes[recipe][0],
-               recipes[recipe][1], tess_dtype_name(c.g.y.dtype), (long long)c.g.y.ld, (int)c.g.gate,
-               (int)c.g.epilogue.activation, (long long)c.g.expected_m, drawn_plan);
+        printf("trial %d: %s; the test's plan index %d\n", trial, what, drawn_plan);
         if (argc < 3) {
             for (int p = 0; p < count; p++)
                 printf("  %d %s\n", p, plans[p].name);

@@ -266,37 +266,52 @@ static double allowance(const grouped_case *c) {
            act * (c->g.x.dtype == TESS_DTYPE_E4M3 ? FP8_ALLOWANCE * scatter : F16_ALLOWANCE);
 }
 
-static void test_random(tess_handle h) {
+/* Random case `trial` of test_random (its draws, in order): the case, its
+ * scale recipe and the plan index it is run with (-1: the heuristic's).
+ * dev/probes/grouped_trial.c and grouped_hang.c draw the same cases. */
+static void draw_random_case(grouped_case *c, int trial, int *recipe, int *plan_index) {
     static const tess_dtype ins[3] = {TESS_DTYPE_BF16, TESS_DTYPE_F16, TESS_DTYPE_E4M3};
     static const tess_dtype outs[3] = {TESS_DTYPE_BF16, TESS_DTYPE_F16, TESS_DTYPE_F32};
+    const tess_dtype in = ins[trial % 3];
+    /* 16-bit inputs take per-tensor and per-row factors; FP8 every recipe */
+    *recipe = (int)tess_rng_range(&rng, 0, in == TESS_DTYPE_E4M3 ? 3 : 2);
+    const int64_t groups = trial % 10 == 0 ? (trial % 20 ? 300 : 1024) : tess_rng_range(&rng, 1, 40);
+    const int64_t n = tess_rng_range(&rng, 0, 2) ? tess_rng_range(&rng, 1, 700) : 128 * tess_rng_range(&rng, 1, 4);
+    const int64_t k = tess_rng_range(&rng, 0, 2) ? tess_rng_range(&rng, 1, 900) : 128 * tess_rng_range(&rng, 1, 6);
+    make_case(c, (tess_group_layout)tess_rng_range(&rng, 0, 1), groups, n, k, in, *recipe,
+              outs[tess_rng_range(&rng, 0, 4) < 3 ? 0 : tess_rng_range(&rng, 1, 2)], (int)tess_rng_range(&rng, 0, 1));
+    if (n % 2 == 0 && tess_rng_range(&rng, 0, 3) == 0)
+        make_gated(c);
+    *plan_index = (int)tess_rng_range(&rng, -1, 8);
+}
+
+/* A case in one line: layout, sizes, types, factors, Y, gate and activation. */
+static void describe_case(const grouped_case *c, int recipe, char *out, size_t size) {
+    const tess_grouped_gemm_desc *g = &c->g;
+    snprintf(out, size, "%s G=%lld m=%lld n=%lld k=%lld %s, scales %d x %d, Y %s ld %lld, gate %d, act %d, expected_m %lld",
+             g->layout == TESS_GROUP_MASKED ? "masked" : "contiguous", (long long)g->groups, (long long)g->m,
+             (long long)g->n, (long long)g->k, tess_dtype_name(g->x.dtype), recipes[recipe][0], recipes[recipe][1],
+             tess_dtype_name(g->y.dtype), (long long)g->y.ld, (int)g->gate, (int)g->epilogue.activation,
+             (long long)g->expected_m);
+}
+
+static void test_random(tess_handle h) {
     int runs = 0, failures = 0;
     for (int trial = 0, trials = check_trials(120); trial < trials; trial++) {
         grouped_case c;
-        const tess_dtype in = ins[trial % 3];
-        /* 16-bit inputs take per-tensor and per-row factors; FP8 every recipe */
-        const int recipe = (int)tess_rng_range(&rng, 0, in == TESS_DTYPE_E4M3 ? 3 : 2);
-        const int64_t groups = trial % 10 == 0 ? (trial % 20 ? 300 : 1024) : tess_rng_range(&rng, 1, 40);
-        const int64_t n = tess_rng_range(&rng, 0, 2) ? tess_rng_range(&rng, 1, 700) : 128 * tess_rng_range(&rng, 1, 4);
-        const int64_t k = tess_rng_range(&rng, 0, 2) ? tess_rng_range(&rng, 1, 900) : 128 * tess_rng_range(&rng, 1, 6);
-        make_case(&c, (tess_group_layout)tess_rng_range(&rng, 0, 1), groups, n, k, in, recipe,
-                  outs[tess_rng_range(&rng, 0, 4) < 3 ? 0 : tess_rng_range(&rng, 1, 2)], (int)tess_rng_range(&rng, 0, 1));
-        if (n % 2 == 0 && tess_rng_range(&rng, 0, 3) == 0)
-            make_gated(&c);
-        char plan[64];
+        int recipe, plan_index;
+        draw_random_case(&c, trial, &recipe, &plan_index);
+        char plan[64], what[256];
+        describe_case(&c, recipe, what, sizeof what);
+        if (getenv("TESS_TEST_TRACE"))
+            printf("  case %d: %s\n", trial, what);
         const int before = check_failed;
         const double t0 = gpu_wall_seconds();
-        const double rel = run_case(h, &c, (int)tess_rng_range(&rng, -1, 8), plan), bound = allowance(&c);
+        const double rel = run_case(h, &c, plan_index, plan), bound = allowance(&c);
         const double took = gpu_wall_seconds() - t0;
         if (took > 5.0) /* the suite's whole run takes about a minute: name a case that takes a tenth of it */
-            printf("  slow case %d (%.1f s): %s G=%lld m=%lld n=%lld k=%lld, plan %s\n", trial, took,
-                   c.g.layout == TESS_GROUP_MASKED ? "masked" : "contiguous", (long long)c.g.groups,
-                   (long long)c.g.m, (long long)n, (long long)k, plan);
-        fflush(stdout); /* seen even if the run is killed for its time */
-        CHECKF(rel >= 0 && rel <= bound,
-               "%s G=%lld m=%lld n=%lld k=%lld %s, scales %d x %d, Y %s ld %lld, plan %s: rel error %.3g (bound %.3g)",
-               c.g.layout == TESS_GROUP_MASKED ? "masked" : "contiguous", (long long)c.g.groups, (long long)c.g.m,
-               (long long)n, (long long)k, tess_dtype_name(in), recipes[recipe][0], recipes[recipe][1],
-               tess_dtype_name(c.g.y.dtype), (long long)c.g.y.ld, plan, rel, bound);
+            printf("  slow case %d (%.1f s): %s, plan %s\n", trial, took, what, plan);
+        CHECKF(rel >= 0 && rel <= bound, "%s, plan %s: rel error %.3g (bound %.3g)", what, plan, rel, bound);
         runs++;
         failures += check_failed > before;
         free_case(&c);
