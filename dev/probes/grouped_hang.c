@@ -48,13 +48,9 @@ int main(void) {
                         printf("case %d, %s: %s\n", trial, plans[p].name, tess_last_error());
                         break;
                     }
-                const double t0 = gpu_wall_seconds();
-                cudaError_t e;
-                while ((e = cudaStreamQuery(0)) == cudaErrorNotReady && gpu_wall_seconds() - t0 < watch)
-                    ;
-                if (e != cudaSuccess) {
+                if (!gpu_finished_within(watch)) {
                     printf("HANG or error (%s) after %ld launches: case %d %s, plan %s, rep %d\n",
-                           cudaGetErrorString(e), launches, trial, what, plans[p].name, r);
+                           cudaGetErrorString(cudaStreamQuery(0)), launches, trial, what, plans[p].name, r);
                     fflush(stdout);
                     _Exit(3);
                 }

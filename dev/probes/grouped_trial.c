@@ -4,7 +4,7 @@
  * or fails: run each plan under `timeout` to see which ones do.
  *   cc ... dev/probes/grouped_trial.c tests/problem.c (see grouped_trial.sh)
  *   TESS_SEED=... ./grouped_trial TRIAL [PLAN]
- * AFTER_EVERY_PLAN=1 runs the test's refusals and every-plan parts first. */
+ * AFTER_EVERY_PLAN=1 runs the test's parts before its random cases first (they draw from the seed too). */
 #define main gpu_grouped_main
 #include "gpu/test_grouped.c"
 #undef main
@@ -19,6 +19,7 @@ int main(int argc, char **argv) {
     if (getenv("AFTER_EVERY_PLAN")) { /* the test's parts that run before its random cases */
         test_refusals(h);
         test_every_plan(h);
+        test_skip_after_compute(h);
     }
     for (int trial = 0; trial <= want; trial++) { /* test_random's draws, in its order */
         grouped_case c;

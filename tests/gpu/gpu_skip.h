@@ -139,6 +139,17 @@ static inline double gpu_wall_seconds(void) {
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* Waits up to `seconds` for the work queued on the default stream: 1 if it
+ * finished without error, 0 if it failed or is still running (a hung
+ * kernel, which only ending the process clears). */
+static inline int gpu_finished_within(double seconds) {
+    const double t0 = gpu_wall_seconds();
+    cudaError_t e;
+    while ((e = cudaStreamQuery(0)) == cudaErrorNotReady && gpu_wall_seconds() - t0 < seconds)
+        ;
+    return e == cudaSuccess;
+}
+
 /* Runs one part of a test, fn(h), and prints how long it took: where a
  * test's time goes shows in its log (the device time every run spends). */
 

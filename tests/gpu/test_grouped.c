@@ -357,6 +357,48 @@ static void test_every_plan(tess_handle h) {
     }
 }
 
+/* Token tiles whose consumer warpgroup computes one tile and skips the next
+ * (its 64 weight rows past N: N = 390 on 128-row weight tiles, walked in
+ * bands so that a CTA's tiles change rows) after an epilogue from registers
+ * long enough for its warps to drift apart (gate, SiLU, factors): every
+ * warp must see each stage's fill before the warpgroup releases it, or the
+ * kernel hangs (consumer_follow_ring). Each token-tile plan, mixed ones
+ * included, runs 24 times in bursts of 4, each burst given 10 s. */
+static void test_skip_after_compute(tess_handle h) {
+    grouped_case c;
+    make_case(&c, TESS_GROUP_CONTIGUOUS, 1024, 390, 709, TESS_DTYPE_BF16, 2, TESS_DTYPE_BF16, 1);
+    make_gated(&c);
+    c.g.epilogue.activation = TESS_ACT_SILU;
+    tess_grouped_gemm_desc *g = &c.g;
+    void *dx = gpu_upload(c.x, c.x_bytes), *dw = gpu_upload(c.w, c.w_bytes);
+    float *dxs = gpu_upload(c.xs, c.xs_bytes), *dws = gpu_upload(c.ws, c.ws_bytes);
+    int32_t *drows = gpu_upload(c.rows, sizeof(int32_t) * (size_t)g->groups);
+    void *dbias = c.bias ? gpu_upload(c.bias, c.bias_bytes) : NULL;
+    const tess_epilogue_ptrs ep = {.struct_size = sizeof ep, .bias = dbias};
+    unsigned char *dy = gpu_poisoned(c.y_bytes);
+    tess_plan plans[MAX_PLANS];
+    int count = 0, token_plans = 0;
+    CHECK_STATUS(tess_grouped_gemm_plans(h, g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
+    for (int p = 0; p < count; p++) {
+        if (!strstr(plans[p].name, "_swap"))
+            continue;
+        token_plans++;
+        for (int burst = 0; burst < 6; burst++) {
+            for (int i = 0; i < 4; i++)
+                CHECK_STATUS(tess_grouped_gemm_fused(h, g, &plans[p], dx, dxs, dw, dws, drows, dy, &ep),
+                             TESS_STATUS_SUCCESS);
+            if (!gpu_finished_within(10.0)) {
+                CHECKF(0, "skip after compute, %s: burst %d did not finish in 10 s (hung)", plans[p].name, burst);
+                check_finish("gpu_grouped");
+                _Exit(1); /* a hung kernel holds the GPU until the process ends */
+            }
+        }
+    }
+    CHECKF(token_plans >= 9, "%d token-tile plans", token_plans);
+    cudaFree(dx), cudaFree(dw), cudaFree(dxs), cudaFree(dws), cudaFree(drows), cudaFree(dy), cudaFree(dbias);
+    free_case(&c);
+}
+
 /* Group sizes that break the rules on the device are clamped: no plan (the
  * clustered ones included, whose two CTAs must walk the same items) faults,
  * hangs or writes outside Y (the guard after it stays poisoned). */
@@ -444,6 +486,7 @@ int main(void) {
     GPU_TEST_MAIN_START(h, workspace);
     gpu_timed("refusals", test_refusals, h);
     gpu_timed("every plan", test_every_plan, h);
+    gpu_timed("skip after compute", test_skip_after_compute, h);
     gpu_timed("random cases", test_random, h);
     gpu_timed("bad sizes", test_bad_sizes, h);
     GPU_TEST_MAIN_END(h, workspace, "gpu_grouped");

@@ -153,7 +153,7 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
             // (every unit sharing the tile's K skips alike, so no stream-K
             // partial sum is awaited).
             if (Cfg::SKIPS_EMPTY_ROWS && tile.m0 + row_block * 64 >= tile.m_end) {
-                consumer_follow_ring<Cfg>(full, empty, cursor, w.k_begin, w.k_end, t);
+                consumer_follow_ring<Cfg>(full, empty, cursor, w.k_begin, w.k_end, t, barrier);
                 continue;
             }
             const int a_shift = factors_by_tma<Cfg>(p) ? Cfg::a_factor_shift(tile.m0) : 0;

@@ -195,12 +195,20 @@ TESS_DEVICE bool releasing_thread(int t) {
 // walks K blocks [k_begin, k_end) of the ring all the same: it waits for
 // each stage and releases it (its releasing threads, as in consumer_mma),
 // so that the stage's releases still count every consumer.
+// Every warp must have seen a stage's fill before it is released: a wait
+// checks only the phase's parity, so a warp still on its way (from a
+// register-store epilogue, which ends with no barrier) would find the stage
+// refilled, take the next fill for the one it waits for and stay a lap
+// behind the ring, where the warpgroup hangs. Where the warpgroup computes,
+// its wgmmas, which every warp issues, order the waits before the release;
+// here the warpgroup's barrier does (`barrier`, 128 threads).
 template <class Cfg>
 TESS_DEVICE void consumer_follow_ring(uint64_t *full, uint64_t *empty, pipe_cursor &c, int k_begin, int k_end,
-                                      int t) {
+                                      int t, int barrier) {
     const bool releases = releasing_thread<Cfg>(t);
     for (int kb = k_begin; kb < k_end; kb++) {
         pipe_consumer_wait(full, c);
+        named_barrier_sync(barrier, 128);
         if (releases)
             consumer_release<Cfg>(empty, c.stage);
         pipe_advance(c, Cfg::STAGES);
