@@ -101,7 +101,8 @@ static void make_case(grouped_case *c, tess_group_layout layout, int64_t groups,
         c->rows[i] = (int32_t)(masked ? c->count[i] : total);
     }
     /* Rows no group owns: past the last group (contiguous) or past masked_m (masked). */
-    g->m = (masked ? most : total) + tess_rng_range(&rng, 0, 2) * tess_rng_range(&rng, 1, 40);
+    const int64_t spare_rows = tess_rng_range(&rng, 0, 2);
+    g->m = (masked ? most : total) + spare_rows * tess_rng_range(&rng, 1, 40);
     if (g->m == 0)
         g->m = 1;
     g->expected_m = tess_rng_range(&rng, 0, 1) ? 0 : (total + groups - 1) / groups;
@@ -278,8 +279,11 @@ static void draw_random_case(grouped_case *c, int trial, int *recipe, int *plan_
     const int64_t groups = trial % 10 == 0 ? (trial % 20 ? 300 : 1024) : tess_rng_range(&rng, 1, 40);
     const int64_t n = tess_rng_range(&rng, 0, 2) ? tess_rng_range(&rng, 1, 700) : 128 * tess_rng_range(&rng, 1, 4);
     const int64_t k = tess_rng_range(&rng, 0, 2) ? tess_rng_range(&rng, 1, 900) : 128 * tess_rng_range(&rng, 1, 6);
-    make_case(c, (tess_group_layout)tess_rng_range(&rng, 0, 1), groups, n, k, in, *recipe,
-              outs[tess_rng_range(&rng, 0, 4) < 3 ? 0 : tess_rng_range(&rng, 1, 2)], (int)tess_rng_range(&rng, 0, 1));
+    /* drawn one statement at a time: the order a call's arguments are evaluated in is the compiler's */
+    const tess_group_layout layout = (tess_group_layout)tess_rng_range(&rng, 0, 1);
+    const tess_dtype out = outs[tess_rng_range(&rng, 0, 4) < 3 ? 0 : tess_rng_range(&rng, 1, 2)];
+    const int packed = (int)tess_rng_range(&rng, 0, 1);
+    make_case(c, layout, groups, n, k, in, *recipe, out, packed);
     if (n % 2 == 0 && tess_rng_range(&rng, 0, 3) == 0)
         make_gated(c);
     *plan_index = (int)tess_rng_range(&rng, -1, 8);
