@@ -28,7 +28,9 @@ grouped_build() { # grouped_build DIR: the 16-bit grouped kernels and the probe 
         $1/lib/libtessera.a -L/usr/local/cuda/lib64 -lcudart_static -lstdc++ -lm -ldl -lpthread -lrt
     echo "built $1 ($SECONDS s)"
 }
-probe() { # probe DIR: the hang probe over SEEDS, token-tile plans only
+probe() { # probe DIR: gpu_grouped's test_skip_after_compute, then the hang probe over SEEDS, token-tile plans only
+    CASES=0 SKIP_CASE=1 timeout 100 /tmp/gh-$1 > $OUT/skip-case-$1.log 2>&1
+    echo "$1 test_skip_after_compute: rc=$? ($SECONDS s) $(grep -E "check failed|checks" $OUT/skip-case-$1.log | head -3 | tr '\n' ' ' | cut -c1-300)"
     for seed in ${SEEDS:-1 2 3 4}; do
         TESS_SEED=$seed CASES=${CASES:-11} REPS=8 BURST=4 PLAN_MATCH=_swap timeout 100 /tmp/gh-$1 > $OUT/probe-$1-$seed.log 2>&1
         echo "$1 seed $seed: rc=$? ($SECONDS s) $(grep -E "HANG|no hang" $OUT/probe-$1-$seed.log | cut -c1-220)"
