@@ -53,7 +53,10 @@ static int64_t pick_group_rows(int64_t max) {
     case 0: return 0;
     case 1: return 1;
     case 2: return tess_rng_range(&rng, 2, 20);
-    case 3: return 128 * tess_rng_range(&rng, 1, 3) + tess_rng_range(&rng, -2, 2);
+    case 3: {
+        const int64_t tiles = tess_rng_range(&rng, 1, 3); /* drawn first, in every build */
+        return 128 * tiles + tess_rng_range(&rng, -2, 2);
+    }
     default: return tess_rng_range(&rng, 0, max);
     }
 }
@@ -269,7 +272,8 @@ static double allowance(const grouped_case *c) {
 
 /* Random case `trial` of test_random (its draws, in order): the case, its
  * scale recipe and the plan index it is run with (-1: the heuristic's).
- * dev/probes/grouped_trial.c and grouped_hang.c draw the same cases. */
+ * dev/probes/grouped_trial.c and grouped_hang.c draw with it too (the
+ * test's cases only where they first make the draws of its earlier parts). */
 static void draw_random_case(grouped_case *c, int trial, int *recipe, int *plan_index) {
     static const tess_dtype ins[3] = {TESS_DTYPE_BF16, TESS_DTYPE_F16, TESS_DTYPE_E4M3};
     static const tess_dtype outs[3] = {TESS_DTYPE_BF16, TESS_DTYPE_F16, TESS_DTYPE_F32};
@@ -367,11 +371,15 @@ static void test_every_plan(tess_handle h) {
  * long enough for its warps to drift apart (gate, SiLU, factors): every
  * warp must see each stage's fill before the warpgroup releases it, or the
  * kernel hangs (consumer_follow_ring). Each token-tile plan, mixed ones
- * included, runs 24 times in bursts of 4, each burst given 10 s. */
+ * included, runs 24 times in bursts of 4, each burst given 10 s: a hang
+ * fails the test (a race: likely, not certain, to show in 24 launches). */
 static void test_skip_after_compute(tess_handle h) {
     grouped_case c;
+    const tess_rng saved = rng; /* one fixed case, whatever the seed; the seed's own draws go on after it */
+    tess_rng_seed(&rng, 2);
     make_case(&c, TESS_GROUP_CONTIGUOUS, 1024, 390, 709, TESS_DTYPE_BF16, 2, TESS_DTYPE_BF16, 1);
     make_gated(&c);
+    rng = saved;
     c.g.epilogue.activation = TESS_ACT_SILU;
     tess_grouped_gemm_desc *g = &c.g;
     void *dx = gpu_upload(c.x, c.x_bytes), *dw = gpu_upload(c.w, c.w_bytes);
@@ -392,7 +400,8 @@ static void test_skip_after_compute(tess_handle h) {
                 CHECK_STATUS(tess_grouped_gemm_fused(h, g, &plans[p], dx, dxs, dw, dws, drows, dy, &ep),
                              TESS_STATUS_SUCCESS);
             if (!gpu_finished_within(10.0)) {
-                CHECKF(0, "skip after compute, %s: burst %d did not finish in 10 s (hung)", plans[p].name, burst);
+                CHECKF(0, "skip after compute, %s: burst %d did not finish in 10 s (%s)", plans[p].name, burst,
+                       cudaGetErrorString(cudaStreamQuery(0)));
                 check_finish("gpu_grouped");
                 _Exit(1); /* a hung kernel holds the GPU until the process ends */
             }

@@ -60,7 +60,7 @@ TESS_DEVICE void mbar_arrive_cluster(uint64_t *bar, uint32_t cta) {
 // phase 0, so waiting on parity 1 returns at once (the producer's first pass).
 #ifdef TESS_DEBUG_HANG
 #include <cstdio>
-// A debugging build's wait (-DTESS_DEBUG_HANG, dev/probes/grouped_hang_ab.sh):
+// A debugging build's wait (-DTESS_DEBUG_HANG, dev/probes/grouped_hang_debug.sh):
 // a thread waiting over 2 s names its barrier (shared-memory offset), the
 // parity, its CTA and thread (lane 0 of each warp), then traps, ending the grid with an error.
 TESS_DEVICE void mbar_wait(uint64_t *bar, uint32_t parity) {
