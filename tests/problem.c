@@ -16,11 +16,12 @@ static int64_t random_dim(tess_rng *r, int64_t max_dim) {
     case 0: return 1;
     case 1: return tess_rng_range(r, 1, max_dim);
     case 2: return tess_rng_range(r, 1, max_dim / 8 + 1);
-    default:
+    default: {
         if (max_dim < 129)
             return tess_rng_range(r, 1, max_dim);
         const int64_t tiles = tess_rng_range(r, 1, max_dim / 128); /* drawn first, in every build */
         return 128 * tiles + tess_rng_range(r, -3, 3);
+    }
     }
 }
 

@@ -33,12 +33,7 @@ int main(void) {
         char what[256];
         describe_case(&c, recipe, what, sizeof what);
         tess_grouped_gemm_desc *g = &c.g;
-        void *dx = gpu_upload(c.x, c.x_bytes), *dw = gpu_upload(c.w, c.w_bytes);
-        float *dxs = c.xs ? gpu_upload(c.xs, c.xs_bytes) : NULL, *dws = c.ws ? gpu_upload(c.ws, c.ws_bytes) : NULL;
-        int32_t *drows = gpu_upload(c.rows, sizeof(int32_t) * (size_t)g->groups);
-        void *dbias = c.bias ? gpu_upload(c.bias, c.bias_bytes) : NULL;
-        const tess_epilogue_ptrs ep = {.struct_size = sizeof ep, .bias = dbias};
-        unsigned char *dy = gpu_poisoned(c.y_bytes);
+        case_device dev = case_upload(&c);
         tess_plan plans[MAX_PLANS];
         int count = 0;
         CHECK_STATUS(tess_grouped_gemm_plans(h, g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
@@ -47,7 +42,7 @@ int main(void) {
                 continue;
             for (int r = 0; r < reps; r += burst) {
                 for (int b = 0; b < burst; b++, launches++)
-                    if (tess_grouped_gemm_fused(h, g, &plans[p], dx, dxs, dw, dws, drows, dy, &ep) != TESS_STATUS_SUCCESS) {
+                    if (case_launch(h, &c, &plans[p], &dev) != TESS_STATUS_SUCCESS) {
                         printf("case %d, %s: %s\n", trial, plans[p].name, tess_last_error());
                         break;
                     }
@@ -59,7 +54,7 @@ int main(void) {
                 }
             }
         }
-        cudaFree(dx), cudaFree(dw), cudaFree(dxs), cudaFree(dws), cudaFree(drows), cudaFree(dy), cudaFree(dbias);
+        case_device_free(&dev);
         free_case(&c);
         printf("case %d: %d plans x %d, %ld launches so far\n", trial, count, reps, launches);
     }

@@ -194,9 +194,12 @@ int main(int argc, char **argv) {
         CHECK(cudaMalloc(&d_y, (size_t)MAX_TOKENS * n * 4));
         CHECK(cudaMalloc(&copy_dst, code_bytes));
         CHECK(cudaMemcpy(d_x, x.data(), x.size() * 2, cudaMemcpyHostToDevice));
-        // K slices: enough CTAs for several per SM (the rows alone give N / 64).
+        // K slices: at least 4 CTAs an SM (the rows alone give N / 64), slices of whole groups, and no
+        // slice under 512 k (each CTA stages its slice of x once: shorter slices re-read x more).
+        int sms = 0;
+        CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
         int split = 1;
-        while ((n / ROWS_PER_CTA) * split < 4 * 132 && (k / split) % 128 == 0 && k / split > 512)
+        while ((n / ROWS_PER_CTA) * split < 4 * sms && (k / split) % GROUP == 0 && k / split > 512)
             split *= 2;
         const int slice_k = k / split;
         const size_t smem = (size_t)MAX_TOKENS * (slice_k + 8) * 2;
@@ -205,22 +208,30 @@ int main(int argc, char **argv) {
         cudaEvent_t e0, e1;
         CHECK(cudaEventCreate(&e0));
         CHECK(cudaEventCreate(&e1));
+        // Median ms of run(r) over the timed runs r = 1, 2, ... (after the warm-up ones), each
+        // queued behind hold() so that the events time the GPU only.
+        auto median_ms = [&](auto run) {
+            std::vector<float> times;
+            for (int r = 0; r < PROBE_REPS + PROBE_WARMUPS; r++) {
+                hold<<<1, 1>>>(PROBE_HOLD_CYCLES);
+                CHECK(cudaEventRecord(e0));
+                run(r + 1);
+                CHECK(cudaEventRecord(e1));
+                CHECK(cudaEventSynchronize(e1));
+                float ms;
+                CHECK(cudaEventElapsedTime(&ms, e0, e1));
+                if (r >= PROBE_WARMUPS)
+                    times.push_back(ms);
+            }
+            std::sort(times.begin(), times.end());
+            return (double)times[times.size() / 2];
+        };
         // The copy rate of the weights' bytes (device to device, read + write counted), from the
         // copies in turn as the GEMV reads them.
-        std::vector<float> times;
-        for (int r = 0; r < PROBE_REPS + PROBE_WARMUPS; r++) {
-            hold<<<1, 1>>>(PROBE_HOLD_CYCLES);
-            CHECK(cudaEventRecord(e0));
+        const double copy_ms = median_ms([&](int r) {
             CHECK(cudaMemcpyAsync(copy_dst, d_codes[r % copies], code_bytes, cudaMemcpyDeviceToDevice));
-            CHECK(cudaEventRecord(e1));
-            CHECK(cudaEventSynchronize(e1));
-            float ms;
-            CHECK(cudaEventElapsedTime(&ms, e0, e1));
-            if (r >= PROBE_WARMUPS)
-                times.push_back(ms);
-        }
-        std::sort(times.begin(), times.end());
-        const double copy_tbps = 2.0 * code_bytes / (times[times.size() / 2] * 1e-3) / 1e12;
+        });
+        const double copy_tbps = 2.0 * code_bytes / (copy_ms * 1e-3) / 1e12;
         for (int m : {1, 4, 8, 16}) {
             const dim3 grid(n / ROWS_PER_CTA, split);
             // Run r reads copy r % copies; timed runs keep adding into y: only the first is checked.
@@ -254,20 +265,7 @@ int main(int argc, char **argv) {
                     worst = std::max(worst, fabs(y[(size_t)t * n + col] - want) / (norm > 0 ? norm : 1.0));
                 }
             }
-            times.clear();
-            for (int r = 0; r < PROBE_REPS + PROBE_WARMUPS; r++) {
-                hold<<<1, 1>>>(PROBE_HOLD_CYCLES);
-                CHECK(cudaEventRecord(e0));
-                launch(r + 1, false);
-                CHECK(cudaEventRecord(e1));
-                CHECK(cudaEventSynchronize(e1));
-                float ms;
-                CHECK(cudaEventElapsedTime(&ms, e0, e1));
-                if (r >= PROBE_WARMUPS)
-                    times.push_back(ms);
-            }
-            std::sort(times.begin(), times.end());
-            const double us = times[times.size() / 2] * 1e3, tbps = stream_bytes / (us * 1e-6) / 1e12;
+            const double us = median_ms([&](int r) { launch(r, false); }) * 1e3, tbps = stream_bytes / (us * 1e-6) / 1e12;
             printf("%6d %6d %3d %10.2e %9.2f %9.3f %8.3f (%.3f; %d K slices, %d weight copies)\n", n, k, m, worst,
                    us, tbps, tbps / copy_tbps, copy_tbps, split, copies);
         }

@@ -155,7 +155,6 @@ static inline int gpu_finished_within(double seconds) {
 
 /* Runs one part of a test, fn(h), and prints how long it took: where a
  * test's time goes shows in its log (the device time every run spends). */
-
 static inline void gpu_timed(const char *name, void (*fn)(tess_handle), tess_handle h) {
     printf("%s ...\n", name);
     const double t0 = gpu_wall_seconds();

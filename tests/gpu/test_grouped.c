@@ -158,24 +158,48 @@ static tess_scale_operand group_factors(const tess_scale_operand *op, const floa
     return s;
 }
 
+/* A case's inputs uploaded to the device and its Y poisoned (gpu_poisoned). */
+typedef struct case_device {
+    void *x, *w, *bias;
+    float *xs, *ws;
+    int32_t *rows;
+    unsigned char *y;
+} case_device;
+
+static case_device case_upload(const grouped_case *c) {
+    case_device d;
+    d.x = gpu_upload(c->x, c->x_bytes), d.w = gpu_upload(c->w, c->w_bytes);
+    d.xs = c->xs ? gpu_upload(c->xs, c->xs_bytes) : NULL, d.ws = c->ws ? gpu_upload(c->ws, c->ws_bytes) : NULL;
+    d.rows = gpu_upload(c->rows, sizeof(int32_t) * (size_t)c->g.groups);
+    d.bias = c->bias ? gpu_upload(c->bias, c->bias_bytes) : NULL;
+    d.y = gpu_poisoned(c->y_bytes);
+    return d;
+}
+
+static void case_device_free(case_device *d) {
+    cudaFree(d->x), cudaFree(d->w), cudaFree(d->xs), cudaFree(d->ws), cudaFree(d->rows), cudaFree(d->y),
+        cudaFree(d->bias);
+}
+
+/* Queues case c on the device (d) with `plan` (NULL: the heuristic's). */
+static tess_status case_launch(tess_handle h, const grouped_case *c, const tess_plan *plan, const case_device *d) {
+    const tess_epilogue_ptrs ep = {.struct_size = sizeof ep, .bias = d->bias};
+    return tess_grouped_gemm_fused(h, &c->g, plan, d->x, d->xs, d->w, d->ws, d->rows, d->y, &ep);
+}
+
 /* Runs a case with plan `plan_index` (< 0: the heuristic's) and checks it:
  * each group's rows against the reference, every other byte of Y untouched.
  * Returns the relative error, -1 if the run failed. */
 static double run_case(tess_handle h, grouped_case *c, int plan_index, char *plan_name) {
     tess_grouped_gemm_desc *g = &c->g;
     const int masked = g->layout == TESS_GROUP_MASKED;
-    void *dx = gpu_upload(c->x, c->x_bytes), *dw = gpu_upload(c->w, c->w_bytes);
-    float *dxs = c->xs ? gpu_upload(c->xs, c->xs_bytes) : NULL, *dws = c->ws ? gpu_upload(c->ws, c->ws_bytes) : NULL;
-    int32_t *drows = gpu_upload(c->rows, sizeof(int32_t) * (size_t)g->groups);
-    void *dbias = c->bias ? gpu_upload(c->bias, c->bias_bytes) : NULL;
-    const tess_epilogue_ptrs ep = {.struct_size = sizeof ep, .bias = dbias};
-    unsigned char *dy = gpu_poisoned(c->y_bytes);
+    case_device dev = case_upload(c);
     tess_plan plans[MAX_PLANS];
     int count = 0;
     double rel = -1.0;
     CHECK_STATUS(tess_grouped_gemm_plans(h, g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
     const tess_plan *plan = gpu_pick_plan(plans, count, plan_index, plan_name);
-    tess_status s = tess_grouped_gemm_fused(h, g, plan, dx, dxs, dw, dws, drows, dy, &ep);
+    tess_status s = case_launch(h, c, plan, &dev);
     cudaError_t err = cudaDeviceSynchronize();
     CHECKF(s == TESS_STATUS_SUCCESS && err == cudaSuccess, "%s: status %s, %s (%s)", plan_name, tess_status_name(s),
            cudaGetErrorString(err), tess_last_error());
@@ -195,14 +219,14 @@ static double run_case(tess_handle h, grouped_case *c, int plan_index, char *pla
         ref.m = c->count[gi], ref.n = g->n, ref.k = g->k, ref.batch = 1, ref.alpha = 1.0, ref.beta = 0.0;
         ref.a = g->x, ref.a.rows = c->count[gi], ref.a.batch_stride = 0;
         ref.b = g->w, ref.b.batch_stride = 0;
-        ref.a_data = (const char *)dx + ((masked ? gi * g->x.batch_stride : 0) + c->first[gi] * g->x.ld) * es;
-        ref.b_data = (const char *)dw + gi * g->w.batch_stride * es;
-        ref.a_scale = group_factors(&c->xs_op, dxs, masked ? gi : (c->xs_op.layout.mode == TESS_SCALE_TENSOR ? gi : 0),
+        ref.a_data = (const char *)dev.x + ((masked ? gi * g->x.batch_stride : 0) + c->first[gi] * g->x.ld) * es;
+        ref.b_data = (const char *)dev.w + gi * g->w.batch_stride * es;
+        ref.a_scale = group_factors(&c->xs_op, dev.xs, masked ? gi : (c->xs_op.layout.mode == TESS_SCALE_TENSOR ? gi : 0),
                                     c->first[gi], !masked);
-        ref.b_scale = group_factors(&c->ws_op, dws, gi, 0, 0);
+        ref.b_scale = group_factors(&c->ws_op, dev.ws, gi, 0, 0);
         ref.epilogue = g->epilogue; /* the group's bias vector, as a batch of one */
-        if (dbias)
-            ref.bias_data = (const char *)dbias + gi * g->epilogue.bias_batch_stride * (int64_t)tess_dtype_size(g->epilogue.bias_type);
+        if (dev.bias)
+            ref.bias_data = (const char *)dev.bias + gi * g->epilogue.bias_batch_stride * (int64_t)tess_dtype_size(g->epilogue.bias_type);
         ref.gate = g->gate, ref.gate_limit = g->gate_limit;
         ref.d = (tess_matrix_desc){TESS_DTYPE_F32, TESS_ORDER_ROW, c->count[gi], yc, yc, 0};
         ref.c = ref.d;
@@ -211,7 +235,7 @@ static double run_case(tess_handle h, grouped_case *c, int plan_index, char *pla
     float *want = malloc(sizeof(float) * (size_t)(rows_all * yc));
     unsigned char *got = malloc(c->y_bytes + GPU_GUARD_BYTES);
     cudaMemcpy(want, dref, sizeof(float) * (size_t)(rows_all * yc), cudaMemcpyDeviceToHost);
-    cudaMemcpy(got, dy, c->y_bytes + GPU_GUARD_BYTES, cudaMemcpyDeviceToHost);
+    cudaMemcpy(got, dev.y, c->y_bytes + GPU_GUARD_BYTES, cudaMemcpyDeviceToHost);
     /* Which rows of each batch belong to a group. */
     char *owned = calloc((size_t)rows_all, 1);
     for (int64_t gi = 0; gi < g->groups; gi++)
@@ -255,7 +279,7 @@ static double run_case(tess_handle h, grouped_case *c, int plan_index, char *pla
     free(owned), free(want), free(got);
     cudaFree(dref);
 done:
-    cudaFree(dx), cudaFree(dw), cudaFree(dxs), cudaFree(dws), cudaFree(drows), cudaFree(dy), cudaFree(dbias);
+    case_device_free(&dev);
     return rel;
 }
 
@@ -381,24 +405,17 @@ static void test_skip_after_compute(tess_handle h) {
     make_gated(&c);
     rng = saved;
     c.g.epilogue.activation = TESS_ACT_SILU;
-    tess_grouped_gemm_desc *g = &c.g;
-    void *dx = gpu_upload(c.x, c.x_bytes), *dw = gpu_upload(c.w, c.w_bytes);
-    float *dxs = gpu_upload(c.xs, c.xs_bytes), *dws = gpu_upload(c.ws, c.ws_bytes);
-    int32_t *drows = gpu_upload(c.rows, sizeof(int32_t) * (size_t)g->groups);
-    void *dbias = c.bias ? gpu_upload(c.bias, c.bias_bytes) : NULL;
-    const tess_epilogue_ptrs ep = {.struct_size = sizeof ep, .bias = dbias};
-    unsigned char *dy = gpu_poisoned(c.y_bytes);
+    case_device dev = case_upload(&c);
     tess_plan plans[MAX_PLANS];
     int count = 0, token_plans = 0;
-    CHECK_STATUS(tess_grouped_gemm_plans(h, g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
+    CHECK_STATUS(tess_grouped_gemm_plans(h, &c.g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
     for (int p = 0; p < count; p++) {
         if (!strstr(plans[p].name, "_swap"))
             continue;
         token_plans++;
         for (int burst = 0; burst < 6; burst++) {
             for (int i = 0; i < 4; i++)
-                CHECK_STATUS(tess_grouped_gemm_fused(h, g, &plans[p], dx, dxs, dw, dws, drows, dy, &ep),
-                             TESS_STATUS_SUCCESS);
+                CHECK_STATUS(case_launch(h, &c, &plans[p], &dev), TESS_STATUS_SUCCESS);
             if (!gpu_finished_within(10.0)) {
                 CHECKF(0, "skip after compute, %s: burst %d did not finish in 10 s (%s)", plans[p].name, burst,
                        cudaGetErrorString(cudaStreamQuery(0)));
@@ -408,7 +425,7 @@ static void test_skip_after_compute(tess_handle h) {
         }
     }
     CHECKF(token_plans >= 9, "%d token-tile plans", token_plans);
-    cudaFree(dx), cudaFree(dw), cudaFree(dxs), cudaFree(dws), cudaFree(drows), cudaFree(dy), cudaFree(dbias);
+    case_device_free(&dev);
     free_case(&c);
 }
 

@@ -5,6 +5,9 @@
 
 #include <cuda.h>
 #include <stdint.h>
+#ifdef TESS_DEBUG_HANG
+#include <cstdio>
+#endif
 
 #define TESS_DEVICE static __device__ __forceinline__
 
@@ -59,7 +62,9 @@ TESS_DEVICE void mbar_arrive_cluster(uint64_t *bar, uint32_t cta) {
 // Waits until the phase of parity `parity` has completed. A fresh barrier is in
 // phase 0, so waiting on parity 1 returns at once (the producer's first pass).
 #ifdef TESS_DEBUG_HANG
-#include <cstdio>
+// How long a debugging build's wait lasts before it reports a hang: 2 s of
+// globaltimer (ns), a thousand times the longest wait a running kernel has.
+#define TESS_DEBUG_HANG_NS 2000000000ull
 // A debugging build's wait (-DTESS_DEBUG_HANG, dev/probes/grouped_hang_debug.sh):
 // a thread waiting over 2 s names its barrier (shared-memory offset), the
 // parity, its CTA and thread (lane 0 of each warp), then traps, ending the grid with an error.
@@ -75,7 +80,7 @@ TESS_DEVICE void mbar_wait(uint64_t *bar, uint32_t parity) {
         if (done)
             return;
         asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-        if (now - start > 2000000000ull) {
+        if (now - start > TESS_DEBUG_HANG_NS) {
             if (threadIdx.x % 32 == 0)
                 printf("hang: block %d thread %d waits on barrier at smem %u parity %u\n", (int)blockIdx.x,
                        (int)threadIdx.x, smem_u32(bar), parity);
