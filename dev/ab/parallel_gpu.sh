@@ -3,10 +3,12 @@
 # --check on a small layer, then the timings at DeepSeek-V3 sizes (EP MoE bf16 and FP8, all
 # SMs and a budget; the TP pair at 1, 2 and 4 chunks) into $OUT/ep_moe.csv and tp_pair.csv.
 #   bash dev/ab/parallel_gpu.sh        (BUDGET=112 ITERS=20; QUICK=1: the targets' four runs only;
-#                                       PROFILE=1: torch.profiler traces instead, under $OUT/profile-*)
+#                                       PROFILE=1: torch.profiler traces instead, summarised by
+#                                       dev/probes/trace_overlap.py into $OUT/overlap.txt;
+#                                       INSTANCES: a TESS_INSTANCES regex for a shorter build)
 set -uo pipefail
 export CUDA_HOME=/usr/local/cuda PATH=/usr/local/cuda/bin:$PATH
-{ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake --build build -j 32; } > $OUT/build.log 2>&1 ||
+{ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESS_INSTANCES="${INSTANCES:-}" && cmake --build build -j 32; } > $OUT/build.log 2>&1 ||
     { grep -B2 -A6 "error" $OUT/build.log | head -40; exit 1; }
 echo "built $SECONDS s"
 export TESSERA_LIBRARY=$PWD/build/lib/libtessera.so
@@ -15,6 +17,8 @@ run() { timeout ${RUN_TIMEOUT:-240} torchrun --nproc-per-node=$n "$@" >> $OUT/ru
 if [ "${PROFILE:-0}" = 1 ]; then # torch.profiler traces of both steps, each rank (chrome://tracing)
     run examples/ep_moe.py --sm-budget $budget --iters 3 --warmup 2 --profile $OUT/profile-ep
     run examples/tp_pair.py --chunks 4 --sm-budget $budget --iters 3 --warmup 2 --profile $OUT/profile-tp
+    python3 dev/probes/trace_overlap.py $OUT/profile-*/*.json > $OUT/overlap.txt 2>&1; cat $OUT/overlap.txt
+    mkdir -p /tmp/traces && mv $OUT/profile-*/*.json $OUT/profile-*/*rank1.txt /tmp/traces/ # 8 files come back
 elif [ "${QUICK:-0}" = 1 ]; then # the targets' runs only, for a short lease
     run examples/ep_moe.py --check --sm-budget $budget --iters $iters --csv $OUT/ep_moe.csv
     run examples/ep_moe.py --sm-budget 0 --iters $iters --csv $OUT/ep_moe.csv

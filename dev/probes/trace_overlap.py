@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Where a step's GPU time goes, from torch.profiler Chrome traces (examples/parallel_common.profile).
+
+For each trace: the span from the first to the last GPU kernel; per stream, the kernels' busy time
+and count; the time NCCL kernels run, the time other kernels run, and the time both run at once
+(the overlap actually won); and the idle time where no kernel runs at all. Prints one block per
+trace file.
+
+    python3 dev/probes/trace_overlap.py OUT/profile-ep/*.json
+"""
+import json
+import sys
+
+
+def union_length(intervals):
+    """Total length covered by a list of (start, end) intervals."""
+    total, end = 0.0, None
+    start = None
+    for s, e in sorted(intervals):
+        if end is None or s > end:
+            if end is not None:
+                total += end - start
+            start, end = s, e
+        else:
+            end = max(end, e)
+    if end is not None:
+        total += end - start
+    return total
+
+
+def intersect(a, b):
+    """Pairwise intersection of two sorted interval unions, as a list of intervals."""
+    a, b = merged(a), merged(b)
+    out, i, j = [], 0, 0
+    while i < len(a) and j < len(b):
+        s, e = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if s < e:
+            out.append((s, e))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def merged(intervals):
+    """The intervals merged into disjoint sorted ones."""
+    out = []
+    for s, e in sorted(intervals):
+        if out and s <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        else:
+            out.append((s, e))
+    return out
+
+
+def report(path):
+    """Prints the block for one trace."""
+    events = json.load(open(path))
+    events = events.get("traceEvents", events)
+    kernels = [e for e in events if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    if not kernels:
+        print(f"{path}: no GPU kernels")
+        return
+    iv = lambda es: [(e["ts"], e["ts"] + e["dur"]) for e in es]
+    start = min(e["ts"] for e in kernels)
+    end = max(e["ts"] + e["dur"] for e in kernels)
+    nccl = [e for e in kernels if "nccl" in e["name"].lower()]
+    other = [e for e in kernels if "nccl" not in e["name"].lower()]
+    busy = union_length(iv(kernels))
+    both = union_length(intersect(iv(nccl), iv(other)))
+    print(f"== {path}")
+    print(f"span {(end - start) / 1e3:.3f} ms, GPU idle {(end - start - busy) / 1e3:.3f} ms, "
+          f"NCCL {union_length(iv(nccl)) / 1e3:.3f} ms, other kernels {union_length(iv(other)) / 1e3:.3f} ms, "
+          f"both at once {both / 1e3:.3f} ms")
+    streams = {}
+    for e in kernels:
+        streams.setdefault(e.get("args", {}).get("stream", "?"), []).append(e)
+    for s, es in sorted(streams.items(), key=lambda kv: str(kv[0])):
+        names = {}
+        for e in es:
+            key = e["name"][:60]
+            names[key] = names.get(key, 0) + e["dur"]
+        top = sorted(names.items(), key=lambda kv: -kv[1])[:4]
+        print(f"  stream {s}: {len(es)} kernels, busy {union_length(iv(es)) / 1e3:.3f} ms; "
+              + "; ".join(f"{n} {d / 1e3:.3f}" for n, d in top))
+
+
+if __name__ == "__main__":
+    for p in sys.argv[1:]:
+        report(p)
