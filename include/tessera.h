@@ -586,6 +586,66 @@ TESS_API tess_status tess_quantize_fp8_transposed(tess_handle handle, int64_t ro
                                                   int64_t ld_qt, float *scales_t,
                                                   const tess_scale_desc *scale_layout_t);
 
+/* ---- 4-bit weights (W4A16) ---------------------------------------------- */
+
+/* How a checkpoint stores an N x K weight's 4-bit codes (unsigned, 0..15;
+ * N output features, K input features), eight to a little-endian int32
+ * word, the i-th in bits 4i .. 4i + 3: */
+typedef enum tess_int4_format {
+    TESS_INT4_ROWS = 0, /* [N][K/8]: word (n, j) holds k = 8j + i (an nn.Linear [N, K] weight packed along K) */
+    TESS_INT4_GPTQ = 1, /* [K/8][N]: word (j, n) holds k = 8j + i of column n (GPTQ's qweight) */
+    TESS_INT4_AWQ = 2   /* [K][N/8]: word (k, j) holds n = 8j + (0, 2, 4, 6, 1, 3, 5, 7)[i] (AutoAWQ's GEMM qweight) */
+} tess_int4_format;
+
+/* Rewrites an n x k weight's codes from `format` (src: its int32 words,
+ * contiguous, 4-byte aligned) into tessera's packed form at `packed` (n k / 2
+ * bytes, 16-byte aligned): the order in which the W4A16 kernels' lanes read
+ * them. n must be a multiple of 16 and k of 64. Queued on the handle's
+ * stream; done once per weight. */
+TESS_API tess_status tess_pack_int4(tess_handle handle, tess_int4_format format, int64_t n, int64_t k,
+                                    const int32_t *src, void *packed);
+
+/* A product with a 4-bit weight: D (m x n) = X (m x k) W^T, where W (n x k)
+ * is dequantized per group of group_size k as W[j][i] = (q - z) s, with q
+ * the packed code (tess_pack_int4), s the scale and z the zero point of
+ * (group i / group_size, row j). W is rounded once to X's type, as it
+ * enters the tensor cores: (q - z) exactly, times s rounded to X's type;
+ * sums in float32. Initialise with tess_w4a16_desc_init; later versions
+ * append fields. */
+typedef struct tess_w4a16_desc {
+    uint32_t struct_size;
+    int64_t m, n, k;
+    int64_t group_size;          /* k per scale and zero point: 64 or 128, dividing k */
+    tess_matrix_desc x;          /* m x k, bf16 or f16, row-major, ld a multiple of 8 */
+    tess_matrix_desc d;          /* m x n, bf16, f16 or f32, either order (batch_stride ignored) */
+    tess_dtype scale_type;       /* f32, f16 or bf16 */
+    int64_t ld_scales;           /* scales are [k / group_size][n] (AWQ's and GPTQ's layout), rows ld_scales apart */
+    int32_t zero_points;         /* 1: uint8 zero points (0..15) [k / group_size][n], rows ld_zeros apart;
+                                    0: every zero point is 8 (symmetric codes) */
+    int64_t ld_zeros;
+    tess_epilogue_desc epilogue; /* a bias (TESS_BIAS_COLUMNS: n values) and an activation; zero: none */
+} tess_w4a16_desc;
+
+/* Sets struct_size, group_size = 128 and the rest zero. */
+TESS_API tess_status tess_w4a16_desc_init(tess_w4a16_desc *desc);
+
+/* Queues D = activation(X W^T + bias) on the handle's stream, for m = 1 to
+ * 16 (decoding: one kernel that streams the packed weight once). x and the
+ * packed weight 16-byte aligned; scales and zeros aligned to their
+ * elements; ep holds the bias (NULL without one). For larger m, dequantize
+ * once (tess_dequantize_int4) and call tess_gemm_fused: the refusal says so. */
+TESS_API tess_status tess_gemm_w4a16(tess_handle handle, const tess_w4a16_desc *desc, const void *x,
+                                     const void *w_packed, const void *scales, const uint8_t *zeros, void *d,
+                                     const tess_epilogue_ptrs *ep);
+
+/* out (n x k, row-major, ld_out >= k) = the weight of `desc` (its n, k,
+ * group_size, scales and zero points; x.dtype gives the rounding, as
+ * tess_gemm_w4a16 rounds it; m, d and the epilogue are ignored), in
+ * out_type bf16 or f16. Queued on the handle's stream. */
+TESS_API tess_status tess_dequantize_int4(tess_handle handle, const tess_w4a16_desc *desc, const void *w_packed,
+                                          const void *scales, const uint8_t *zeros, tess_dtype out_type, void *out,
+                                          int64_t ld_out);
+
 /* cublasGemmEx's form (column-major, C updated in place):
  * C = alpha * op(A) op(B) + beta * C, with op(A) m x k, op(B) k x n, C m x n;
  * alpha and beta point to floats on the host. */

@@ -187,6 +187,39 @@ TESS_DEVICE void cluster_sync() {
     asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
+// The float at shared address `addr` of this CTA's layout in cluster CTA
+// `rank`'s shared memory (distributed shared memory: mapa, then
+// ld.shared::cluster); ordered after that CTA's writes by a cluster_sync.
+TESS_DEVICE float ld_shared_cluster_f32(uint32_t addr, uint32_t rank) {
+    uint32_t remote;
+    float v;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(addr), "r"(rank));
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+    return v;
+}
+
+// ---- read-only global loads ("Data Movement and Conversion Instructions: ld") ----
+
+// 16 bytes of global memory, read-only for the kernel's life. STREAMED:
+// data read once (weights): kept out of L1, which then holds what every
+// warp of the SM reads (tokens), with L2 asked to fetch the next 256 bytes
+// along with them. Else read through L1. Volatile with a memory clobber:
+// never moved above griddepcontrol.wait, and kept in program order with
+// the other loads (an __ldg may move across them, and then the next
+// chunk's streamed loads sink below the arithmetic that waits for the
+// others).
+template <bool STREAMED>
+TESS_DEVICE uint4 ld_global_nc_16(const void *p) {
+    uint4 v;
+    if constexpr (STREAMED)
+        asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+    else
+        asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
+    return v;
+}
+
 // ---- flags between CTAs ("Memory Consistency Model": release and acquire) ----
 
 // Reads a flag with GPU-scope acquire: writes released before the flag was

@@ -38,26 +38,9 @@ struct gemv_input {
     static constexpr int WORDS = 4 / GROUPS;
 };
 
-// 16 bytes of global memory, read-only for the kernel's life. STREAMED:
-// weights, read once: kept out of L1 (which holds the tokens, read by every
-// warp of the SM), with L2 asked to fetch the next 256 bytes of the row
-// along with them. Else tokens, read through L1. Volatile with a memory
-// clobber: never moved above griddepcontrol.wait, and kept in program order
-// with the other loads (an __ldg may move across them, and then the next
-// chunk's weight loads sink below the FMAs that wait for the tokens).
-template <bool STREAMED>
-TESS_DEVICE uint4 load16(const char *p) {
-    uint4 v;
-    if constexpr (STREAMED)
-        asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
-    else
-        asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
-                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory");
-    return v;
-}
-TESS_DEVICE uint4 load_weights(const char *p) { return load16<true>(p); }
-TESS_DEVICE uint4 load_tokens16(const char *p) { return load16<false>(p); }
+// Weights, read once (past L1); tokens, read by every warp (through L1).
+TESS_DEVICE uint4 load_weights(const char *p) { return ld_global_nc_16<true>(p); }
+TESS_DEVICE uint4 load_tokens16(const char *p) { return ld_global_nc_16<false>(p); }
 
 // The 8 elements held in `w` (4 words of bf16/f16 pairs, or 2 of e4m3
 // quadruples) as floats, in memory order.

@@ -1,0 +1,76 @@
+/* The 4-bit weight kernels (W4A16): the packer that rewrites a checkpoint's
+ * codes into the order the GEMV reads, the dequantizer, and the decode GEMV
+ * itself. Called by the API in core/int4.c after it has validated the
+ * arguments.
+ *
+ * Packed layout (tess_pack_int4): the weight's 16-row blocks one after the
+ * other; in a block, its K quads (64 k each) one after the other; in a quad,
+ * one 16-byte word group per lane of a warp, lane = 4 g + c: its word j
+ * (j = 0..3, the quad's 16-k blocks) holds exactly the 8 weights that
+ * lane's mma.m16n8k16 A fragment needs for that block: nibble 4i + 16h
+ * (i = 0..3, h = 0, 1) is the code of row g + 8 (i % 2), k 2c + 8 (i / 2) + h
+ * of the block. Two codes a fragment register needs are 16 bits apart, so
+ * one lop3 turns them into a 16-bit pair (tess_int4_pair). */
+#ifndef TESS_KERNELS_INT4_INT4_KERNELS_H
+#define TESS_KERNELS_INT4_INT4_KERNELS_H
+
+#include <stdint.h>
+
+#include "kernels/common/epilogue.h"
+#include "tessera.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Rows of a packed block (the mma's m16 side) and k of a quad (a lane's
+ * 16 bytes: four 16-k mma steps): n and k must be multiples of these. */
+#define TESS_INT4_ROW_BLOCK 16
+#define TESS_INT4_QUAD_K 64
+/* The tokens the GEMV computes at once: two n8 tiles of the mma. */
+#define TESS_W4A16_MAX_M 16
+/* K slices of one output row block: the CTAs of a cluster, which add their
+ * partial sums through distributed shared memory (8: the portable cluster
+ * size). */
+#define TESS_W4A16_MAX_SPLIT 8
+
+/* The GEMV's work: D (m x n) = X (m x k) W^T, W = (q - z) s per group. */
+typedef struct tess_w4a16_params {
+    const void *x;            /* m x k row-major, bf16 or f16, 16-byte aligned, ld_x a multiple of 8 */
+    int64_t ld_x;
+    int x_f16;                /* 1: X (and the dequantized weights) f16; 0: bf16 */
+    const void *codes;        /* tess_pack_int4's layout, 16-byte aligned */
+    const void *scales;       /* [k / group][n], ld_scales apart, of scale_type */
+    int64_t ld_scales;
+    tess_dtype scale_type;
+    const uint8_t *zeros;     /* [k / group][n], ld_zeros apart; NULL: 8 */
+    int64_t ld_zeros;
+    int m, n, k, group;
+    int split;                /* K slices, 1 .. TESS_W4A16_MAX_SPLIT, dividing k / group (the launcher's choice) */
+    int rows_per_warp;        /* 16-row blocks a warp computes: 1 or 2 (the launcher's choice) */
+    tess_epilogue epi;        /* D, its layout, the bias and activation (alpha 1, beta 0) */
+    int early_launch;         /* programmatic stream serialization (tess_handle_early_launch) */
+} tess_w4a16_params;
+
+/* Bytes of the packed form of an n x k weight (n k / 2). */
+static inline uint64_t tess_int4_packed_size(int64_t n, int64_t k) { return (uint64_t)n * (uint64_t)k / 2; }
+
+/* Rewrites src (`format`, tess_int4_format) into the packed layout, queued on `stream`. */
+tess_status tess_launch_pack_int4(int format, int64_t n, int64_t k, const int32_t *src, void *packed, void *stream);
+
+/* out (n x k row-major, ld_out, bf16 or f16) = the dequantized weight of p
+ * (p's codes, scales, zeros, n, k, group and x_f16 for the rounding; the
+ * rest ignored), queued on `stream`. */
+tess_status tess_launch_dequantize_int4(const tess_w4a16_params *p, tess_dtype out_type, void *out, int64_t ld_out,
+                                        void *stream);
+
+/* The GEMV for p (m <= TESS_W4A16_MAX_M), queued on `stream`: it sets
+ * p->rows_per_warp and p->split (the CTAs of a cluster that share each CTA
+ * row's K) for a grid of about two CTAs on each of `sms` SMs. */
+tess_status tess_launch_w4a16_gemv(tess_w4a16_params *p, int sms, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,309 @@
+// The W4A16 decode GEMV: D (m x n) = X (m x k) W^T for m <= 16 tokens, W
+// 4-bit codes with a scale and zero point per row and group of k
+// (int4_kernels.h has the packed layout).
+//
+// At decode sizes the product streams the weights once and does little
+// arithmetic, so the kernel is built to keep the packed codes flowing: a
+// CTA of 8 warps owns 128 or 256 weight rows (each warp one or two 16-row
+// blocks) over one K slice; each lane streams its 16 bytes of every 64-k
+// quad past L1, the next quad always in flight, and turns each word into
+// its mma.m16n8k16 A fragment with one lop3 per register pair (the codes
+// biased to 16-bit numbers whose last place is 1: 128 + q in bf16, 1024 + q
+// in f16), an exact subtraction of the biased zero point and one rounding
+// multiply by the scale. X's slice (the B operand: 8 or 16 tokens) and the
+// rows' scales and zero points are staged in shared memory, 1024 k at a
+// time, so each is read from L2 once per CTA rather than once per warp.
+//
+// K is split into up to 8 slices, the CTAs of one cluster, so that a small
+// weight still fills the GPU; the slices' partial sums meet in distributed
+// shared memory, each CTA adding a share of the outputs over the slices in
+// slice order: one launch, no workspace, the same bits on every run.
+// Measured as a probe first (dev/probes/w4a16_gemv.cu,
+// dev/results/h100-w4a16-probe.txt).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "core/error.h"
+#include "kernels/common/epilogue.cuh"
+#include "kernels/common/ptx.cuh"
+#include "kernels/int4/int4_kernels.h"
+#include "ref/convert.h"
+
+// Warps a CTA: 8 x 32 threads share one staged slice of X.
+#define W4A16_WARPS 8
+// K staged at once: X's 16 token rows of 1024 bf16 (32 KB) and up to 16
+// groups' scales for 256 rows (32 KB) leave room for two CTAs an SM.
+#define W4A16_STAGE_K 1024
+// Row padding of the staged X (elements): rows 16 bytes apart modulo 128,
+// so the 8 tokens a fragment load reads hit 8 different banks.
+#define W4A16_X_PAD 8
+// CTAs an SM the grid aims for: two keep enough codes in flight (the
+// probe's best grids had 1.5-3).
+#define W4A16_CTAS_PER_SM 2
+
+TESS_DEVICE uint32_t pair_bits(__nv_bfloat162 v) { return *reinterpret_cast<uint32_t *>(&v); }
+TESS_DEVICE uint32_t pair_bits(__half2 v) { return *reinterpret_cast<uint32_t *>(&v); }
+
+// Two codes of `word` (bits shift .. shift + 3 and 16 + shift ..) as a
+// 16-bit pair of bias + q: the codes are or-ed into the mantissa of the
+// bias (bf16 128.0 = 0x4300, f16 1024.0 = 0x6400), whose last place is 1.
+template <bool F16>
+TESS_DEVICE uint32_t tess_int4_pair(uint32_t word, int shift) {
+    uint32_t out;
+    asm("lop3.b32 %0, %1, %2, %3, 0xEA;" // 0xEA: (a & b) | c
+        : "=r"(out)
+        : "r"(word >> shift), "r"(0x000f000fu), "r"(F16 ? 0x64006400u : 0x43004300u));
+    return out;
+}
+
+// The fragment register of two codes: (bias + q) - (bias + z) is exact (both
+// are integers below 2^8 in bf16's or 2^11 in f16's mantissa), then one
+// rounding multiply by the scale.
+template <bool F16>
+TESS_DEVICE uint32_t dequantize_pair(uint32_t biased, float zero_biased, float scale) {
+    if constexpr (F16) {
+        const __half2 q = *reinterpret_cast<const __half2 *>(&biased);
+        return pair_bits(__hmul2(__hsub2(q, __float2half2_rn(zero_biased)), __float2half2_rn(scale)));
+    } else {
+        const __nv_bfloat162 q = *reinterpret_cast<const __nv_bfloat162 *>(&biased);
+        return pair_bits(__hmul2(__hsub2(q, __float2bfloat162_rn(zero_biased)), __float2bfloat162_rn(scale)));
+    }
+}
+
+// What a CTA stages, 2-byte X elements then floats: X [16][W4A16_STAGE_K +
+// pad], the rows' (scale, bias + zero) [rows][W4A16_STAGE_K / 64] (a group
+// is at least 64 k), and the warps' partial sums [rows x tokens].
+template <int TT, int RB>
+struct w4a16_smem {
+    static constexpr int ROWS = 16 * RB * W4A16_WARPS, TOKENS = 8 * TT, LDX = W4A16_STAGE_K + W4A16_X_PAD;
+    static constexpr int MAX_GROUPS = W4A16_STAGE_K / TESS_INT4_QUAD_K;
+    static constexpr size_t X_BYTES = (size_t)TOKENS * LDX * 2;
+    static constexpr size_t SZ_BYTES = (size_t)ROWS * MAX_GROUPS * sizeof(float2);
+    static constexpr size_t PART_BYTES = (size_t)ROWS * TOKENS * sizeof(float);
+    static constexpr size_t BYTES = X_BYTES + SZ_BYTES + PART_BYTES;
+};
+
+// Stages X's columns [kb, kb + len) (rows past m zero) and the CTA's rows'
+// scales and biased zero points of the groups there.
+template <int TT, int RB, bool F16>
+TESS_DEVICE void stage(const tess_w4a16_params &p, unsigned char *smem, int row0, int kb, int len) {
+    using S = w4a16_smem<TT, RB>;
+    uint16_t *xs = (uint16_t *)smem;
+    float2 *sz = (float2 *)(smem + S::X_BYTES);
+    const int chunks = len / 8; // 16-byte chunks of a row
+    for (int i = threadIdx.x; i < S::TOKENS * chunks; i += blockDim.x) {
+        const int t = i / chunks, c8 = 8 * (i % chunks);
+        uint4 v = make_uint4(0, 0, 0, 0);
+        if (t < p.m)
+            v = *reinterpret_cast<const uint4 *>((const uint16_t *)p.x + (int64_t)t * p.ld_x + kb + c8);
+        *reinterpret_cast<uint4 *>(xs + t * S::LDX + c8) = v;
+    }
+    const int groups = len / p.group, g0 = kb / p.group;
+    const float bias = F16 ? 1024.0f : 128.0f;
+    for (int i = threadIdx.x; i < S::ROWS * groups; i += blockDim.x) { // rows fastest: coalesced along n
+        const int r = i % S::ROWS, gi = i / S::ROWS, row = row0 + r;
+        float2 v = make_float2(0.0f, bias);
+        if (row < p.n) {
+            const int64_t group = g0 + gi;
+            v.x = tess_load_as_f32(p.scale_type, p.scales, group * p.ld_scales + row);
+            v.y = bias + (p.zeros ? (float)p.zeros[group * p.ld_zeros + row] : 8.0f);
+        }
+        sz[r * S::MAX_GROUPS + gi] = v;
+    }
+}
+
+// Loads quad kq of the warp's row blocks (zeros past the weight's rows),
+// streamed past L1 (ld_global_nc_16: L1 holds nothing this kernel reads
+// twice from global memory).
+template <int RB>
+TESS_DEVICE void load_quad(uint4 (&w)[RB], const uint4 *codes, int rb0, int row_blocks, int64_t quads, int64_t kq,
+                           int lane) {
+#pragma unroll
+    for (int r = 0; r < RB; r++)
+        w[r] = rb0 + r < row_blocks ? ld_global_nc_16<true>(codes + ((int64_t)(rb0 + r) * quads + kq) * 32 + lane)
+                                    : make_uint4(0, 0, 0, 0);
+}
+
+// One quad of the warp's row blocks: the fragments of each 16-k block,
+// dequantized with the staged scale and zero point of rows g and g + 8, and
+// the mmas with X's fragments of the staged tokens (one set for all RB
+// blocks). q: the quad's index in the stage; group: its group there.
+template <int TT, int RB, bool F16>
+TESS_DEVICE void quad_mma(float (&acc)[RB][TT][4], const uint4 (&w)[RB], const unsigned char *smem, int wrow, int q,
+                          int group, int g, int c) {
+    using S = w4a16_smem<TT, RB>;
+    const uint16_t *xs = (const uint16_t *)smem;
+    const float2 *sz = (const float2 *)(smem + S::X_BYTES);
+    float2 f[RB][2];
+#pragma unroll
+    for (int r = 0; r < RB; r++)
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+            f[r][h] = sz[(wrow + 16 * r + g + 8 * h) * S::MAX_GROUPS + group];
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        const int kk = 64 * q + 16 * j + 2 * c;
+        uint32_t b[TT][2];
+#pragma unroll
+        for (int tt = 0; tt < TT; tt++) {
+            const uint16_t *xr = xs + (8 * tt + g) * S::LDX + kk;
+            b[tt][0] = *reinterpret_cast<const uint32_t *>(xr);
+            b[tt][1] = *reinterpret_cast<const uint32_t *>(xr + 8);
+        }
+#pragma unroll
+        for (int r = 0; r < RB; r++) {
+            const uint32_t word = j == 0 ? w[r].x : j == 1 ? w[r].y : j == 2 ? w[r].z : w[r].w;
+            uint32_t a[4];
+#pragma unroll
+            for (int i = 0; i < 4; i++) // register i: row g (+8 for odd i), k 2c (+8 for i >= 2) and the next
+                a[i] = dequantize_pair<F16>(tess_int4_pair<F16>(word, 4 * i), f[r][i % 2].y, f[r][i % 2].x);
+#pragma unroll
+            for (int tt = 0; tt < TT; tt++)
+                mma_m16n8k16<F16>(acc[r][tt], a, b[tt][0], b[tt][1]);
+        }
+    }
+}
+
+template <int TT, int RB, bool F16>
+__global__ void __launch_bounds__(W4A16_WARPS * 32) w4a16_gemv_kernel(const __grid_constant__ tess_w4a16_params p) {
+    using S = w4a16_smem<TT, RB>;
+    extern __shared__ __align__(16) unsigned char smem[];
+    float *part = (float *)(smem + S::X_BYTES + S::SZ_BYTES);
+    // Programmatic dependent launch: nothing global is read before the
+    // previous kernel in the stream has finished.
+    grid_dependency_wait();
+    grid_dependents_launch();
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
+    const int row0 = blockIdx.x * S::ROWS, rb0 = row0 / 16 + warp * RB, row_blocks = p.n / 16;
+    const int slice = p.k / p.split, k0 = blockIdx.y * slice;
+    const int64_t quads = p.k / TESS_INT4_QUAD_K;
+    const uint4 *codes = (const uint4 *)p.codes;
+    float acc[RB][TT][4];
+#pragma unroll
+    for (int r = 0; r < RB; r++)
+#pragma unroll
+        for (int tt = 0; tt < TT; tt++)
+#pragma unroll
+            for (int v = 0; v < 4; v++)
+                acc[r][tt][v] = 0.0f;
+    // The slice's quads, the next one's codes loaded before the current one
+    // is used (first, so that they travel while X is staged).
+    const int first = k0 / TESS_INT4_QUAD_K, last = (k0 + slice) / TESS_INT4_QUAD_K - 1;
+    uint4 cur[RB], next[RB];
+    load_quad<RB>(cur, codes, rb0, row_blocks, quads, first, lane);
+    for (int kb = k0; kb < k0 + slice; kb += W4A16_STAGE_K) {
+        const int len = min(W4A16_STAGE_K, k0 + slice - kb); // whole groups
+        if (kb != k0)
+            __syncthreads(); // the last stage is read
+        stage<TT, RB, F16>(p, smem, row0, kb, len);
+        __syncthreads();
+        for (int q = 0; q < len / TESS_INT4_QUAD_K; q++) {
+            const int kq = kb / TESS_INT4_QUAD_K + q;
+            load_quad<RB>(next, codes, rb0, row_blocks, quads, min(kq + 1, last), lane);
+            quad_mma<TT, RB, F16>(acc, cur, smem, 16 * RB * warp, q, q * TESS_INT4_QUAD_K / p.group, g, c);
+#pragma unroll
+            for (int r = 0; r < RB; r++)
+                cur[r] = next[r];
+        }
+    }
+
+    // The slices' sums: each CTA's partials in its shared memory, then each
+    // CTA of the cluster adds a share of the outputs over the slices in
+    // slice order and stores them.
+#pragma unroll
+    for (int r = 0; r < RB; r++)
+#pragma unroll
+        for (int tt = 0; tt < TT; tt++)
+#pragma unroll
+            for (int v = 0; v < 4; v++)
+                part[(((warp * RB + r) * TT + tt) * 4 + v) * 32 + lane] = acc[r][tt][v];
+    if (p.split > 1)
+        cluster_sync(); // release the partials to the cluster, acquire the others'
+    else
+        __syncthreads();
+    const int outputs = S::ROWS * S::TOKENS, share = (outputs + p.split - 1) / p.split;
+    const int begin = blockIdx.y * share, end = min(outputs, begin + share);
+    for (int e = begin + threadIdx.x; e < end; e += blockDim.x) {
+        float sum = 0.0f;
+        if (p.split > 1) {
+            const uint32_t at = smem_u32(part + e);
+            for (int s = 0; s < p.split; s++)
+                sum += ld_shared_cluster_f32(at, (uint32_t)s);
+        } else
+            sum = part[e];
+        // e's accumulator: lane el, element v of token tile tt of block wr (warp x RB + r)
+        const int el = e % 32, v = (e / 32) % 4, tt = (e / 128) % TT, wr = e / (128 * TT);
+        const int row = row0 + 16 * wr + el / 4 + 8 * (v / 2), token = 8 * tt + 2 * (el % 4) + v % 2;
+        if (row < p.n && token < p.m)
+            tess_epilogue_put(p.epi, 0, token, row, tess_epilogue_final(p.epi, sum, 0, 0, token, row));
+    }
+    if (p.split > 1)
+        cluster_sync(); // no CTA leaves while another reads its partials
+}
+
+// The kernel of a token tile count, row blocks a warp and X type.
+typedef void (*w4a16_kernel_fn)(tess_w4a16_params);
+static w4a16_kernel_fn w4a16_kernel(int tt, int rb, bool f16) {
+#define W4A16_PICK(TT, RB)                                                                       \
+    if (tt == TT && rb == RB)                                                                    \
+        return f16 ? w4a16_gemv_kernel<TT, RB, true> : w4a16_gemv_kernel<TT, RB, false>;
+    W4A16_PICK(1, 1)
+    W4A16_PICK(1, 2)
+    W4A16_PICK(2, 1)
+    W4A16_PICK(2, 2)
+#undef W4A16_PICK
+    return NULL;
+}
+
+static size_t w4a16_smem_bytes(int tt, int rb) {
+    return tt == 1 ? (rb == 1 ? w4a16_smem<1, 1>::BYTES : w4a16_smem<1, 2>::BYTES)
+                   : (rb == 1 ? w4a16_smem<2, 1>::BYTES : w4a16_smem<2, 2>::BYTES);
+}
+
+// The grid: two 16-row blocks a warp where that still gives the SMs
+// W4A16_CTAS_PER_SM CTAs with some K split, else one; then the fewest K
+// slices (a divisor of the groups, at most TESS_W4A16_MAX_SPLIT) that reach
+// that many CTAs, or the most there are.
+static void choose_grid(tess_w4a16_params *p, int sms) {
+    const int target = W4A16_CTAS_PER_SM * (sms > 0 ? sms : 1), groups = p->k / p->group;
+    for (int rb = 2; rb >= 1; rb--) {
+        const int rows = 16 * rb * W4A16_WARPS, ctas = (p->n + rows - 1) / rows;
+        int split = 1;
+        for (int s = 1; s <= TESS_W4A16_MAX_SPLIT; s++)
+            if (groups % s == 0) {
+                split = s;
+                if (ctas * s >= target)
+                    break;
+            }
+        p->rows_per_warp = rb, p->split = split;
+        if (ctas * split >= target)
+            return;
+    }
+}
+
+extern "C" tess_status tess_launch_w4a16_gemv(tess_w4a16_params *p, int sms, void *stream) {
+    choose_grid(p, sms);
+    const int tt = p->m <= 8 ? 1 : 2;
+    const w4a16_kernel_fn kernel = w4a16_kernel(tt, p->rows_per_warp, p->x_f16 != 0);
+    const size_t smem = w4a16_smem_bytes(tt, p->rows_per_warp);
+    tess_status s = tess_cuda_status(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
+        "setting the W4A16 GEMV's shared memory");
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    const int rows = 16 * p->rows_per_warp * W4A16_WARPS;
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3((unsigned)((p->n + rows - 1) / rows), (unsigned)p->split);
+    config.blockDim = dim3(W4A16_WARPS * 32);
+    config.dynamicSmemBytes = smem;
+    config.stream = (cudaStream_t)stream;
+    cudaLaunchAttribute attrs[2] = {};
+    attrs[0].id = cudaLaunchAttributeClusterDimension; // the K slices of a CTA row: one cluster
+    attrs[0].val.clusterDim.x = 1, attrs[0].val.clusterDim.y = (unsigned)p->split, attrs[0].val.clusterDim.z = 1;
+    attrs[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attrs[1].val.programmaticStreamSerializationAllowed = 1;
+    config.attrs = attrs;
+    config.numAttrs = p->early_launch ? 2 : 1;
+    return tess_cuda_status(cudaLaunchKernelEx(&config, kernel, *p), "launching the W4A16 GEMV");
+}

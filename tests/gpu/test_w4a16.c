@@ -1,0 +1,275 @@
+/* The 4-bit weight kernels on the GPU:
+ *  - tess_pack_int4 from each checkpoint format (ROWS, GPTQ, AWQ) of the
+ *    same codes writes the same bytes, each code where
+ *    tess_int4_packed_word says;
+ *  - tess_gemm_w4a16 on random and edge problems (m 1..16, n any multiple
+ *    of 16, k any multiple of the group, groups of 64 and 128, bf16 and f16
+ *    x, f32/f16/bf16 scales, with and without zero points, bf16/f16/f32 D
+ *    of either order and padded, bias and activation) against a float64
+ *    sum of the same dequantized weights, nothing written outside D, the
+ *    same bits on a second run;
+ *  - tess_dequantize_int4 bit for bit against the host's rounding;
+ *  - refusals through the public calls (the rules themselves: unit_int4). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "gpu_skip.h"
+#include "int4_util.h"
+#include "problem.h"
+#include "kernels/int4/int4_layout.h"
+#include "ref/convert.h"
+#include "ref/ref_gemm.h"
+
+static tess_rng rng;
+
+/* Random codes 0..15 for an n x k weight. */
+static uint8_t *random_codes(int64_t n, int64_t k) {
+    uint8_t *q = malloc((size_t)(n * k));
+    for (int64_t i = 0; i < n * k; i++)
+        q[i] = (uint8_t)tess_rng_range(&rng, 0, 15);
+    return q;
+}
+
+static void test_pack(tess_handle h) {
+    for (int trial = 0; trial < 8; trial++) {
+        const int64_t n = 16 * tess_rng_range(&rng, 1, trial < 4 ? 8 : 300), k = 64 * tess_rng_range(&rng, 1, 40);
+        uint8_t *q = random_codes(n, k);
+        const size_t bytes = (size_t)(n * k / 2);
+        uint32_t *first = NULL;
+        for (int format = TESS_INT4_ROWS; format <= TESS_INT4_AWQ; format++) {
+            int32_t *src = int4_write_format(format, q, n, k);
+            void *dsrc = gpu_upload(src, bytes);
+            unsigned char *dpacked = gpu_poisoned(bytes);
+            CHECK_STATUS(tess_pack_int4(h, (tess_int4_format)format, n, k, dsrc, dpacked), TESS_STATUS_SUCCESS);
+            unsigned char *packed = malloc(bytes + GPU_GUARD_BYTES);
+            CHECK(cudaMemcpy(packed, dpacked, bytes + GPU_GUARD_BYTES, cudaMemcpyDeviceToHost) == cudaSuccess);
+            int bad = 0;
+            for (int64_t row = 0; row < n; row++)
+                for (int64_t col = 0; col < k; col++) {
+                    int shift;
+                    const int64_t w = tess_int4_packed_word(k, row, col, &shift);
+                    bad += ((((const uint32_t *)packed)[w] >> shift) & 0xfu) != q[row * k + col];
+                }
+            CHECKF(bad == 0 && gpu_guard_touched(packed, bytes) == 0, "pack format %d, %lld x %lld: %d codes misplaced",
+                   format, (long long)n, (long long)k, bad);
+            if (!first)
+                first = (uint32_t *)packed;
+            else {
+                CHECKF(memcmp(first, packed, bytes) == 0, "format %d packs other bytes than ROWS", format);
+                free(packed);
+            }
+            free(src);
+            cudaFree(dsrc), cudaFree(dpacked);
+        }
+        free(first), free(q);
+    }
+}
+
+/* One random W4A16 problem and its host data. */
+typedef struct w4a16_case {
+    tess_w4a16_desc desc;
+    int4_host_weight w;
+    uint8_t *q, *zeros;
+    void *scales, *x, *bias;
+    size_t scale_bytes, zero_bytes, x_bytes, bias_bytes, d_bytes;
+} w4a16_case;
+
+static w4a16_case random_case(int trial) {
+    static const tess_dtype xs[2] = {TESS_DTYPE_BF16, TESS_DTYPE_F16};
+    static const tess_dtype ds[3] = {TESS_DTYPE_BF16, TESS_DTYPE_F16, TESS_DTYPE_F32};
+    static const tess_dtype ss[3] = {TESS_DTYPE_F32, TESS_DTYPE_F16, TESS_DTYPE_BF16};
+    w4a16_case c;
+    memset(&c, 0, sizeof c);
+    tess_w4a16_desc *d = &c.desc;
+    tess_w4a16_desc_init(d);
+    d->group_size = tess_rng_range(&rng, 0, 2) ? 128 : 64;
+    /* edges first: m 1, 8, 9, 16; n one block and tails past the CTAs' 128 and 256 rows; short K */
+    d->m = trial < 4 ? (int64_t[]){1, 8, 9, 16}[trial] : tess_rng_range(&rng, 1, 16);
+    d->n = trial == 1 ? 16 : trial == 2 ? 272 : 16 * tess_rng_range(&rng, 1, 400);
+    d->k = trial == 3 ? d->group_size : d->group_size * tess_rng_range(&rng, 1, 7168 / d->group_size);
+    const tess_dtype xt = xs[tess_rng_range(&rng, 0, 1)], dt = ds[tess_rng_range(&rng, 0, 2)];
+    const int64_t ldx = d->k + 8 * tess_rng_range(&rng, 0, 2);
+    d->x = (tess_matrix_desc){xt, TESS_ORDER_ROW, d->m, d->k, ldx, 0};
+    const tess_order dorder = tess_rng_range(&rng, 0, 3) ? TESS_ORDER_ROW : TESS_ORDER_COL;
+    const int64_t inner = dorder == TESS_ORDER_ROW ? d->n : d->m;
+    d->d = (tess_matrix_desc){dt, dorder, d->m, d->n, inner + tess_rng_range(&rng, 0, 3), 0};
+    d->scale_type = ss[tess_rng_range(&rng, 0, 2)];
+    d->ld_scales = d->n + tess_rng_range(&rng, 0, 5);
+    d->zero_points = tess_rng_range(&rng, 0, 2) != 0;
+    d->ld_zeros = d->zero_points ? d->n + tess_rng_range(&rng, 0, 5) : 0;
+    if (tess_rng_range(&rng, 0, 2) == 0) {
+        d->epilogue.bias = TESS_BIAS_COLUMNS;
+        d->epilogue.bias_type = ss[tess_rng_range(&rng, 0, 2)];
+    }
+    d->epilogue.activation = (tess_activation)(tess_rng_range(&rng, 0, 1) ? 0 : tess_rng_range(&rng, 1, 4));
+
+    const int64_t groups = d->k / d->group_size;
+    c.q = random_codes(d->n, d->k);
+    c.scale_bytes = (size_t)(groups * d->ld_scales) * tess_dtype_size(d->scale_type);
+    c.scales = malloc(c.scale_bytes);
+    /* scales around 1/64 (a weight of spread about 0.1), each group's own */
+    for (int64_t i = 0; i < groups * d->ld_scales; i++)
+        tess_store_from_f32(d->scale_type, c.scales, i, (float)(0.004 + 0.03 * tess_rng_uniform(&rng)));
+    if (d->zero_points) {
+        c.zero_bytes = (size_t)(groups * d->ld_zeros);
+        c.zeros = malloc(c.zero_bytes);
+        for (size_t i = 0; i < c.zero_bytes; i++)
+            c.zeros[i] = (uint8_t)tess_rng_range(&rng, 0, 15);
+    }
+    c.x = test_matrix_random(&d->x, 1, &rng, &c.x_bytes);
+    if (d->epilogue.bias) {
+        c.bias_bytes = (size_t)d->n * tess_dtype_size(d->epilogue.bias_type);
+        c.bias = malloc(c.bias_bytes);
+        tess_fill_normal(c.bias, d->epilogue.bias_type, d->n, 1.0, &rng);
+    }
+    c.d_bytes = tess_matrix_bytes(&d->d, 1);
+    c.w = (int4_host_weight){d->n, d->k, d->group_size, c.q, d->scale_type, c.scales, d->ld_scales, c.zeros,
+                             d->ld_zeros};
+    return c;
+}
+
+static void free_case(w4a16_case *c) { free(c->q), free(c->zeros), free(c->scales), free(c->x), free(c->bias); }
+
+/* Whether D's row (weight row) `row` is checked: all of them for small
+ * problems; else 96 drawn ones, with the first, the last and those at the
+ * CTAs' 128- and 256-row edges. */
+static int checked_row(const tess_w4a16_desc *d, int64_t row, const uint8_t *drawn) {
+    if (d->m * d->n * d->k <= 20000000)
+        return 1;
+    return row == 0 || row == d->n - 1 || row % 128 == 127 || row % 128 == 0 || drawn[row];
+}
+
+/* Checks D (a host copy of the poisoned buffer) against float64 sums of the
+ * same dequantized weights; returns the worst error over its allowance, and
+ * in *outside the bytes written past D's rows and columns. */
+static double check_output(const w4a16_case *c, const unsigned char *out, int *outside) {
+    const tess_w4a16_desc *d = &c->desc;
+    uint8_t *drawn = calloc((size_t)d->n, 1);
+    for (int i = 0; i < 96; i++)
+        drawn[tess_rng_range(&rng, 0, d->n - 1)] = 1;
+    float *w = malloc((size_t)d->k * sizeof *w);
+    /* D rounds once (its type's unit), the float32 sums add k products (a bound well above their error) */
+    const double unit = d->d.dtype == TESS_DTYPE_F32 ? 0.0 : d->d.dtype == TESS_DTYPE_F16 ? 0x1p-11 : 0x1p-8;
+    double worst = 0.0;
+    for (int64_t row = 0; row < d->n; row++) {
+        if (!checked_row(d, row, drawn))
+            continue;
+        for (int64_t col = 0; col < d->k; col++)
+            w[col] = int4_dequantized(&c->w, row, col, d->x.dtype);
+        for (int64_t t = 0; t < d->m; t++) {
+            double sum = 0.0, mag = 0.0;
+            for (int64_t col = 0; col < d->k; col++) {
+                const double p = (double)w[col] * tess_load_as_f32(d->x.dtype, c->x, t * d->x.ld + col);
+                sum += p, mag += fabs(p);
+            }
+            if (d->epilogue.bias)
+                sum += tess_load_as_f32(d->epilogue.bias_type, c->bias, row);
+            const double want = tess_ref_activate(d->epilogue.activation, sum);
+            const double got = tess_load_as_f32(d->d.dtype, out, tess_matrix_offset(&d->d, 0, t, row));
+            const double e = fabs(got - want) / (unit * fabs(want) + 1e-5 * (mag + 1.0));
+            worst = isnan(got) ? INFINITY : e > worst ? e : worst;
+        }
+    }
+    /* the padding of D's leading dimension and the guard after D: untouched */
+    *outside = (int)gpu_guard_touched(out, c->d_bytes);
+    const int64_t outer = d->d.order == TESS_ORDER_ROW ? d->m : d->n, inner = d->d.order == TESS_ORDER_ROW ? d->n : d->m;
+    const int64_t es = (int64_t)tess_dtype_size(d->d.dtype);
+    for (int64_t o = 0; o + 1 < outer; o++) /* the last row or column has no padding within D's span */
+        for (int64_t i = inner * es; i < d->d.ld * es; i++)
+            *outside += out[o * d->d.ld * es + i] != GPU_POISON;
+    free(w), free(drawn);
+    return worst;
+}
+
+static void test_gemv(tess_handle h) {
+    for (int trial = 0; trial < 60; trial++) {
+        w4a16_case c = random_case(trial);
+        const tess_w4a16_desc *d = &c.desc;
+        int32_t *src = int4_write_format(TESS_INT4_ROWS, c.q, d->n, d->k);
+        void *dsrc = gpu_upload(src, (size_t)(d->n * d->k / 2)), *dw = gpu_upload(NULL, (size_t)(d->n * d->k / 2));
+        CHECK_STATUS(tess_pack_int4(h, TESS_INT4_ROWS, d->n, d->k, dsrc, dw), TESS_STATUS_SUCCESS);
+        void *dx = gpu_upload(c.x, c.x_bytes), *ds = gpu_upload(c.scales, c.scale_bytes);
+        uint8_t *dz = d->zero_points ? gpu_upload(c.zeros, c.zero_bytes) : NULL;
+        void *dbias = c.bias ? gpu_upload(c.bias, c.bias_bytes) : NULL;
+        tess_epilogue_ptrs ep = {sizeof ep, dbias, NULL, NULL, NULL, NULL};
+        unsigned char *dd = gpu_poisoned(c.d_bytes);
+        unsigned char *out = malloc(c.d_bytes + GPU_GUARD_BYTES), *again = malloc(c.d_bytes + GPU_GUARD_BYTES);
+        CHECK_STATUS(tess_gemm_w4a16(h, d, dx, dw, ds, dz, dd, &ep), TESS_STATUS_SUCCESS);
+        CHECK(cudaMemcpy(out, dd, c.d_bytes + GPU_GUARD_BYTES, cudaMemcpyDeviceToHost) == cudaSuccess);
+        CHECK_STATUS(tess_gemm_w4a16(h, d, dx, dw, ds, dz, dd, &ep), TESS_STATUS_SUCCESS);
+        CHECK(cudaMemcpy(again, dd, c.d_bytes + GPU_GUARD_BYTES, cudaMemcpyDeviceToHost) == cudaSuccess);
+        int outside = 0;
+        const double worst = check_output(&c, out, &outside);
+        CHECKF(worst <= 1.0 && outside == 0 && memcmp(out, again, c.d_bytes) == 0,
+               "m=%lld n=%lld k=%lld group %lld, x %s, scales %s, zeros %d, d %s (%s, ld %lld), bias %d, act %d: "
+               "error %.3g of its allowance, %d bytes written outside D, second run %s",
+               (long long)d->m, (long long)d->n, (long long)d->k, (long long)d->group_size,
+               tess_dtype_name(d->x.dtype), tess_dtype_name(d->scale_type), (int)d->zero_points,
+               tess_dtype_name(d->d.dtype), d->d.order == TESS_ORDER_ROW ? "row" : "col", (long long)d->d.ld,
+               d->epilogue.bias != 0, (int)d->epilogue.activation, worst, outside,
+               memcmp(out, again, c.d_bytes) ? "differs" : "equal");
+
+        /* the dequantized weight, bit for bit, in x's type and the other */
+        const tess_dtype other = d->x.dtype == TESS_DTYPE_BF16 ? TESS_DTYPE_F16 : TESS_DTYPE_BF16;
+        for (int o = 0; o < 2; o++) {
+            const tess_dtype ot = o ? other : d->x.dtype;
+            const int64_t ld = d->k + 8 * o;
+            const size_t bytes = (size_t)(d->n * ld) * 2;
+            void *dout = gpu_upload(NULL, bytes);
+            CHECK_STATUS(tess_dequantize_int4(h, d, dw, ds, dz, ot, dout, ld), TESS_STATUS_SUCCESS);
+            uint16_t *host = malloc(bytes);
+            CHECK(cudaMemcpy(host, dout, bytes, cudaMemcpyDeviceToHost) == cudaSuccess);
+            int bad = 0;
+            for (int64_t row = 0; row < d->n; row++)
+                for (int64_t col = 0; col < d->k; col++) {
+                    uint16_t want[2]; /* room for any type's element */
+                    tess_store_from_f32(ot, want, 0, int4_dequantized(&c.w, row, col, d->x.dtype));
+                    bad += host[row * ld + col] != want[0];
+                }
+            CHECKF(bad == 0, "dequantize %lld x %lld into %s: %d elements differ", (long long)d->n, (long long)d->k,
+                   tess_dtype_name(ot), bad);
+            free(host);
+            cudaFree(dout);
+        }
+        free(src), free(out), free(again);
+        cudaFree(dsrc), cudaFree(dw), cudaFree(dx), cudaFree(ds), cudaFree(dz), cudaFree(dbias), cudaFree(dd);
+        free_case(&c);
+    }
+}
+
+/* The public calls refuse before touching the device: a dead handle, m past
+ * the GEMV, a NULL descriptor, an old struct_size. */
+static void test_refusals(tess_handle h) {
+    tess_w4a16_desc d;
+    tess_w4a16_desc_init(&d);
+    d.m = 17, d.n = 256, d.k = 256;
+    d.x = (tess_matrix_desc){TESS_DTYPE_BF16, TESS_ORDER_ROW, 17, 256, 256, 0};
+    d.d = (tess_matrix_desc){TESS_DTYPE_BF16, TESS_ORDER_ROW, 17, 256, 256, 0};
+    d.scale_type = TESS_DTYPE_F16, d.ld_scales = 256;
+    void *x = gpu_upload(NULL, 17 * 256 * 2), *w = gpu_upload(NULL, 256 * 128), *s = gpu_upload(NULL, 4 * 256 * 2);
+    void *out = gpu_upload(NULL, 17 * 256 * 2);
+    CHECK_STATUS(tess_gemm_w4a16(h, &d, x, w, s, NULL, out, NULL), TESS_STATUS_NOT_SUPPORTED);
+    CHECK(strstr(tess_last_error(), "tess_dequantize_int4") != NULL);
+    d.m = 16, d.x.rows = d.d.rows = 16;
+    CHECK_STATUS(tess_gemm_w4a16(NULL, &d, x, w, s, NULL, out, NULL), TESS_STATUS_NOT_INITIALIZED);
+    CHECK_STATUS(tess_gemm_w4a16(h, NULL, x, w, s, NULL, out, NULL), TESS_STATUS_INVALID_VALUE);
+    tess_w4a16_desc old = d;
+    old.struct_size = 8;
+    CHECK_STATUS(tess_gemm_w4a16(h, &old, x, w, s, NULL, out, NULL), TESS_STATUS_INVALID_VALUE);
+    CHECK_STATUS(tess_pack_int4(h, TESS_INT4_GPTQ, 256, 96, w, w), TESS_STATUS_INVALID_VALUE);
+    CHECK_STATUS(tess_dequantize_int4(h, &d, w, s, NULL, TESS_DTYPE_F32, out, 256), TESS_STATUS_NOT_SUPPORTED);
+    CHECK_STATUS(tess_dequantize_int4(h, &d, w, s, NULL, TESS_DTYPE_BF16, out, 255), TESS_STATUS_INVALID_VALUE);
+    CHECK_STATUS(tess_gemm_w4a16(h, &d, x, w, s, NULL, out, NULL), TESS_STATUS_SUCCESS);
+    CHECK(cudaDeviceSynchronize() == cudaSuccess);
+    cudaFree(x), cudaFree(w), cudaFree(s), cudaFree(out);
+}
+
+int main(void) {
+    GPU_TEST_MAIN_START(h, workspace);
+    gpu_timed("pack", test_pack, h);
+    gpu_timed("gemv", test_gemv, h);
+    gpu_timed("refusals", test_refusals, h);
+    GPU_TEST_MAIN_END(h, workspace, "gpu_w4a16");
+}
