@@ -277,8 +277,8 @@ TESS_API tess_status tess_dequantize_int4(tess_handle handle, const tess_w4a16_d
     if ((s = check_pointer(out, 2, "out", caller)))
         return s;
     if (ld_out < full.k || ld_out > INT64_MAX / full.n)
-        return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: ld_out=%" PRId64 " must be at least k=%" PRId64 " (out is n x k)",
-                         caller, ld_out, full.k);
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "%s: ld_out=%" PRId64 " must be at least k=%" PRId64 " (out is n x k)", caller, ld_out, full.k);
     dequantize_call c;
     c.p = params_of(&full, NULL, w_packed, scales, zeros);
     c.out_type = out_type, c.out = out, c.ld_out = ld_out;

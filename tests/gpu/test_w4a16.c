@@ -174,7 +174,8 @@ static double check_output(const w4a16_case *c, const unsigned char *out, int *o
     }
     /* the padding of D's leading dimension and the guard after D: untouched */
     *outside = (int)gpu_guard_touched(out, c->d_bytes);
-    const int64_t outer = d->d.order == TESS_ORDER_ROW ? d->m : d->n, inner = d->d.order == TESS_ORDER_ROW ? d->n : d->m;
+    const int row_major = d->d.order == TESS_ORDER_ROW;
+    const int64_t outer = row_major ? d->m : d->n, inner = row_major ? d->n : d->m;
     const int64_t es = (int64_t)tess_dtype_size(d->d.dtype);
     for (int64_t o = 0; o + 1 < outer; o++) /* the last row or column has no padding within D's span */
         for (int64_t i = inner * es; i < d->d.ld * es; i++)
