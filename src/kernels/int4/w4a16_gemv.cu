@@ -18,8 +18,8 @@
 // weight still fills the GPU; the slices' partial sums meet in distributed
 // shared memory, each CTA adding a share of the outputs over the slices in
 // slice order: one launch, no workspace, the same bits on every run.
-// Measured as a probe first (dev/probes/w4a16_gemv.cu,
-// dev/results/h100-w4a16-probe.txt).
+// Measured as a probe first (dev/results/h100-w4a16-probe.txt: its
+// variants of row blocks a warp, warps a CTA and quads in flight).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -179,14 +179,7 @@ __global__ void __launch_bounds__(W4A16_WARPS * 32) w4a16_gemv_kernel(const __gr
     const int slice = p.k / p.split, k0 = blockIdx.y * slice;
     const int64_t quads = p.k / TESS_INT4_QUAD_K;
     const uint4 *codes = (const uint4 *)p.codes;
-    float acc[RB][TT][4];
-#pragma unroll
-    for (int r = 0; r < RB; r++)
-#pragma unroll
-        for (int tt = 0; tt < TT; tt++)
-#pragma unroll
-            for (int v = 0; v < 4; v++)
-                acc[r][tt][v] = 0.0f;
+    float acc[RB][TT][4] = {};
     // The slice's quads, the next one's codes loaded before the current one
     // is used (first, so that they travel while X is staged).
     const int first = k0 / TESS_INT4_QUAD_K, last = (k0 + slice) / TESS_INT4_QUAD_K - 1;
