@@ -610,7 +610,8 @@ TESS_API tess_status tess_pack_int4(tess_handle handle, tess_int4_format format,
  * the packed code (tess_pack_int4), s the scale and z the zero point of
  * (group i / group_size, row j). W is rounded once to X's type, as it
  * enters the tensor cores: (q - z) exactly, times s rounded to X's type;
- * sums in float32. Initialise with tess_w4a16_desc_init; later versions
+ * sums in float32. Groups run along k in order (GPTQ's act-order g_idx
+ * is not read). Initialise with tess_w4a16_desc_init; later versions
  * append fields. */
 typedef struct tess_w4a16_desc {
     uint32_t struct_size;
@@ -620,8 +621,8 @@ typedef struct tess_w4a16_desc {
     tess_matrix_desc d;          /* m x n, bf16, f16 or f32, either order (batch_stride ignored) */
     tess_dtype scale_type;       /* f32, f16 or bf16 */
     int64_t ld_scales;           /* scales are [k / group_size][n] (AWQ's and GPTQ's layout), rows ld_scales apart */
-    int32_t zero_points;         /* 1: uint8 zero points (0..15) [k / group_size][n], rows ld_zeros apart;
-                                    0: every zero point is 8 (symmetric codes) */
+    int32_t zero_points;         /* 1: uint8 zero points [k / group_size][n], rows ld_zeros apart, each
+                                    0..15 (larger ones are not defined); 0: every zero point is 8 */
     int64_t ld_zeros;
     tess_epilogue_desc epilogue; /* a bias (TESS_BIAS_COLUMNS: n values) and an activation; zero: none */
 } tess_w4a16_desc;

@@ -6,8 +6,8 @@ activations that stream the 4-bit weight.
     y = tessera.w4a16_gemm(x, w, scales, zeros)            # x [M, K] bf16/f16, scales [K/G, N]
 
 The weight W (N x K, N output features) is W[n, k] = (q - z) * s with the code q (0..15) and
-the zero point z and scale s of (k // G, n), G the group size (64 or 128); without zeros every
-zero point is 8 (symmetric codes). W is rounded once to x's type as it enters the tensor cores;
+the zero point z (0..15) and scale s of (k // G, n), G the group size (64 or 128); without zeros
+every zero point is 8 (symmetric codes). GPTQ checkpoints with act-order (g_idx) are not read. W is rounded once to x's type as it enters the tensor cores;
 sums are float32. For M <= 16 one kernel streams the packed weight (the decode GEMV); for
 larger M the weight is dequantized (dequantize_int4) and multiplied by tessera.gemm.
 
@@ -199,13 +199,17 @@ def w4a16_gemm(x, w, scales, zeros=None, *, group_size=None, bias=None, activati
         raise InvalidValueError(f"out_dtype {out_dtype}: torch.bfloat16, torch.float16 or torch.float32")
     device = x.device.index or 0
     _on_gpu(device, (x, "x"), (w, "w"), (scales, "scales"), (zeros, "zeros"))
-    if m > MAX_DECODE_M or m == 0:
+    if m == 0:
+        return torch.empty((0, n), dtype=out_dtype, device=x.device)
+    if m > MAX_DECODE_M:
         weight = dequantize_int4(w, scales, zeros, group_size=group, dtype=x.dtype, handle=handle)
+        if handle is not None:  # the temporary is read on the handle's stream, not only torch's
+            weight.record_stream(torch.cuda.ExternalStream(handle.stream, device=x.device))
         return gemm(x, weight.t(), bias=bias, activation=activation, out_dtype=out_dtype, handle=handle)
     ep = epilogue.dense_epilogue(bias, activation, "columns", m, n, 1, device)
     # rows 16-byte aligned with a leading dimension of whole 16 bytes (the staging's vector loads)
-    if x.stride(1) != 1 or x.data_ptr() % 16 or (m > 1 and x.stride(0) % 8):
-        x = x.contiguous()
+    if x.stride(1) != 1 or x.data_ptr() % 16 or (m > 1 and (x.stride(0) % 8 or x.stride(0) < k)):
+        x = x.clone(memory_format=torch.contiguous_format)
     ld_x = x.stride(0) if m > 1 else k
     out = torch.empty((m, n), dtype=out_dtype, device=x.device)
     d = _desc(m, n, k, group, stype, ld_scales, ld_zeros, zeros, as_dtype(x.dtype))

@@ -121,3 +121,22 @@ def test_w4a16_gemm_against_torch(torch, m, dtype, group, with_zeros):
     assert y16.dtype == dt
     err16 = ((y16.double() - x.double() @ weight.double().t()).norm() / (x.double() @ weight.double().t()).norm())
     assert err16.item() < 1e-2
+
+
+@needs_gpu
+def test_w4a16_gemm_any_x_layout(torch):
+    """x misaligned, with padded rows, or a single row: copied where the kernel's loads need it;
+    M = 0 gives an empty output."""
+    g = torch.Generator(device="cuda").manual_seed(7)
+    n, k = 256, 512
+    codes = torch.randint(0, 16, (n, k), generator=g, device="cuda")
+    scales = (0.01 + 0.02 * torch.rand(k // 128, n, generator=g, device="cuda")).to(torch.bfloat16)
+    w = tessera.pack_int4(pack_words(torch, codes, "rows"), "rows")
+    weight = reference_weight(torch, codes, scales, None, 128, torch.bfloat16)
+    flat = torch.randn(3 * k + 9, generator=g, device="cuda").to(torch.bfloat16)
+    wide = torch.randn(3, k + 24, generator=g, device="cuda").to(torch.bfloat16)
+    for x in (flat[1:1 + 3 * k].view(3, k), wide[:, 5:5 + k], flat[:k].view(1, k)):
+        want = x.double() @ weight.double().t()
+        y = tessera.w4a16_gemm(x, w, scales, out_dtype=torch.float32)
+        assert ((y.double() - want).norm() / want.norm()).item() < 1e-5
+    assert tessera.w4a16_gemm(flat[:0].view(0, k), w, scales).shape == (0, n)

@@ -25,22 +25,23 @@ tess_status tess_w4a16_accept(const tess_w4a16_desc *desc, tess_w4a16_desc *full
     return tess_struct_in(full, sizeof *full, desc, TESS_W4A16_DESC_SIZE_V1, "tess_w4a16_desc", "tess_w4a16_desc_init");
 }
 
+/* The largest n and k: the kernels index rows and k in int32 with a CTA's
+ * rows (up to 256) or a stage's k (1024) added past the end. */
+#define TESS_INT4_MAX_EXTENT ((int64_t)1 << 30)
+
 /* n and k of a 4-bit weight: whole 16-row blocks and 64-k quads (the packed
- * layout's units), each below 2^31 (the kernels' indices). */
+ * layout's units), each at most TESS_INT4_MAX_EXTENT. */
 static tess_status check_weight_shape(int64_t n, int64_t k, const char *caller) {
-    if (n < TESS_INT4_ROW_BLOCK || n % TESS_INT4_ROW_BLOCK || n > INT32_MAX)
+    if (n < TESS_INT4_ROW_BLOCK || n % TESS_INT4_ROW_BLOCK || n > TESS_INT4_MAX_EXTENT)
         return tess_fail(TESS_STATUS_INVALID_VALUE,
-                         "%s: n=%" PRId64 " must be a positive multiple of %d below 2^31 (the packed layout's "
+                         "%s: n=%" PRId64 " must be a positive multiple of %d up to 2^30 (the packed layout's "
                          "16-row blocks)",
                          caller, n, TESS_INT4_ROW_BLOCK);
-    if (k < TESS_INT4_QUAD_K || k % TESS_INT4_QUAD_K || k > INT32_MAX)
+    if (k < TESS_INT4_QUAD_K || k % TESS_INT4_QUAD_K || k > TESS_INT4_MAX_EXTENT)
         return tess_fail(TESS_STATUS_INVALID_VALUE,
-                         "%s: k=%" PRId64 " must be a positive multiple of %d below 2^31 (the packed layout's "
+                         "%s: k=%" PRId64 " must be a positive multiple of %d up to 2^30 (the packed layout's "
                          "64-k quads)",
                          caller, k, TESS_INT4_QUAD_K);
-    if (n > INT64_MAX / k)
-        return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: n x k = %" PRId64 " x %" PRId64 " overflows 64 bits", caller,
-                         n, k);
     return TESS_STATUS_SUCCESS;
 }
 
@@ -64,6 +65,14 @@ tess_status tess_int4_pack_check(tess_int4_format format, int64_t n, int64_t k, 
         s = check_pointer(src, 4, "src", caller);
     if (s == TESS_STATUS_SUCCESS)
         s = check_pointer(packed, 16, "packed", caller);
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    const uintptr_t bytes = (uintptr_t)(n * k / 2), from = (uintptr_t)src, to = (uintptr_t)packed;
+    if (from < to + bytes && to < from + bytes)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "%s: src and packed overlap; the packer reads codes from all over src while it writes "
+                         "(pack into a separate buffer)",
+                         caller);
     return s;
 }
 
@@ -215,7 +224,7 @@ typedef struct gemv_call {
 
 static tess_status queue_gemv(tess_handle handle, void *context) {
     gemv_call *c = (gemv_call *)context;
-    return tess_launch_w4a16_gemv(&c->p, handle->info.sm_count, handle->stream);
+    return tess_launch_w4a16_gemv(&c->p, handle->info.sm_count, tess_handle_budgeted(handle), handle->stream);
 }
 
 TESS_API tess_status tess_gemm_w4a16(tess_handle handle, const tess_w4a16_desc *desc, const void *x,

@@ -87,8 +87,11 @@ static w4a16_case random_case(int trial) {
     d->group_size = tess_rng_range(&rng, 0, 2) ? 128 : 64;
     /* edges first: m 1, 8, 9, 16; n one block and tails past the CTAs' 128 and 256 rows; short K */
     d->m = trial < 4 ? (int64_t[]){1, 8, 9, 16}[trial] : tess_rng_range(&rng, 1, 16);
-    d->n = trial == 1 ? 16 : trial == 2 ? 272 : 16 * tess_rng_range(&rng, 1, 400);
-    d->k = trial == 3 ? d->group_size : d->group_size * tess_rng_range(&rng, 1, 7168 / d->group_size);
+    /* every fifth trial a wide weight of short K: CTAs of 256 rows with K split over a cluster */
+    const int wide = trial % 5 == 4;
+    d->n = trial == 1 ? 16 : trial == 2 ? 272 : 16 * (wide ? tess_rng_range(&rng, 600, 1100) : tess_rng_range(&rng, 1, 400));
+    d->k = trial == 3 ? d->group_size
+                      : d->group_size * (wide ? tess_rng_range(&rng, 4, 12) : tess_rng_range(&rng, 1, 7168 / d->group_size));
     const tess_dtype xt = xs[tess_rng_range(&rng, 0, 1)], dt = ds[tess_rng_range(&rng, 0, 2)];
     const int64_t ldx = d->k + 8 * tess_rng_range(&rng, 0, 2);
     d->x = (tess_matrix_desc){xt, TESS_ORDER_ROW, d->m, d->k, ldx, 0};
@@ -187,6 +190,9 @@ static double check_output(const w4a16_case *c, const unsigned char *out, int *o
 static void test_gemv(tess_handle h) {
     for (int trial = 0; trial < 60; trial++) {
         w4a16_case c = random_case(trial);
+        /* every fourth trial under an SM budget of 2-16: grids of few CTAs (256 rows, K unsplit) */
+        const int budget = trial % 4 == 3 ? (int)tess_rng_range(&rng, 2, 16) : 0;
+        CHECK_STATUS(tess_set_sm_budget(h, budget), TESS_STATUS_SUCCESS);
         const tess_w4a16_desc *d = &c.desc;
         int32_t *src = int4_write_format(TESS_INT4_ROWS, c.q, d->n, d->k);
         void *dsrc = gpu_upload(src, (size_t)(d->n * d->k / 2)), *dw = gpu_upload(NULL, (size_t)(d->n * d->k / 2));
@@ -204,9 +210,9 @@ static void test_gemv(tess_handle h) {
         int outside = 0;
         const double worst = check_output(&c, out, &outside);
         CHECKF(worst <= 1.0 && outside == 0 && memcmp(out, again, c.d_bytes) == 0,
-               "m=%lld n=%lld k=%lld group %lld, x %s, scales %s, zeros %d, d %s (%s, ld %lld), bias %d, act %d: "
-               "error %.3g of its allowance, %d bytes written outside D, second run %s",
-               (long long)d->m, (long long)d->n, (long long)d->k, (long long)d->group_size,
+               "m=%lld n=%lld k=%lld group %lld (SM budget %d), x %s, scales %s, zeros %d, d %s (%s, ld %lld), bias %d, "
+               "act %d: error %.3g of its allowance, %d bytes written outside D, second run %s",
+               (long long)d->m, (long long)d->n, (long long)d->k, (long long)d->group_size, budget,
                tess_dtype_name(d->x.dtype), tess_dtype_name(d->scale_type), (int)d->zero_points,
                tess_dtype_name(d->d.dtype), d->d.order == TESS_ORDER_ROW ? "row" : "col", (long long)d->d.ld,
                d->epilogue.bias != 0, (int)d->epilogue.activation, worst, outside,
@@ -238,6 +244,7 @@ static void test_gemv(tess_handle h) {
         cudaFree(dsrc), cudaFree(dw), cudaFree(dx), cudaFree(ds), cudaFree(dz), cudaFree(dbias), cudaFree(dd);
         free_case(&c);
     }
+    CHECK_STATUS(tess_set_sm_budget(h, 0), TESS_STATUS_SUCCESS);
 }
 
 /* The public calls refuse before touching the device: a dead handle, m past

@@ -154,13 +154,15 @@ static void test_refusals(void) {
     d.epilogue.activation = TESS_ACT_SILU;
     CHECK_STATUS(tess_w4a16_validate(&d, x, w, s, NULL, out, bias), TESS_STATUS_SUCCESS);
 
-    CHECK_STATUS(tess_int4_pack_check(TESS_INT4_AWQ, 4096, 7168, P(0x1000), w), TESS_STATUS_SUCCESS);
-    CHECK_STATUS(tess_int4_pack_check((tess_int4_format)7, 4096, 7168, P(0x1000), w), TESS_STATUS_INVALID_VALUE);
+    CHECK_STATUS(tess_int4_pack_check(TESS_INT4_AWQ, 4096, 7168, P(0x10000000), w), TESS_STATUS_SUCCESS);
+    const int32_t *src = P(0x10000000);
+    CHECK_STATUS(tess_int4_pack_check((tess_int4_format)7, 4096, 7168, src, w), TESS_STATUS_INVALID_VALUE);
     CHECK_STATUS(tess_int4_pack_check(TESS_INT4_GPTQ, 4096, 7168, NULL, w), TESS_STATUS_INVALID_VALUE);
-    CHECK_STATUS(tess_int4_pack_check(TESS_INT4_ROWS, 4096, 7168, P(0x1000), P(0x2004)), TESS_STATUS_INVALID_VALUE);
-    CHECK_STATUS(tess_int4_pack_check(TESS_INT4_ROWS, 24, 7168, P(0x1000), w), TESS_STATUS_INVALID_VALUE);
-    CHECK_STATUS(tess_int4_pack_check(TESS_INT4_ROWS, 4096, (int64_t)1 << 31, P(0x1000), w),
+    CHECK_STATUS(tess_int4_pack_check(TESS_INT4_ROWS, 4096, 7168, src, P(0x2004)), TESS_STATUS_INVALID_VALUE);
+    CHECK_STATUS(tess_int4_pack_check(TESS_INT4_ROWS, 24, 7168, P(0x10000000), w), TESS_STATUS_INVALID_VALUE);
+    CHECK_STATUS(tess_int4_pack_check(TESS_INT4_ROWS, 4096, ((int64_t)1 << 30) + 64, P(0x10000000), w),
                  TESS_STATUS_INVALID_VALUE);
+    CHECK_STATUS(tess_int4_pack_check(TESS_INT4_ROWS, 4096, 7168, P(0x20100), w), TESS_STATUS_INVALID_VALUE);
 }
 
 int main(void) {

@@ -46,7 +46,7 @@ typedef struct tess_w4a16_params {
     const uint8_t *zeros;     /* [k / group][n], ld_zeros apart; NULL: 8 */
     int64_t ld_zeros;
     int m, n, k, group;
-    int split;                /* K slices, 1 .. TESS_W4A16_MAX_SPLIT, dividing k / group (the launcher's choice) */
+    int split;                /* K slices of whole groups: 1 .. TESS_W4A16_MAX_SPLIT, at most k / group (the launcher's) */
     int rows_per_warp;        /* 16-row blocks a warp computes: 1 or 2 (the launcher's choice) */
     tess_epilogue epi;        /* D, its layout, the bias and activation (alpha 1, beta 0) */
     int early_launch;         /* programmatic stream serialization (tess_handle_early_launch) */
@@ -66,8 +66,9 @@ tess_status tess_launch_dequantize_int4(const tess_w4a16_params *p, tess_dtype o
 
 /* The GEMV for p (m <= TESS_W4A16_MAX_M), queued on `stream`: it sets
  * p->rows_per_warp and p->split (the CTAs of a cluster that share each CTA
- * row's K) for a grid of about two CTAs on each of `sms` SMs. */
-tess_status tess_launch_w4a16_gemv(tess_w4a16_params *p, int sms, void *stream);
+ * row's K) for a grid of about two CTAs on each of `sms` SMs; `budgeted`
+ * (an SM budget): at most `sms` CTAs, each taking several row chunks. */
+tess_status tess_launch_w4a16_gemv(tess_w4a16_params *p, int sms, int budgeted, void *stream);
 
 #ifdef __cplusplus
 }

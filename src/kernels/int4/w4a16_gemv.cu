@@ -14,8 +14,8 @@
 // rows' scales and zero points are staged in shared memory, 1024 k at a
 // time, so each is read from L2 once per CTA rather than once per warp.
 //
-// K is split into up to 8 slices, the CTAs of one cluster, so that a small
-// weight still fills the GPU; the slices' partial sums meet in distributed
+// K is split into up to 8 slices of whole groups (as even as the groups
+// allow), the CTAs of one cluster, so that a small weight still fills the GPU; the slices' partial sums meet in distributed
 // shared memory, each CTA adding a share of the outputs over the slices in
 // slice order: one launch, no workspace, the same bits on every run.
 // Measured as a probe first (dev/results/h100-w4a16-probe.txt: its
@@ -39,7 +39,8 @@
 // so the 8 tokens a fragment load reads hit 8 different banks.
 #define W4A16_X_PAD 8
 // CTAs an SM the grid aims for: two keep enough codes in flight (the
-// probe's best grids had 1.5-3).
+// probe's best grids had 1.5-3); also the kernels' launch bound, which lets
+// ptxas use the registers two CTAs leave (it spills at its own choice).
 #define W4A16_CTAS_PER_SM 2
 
 TESS_DEVICE uint32_t pair_bits(__nv_bfloat162 v) { return *reinterpret_cast<uint32_t *>(&v); }
@@ -57,23 +58,35 @@ TESS_DEVICE uint32_t tess_int4_pair(uint32_t word, int shift) {
     return out;
 }
 
+// A float as both halves of a 16-bit pair of X's type (F16: f16, else bf16).
+template <bool F16>
+TESS_DEVICE uint32_t pair_of(float v) {
+    if constexpr (F16)
+        return pair_bits(__float2half2_rn(v));
+    else
+        return pair_bits(__float2bfloat162_rn(v));
+}
+
 // The fragment register of two codes: (bias + q) - (bias + z) is exact (both
 // are integers below 2^8 in bf16's or 2^11 in f16's mantissa), then one
-// rounding multiply by the scale.
+// rounding multiply by the scale (zero_biased and scale: pair_of's).
 template <bool F16>
-TESS_DEVICE uint32_t dequantize_pair(uint32_t biased, float zero_biased, float scale) {
+TESS_DEVICE uint32_t dequantize_pair(uint32_t biased, uint32_t zero_biased, uint32_t scale) {
     if constexpr (F16) {
         const __half2 q = *reinterpret_cast<const __half2 *>(&biased);
-        return pair_bits(__hmul2(__hsub2(q, __float2half2_rn(zero_biased)), __float2half2_rn(scale)));
+        return pair_bits(__hmul2(__hsub2(q, *reinterpret_cast<const __half2 *>(&zero_biased)),
+                                 *reinterpret_cast<const __half2 *>(&scale)));
     } else {
         const __nv_bfloat162 q = *reinterpret_cast<const __nv_bfloat162 *>(&biased);
-        return pair_bits(__hmul2(__hsub2(q, __float2bfloat162_rn(zero_biased)), __float2bfloat162_rn(scale)));
+        return pair_bits(__hmul2(__hsub2(q, *reinterpret_cast<const __nv_bfloat162 *>(&zero_biased)),
+                                 *reinterpret_cast<const __nv_bfloat162 *>(&scale)));
     }
 }
 
 // What a CTA stages, 2-byte X elements then floats: X [16][W4A16_STAGE_K +
-// pad], the rows' (scale, bias + zero) [rows][W4A16_STAGE_K / 64] (a group
-// is at least 64 k), and the warps' partial sums [rows x tokens].
+// pad], the rows' (scale, bias + zero) [W4A16_STAGE_K / 64][rows] (a group
+// is at least 64 k; rows fastest, so that the 8 rows a fragment's lanes read
+// are 8 consecutive pairs), and the warps' partial sums [rows x tokens].
 template <int TT, int RB>
 struct w4a16_smem {
     static constexpr int ROWS = 16 * RB * W4A16_WARPS, TOKENS = 8 * TT, LDX = W4A16_STAGE_K + W4A16_X_PAD;
@@ -109,7 +122,7 @@ TESS_DEVICE void stage(const tess_w4a16_params &p, unsigned char *smem, int row0
             v.x = tess_load_as_f32(p.scale_type, p.scales, group * p.ld_scales + row);
             v.y = bias + (p.zeros ? (float)p.zeros[group * p.ld_zeros + row] : 8.0f);
         }
-        sz[r * S::MAX_GROUPS + gi] = v;
+        sz[gi * S::ROWS + r] = v;
     }
 }
 
@@ -135,12 +148,14 @@ TESS_DEVICE void quad_mma(float (&acc)[RB][TT][4], const uint4 (&w)[RB], const u
     using S = w4a16_smem<TT, RB>;
     const uint16_t *xs = (const uint16_t *)smem;
     const float2 *sz = (const float2 *)(smem + S::X_BYTES);
-    float2 f[RB][2];
+    uint32_t scale[RB][2], zero[RB][2]; // converted once a quad: pair_of's
 #pragma unroll
     for (int r = 0; r < RB; r++)
 #pragma unroll
-        for (int h = 0; h < 2; h++)
-            f[r][h] = sz[(wrow + 16 * r + g + 8 * h) * S::MAX_GROUPS + group];
+        for (int h = 0; h < 2; h++) {
+            const float2 f = sz[group * S::ROWS + wrow + 16 * r + g + 8 * h];
+            scale[r][h] = pair_of<F16>(f.x), zero[r][h] = pair_of<F16>(f.y);
+        }
 #pragma unroll
     for (int j = 0; j < 4; j++) {
         const int kk = 64 * q + 16 * j + 2 * c;
@@ -157,7 +172,7 @@ TESS_DEVICE void quad_mma(float (&acc)[RB][TT][4], const uint4 (&w)[RB], const u
             uint32_t a[4];
 #pragma unroll
             for (int i = 0; i < 4; i++) // register i: row g (+8 for odd i), k 2c (+8 for i >= 2) and the next
-                a[i] = dequantize_pair<F16>(tess_int4_pair<F16>(word, 4 * i), f[r][i % 2].y, f[r][i % 2].x);
+                a[i] = dequantize_pair<F16>(tess_int4_pair<F16>(word, 4 * i), zero[r][i % 2], scale[r][i % 2]);
 #pragma unroll
             for (int tt = 0; tt < TT; tt++)
                 mma_m16n8k16<F16>(acc[r][tt], a, b[tt][0], b[tt][1]);
@@ -165,18 +180,20 @@ TESS_DEVICE void quad_mma(float (&acc)[RB][TT][4], const uint4 (&w)[RB], const u
     }
 }
 
+// One CTA row's chunk of the output, rows [16 RB W4A16_WARPS chunk, ...), over
+// this CTA's K slice (blockIdx.y), then the cluster's sum of the slices.
+// Ends on a barrier that every CTA of the cluster passes once no one reads
+// its shared memory any more, so that the next chunk may stage over it.
 template <int TT, int RB, bool F16>
-__global__ void __launch_bounds__(W4A16_WARPS * 32) w4a16_gemv_kernel(const __grid_constant__ tess_w4a16_params p) {
+TESS_DEVICE void w4a16_chunk(const tess_w4a16_params &p, unsigned char *smem, int chunk) {
     using S = w4a16_smem<TT, RB>;
-    extern __shared__ __align__(16) unsigned char smem[];
     float *part = (float *)(smem + S::X_BYTES + S::SZ_BYTES);
-    // Programmatic dependent launch: nothing global is read before the
-    // previous kernel in the stream has finished.
-    grid_dependency_wait();
-    grid_dependents_launch();
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
-    const int row0 = blockIdx.x * S::ROWS, rb0 = row0 / 16 + warp * RB, row_blocks = p.n / 16;
-    const int slice = p.k / p.split, k0 = blockIdx.y * slice;
+    const int row0 = chunk * S::ROWS, rb0 = row0 / 16 + warp * RB, row_blocks = p.n / 16;
+    // This CTA's K slice: whole groups, the groups shared out as evenly as they divide.
+    const int groups = p.k / p.group;
+    const int k0 = (int)((int64_t)blockIdx.y * groups / p.split) * p.group;
+    const int slice = (int)((int64_t)(blockIdx.y + 1) * groups / p.split) * p.group - k0;
     const int64_t quads = p.k / TESS_INT4_QUAD_K;
     const uint4 *codes = (const uint4 *)p.codes;
     float acc[RB][TT][4] = {};
@@ -232,7 +249,24 @@ __global__ void __launch_bounds__(W4A16_WARPS * 32) w4a16_gemv_kernel(const __gr
             tess_epilogue_put(p.epi, 0, token, row, tess_epilogue_final(p.epi, sum, 0, 0, token, row));
     }
     if (p.split > 1)
-        cluster_sync(); // no CTA leaves while another reads its partials
+        cluster_sync(); // no CTA leaves or restages while another reads its partials
+    else
+        __syncthreads();
+}
+
+// The row chunks blockIdx.x, + gridDim.x, ...: one each, unless an SM
+// budget made the grid narrower than the chunks.
+template <int TT, int RB, bool F16>
+__global__ void __launch_bounds__(W4A16_WARPS * 32, W4A16_CTAS_PER_SM)
+    w4a16_gemv_kernel(const __grid_constant__ tess_w4a16_params p) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    // Programmatic dependent launch: nothing global is read before the
+    // previous kernel in the stream has finished.
+    grid_dependency_wait();
+    grid_dependents_launch();
+    const int rows = 16 * RB * W4A16_WARPS, chunks = (p.n + rows - 1) / rows;
+    for (int chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x)
+        w4a16_chunk<TT, RB, F16>(p, smem, chunk);
 }
 
 // The kernel of a token tile count, row blocks a warp and X type.
@@ -256,38 +290,46 @@ static size_t w4a16_smem_bytes(int tt, int rb) {
 
 // The grid: two 16-row blocks a warp where that still gives the SMs
 // W4A16_CTAS_PER_SM CTAs with some K split, else one; then the fewest K
-// slices (a divisor of the groups, at most TESS_W4A16_MAX_SPLIT) that reach
-// that many CTAs, or the most there are.
-static void choose_grid(tess_w4a16_params *p, int sms) {
-    const int target = W4A16_CTAS_PER_SM * (sms > 0 ? sms : 1), groups = p->k / p->group;
+// slices (at most TESS_W4A16_MAX_SPLIT, and at most one per group) that
+// reach that many CTAs, or the most there may be. Under an SM budget
+// (`budgeted`) one CTA an SM, and never more CTAs than SMs: the grid's
+// columns then take several row chunks each. Returns the grid's columns.
+static int choose_grid(tess_w4a16_params *p, int sms, int budgeted) {
+    sms = sms > 0 ? sms : 1;
+    const int64_t target = budgeted ? sms : (int64_t)W4A16_CTAS_PER_SM * sms;
+    const int groups = p->k / p->group, most = groups < TESS_W4A16_MAX_SPLIT ? groups : TESS_W4A16_MAX_SPLIT;
+    int64_t ctas = 0;
     for (int rb = 2; rb >= 1; rb--) {
-        const int rows = 16 * rb * W4A16_WARPS, ctas = (p->n + rows - 1) / rows;
+        const int64_t rows = 16 * rb * W4A16_WARPS;
+        ctas = (p->n + rows - 1) / rows;
         int split = 1;
-        for (int s = 1; s <= TESS_W4A16_MAX_SPLIT; s++)
-            if (groups % s == 0) {
-                split = s;
-                if (ctas * s >= target)
-                    break;
-            }
+        while (split < most && ctas * split < target)
+            split++;
         p->rows_per_warp = rb, p->split = split;
         if (ctas * split >= target)
-            return;
+            break;
     }
+    if (budgeted) {
+        while (p->split > 1 && p->split > sms)
+            p->split--;
+        const int64_t columns = sms / p->split;
+        return (int)(ctas < columns ? ctas : columns);
+    }
+    return (int)ctas;
 }
 
-extern "C" tess_status tess_launch_w4a16_gemv(tess_w4a16_params *p, int sms, void *stream) {
-    choose_grid(p, sms);
+extern "C" tess_status tess_launch_w4a16_gemv(tess_w4a16_params *p, int sms, int budgeted, void *stream) {
+    const int columns = choose_grid(p, sms, budgeted);
     const int tt = p->m <= 8 ? 1 : 2;
     const w4a16_kernel_fn kernel = w4a16_kernel(tt, p->rows_per_warp, p->x_f16 != 0);
     const size_t smem = w4a16_smem_bytes(tt, p->rows_per_warp);
-    tess_status s = tess_cuda_status(
+    const tess_status s = tess_cuda_status(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
         "setting the W4A16 GEMV's shared memory");
     if (s != TESS_STATUS_SUCCESS)
         return s;
-    const int rows = 16 * p->rows_per_warp * W4A16_WARPS;
     cudaLaunchConfig_t config = {};
-    config.gridDim = dim3((unsigned)((p->n + rows - 1) / rows), (unsigned)p->split);
+    config.gridDim = dim3((unsigned)columns, (unsigned)p->split);
     config.blockDim = dim3(W4A16_WARPS * 32);
     config.dynamicSmemBytes = smem;
     config.stream = (cudaStream_t)stream;
