@@ -8,7 +8,8 @@ overlapped step.
 DeepSeek-V3's routed experts by default (hidden 7168, intermediate 2048, top-8), with
 --experts-per-gpu of them on each GPU (V3 has 256 in all). Rank 0 prints one CSV line: times in
 ms (the slowest rank's median), overlap = overlapped / max(comm, gemm under the budget),
-speedup = sequential / overlapped. comm: dispatch + combine all-to-alls of the whole batch;
+speedup = sequential / overlapped. comm: dispatch (the gather of the rows it sends, FP8: their
+quantization, then the all-to-all) + combine of the whole batch;
 gemm: the expert stage (permutation, grouped GEMMs, SwiGLU, FP8 quantization); sequential: the
 layer's forward; sequential_mb: forward on each micro-batch in turn (what splitting alone costs);
 overlapped: forward_overlapped over --micro-batches. Without CUDA it runs on

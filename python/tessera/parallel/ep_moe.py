@@ -7,9 +7,12 @@ r*E_local .. (r+1)*E_local - 1). A forward pass, per micro-batch of tokens:
   1. prepare  (compute)  softmax router, top-k, sort the token copies by expert, exchange the
                          per-expert counts (all_to_all_single; one exchange and one host
                          synchronization for all micro-batches), build the receiver's permutation
-                         and the grouped GEMM's `offs`; FP8: quantize the tokens (1x128) before
-                         they travel, so dispatch moves 1 byte per element plus the factors.
-  2. dispatch (comm)     all_to_all_single of the token rows, uneven splits.
+                         and the grouped GEMM's `offs`.
+  2. dispatch (comm)     the rows to send, gathered in expert order (FP8: the tokens quantized
+                         (1x128) first, so that dispatch moves 1 byte per element plus the
+                         factors), then all_to_all_single of them, uneven splits. On the
+                         communication stream, so that a later micro-batch's gather runs under
+                         an earlier one's GEMMs rather than before the first dispatch.
   3. experts  (compute)  sort the received rows by local expert, grouped_mm (gate_up), swiglu,
                          grouped_mm (down), rows back to the received order.
   4. combine  (comm)     all_to_all_single of the expert outputs back to the senders.
@@ -71,7 +74,7 @@ class Dispatch:
     weights: torch.Tensor            # [T, k] float32 router weights
     order: torch.Tensor              # [T*k] the (token * k + slot) copy at each expert-sorted position
     unorder: torch.Tensor            # [T*k] the expert-sorted position of each (token * k + slot) copy
-    payload: torch.Tensor            # [T*k, ...] the rows sent, expert-sorted (bf16, or FP8 bytes + factors)
+    x: torch.Tensor                  # [T, H] the micro-batch's tokens (dispatch gathers the rows it sends)
     send_splits: List[int]           # rows sent to each rank
     recv_splits: List[int]           # rows received from each rank
     perm: torch.Tensor               # [R] for each row in local-expert order, its row as received
@@ -212,20 +215,25 @@ class ExpertParallelMoE(CommStreamOwner, torch.nn.Module):
 
     def _sort_tokens(self, x, router_logits):
         """Routing and the sender's sort of one micro-batch: (weights, order, its inverse, per-expert
-        counts, payload rows in expert order)."""
+        counts)."""
         self._check_tokens(x, router_logits)
         weights, experts = self.route(x, router_logits)
         flat = experts.reshape(-1)
         order = torch.argsort(flat, stable=True)  # expert-sorted copies; rank-sorted too
         counts = torch.zeros(self.num_experts, dtype=torch.int64, device=x.device)
         counts.index_add_(0, flat, torch.ones_like(flat))
-        xb = x.to(torch.bfloat16)
-        if self.dtype == "fp8":  # quantize T rows before copying them k times; send bytes + factors
+        return weights, order, _inverse_permutation(order), counts
+
+    def _payload(self, d):
+        """The rows a micro-batch sends, in expert order: bf16 tokens, or FP8 bytes with their 1x128
+        factors beside them (each token quantized once, before its k copies are gathered)."""
+        xb = d.x.to(torch.bfloat16)
+        if self.dtype == "fp8":
             q, s = self._quantize_rows(xb, budgeted=False)
             rows = torch.cat([q.view(torch.uint8), s.contiguous().view(torch.uint8)], dim=1)
         else:
             rows = xb
-        return weights, order, _inverse_permutation(order), counts, rows.index_select(0, order // self.top_k)
+        return rows.index_select(0, d.order // self.top_k)
 
     def _receiver_order(self, c, rows):
         """(perm, offs) of the rows a rank receives, from c [world, E_local] (c[s, e]: rows
@@ -251,26 +259,28 @@ class ExpertParallelMoE(CommStreamOwner, torch.nn.Module):
             return []
         n, W, El = len(x_list), self.world, self.local_experts
         sorted_ = [self._sort_tokens(x, r) for x, r in zip(x_list, router_logits_list)]
-        send = torch.stack([counts for _, _, _, counts, _ in sorted_]).view(n, W, El).transpose(0, 1).contiguous()
+        send = torch.stack([counts for _, _, _, counts in sorted_]).view(n, W, El).transpose(0, 1).contiguous()
         recv = send  # [world, n, E_local]: recv[s, i, e] rows of micro-batch i from source s for expert e
         if self.group is not None:
             recv = torch.empty_like(send)
             dist.all_to_all_single(recv, send, group=self.group)
         host = torch.cat([send.sum(2).t().reshape(-1), recv.sum(2).t().reshape(-1)]).tolist()
         out = []
-        for i, (x, (weights, order, unorder, _, payload)) in enumerate(zip(x_list, sorted_)):
+        for i, (x, (weights, order, unorder, _)) in enumerate(zip(x_list, sorted_)):
             send_splits, recv_splits = host[i * W:(i + 1) * W], host[(n + i) * W:(n + i + 1) * W]
             perm, offs = self._receiver_order(recv[:, i], sum(recv_splits))
-            out.append(Dispatch(x.shape[0], x.dtype, weights, order, unorder, payload, send_splits, recv_splits, perm,
+            out.append(Dispatch(x.shape[0], x.dtype, weights, order, unorder, x, send_splits, recv_splits, perm,
                                 _inverse_permutation(perm), offs))
         return out
 
     @torch.no_grad()
     def dispatch(self, d, streams=None):
-        """Stage 2 (communication stream): the token rows to the experts' ranks."""
+        """Stage 2 (communication stream): the token rows gathered in expert order (_payload) and
+        sent to the experts' ranks."""
         streams = streams or Streams(self.device, enabled=False)
-        streams.used_on_comm(d.payload)
-        d.received = exchange_rows(d.payload, sum(d.recv_splits), d.send_splits, d.recv_splits, self.group)
+        streams.used_on_comm(d.x, d.order)
+        payload = self._payload(d)
+        d.received = exchange_rows(payload, sum(d.recv_splits), d.send_splits, d.recv_splits, self.group)
         streams.used_on_compute(d.received)
 
     @torch.no_grad()
