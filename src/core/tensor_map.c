@@ -1,6 +1,9 @@
 /* TMA tensor maps for matrices; see tensor_map.h. */
 #include <inttypes.h>
+#include <stdint.h>
 #include <string.h>
+
+#include <cuda_runtime_api.h>
 
 #include "core/driver.h"
 #include "core/error.h"
@@ -18,13 +21,16 @@ static CUtensorMapDataType tma_type(tess_dtype dtype) {
     return CU_TENSOR_MAP_DATA_TYPE_UINT8; /* TMA moves bytes: the 8-bit types load as uint8 */
 }
 
-/* Every argument of an encoding: equal keys give equal maps. Built zeroed,
- * so that padding bytes compare equal too. */
+/* Every argument of an encoding that varies, and the device it was made
+ * for: equal keys give equal maps (encode_map's other arguments are
+ * constants: any that comes to vary must join the key). Built zeroed, so
+ * that padding bytes (none on 64-bit targets) compare equal too. */
 typedef struct map_key {
     const void *base;
     int64_t inner, outer, ld, batches, bstride;
-    int32_t dtype, box_inner, box_outer, swizzle;
+    int32_t dtype, box_inner, box_outer, swizzle, device, unused;
 } map_key;
+_Static_assert(sizeof(map_key) == 72, "map_key without padding: memcmp compares every byte that matters");
 
 /* Maps a thread encoded last, reused by the calls that follow: a run call
  * encodes 2-7 maps (operands, edge rows, D, factors), and each encoding is
@@ -42,6 +48,12 @@ typedef struct map_entry {
 static _Thread_local map_entry map_cache[TESS_MAP_CACHE_ENTRIES];
 static _Thread_local unsigned map_cache_next; /* the slot a miss overwrites (round robin) */
 
+/* Keeps a map in the thread's cache. */
+static void remember_map(const CUtensorMap *map, const map_key *key) {
+    map_entry *e = &map_cache[map_cache_next++ % TESS_MAP_CACHE_ENTRIES];
+    e->map = *map, e->key = *key, e->used = 1;
+}
+
 /* Whether two keys differ in nothing but the base address. */
 static int same_but_base(const map_key *a, const map_key *b) {
     map_key x = *a;
@@ -49,8 +61,10 @@ static int same_but_base(const map_key *a, const map_key *b) {
     return memcmp(&x, b, sizeof x) == 0;
 }
 
-/* *map from the thread's cache: 1 where an entry of the key (or of its
- * shape, re-pointed at key->base) was there, 0 where the caller must encode. */
+/* *map from the thread's cache: 1 where an entry of the key was there, or
+ * one of its shape, whose copy re-pointed at key->base is remembered beside
+ * it (two maps of one shape in a call, A and B of a square problem, then
+ * both stay); 0 where the caller must encode. */
 static int cached_map(CUtensorMap *map, const map_key *key) {
     map_entry *shape_match = NULL;
     for (int i = 0; i < TESS_MAP_CACHE_ENTRIES; i++) {
@@ -64,21 +78,18 @@ static int cached_map(CUtensorMap *map, const map_key *key) {
         if (!shape_match && same_but_base(&e->key, key))
             shape_match = e;
     }
+    /* TMA's 16-byte base rule checked here, not left to the driver's replace:
+     * a misaligned base goes to the encode, which refuses it with a sentence */
     PFN_cuTensorMapReplaceAddress_v12000 replace;
-    if (!shape_match || tess_driver_tensor_map_replace_address(&replace) != TESS_STATUS_SUCCESS)
+    if (!shape_match || (uintptr_t)key->base % 16 ||
+        tess_driver_tensor_map_replace_address(&replace) != TESS_STATUS_SUCCESS)
         return 0;
     CUtensorMap moved = shape_match->map;
     if (replace(&moved, (void *)key->base) != CUDA_SUCCESS)
         return 0;
-    shape_match->map = moved, shape_match->key.base = key->base;
+    remember_map(&moved, key);
     *map = moved;
     return 1;
-}
-
-/* Keeps a newly encoded map in the thread's cache. */
-static void remember_map(const CUtensorMap *map, const map_key *key) {
-    map_entry *e = &map_cache[map_cache_next++ % TESS_MAP_CACHE_ENTRIES];
-    e->map = *map, e->key = *key, e->used = 1;
 }
 
 /* Encodes a 3-D map (inner x outer x batch elements) of `base`, read or
@@ -97,7 +108,9 @@ static tess_status encode_map(CUtensorMap *map, tess_dtype dtype, const void *ba
     memset(&key, 0, sizeof key);
     key.base = base, key.inner = inner, key.outer = outer, key.ld = ld, key.batches = batches, key.bstride = bstride;
     key.dtype = (int32_t)dtype, key.box_inner = box_inner, key.box_outer = box_outer, key.swizzle = (int32_t)swizzle;
-    if (cached_map(map, &key))
+    if (cudaGetDevice(&key.device) != cudaSuccess) /* no device: no cache (the encode will say what is wrong) */
+        (void)cudaGetLastError(), key.device = -1;
+    if (key.device >= 0 && cached_map(map, &key))
         return TESS_STATUS_SUCCESS;
     PFN_cuTensorMapEncodeTiled_v12000 encode;
     tess_status s = tess_driver_tensor_map_encode_tiled(&encode);
@@ -115,7 +128,8 @@ static tess_status encode_map(CUtensorMap *map, tess_dtype dtype, const void *ba
                          "creating a TMA tensor map failed (CUresult %d) for a %" PRId64 " x %" PRId64 " x %" PRId64
                          " tensor of %s with ld=%" PRId64 ", batch stride %" PRId64 " and box %d x %d",
                          (int)r, inner, outer, batches, tess_dtype_name(dtype), ld, bstride, box_inner, box_outer);
-    remember_map(map, &key);
+    if (key.device >= 0)
+        remember_map(map, &key);
     return TESS_STATUS_SUCCESS;
 }
 
