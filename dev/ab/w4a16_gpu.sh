@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 34's W4A16 (and the tensor-map cache of issue 32) on the GPU, in two calls of under 600 s
 # on one machine (carry .peers for pytest's wheel):
-#   bash dev/ab/w4a16_gpu.sh tests   the full build, unit_int4, gpu_w4a16, then gpu_gemm,
+#   bash dev/ab/w4a16_gpu.sh tests   the full build, unit_int4, gpu_device (the tensor-map
+#       cache's bytes against fresh encodings), gpu_w4a16, then gpu_gemm,
 #       gpu_gemm_fp8 and gpu_grouped (every kernel's tensor maps now come from the thread's
 #       cache, re-pointed when only the addresses differ), pytest test_int4.py
 #   bash dev/ab/w4a16_gpu.sh bench   on that build: bench/w4a16.py (tessera's GEMV beside
@@ -10,7 +11,7 @@ set -uo pipefail
 . dev/ab/gpu_common.sh
 if [ "${1:-tests}" = tests ]; then
     gpu_build
-    gpu_tests "unit_int4 gpu_w4a16 gpu_gemm gpu_gemm_fp8 gpu_grouped"
+    gpu_tests "unit_int4 gpu_device gpu_w4a16 gpu_gemm gpu_gemm_fp8 gpu_grouped"
     gpu_pytest python/tests/test_int4.py
 else
     export TESSERA_LIBRARY=$PWD/build/lib/libtessera.so PYTHONPATH=$PWD/python

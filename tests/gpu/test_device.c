@@ -1,6 +1,7 @@
 /* On a Hopper GPU: the handle reports the device truthfully, this build holds
- * code for it, streams round-trip, and the driver's tensor-map encoder is
- * reachable without linking libcuda and validates its inputs. */
+ * code for it, streams round-trip, the driver's tensor-map encoder is
+ * reachable without linking libcuda and validates its inputs, and the
+ * thread's tensor-map cache gives the bytes of a fresh encoding. */
 #include <string.h>
 
 #include "check.h"
