@@ -4,7 +4,8 @@
 # SMs and a budget; the TP pair at 1, 2 and 4 chunks) into $OUT/ep_moe.csv and tp_pair.csv.
 #   bash dev/ab/parallel_gpu.sh        (BUDGET=112 ITERS=20; QUICK=1: the targets' four runs only;
 #                                       PROFILE=1: torch.profiler traces instead, summarised by
-#                                       dev/probes/trace_overlap.py into $OUT/overlap.txt;
+#                                       dev/probes/trace_overlap.py into $OUT/overlap.txt, the EP
+#                                       overlapped step's rank-0 trace kept gzipped;
 #                                       INSTANCES: a TESS_INSTANCES regex for a shorter build)
 set -uo pipefail
 export CUDA_HOME=/usr/local/cuda PATH=/usr/local/cuda/bin:$PATH
@@ -18,7 +19,9 @@ if [ "${PROFILE:-0}" = 1 ]; then # torch.profiler traces of both steps, each ran
     run examples/ep_moe.py --sm-budget $budget --iters 3 --warmup 2 --profile $OUT/profile-ep
     run examples/tp_pair.py --chunks 4 --sm-budget $budget --iters 3 --warmup 2 --profile $OUT/profile-tp
     python3 dev/probes/trace_overlap.py $OUT/profile-*/*.json > $OUT/overlap.txt 2>&1; cat $OUT/overlap.txt
-    mkdir -p /tmp/traces && mv $OUT/profile-*/*.json $OUT/profile-*/*rank1.txt /tmp/traces/ # 8 files come back
+    gzip -c $OUT/profile-ep/overlapped-rank0.json > $OUT/ep-overlapped-rank0.json.gz # the one trace kept
+    mkdir -p /tmp/traces && for f in $OUT/profile-*/*.json $OUT/profile-*/*rank1.txt; do
+        mv "$f" /tmp/traces/$(basename $(dirname "$f"))-$(basename "$f"); done # 8 files come back
 elif [ "${QUICK:-0}" = 1 ]; then # the targets' runs only, for a short lease
     run examples/ep_moe.py --check --sm-budget $budget --iters $iters --csv $OUT/ep_moe.csv
     run examples/ep_moe.py --sm-budget 0 --iters $iters --csv $OUT/ep_moe.csv

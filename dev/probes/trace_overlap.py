@@ -6,8 +6,10 @@ and count; the time NCCL kernels run, the time other kernels run, and the time b
 (the overlap actually won); and the idle time where no kernel runs at all. Prints one block per
 trace file.
 
-    python3 dev/probes/trace_overlap.py OUT/profile-ep/*.json
+    python3 dev/probes/trace_overlap.py OUT/profile-ep/*.json [trace.json.gz ...]
+    python3 dev/probes/trace_overlap.py --gaps 20 trace.json.gz   (also the 20 longest idle gaps)
 """
+import gzip
 import json
 import sys
 
@@ -54,9 +56,10 @@ def merged(intervals):
     return out
 
 
-def report(path):
-    """Prints the block for one trace."""
-    events = json.load(open(path))
+def report(path, gaps=0):
+    """Prints the block for one trace (and its `gaps` longest idle gaps: where no kernel runs,
+    with the last kernel before each and the first after)."""
+    events = json.load(gzip.open(path, "rt") if path.endswith(".gz") else open(path))
     events = events.get("traceEvents", events)
     kernels = [e for e in events if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
     if not kernels:
@@ -84,8 +87,22 @@ def report(path):
         top = sorted(names.items(), key=lambda kv: -kv[1])[:4]
         print(f"  stream {s}: {len(es)} kernels, busy {union_length(iv(es)) / 1e3:.3f} ms; "
               + "; ".join(f"{n} {d / 1e3:.3f}" for n, d in top))
+    if gaps:
+        spans = merged(iv(kernels))
+        holes = sorted(((b[0] - a[1], a[1], b[0]) for a, b in zip(spans, spans[1:])), reverse=True)[:gaps]
+        by_end = sorted(kernels, key=lambda e: e["ts"] + e["dur"])
+        by_start = sorted(kernels, key=lambda e: e["ts"])
+        for length, t0, t1 in holes:
+            before = max((e for e in by_end if e["ts"] + e["dur"] <= t0), key=lambda e: e["ts"] + e["dur"])
+            after = min((e for e in by_start if e["ts"] >= t1), key=lambda e: e["ts"])
+            print(f"  idle {length / 1e3:.3f} ms at {(t0 - start) / 1e3:.3f}: after {before['name'][:50]} "
+                  f"before {after['name'][:50]}")
 
 
 if __name__ == "__main__":
-    for p in sys.argv[1:]:
-        report(p)
+    args = sys.argv[1:]
+    gaps = 0
+    if args[:1] == ["--gaps"]:
+        gaps, args = int(args[1]), args[2:]
+    for p in args:
+        report(p, gaps)
