@@ -174,17 +174,6 @@ static tess_gemm_desc epilogue_problem(const tess_w4a16_desc *desc) {
     return g;
 }
 
-/* The work of a call between its checks: the handle's device current. */
-static tess_status run_entered(tess_handle handle, tess_status (*queue)(tess_handle, void *), void *context) {
-    int previous = -1;
-    tess_status s = tess_handle_enter(handle, &previous);
-    if (s != TESS_STATUS_SUCCESS)
-        return s;
-    s = queue(handle, context);
-    tess_handle_leave(handle, previous);
-    return s;
-}
-
 /* The 4-bit kernels need clusters and distributed shared memory (compute capability 9.0 or later). */
 static tess_status check_device(tess_handle handle, const char *caller) {
     if (handle->info.cc_major < 9)
@@ -195,18 +184,6 @@ static tess_status check_device(tess_handle handle, const char *caller) {
     return TESS_STATUS_SUCCESS;
 }
 
-typedef struct pack_call {
-    tess_int4_format format;
-    int64_t n, k;
-    const int32_t *src;
-    void *packed;
-} pack_call;
-
-static tess_status queue_pack(tess_handle handle, void *context) {
-    const pack_call *c = (const pack_call *)context;
-    return tess_launch_pack_int4((int)c->format, c->n, c->k, c->src, c->packed, handle->stream);
-}
-
 TESS_API tess_status tess_pack_int4(tess_handle handle, tess_int4_format format, int64_t n, int64_t k,
                                     const int32_t *src, void *packed) {
     tess_status s = tess_handle_check(handle, "tess_pack_int4");
@@ -214,17 +191,12 @@ TESS_API tess_status tess_pack_int4(tess_handle handle, tess_int4_format format,
         s = tess_int4_pack_check(format, n, k, src, packed);
     if (s != TESS_STATUS_SUCCESS)
         return s;
-    pack_call c = {format, n, k, src, packed};
-    return run_entered(handle, queue_pack, &c);
-}
-
-typedef struct gemv_call {
-    tess_w4a16_params p;
-} gemv_call;
-
-static tess_status queue_gemv(tess_handle handle, void *context) {
-    gemv_call *c = (gemv_call *)context;
-    return tess_launch_w4a16_gemv(&c->p, handle->info.sm_count, tess_handle_budgeted(handle), handle->stream);
+    int previous = -1;
+    if ((s = tess_handle_enter(handle, &previous)))
+        return s;
+    s = tess_launch_pack_int4((int)format, n, k, src, packed, handle->stream);
+    tess_handle_leave(handle, previous);
+    return s;
 }
 
 TESS_API tess_status tess_gemm_w4a16(tess_handle handle, const tess_w4a16_desc *desc, const void *x,
@@ -244,24 +216,16 @@ TESS_API tess_status tess_gemm_w4a16(tess_handle handle, const tess_w4a16_desc *
         s = check_device(handle, caller);
     if (s != TESS_STATUS_SUCCESS)
         return s;
-    gemv_call c;
-    c.p = params_of(&full, x, w_packed, scales, zeros);
+    tess_w4a16_params p = params_of(&full, x, w_packed, scales, zeros);
     const tess_gemm_desc g = epilogue_problem(&full);
-    c.p.epi = tess_epilogue_of(&g, NULL, d, ptrs.bias, NULL);
-    c.p.early_launch = tess_handle_early_launch(handle);
-    return run_entered(handle, queue_gemv, &c);
-}
-
-typedef struct dequantize_call {
-    tess_w4a16_params p;
-    tess_dtype out_type;
-    void *out;
-    int64_t ld_out;
-} dequantize_call;
-
-static tess_status queue_dequantize(tess_handle handle, void *context) {
-    const dequantize_call *c = (const dequantize_call *)context;
-    return tess_launch_dequantize_int4(&c->p, c->out_type, c->out, c->ld_out, handle->stream);
+    p.epi = tess_epilogue_of(&g, NULL, d, ptrs.bias, NULL);
+    p.early_launch = tess_handle_early_launch(handle);
+    int previous = -1;
+    if ((s = tess_handle_enter(handle, &previous)))
+        return s;
+    s = tess_launch_w4a16_gemv(&p, handle->info.sm_count, tess_handle_budgeted(handle), handle->stream);
+    tess_handle_leave(handle, previous);
+    return s;
 }
 
 TESS_API tess_status tess_dequantize_int4(tess_handle handle, const tess_w4a16_desc *desc, const void *w_packed,
@@ -287,9 +251,13 @@ TESS_API tess_status tess_dequantize_int4(tess_handle handle, const tess_w4a16_d
         return s;
     if (ld_out < full.k || ld_out > INT64_MAX / full.n)
         return tess_fail(TESS_STATUS_INVALID_VALUE,
-                         "%s: ld_out=%" PRId64 " must be at least k=%" PRId64 " (out is n x k)", caller, ld_out, full.k);
-    dequantize_call c;
-    c.p = params_of(&full, NULL, w_packed, scales, zeros);
-    c.out_type = out_type, c.out = out, c.ld_out = ld_out;
-    return run_entered(handle, queue_dequantize, &c);
+                         "%s: ld_out=%" PRId64 " must be at least k=%" PRId64 " (out is n x k)", caller, ld_out,
+                         full.k);
+    const tess_w4a16_params p = params_of(&full, NULL, w_packed, scales, zeros);
+    int previous = -1;
+    if ((s = tess_handle_enter(handle, &previous)))
+        return s;
+    s = tess_launch_dequantize_int4(&p, out_type, out, ld_out, handle->stream);
+    tess_handle_leave(handle, previous);
+    return s;
 }

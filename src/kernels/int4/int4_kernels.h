@@ -46,7 +46,8 @@ typedef struct tess_w4a16_params {
     const uint8_t *zeros;     /* [k / group][n], ld_zeros apart; NULL: 8 */
     int64_t ld_zeros;
     int m, n, k, group;
-    int split;                /* K slices of whole groups: 1 .. TESS_W4A16_MAX_SPLIT, at most k / group (the launcher's) */
+    int split;                /* K slices of whole groups: 1 .. TESS_W4A16_MAX_SPLIT, at most k / group
+                                 (the launcher's choice) */
     int rows_per_warp;        /* 16-row blocks a warp computes: 1 or 2 (the launcher's choice) */
     tess_epilogue epi;        /* D, its layout, the bias and activation (alpha 1, beta 0) */
     int early_launch;         /* programmatic stream serialization (tess_handle_early_launch) */

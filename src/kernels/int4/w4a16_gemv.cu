@@ -15,8 +15,9 @@
 // time, so each is read from L2 once per CTA rather than once per warp.
 //
 // K is split into up to 8 slices of whole groups (as even as the groups
-// allow), the CTAs of one cluster, so that a small weight still fills the GPU; the slices' partial sums meet in distributed
-// shared memory, each CTA adding a share of the outputs over the slices in
+// allow), the CTAs of one cluster, so that a small weight still fills the
+// GPU; the slices' partial sums meet in distributed shared memory, each CTA
+// adding a share of the outputs over the slices in
 // slice order: one launch, no workspace, the same bits on every run.
 // Measured as a probe first (dev/results/h100-w4a16-probe.txt: its
 // variants of row blocks a warp, warps a CTA and quads in flight).
@@ -26,6 +27,7 @@
 
 #include "core/error.h"
 #include "kernels/common/epilogue.cuh"
+#include "kernels/common/fragment.h"
 #include "kernels/common/ptx.cuh"
 #include "kernels/int4/int4_kernels.h"
 #include "ref/convert.h"
@@ -46,15 +48,22 @@
 TESS_DEVICE uint32_t pair_bits(__nv_bfloat162 v) { return *reinterpret_cast<uint32_t *>(&v); }
 TESS_DEVICE uint32_t pair_bits(__half2 v) { return *reinterpret_cast<uint32_t *>(&v); }
 
+// The bias a code is read with (bias + q): the smallest power of two whose
+// last place is 1 in X's type, bf16 128.0 (bits 0x4300), f16 1024.0 (0x6400).
+template <bool F16>
+struct int4_bias {
+    static constexpr float VALUE = F16 ? 1024.0f : 128.0f;
+    static constexpr uint32_t PAIR_BITS = F16 ? 0x64006400u : 0x43004300u; // VALUE in both halves
+};
+
 // Two codes of `word` (bits shift .. shift + 3 and 16 + shift ..) as a
-// 16-bit pair of bias + q: the codes are or-ed into the mantissa of the
-// bias (bf16 128.0 = 0x4300, f16 1024.0 = 0x6400), whose last place is 1.
+// 16-bit pair of bias + q: the codes are or-ed into the bias's mantissa.
 template <bool F16>
 TESS_DEVICE uint32_t tess_int4_pair(uint32_t word, int shift) {
     uint32_t out;
-    asm("lop3.b32 %0, %1, %2, %3, 0xEA;" // 0xEA: (a & b) | c
+    asm("lop3.b32 %0, %1, %2, %3, 0xEA;" // 0xEA: (a & b) | c; b keeps one code in each half
         : "=r"(out)
-        : "r"(word >> shift), "r"(0x000f000fu), "r"(F16 ? 0x64006400u : 0x43004300u));
+        : "r"(word >> shift), "r"(0x000f000fu), "r"(int4_bias<F16>::PAIR_BITS));
     return out;
 }
 
@@ -113,7 +122,7 @@ TESS_DEVICE void stage(const tess_w4a16_params &p, unsigned char *smem, int row0
         *reinterpret_cast<uint4 *>(xs + t * S::LDX + c8) = v;
     }
     const int groups = len / p.group, g0 = kb / p.group;
-    const float bias = F16 ? 1024.0f : 128.0f;
+    const float bias = int4_bias<F16>::VALUE;
     for (int i = threadIdx.x; i < S::ROWS * groups; i += blockDim.x) { // rows fastest: coalesced along n
         const int r = i % S::ROWS, gi = i / S::ROWS, row = row0 + r;
         float2 v = make_float2(0.0f, bias);
@@ -158,7 +167,7 @@ TESS_DEVICE void quad_mma(float (&acc)[RB][TT][4], const uint4 (&w)[RB], const u
         }
 #pragma unroll
     for (int j = 0; j < 4; j++) {
-        const int kk = 64 * q + 16 * j + 2 * c;
+        const int kk = TESS_INT4_QUAD_K * q + 16 * j + 2 * c; // 16: an mma's k
         uint32_t b[TT][2];
 #pragma unroll
         for (int tt = 0; tt < TT; tt++) {
@@ -244,7 +253,7 @@ TESS_DEVICE void w4a16_chunk(const tess_w4a16_params &p, unsigned char *smem, in
             sum = part[e];
         // e's accumulator: lane el, element v of token tile tt of block wr (warp x RB + r)
         const int el = e % 32, v = (e / 32) % 4, tt = (e / 128) % TT, wr = e / (128 * TT);
-        const int row = row0 + 16 * wr + el / 4 + 8 * (v / 2), token = 8 * tt + 2 * (el % 4) + v % 2;
+        const int row = row0 + 16 * wr + tess_gemv_c_row(el, v), token = 8 * tt + tess_gemv_c_token(el, v);
         if (row < p.n && token < p.m)
             tess_epilogue_put(p.epi, 0, token, row, tess_epilogue_final(p.epi, sum, 0, 0, token, row));
     }
@@ -269,24 +278,17 @@ __global__ void __launch_bounds__(W4A16_WARPS * 32, W4A16_CTAS_PER_SM)
         w4a16_chunk<TT, RB, F16>(p, smem, chunk);
 }
 
-// The kernel of a token tile count, row blocks a warp and X type.
+// The kernels by token tiles (1, 2) and row blocks a warp (1, 2): X bf16 or
+// f16, and their dynamic shared memory.
 typedef void (*w4a16_kernel_fn)(tess_w4a16_params);
-static w4a16_kernel_fn w4a16_kernel(int tt, int rb, bool f16) {
-#define W4A16_PICK(TT, RB)                                                                       \
-    if (tt == TT && rb == RB)                                                                    \
-        return f16 ? w4a16_gemv_kernel<TT, RB, true> : w4a16_gemv_kernel<TT, RB, false>;
-    W4A16_PICK(1, 1)
-    W4A16_PICK(1, 2)
-    W4A16_PICK(2, 1)
-    W4A16_PICK(2, 2)
-#undef W4A16_PICK
-    return NULL;
-}
-
-static size_t w4a16_smem_bytes(int tt, int rb) {
-    return tt == 1 ? (rb == 1 ? w4a16_smem<1, 1>::BYTES : w4a16_smem<1, 2>::BYTES)
-                   : (rb == 1 ? w4a16_smem<2, 1>::BYTES : w4a16_smem<2, 2>::BYTES);
-}
+typedef struct w4a16_variant {
+    w4a16_kernel_fn bf16, f16;
+    size_t smem;
+} w4a16_variant;
+#define W4A16_VARIANT(TT, RB) \
+    {w4a16_gemv_kernel<TT, RB, false>, w4a16_gemv_kernel<TT, RB, true>, w4a16_smem<TT, RB>::BYTES}
+static const w4a16_variant w4a16_variants[2][2] = {{W4A16_VARIANT(1, 1), W4A16_VARIANT(1, 2)},
+                                                   {W4A16_VARIANT(2, 1), W4A16_VARIANT(2, 2)}};
 
 // The grid: two 16-row blocks a warp where that still gives the SMs
 // W4A16_CTAS_PER_SM CTAs with some K split, else one; then the fewest K
@@ -320,9 +322,9 @@ static int choose_grid(tess_w4a16_params *p, int sms, int budgeted) {
 
 extern "C" tess_status tess_launch_w4a16_gemv(tess_w4a16_params *p, int sms, int budgeted, void *stream) {
     const int columns = choose_grid(p, sms, budgeted);
-    const int tt = p->m <= 8 ? 1 : 2;
-    const w4a16_kernel_fn kernel = w4a16_kernel(tt, p->rows_per_warp, p->x_f16 != 0);
-    const size_t smem = w4a16_smem_bytes(tt, p->rows_per_warp);
+    const w4a16_variant *v = &w4a16_variants[p->m <= 8 ? 0 : 1][p->rows_per_warp - 1];
+    const w4a16_kernel_fn kernel = p->x_f16 ? v->f16 : v->bf16;
+    const size_t smem = v->smem;
     const tess_status s = tess_cuda_status(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
         "setting the W4A16 GEMV's shared memory");
