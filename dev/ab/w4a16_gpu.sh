@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Issue 34's W4A16 (and the tensor-map cache of issue 32) on the GPU, in three calls of under
 # 600 s on one machine (carry .peers for pytest's wheel):
-#   bash dev/ab/w4a16_gpu.sh tests   the full build, unit_int4, gpu_device (the tensor-map
-#       cache's bytes against fresh encodings), gpu_w4a16, pytest test_int4.py
+#   bash dev/ab/w4a16_gpu.sh tests   the full build, unit_int4, gpu_device (with branch
+#       map-cache merged: the tensor-map cache's bytes against fresh encodings), gpu_w4a16,
+#       pytest test_int4.py
 #   bash dev/ab/w4a16_gpu.sh kernels on that build: gpu_gemm, gpu_gemm_fp8 and gpu_grouped
-#       (every kernel's tensor maps now come from the thread's cache, re-pointed when only the
-#       addresses differ)
+#       (with map-cache merged, every kernel's tensor maps come from the thread's cache)
 #   bash dev/ab/w4a16_gpu.sh bench   on that build: bench/w4a16.py (tessera's GEMV beside
 #       tinygemm, tessera bf16 and the copy rate) into $OUT/h100-w4a16.csv (QUICK=1: --quick)
 set -uo pipefail
