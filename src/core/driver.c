@@ -7,7 +7,8 @@
 #include "core/error.h"
 
 /* The ABI version tessera is written against for each symbol: 12000 is CUDA
- * 12.0, where cuTensorMapEncodeTiled appeared with its present signature. */
+ * 12.0, where cuTensorMapEncodeTiled and cuTensorMapReplaceAddress appeared
+ * with their present signatures. */
 #define TESS_TENSOR_MAP_ABI 12000
 
 /* Looks `symbol` up in the driver at ABI `version`. */
@@ -28,16 +29,33 @@ static tess_status driver_entry_point(const char *symbol, unsigned version, void
     return TESS_STATUS_SUCCESS;
 }
 
-tess_status tess_driver_tensor_map_encode_tiled(PFN_cuTensorMapEncodeTiled_v12000 *fn) {
-    /* Racing first callers both look the same pointer up; either store wins. */
-    static _Atomic(void *) cached = NULL;
-    void *p = atomic_load(&cached);
+/* The entry point `symbol` at tessera's ABI, looked up once per process into
+ * *cached (racing first callers both look the same pointer up; either store
+ * wins). */
+static tess_status cached_entry_point(const char *symbol, _Atomic(void *) *cached, void **fn) {
+    void *p = atomic_load(cached);
     if (!p) {
-        tess_status s = driver_entry_point("cuTensorMapEncodeTiled", TESS_TENSOR_MAP_ABI, &p);
+        tess_status s = driver_entry_point(symbol, TESS_TENSOR_MAP_ABI, &p);
         if (s != TESS_STATUS_SUCCESS)
             return s;
-        atomic_store(&cached, p);
+        atomic_store(cached, p);
     }
-    *fn = (PFN_cuTensorMapEncodeTiled_v12000)p;
+    *fn = p;
     return TESS_STATUS_SUCCESS;
+}
+
+tess_status tess_driver_tensor_map_encode_tiled(PFN_cuTensorMapEncodeTiled_v12000 *fn) {
+    static _Atomic(void *) cached = NULL;
+    void *p = NULL;
+    const tess_status s = cached_entry_point("cuTensorMapEncodeTiled", &cached, &p);
+    *fn = (PFN_cuTensorMapEncodeTiled_v12000)p;
+    return s;
+}
+
+tess_status tess_driver_tensor_map_replace_address(PFN_cuTensorMapReplaceAddress_v12000 *fn) {
+    static _Atomic(void *) cached = NULL;
+    void *p = NULL;
+    const tess_status s = cached_entry_point("cuTensorMapReplaceAddress", &cached, &p);
+    *fn = (PFN_cuTensorMapReplaceAddress_v12000)p;
+    return s;
 }

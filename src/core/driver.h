@@ -17,6 +17,10 @@ extern "C" {
  * process. Fails with NO_DEVICE and a sentence where the driver lacks it. */
 tess_status tess_driver_tensor_map_encode_tiled(PFN_cuTensorMapEncodeTiled_v12000 *fn);
 
+/* The driver's cuTensorMapReplaceAddress (ABI of CUDA 12.0): an encoded
+ * map's base address changed in place, looked up once per process. */
+tess_status tess_driver_tensor_map_replace_address(PFN_cuTensorMapReplaceAddress_v12000 *fn);
+
 #ifdef __cplusplus
 }
 #endif
