@@ -3,6 +3,7 @@
 
     python3 bench/w4a16.py --csv bench/results/h100-w4a16.csv
     python3 bench/w4a16.py --quick
+    python3 bench/w4a16.py --decode
 
 Per weight (N x K: the small-M suite's decode shapes and two larger ones) and M (1, 4, 16 tokens,
 and 4096 for prefill), with groups of 128, bf16 scales and uint8 zero points (AWQ-style):
@@ -94,13 +95,15 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="one weight, M = 1 and 16")
+    ap.add_argument("--decode", action="store_true", help="M <= 16 only (no prefill rows)")
     args = ap.parse_args()
     info, meter, device = device_meter(torch.cuda.current_device())
     timer = Timer(info.sm_clock_khz, args.warmup, args.reps, meter)
     print(device)
     g = torch.Generator(device="cuda").manual_seed(0)
     rows, failed = [], False
-    for (n, k), m in itertools.product(WEIGHTS[:1] if args.quick else WEIGHTS, [1, 16] if args.quick else TOKENS):
+    for (n, k), m in itertools.product(WEIGHTS[:1] if args.quick else WEIGHTS, [1, 16] if args.quick else
+                                  [m for m in TOKENS if m <= 16] if args.decode else TOKENS):
         fns, nbytes, want = providers(n, k, m, g)
         errors = {name: rel(fn(), want) for name, fn in fns.items() if name != "copy"}
         result = timed(timer, fns, args.rounds)

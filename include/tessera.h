@@ -608,11 +608,12 @@ TESS_API tess_status tess_pack_int4(tess_handle handle, tess_int4_format format,
 /* A product with a 4-bit weight: D (m x n) = X (m x k) W^T, where W (n x k)
  * is dequantized per group of group_size k as W[j][i] = (q - z) s, with q
  * the packed code (tess_pack_int4), s the scale and z the zero point of
- * (group i / group_size, row j). W is rounded once to X's type, as it
- * enters the tensor cores: (q - z) exactly, times s rounded to X's type;
- * sums in float32. Groups run along k in order (GPTQ's act-order g_idx
- * is not read). Initialise with tess_w4a16_desc_init; later versions
- * append fields. */
+ * (group i / group_size, row j). tess_gemm_w4a16 computes with W exactly:
+ * the tensor cores sum (q - z) x in float32 over each group and the group's
+ * sum is multiplied by s (as a float32) once; W is never rounded.
+ * tess_dequantize_int4 rounds W once to its output type. Groups run along k
+ * in order (GPTQ's act-order g_idx is not read). Initialise with
+ * tess_w4a16_desc_init; later versions append fields. */
 typedef struct tess_w4a16_desc {
     uint32_t struct_size;
     int64_t m, n, k;
@@ -640,8 +641,9 @@ TESS_API tess_status tess_gemm_w4a16(tess_handle handle, const tess_w4a16_desc *
                                      const tess_epilogue_ptrs *ep);
 
 /* out (n x k, row-major, ld_out >= k) = the weight of `desc` (its n, k,
- * group_size, scales and zero points; x.dtype gives the rounding, as
- * tess_gemm_w4a16 rounds it; m, d and the epilogue are ignored), in
+ * group_size, scales and zero points; x.dtype names the rounding: (q - z)
+ * exactly, times s rounded to that type, rounded once to it, as bf16 or f16
+ * tensor cores would take W; m, d and the epilogue are ignored), in
  * out_type bf16 or f16. Queued on the handle's stream. */
 TESS_API tess_status tess_dequantize_int4(tess_handle handle, const tess_w4a16_desc *desc, const void *w_packed,
                                           const void *scales, const uint8_t *zeros, tess_dtype out_type, void *out,

@@ -40,3 +40,10 @@ float int4_dequantized(const int4_host_weight *w, int64_t row, int64_t col, tess
     /* (q - z) is exact in x_type and the product of two of its values exact in float32: one rounding */
     return round_to(x_type, ((float)w->q[row * w->k + col] - z) * s);
 }
+
+double int4_exact(const int4_host_weight *w, int64_t row, int64_t col) {
+    const int64_t group = col / w->group;
+    const double z = w->zeros ? (double)w->zeros[group * w->ld_zeros + row] : 8.0;
+    return ((double)w->q[row * w->k + col] - z) *
+           (double)tess_load_as_f32(w->scale_type, w->scales, group * w->ld_scales + row);
+}

@@ -24,8 +24,13 @@ typedef struct int4_host_weight {
     int64_t ld_zeros;
 } int4_host_weight;
 
-/* Weight (row, col) as the W4A16 kernels see it: (q - z) times the scale
- * rounded to `x_type` (bf16 or f16), the product rounded to x_type. */
+/* Weight (row, col) as tess_dequantize_int4 writes it: (q - z) times the
+ * scale rounded to `x_type` (bf16 or f16), the product rounded to x_type. */
 float int4_dequantized(const int4_host_weight *w, int64_t row, int64_t col, tess_dtype x_type);
+
+/* Weight (row, col) exactly, as the GEMV computes with it: (q - z) times the
+ * scale as given (exact in float32: q - z is a small integer and the scale
+ * has at most 24 significant bits; the product is formed in double). */
+double int4_exact(const int4_host_weight *w, int64_t row, int64_t col);
 
 #endif

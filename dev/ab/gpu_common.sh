@@ -2,9 +2,11 @@
 # residual_gpu.sh): source it, then call these. Logs go under $OUT.
 
 # Configures and builds ./build (Release, Ninja); exits after the build log's errors.
+# INSTANCES (a regular expression): only those sm90 instances (TESS_INSTANCES), a lab build.
 gpu_build() {
     export CUDA_HOME=/usr/local/cuda PATH=/usr/local/cuda/bin:$PATH
-    { cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake --build build -j 16; } > $OUT/build.log 2>&1 ||
+    { cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESS_INSTANCES="${INSTANCES:-}" &&
+        cmake --build build -j 16; } > $OUT/build.log 2>&1 ||
         { grep -B2 -A6 "error" $OUT/build.log | head -60; exit 1; }
     echo "built $SECONDS s"
 }

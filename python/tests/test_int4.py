@@ -34,12 +34,18 @@ def as_int32(t, words):
 
 
 def reference_weight(t, codes, scales, zeros, group, dtype):
-    """W[n, k] = (q - z) * s with s rounded to dtype and the product rounded to dtype (as the kernels)."""
+    """W[n, k] = (q - z) * s with s rounded to dtype and the product rounded to dtype (as dequantize_int4,
+    and so w4a16_gemm above 16 rows); dtype None: exact, in float64 (as the decode GEMV computes)."""
     n, k = codes.shape
-    z = (zeros.float() if zeros is not None else t.full((k // group, n), 8.0, device=codes.device))
-    s = scales.to(dtype).float()
-    w = (codes.float() - z.t().repeat_interleave(group, dim=1)) * s.t().repeat_interleave(group, dim=1)
-    return w.to(dtype)
+    z = (zeros.double() if zeros is not None else t.full((k // group, n), 8.0, device=codes.device).double())
+    s = scales.double() if dtype is None else scales.to(dtype).double()
+    w = (codes.double() - z.t().repeat_interleave(group, dim=1)) * s.t().repeat_interleave(group, dim=1)
+    return w if dtype is None else w.to(dtype)
+
+
+def gemm_weight(t, m, codes, scales, zeros, group, dtype):
+    """The weight w4a16_gemm computes with for m rows: exact up to 16 (the GEMV), else dequantize_int4's."""
+    return reference_weight(t, codes, scales, zeros, group, None if m <= int4.MAX_DECODE_M else dtype)
 
 
 def test_desc_layout_matches_the_library():
@@ -112,6 +118,7 @@ def test_w4a16_gemm_against_torch(torch, m, dtype, group, with_zeros):
     w = tessera.pack_int4(pack_words(torch, codes, "gptq"), "gptq")
     weight = reference_weight(torch, codes, scales, zeros, group, dt)
     assert torch.equal(tessera.dequantize_int4(w, scales, zeros, dtype=dt), weight)
+    weight = gemm_weight(torch, m, codes, scales, zeros, group, dt)
     want = torch.nn.functional.silu(x.double() @ weight.double().t() + bias.double())
     y = tessera.w4a16_gemm(x, w, scales, zeros, bias=bias, activation="silu", out_dtype=torch.float32)
     assert y.shape == (m, n) and y.dtype == torch.float32
@@ -132,11 +139,11 @@ def test_w4a16_gemm_any_x_layout(torch):
     codes = torch.randint(0, 16, (n, k), generator=g, device="cuda")
     scales = (0.01 + 0.02 * torch.rand(k // 128, n, generator=g, device="cuda")).to(torch.bfloat16)
     w = tessera.pack_int4(pack_words(torch, codes, "rows"), "rows")
-    weight = reference_weight(torch, codes, scales, None, 128, torch.bfloat16)
     flat = torch.randn(3 * k + 9, generator=g, device="cuda").to(torch.bfloat16)
     wide = torch.randn(3, k + 24, generator=g, device="cuda").to(torch.bfloat16)
+    weight = reference_weight(torch, codes, scales, None, 128, None)  # M <= 16: the GEMV, exact weights
     for x in (flat[1:1 + 3 * k].view(3, k), wide[:, 5:5 + k], flat[:k].view(1, k)):
-        want = x.double() @ weight.double().t()
+        want = x.double() @ weight.t()
         y = tessera.w4a16_gemm(x, w, scales, out_dtype=torch.float32)
         assert ((y.double() - want).norm() / want.norm()).item() < 1e-5
     assert tessera.w4a16_gemm(flat[:0].view(0, k), w, scales).shape == (0, n)

@@ -36,9 +36,9 @@ __global__ void __launch_bounds__(TESS_INT4_THREADS) pack_int4_kernel(int format
     }
 }
 
-// The dequantized weight (row, col) of p rounded as the GEMV rounds it:
-// (q - z) exactly, times the scale rounded to X's type, rounded once to
-// X's type.
+// The dequantized weight (row, col) of p as 16-bit tensor cores would take
+// it: (q - z) exactly, times the scale rounded to X's type, rounded once
+// to X's type (the GEMV itself never rounds the weight).
 __device__ float dequantized(const tess_w4a16_params &p, int64_t row, int64_t col) {
     int shift;
     const int64_t word = tess_int4_packed_word(p.k, row, col, &shift);

@@ -3,16 +3,21 @@
 // (int4_kernels.h has the packed layout).
 //
 // At decode sizes the product streams the weights once and does little
-// arithmetic, so the kernel is built to keep the packed codes flowing: a
-// CTA of 8 warps owns 128 or 256 weight rows (each warp one or two 16-row
-// blocks) over one K slice; each lane streams its 16 bytes of every 64-k
-// quad past L1, the next quad always in flight, and turns each word into
-// its mma.m16n8k16 A fragment with one lop3 per register pair (the codes
-// biased to 16-bit numbers whose last place is 1: 128 + q in bf16, 1024 + q
-// in f16), an exact subtraction of the biased zero point and one rounding
-// multiply by the scale. X's slice (the B operand: 8 or 16 tokens) and the
-// rows' scales and zero points are staged in shared memory, 1024 k at a
-// time, so each is read from L2 once per CTA rather than once per warp.
+// arithmetic: a CTA of 8 warps owns 128 or 256 weight rows (each warp one
+// or two 16-row blocks) over one K slice; each lane streams its 16 bytes of
+// every 64-k quad past L1, the next quad always in flight, and turns each
+// word into its mma.m16n8k16 A fragment with one lop3 per register pair
+// (the codes biased to 16-bit numbers whose last place is 1: 128 + q in
+// bf16, 1024 + q in f16) and an exact subtraction of the biased zero point.
+// The mma so sums (q - z) x exactly in float32, and the group's scale
+// multiplies those sums once a group (one or two quads), not every weight.
+// Instructions issued, not bytes, bound the kernel at these sizes (ncu:
+// dev/results/h100-w4a16-ab/), so a quad is kept to about 66 of them for its
+// 1024 weights: 16 lop3 and 12 shifts, 16 subtractions, 4 mmas, 8 shared
+// loads of X, loop and addresses by pointer steps. X's slice (the B
+// operand: 8 or 16 tokens) and the rows' scales and zero points are staged
+// in shared memory, 1024 k at a time, so each is read from L2 once per CTA
+// rather than once per warp.
 //
 // K is split into up to 8 slices of whole groups (as even as the groups
 // allow), the CTAs of one cluster, so that a small weight still fills the
@@ -40,10 +45,12 @@
 // Row padding of the staged X (elements): rows 16 bytes apart modulo 128,
 // so the 8 tokens a fragment load reads hit 8 different banks.
 #define W4A16_X_PAD 8
-// CTAs an SM the grid aims for: two keep enough codes in flight (the
-// probe's best grids had 1.5-3); also the kernels' launch bound, which lets
-// ptxas use the registers two CTAs leave (it spills at its own choice).
+// CTAs an SM the grid aims for (the probe's best grids had 1.5-3).
 #define W4A16_CTAS_PER_SM 2
+// CTAs an SM the registers must allow (the kernels' launch bound: at most
+// 85 registers a thread, which every variant fits unspilled): the kernel is
+// bound by issue latency, and more warps an SM hide more of it.
+#define W4A16_MIN_CTAS_PER_SM 3
 
 TESS_DEVICE uint32_t pair_bits(__nv_bfloat162 v) { return *reinterpret_cast<uint32_t *>(&v); }
 TESS_DEVICE uint32_t pair_bits(__half2 v) { return *reinterpret_cast<uint32_t *>(&v); }
@@ -76,20 +83,17 @@ TESS_DEVICE uint32_t pair_of(float v) {
         return pair_bits(__float2bfloat162_rn(v));
 }
 
-// The fragment register of two codes: (bias + q) - (bias + z) is exact (both
-// are integers below 2^8 in bf16's or 2^11 in f16's mantissa), then one
-// rounding multiply by the scale (zero_biased and scale: pair_of's).
+// The fragment register of two codes: (bias + q) - (bias + z), exact (both
+// are integers below 2^8 in bf16's or 2^11 in f16's mantissa); zero_biased:
+// pair_of's.
 template <bool F16>
-TESS_DEVICE uint32_t dequantize_pair(uint32_t biased, uint32_t zero_biased, uint32_t scale) {
-    if constexpr (F16) {
-        const __half2 q = *reinterpret_cast<const __half2 *>(&biased);
-        return pair_bits(__hmul2(__hsub2(q, *reinterpret_cast<const __half2 *>(&zero_biased)),
-                                 *reinterpret_cast<const __half2 *>(&scale)));
-    } else {
-        const __nv_bfloat162 q = *reinterpret_cast<const __nv_bfloat162 *>(&biased);
-        return pair_bits(__hmul2(__hsub2(q, *reinterpret_cast<const __nv_bfloat162 *>(&zero_biased)),
-                                 *reinterpret_cast<const __nv_bfloat162 *>(&scale)));
-    }
+TESS_DEVICE uint32_t zero_shifted_pair(uint32_t biased, uint32_t zero_biased) {
+    if constexpr (F16)
+        return pair_bits(__hsub2(*reinterpret_cast<const __half2 *>(&biased),
+                                 *reinterpret_cast<const __half2 *>(&zero_biased)));
+    else
+        return pair_bits(__hsub2(*reinterpret_cast<const __nv_bfloat162 *>(&biased),
+                                 *reinterpret_cast<const __nv_bfloat162 *>(&zero_biased)));
 }
 
 // What a CTA stages, 2-byte X elements then floats: X [16][W4A16_STAGE_K +
@@ -107,71 +111,76 @@ struct w4a16_smem {
 };
 
 // Stages X's columns [kb, kb + len) (rows past m zero) and the CTA's rows'
-// scales and biased zero points of the groups there.
+// scales and biased zero points of the groups there. Each thread issues
+// W4A16_STAGE_BATCH loads before it stores any, so that a stage costs a few
+// memory round trips rather than one a loop turn (the scales come cold from
+// DRAM); larger batches cost the main loop registers, and with them CTAs.
+#define W4A16_STAGE_BATCH 4
 template <int TT, int RB, bool F16>
 TESS_DEVICE void stage(const tess_w4a16_params &p, unsigned char *smem, int row0, int kb, int len) {
     using S = w4a16_smem<TT, RB>;
+    constexpr int THREADS = W4A16_WARPS * 32, BATCH = W4A16_STAGE_BATCH;
+    constexpr int X_TURNS = S::TOKENS * (W4A16_STAGE_K / 8) / THREADS; // X's 16-byte chunks a thread, at most
+    constexpr int SZ_TURNS = S::ROWS * S::MAX_GROUPS / THREADS;        // (scale, zero) pairs a thread, at most
+    static_assert(X_TURNS % BATCH == 0 && SZ_TURNS % BATCH == 0, "whole batches");
     uint16_t *xs = (uint16_t *)smem;
     float2 *sz = (float2 *)(smem + S::X_BYTES);
-    const int chunks = len / 8; // 16-byte chunks of a row
-    for (int i = threadIdx.x; i < S::TOKENS * chunks; i += blockDim.x) {
-        const int t = i / chunks, c8 = 8 * (i % chunks);
-        uint4 v = make_uint4(0, 0, 0, 0);
-        if (t < p.m)
-            v = *reinterpret_cast<const uint4 *>((const uint16_t *)p.x + (int64_t)t * p.ld_x + kb + c8);
-        *reinterpret_cast<uint4 *>(xs + t * S::LDX + c8) = v;
+    const int chunks = len / 8, groups = len / p.group, g0 = kb / p.group;
+    for (int j0 = 0; j0 < X_TURNS; j0 += BATCH) {
+        uint4 xv[BATCH];
+#pragma unroll
+        for (int j = 0; j < BATCH; j++) {
+            const int i = threadIdx.x + (j0 + j) * THREADS, t = i / chunks, c8 = 8 * (i % chunks);
+            xv[j] = make_uint4(0, 0, 0, 0);
+            if (t < p.m) // p.m <= TOKENS
+                xv[j] = *reinterpret_cast<const uint4 *>((const uint16_t *)p.x + (int64_t)t * p.ld_x + kb + c8);
+        }
+#pragma unroll
+        for (int j = 0; j < BATCH; j++) {
+            const int i = threadIdx.x + (j0 + j) * THREADS, t = i / chunks, c8 = 8 * (i % chunks);
+            if (t < S::TOKENS)
+                *reinterpret_cast<uint4 *>(xs + t * S::LDX + c8) = xv[j];
+        }
     }
-    const int groups = len / p.group, g0 = kb / p.group;
-    const float bias = int4_bias<F16>::VALUE;
-    for (int i = threadIdx.x; i < S::ROWS * groups; i += blockDim.x) { // rows fastest: coalesced along n
-        const int r = i % S::ROWS, gi = i / S::ROWS, row = row0 + r;
-        float2 v = make_float2(0.0f, bias);
-        if (row < p.n) {
+    const bool wide = p.scale_type == TESS_DTYPE_F32; // else f16 or bf16
+    for (int j0 = 0; j0 < SZ_TURNS && j0 * THREADS < S::ROWS * groups; j0 += BATCH) {
+        uint32_t sv[BATCH], zv[BATCH]; // the scales' bits, the zero points
+#pragma unroll
+        for (int j = 0; j < BATCH; j++) { // rows fastest: coalesced along n
+            const int i = threadIdx.x + (j0 + j) * THREADS, r = i % S::ROWS, gi = i / S::ROWS, row = row0 + r;
+            const bool in = gi < groups && row < p.n;
             const int64_t group = g0 + gi;
-            v.x = tess_load_as_f32(p.scale_type, p.scales, group * p.ld_scales + row);
-            v.y = bias + (p.zeros ? (float)p.zeros[group * p.ld_zeros + row] : 8.0f);
+            sv[j] = !in ? 0u : wide ? ((const uint32_t *)p.scales)[group * p.ld_scales + row]
+                                    : ((const uint16_t *)p.scales)[group * p.ld_scales + row];
+            zv[j] = in && p.zeros ? p.zeros[group * p.ld_zeros + row] : 8u;
         }
-        sz[gi * S::ROWS + r] = v;
+#pragma unroll
+        for (int j = 0; j < BATCH; j++) {
+            const int i = threadIdx.x + (j0 + j) * THREADS, r = i % S::ROWS, gi = i / S::ROWS;
+            const float scale = wide ? __uint_as_float(sv[j])
+                                : p.scale_type == TESS_DTYPE_F16 ? tess_f16_to_f32((uint16_t)sv[j])
+                                                                 : tess_bf16_to_f32((uint16_t)sv[j]);
+            if (gi < groups)
+                sz[gi * S::ROWS + r] = make_float2(scale, int4_bias<F16>::VALUE + (float)zv[j]);
+        }
     }
 }
 
-// Loads quad kq of the warp's row blocks (zeros past the weight's rows),
-// streamed past L1 (ld_global_nc_16: L1 holds nothing this kernel reads
-// twice from global memory).
-template <int RB>
-TESS_DEVICE void load_quad(uint4 (&w)[RB], const uint4 *codes, int rb0, int row_blocks, int64_t quads, int64_t kq,
-                           int lane) {
-#pragma unroll
-    for (int r = 0; r < RB; r++)
-        w[r] = rb0 + r < row_blocks ? ld_global_nc_16<true>(codes + ((int64_t)(rb0 + r) * quads + kq) * 32 + lane)
-                                    : make_uint4(0, 0, 0, 0);
-}
-
-// One quad of the warp's row blocks: the fragments of each 16-k block,
-// dequantized with the staged scale and zero point of rows g and g + 8, and
-// the mmas with X's fragments of the staged tokens (one set for all RB
-// blocks). q: the quad's index in the stage; group: its group there.
+// One quad of the warp's row blocks into the group's sums: the fragments of
+// each 16-k block as q - z (zero: the biased zero points of rows g and
+// g + 8) and the mmas with X's fragments of the staged tokens (one set for
+// all RB blocks). xq: the staged X at the quad's first column, the lane's
+// row g and column 2c.
 template <int TT, int RB, bool F16>
-TESS_DEVICE void quad_mma(float (&acc)[RB][TT][4], const uint4 (&w)[RB], const unsigned char *smem, int wrow, int q,
-                          int group, int g, int c) {
+TESS_DEVICE void quad_mma(float (&sums)[RB][TT][4], const uint4 (&w)[RB], const uint16_t *xq,
+                          const uint32_t (&zero)[RB][2]) {
     using S = w4a16_smem<TT, RB>;
-    const uint16_t *xs = (const uint16_t *)smem;
-    const float2 *sz = (const float2 *)(smem + S::X_BYTES);
-    uint32_t scale[RB][2], zero[RB][2]; // converted once a quad: pair_of's
 #pragma unroll
-    for (int r = 0; r < RB; r++)
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const float2 f = sz[group * S::ROWS + wrow + 16 * r + g + 8 * h];
-            scale[r][h] = pair_of<F16>(f.x), zero[r][h] = pair_of<F16>(f.y);
-        }
-#pragma unroll
-    for (int j = 0; j < 4; j++) {
-        const int kk = TESS_INT4_QUAD_K * q + 16 * j + 2 * c; // 16: an mma's k
+    for (int j = 0; j < 4; j++) { // the quad's 16-k blocks: an mma's k each
         uint32_t b[TT][2];
 #pragma unroll
         for (int tt = 0; tt < TT; tt++) {
-            const uint16_t *xr = xs + (8 * tt + g) * S::LDX + kk;
+            const uint16_t *xr = xq + 8 * tt * S::LDX + 16 * j;
             b[tt][0] = *reinterpret_cast<const uint32_t *>(xr);
             b[tt][1] = *reinterpret_cast<const uint32_t *>(xr + 8);
         }
@@ -181,10 +190,10 @@ TESS_DEVICE void quad_mma(float (&acc)[RB][TT][4], const uint4 (&w)[RB], const u
             uint32_t a[4];
 #pragma unroll
             for (int i = 0; i < 4; i++) // register i: row g (+8 for odd i), k 2c (+8 for i >= 2) and the next
-                a[i] = dequantize_pair<F16>(tess_int4_pair<F16>(word, 4 * i), zero[r][i % 2], scale[r][i % 2]);
+                a[i] = zero_shifted_pair<F16>(tess_int4_pair<F16>(word, 4 * i), zero[r][i % 2]);
 #pragma unroll
             for (int tt = 0; tt < TT; tt++)
-                mma_m16n8k16<F16>(acc[r][tt], a, b[tt][0], b[tt][1]);
+                mma_m16n8k16<F16>(sums[r][tt], a, b[tt][0], b[tt][1]);
         }
     }
 }
@@ -196,6 +205,8 @@ TESS_DEVICE void quad_mma(float (&acc)[RB][TT][4], const uint4 (&w)[RB], const u
 template <int TT, int RB, bool F16>
 TESS_DEVICE void w4a16_chunk(const tess_w4a16_params &p, unsigned char *smem, int chunk) {
     using S = w4a16_smem<TT, RB>;
+    const uint16_t *xs = (const uint16_t *)smem;
+    const float2 *sz = (const float2 *)(smem + S::X_BYTES);
     float *part = (float *)(smem + S::X_BYTES + S::SZ_BYTES);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
     const int row0 = chunk * S::ROWS, rb0 = row0 / 16 + warp * RB, row_blocks = p.n / 16;
@@ -203,27 +214,62 @@ TESS_DEVICE void w4a16_chunk(const tess_w4a16_params &p, unsigned char *smem, in
     const int groups = p.k / p.group;
     const int k0 = (int)((int64_t)blockIdx.y * groups / p.split) * p.group;
     const int slice = (int)((int64_t)(blockIdx.y + 1) * groups / p.split) * p.group - k0;
-    const int64_t quads = p.k / TESS_INT4_QUAD_K;
-    const uint4 *codes = (const uint4 *)p.codes;
+    const int count = slice / TESS_INT4_QUAD_K, group_quads = p.group / TESS_INT4_QUAD_K;
+    // The lane's codes of each row block from the slice's first quad, 32
+    // uint4s a quad. A warp past the weight's last row block (n is whole
+    // blocks) reads that block again: its sums are never stored.
+    const uint4 *src[RB];
+#pragma unroll
+    for (int r = 0; r < RB; r++)
+        src[r] = (const uint4 *)p.codes +
+                 ((int64_t)min(rb0 + r, row_blocks - 1) * (p.k / TESS_INT4_QUAD_K) + k0 / TESS_INT4_QUAD_K) * 32 +
+                 lane;
     float acc[RB][TT][4] = {};
-    // The slice's quads, the next one's codes loaded before the current one
-    // is used (first, so that they travel while X is staged).
-    const int first = k0 / TESS_INT4_QUAD_K, last = (k0 + slice) / TESS_INT4_QUAD_K - 1;
+    // The next quad's codes are loaded before the current one is used
+    // (first, so that they travel while X is staged); the slice's last quad
+    // is loaded twice rather than reading past it.
     uint4 cur[RB], next[RB];
-    load_quad<RB>(cur, codes, rb0, row_blocks, quads, first, lane);
+#pragma unroll
+    for (int r = 0; r < RB; r++)
+        cur[r] = ld_global_nc_16<true>(src[r]);
+    int i = 0; // the slice's quads used
     for (int kb = k0; kb < k0 + slice; kb += W4A16_STAGE_K) {
         const int len = min(W4A16_STAGE_K, k0 + slice - kb); // whole groups
         if (kb != k0)
             __syncthreads(); // the last stage is read
         stage<TT, RB, F16>(p, smem, row0, kb, len);
         __syncthreads();
-        for (int q = 0; q < len / TESS_INT4_QUAD_K; q++) {
-            const int kq = kb / TESS_INT4_QUAD_K + q;
-            load_quad<RB>(next, codes, rb0, row_blocks, quads, min(kq + 1, last), lane);
-            quad_mma<TT, RB, F16>(acc, cur, smem, 16 * RB * warp, q, q * TESS_INT4_QUAD_K / p.group, g, c);
+        const uint16_t *xq = xs + g * S::LDX + 2 * c;
+        for (int gi = 0; gi < len / p.group; gi++) {
+            // the group's scales (applied to its sums) and biased zero points of rows g and g + 8
+            float scale[RB][2];
+            uint32_t zero[RB][2];
 #pragma unroll
             for (int r = 0; r < RB; r++)
-                cur[r] = next[r];
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const float2 f = sz[gi * S::ROWS + 16 * (RB * warp + r) + g + 8 * h];
+                    scale[r][h] = f.x, zero[r][h] = pair_of<F16>(f.y);
+                }
+            float sums[RB][TT][4] = {};
+            for (int q = 0; q < group_quads; q++, i++) {
+                const int ahead = 32 * min(i + 1, count - 1);
+#pragma unroll
+                for (int r = 0; r < RB; r++)
+                    next[r] = ld_global_nc_16<true>(src[r] + ahead);
+                quad_mma<TT, RB, F16>(sums, cur, xq, zero);
+                xq += TESS_INT4_QUAD_K;
+#pragma unroll
+                for (int r = 0; r < RB; r++)
+                    cur[r] = next[r];
+            }
+#pragma unroll
+            for (int r = 0; r < RB; r++)
+#pragma unroll
+                for (int tt = 0; tt < TT; tt++)
+#pragma unroll
+                    for (int v = 0; v < 4; v++) // element v: row g + 8 (v / 2) (tess_gemv_c_row)
+                        acc[r][tt][v] = fmaf(scale[r][v / 2], sums[r][tt][v], acc[r][tt][v]);
         }
     }
 
@@ -266,7 +312,7 @@ TESS_DEVICE void w4a16_chunk(const tess_w4a16_params &p, unsigned char *smem, in
 // The row chunks blockIdx.x, + gridDim.x, ...: one each, unless an SM
 // budget made the grid narrower than the chunks.
 template <int TT, int RB, bool F16>
-__global__ void __launch_bounds__(W4A16_WARPS * 32, W4A16_CTAS_PER_SM)
+__global__ void __launch_bounds__(W4A16_WARPS * 32, W4A16_MIN_CTAS_PER_SM)
     w4a16_gemv_kernel(const __grid_constant__ tess_w4a16_params p) {
     extern __shared__ __align__(16) unsigned char smem[];
     // Programmatic dependent launch: nothing global is read before the
