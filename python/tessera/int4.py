@@ -7,9 +7,10 @@ activations that stream the 4-bit weight.
 
 The weight W (N x K, N output features) is W[n, k] = (q - z) * s with the code q (0..15) and
 the zero point z (0..15) and scale s of (k // G, n), G the group size (64 or 128); without zeros
-every zero point is 8 (symmetric codes). GPTQ checkpoints with act-order (g_idx) are not read. W is rounded once to x's type as it enters the tensor cores;
-sums are float32. For M <= 16 one kernel streams the packed weight (the decode GEMV); for
-larger M the weight is dequantized (dequantize_int4) and multiplied by tessera.gemm.
+every zero point is 8 (symmetric codes). GPTQ checkpoints with act-order (g_idx) are not read.
+For M <= 16 one kernel streams the packed weight (the decode GEMV) and computes with W exactly:
+float32 sums of (q - z) x over each group, times the group's scale. For larger M the weight is
+dequantized (dequantize_int4: rounded once to x's type) and multiplied by tessera.gemm.
 
 Formats of the codes (int32 words, eight 4-bit codes each, the i-th in bits 4i..4i+3):
 "rows" [N, K/8] (k = 8j + i), "gptq" [K/8, N] (GPTQ's qweight, k = 8j + i), "awq" [K, N/8]
@@ -160,7 +161,8 @@ def _desc(m, n, k, group, stype, ld_scales, ld_zeros, zeros, x_dtype):
 
 def dequantize_int4(w, scales, zeros=None, *, group_size=None, dtype=None, handle=None):
     """The weight (N x K, row-major) of a packed 4-bit weight, in dtype (torch.bfloat16, the
-    default, or torch.float16), rounded as w4a16_gemm rounds it for x of that type."""
+    default, or torch.float16): (q - z) times the scale rounded to dtype, the product rounded to
+    dtype, as w4a16_gemm takes the weight for more than 16 rows of x of that type."""
     import torch
     dtype = torch.bfloat16 if dtype is None else dtype
     if dtype not in (torch.bfloat16, torch.float16):
