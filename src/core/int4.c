@@ -141,7 +141,7 @@ tess_status tess_w4a16_validate(const tess_w4a16_desc *desc, const void *x, cons
     if (desc->d.dtype != TESS_DTYPE_BF16 && desc->d.dtype != TESS_DTYPE_F16 && desc->d.dtype != TESS_DTYPE_F32)
         return tess_fail(TESS_STATUS_NOT_SUPPORTED, "%s: d is %s; W4A16 writes bf16, f16 or f32", caller,
                          tess_dtype_name(desc->d.dtype));
-    if ((s = tess_gemm_check_tma(&desc->x, x, 1, "x")))
+    if ((s = check_pointer(x, 16, "x", caller)) || (s = tess_gemm_check_tma(&desc->x, x, 1, "x")))
         return s;
     if ((s = check_pointer(d, tess_dtype_size(desc->d.dtype), "d", caller)))
         return s;

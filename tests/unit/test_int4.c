@@ -114,6 +114,7 @@ static void test_refusals(void) {
         {"bias per row", TESS_STATUS_NOT_SUPPORTED},
         {"bias without its pointer", TESS_STATUS_INVALID_VALUE},
         {"scales unaligned", TESS_STATUS_INVALID_VALUE},
+        {"x NULL", TESS_STATUS_INVALID_VALUE},
     };
     const int count = (int)(sizeof cases / sizeof cases[0]);
     for (int i = 0; i < count; i++) {
@@ -143,6 +144,7 @@ static void test_refusals(void) {
         case 19: b.epilogue.bias = TESS_BIAS_ROWS, b.epilogue.bias_type = TESS_DTYPE_BF16, bb = bias; break;
         case 20: b.epilogue.bias = TESS_BIAS_COLUMNS, b.epilogue.bias_type = TESS_DTYPE_BF16; break;
         case 21: bs = P(0x28001); break;
+        case 22: bx = NULL; break;
         }
         const tess_status got = tess_w4a16_validate(&b, bx, bw, bs, bz, out, bb);
         CHECKF(got == cases[i].want, "%s: %s, expected %s (%s)", cases[i].what, tess_status_name(got),
