@@ -7,8 +7,18 @@
 #                                       dev/probes/trace_overlap.py into $OUT/overlap.txt, the EP
 #                                       overlapped step's rank-0 trace kept gzipped;
 #                                       INSTANCES: a TESS_INSTANCES regex for a shorter build)
+#   CE=1 bash dev/ab/parallel_gpu.sh   no build: dev/probes/ce_allgather.py (an all-gather by the copy
+#                                       engines beside NCCL's, alone and under a GEMM) at two sizes
 set -uo pipefail
 export CUDA_HOME=/usr/local/cuda PATH=/usr/local/cuda/bin:$PATH
+if [ "${CE:-0}" = 1 ]; then
+    n=$(nvidia-smi -L | wc -l)
+    for rows in 4096 16384; do
+        timeout 200 torchrun --nproc-per-node=$n dev/probes/ce_allgather.py --rows $rows > $OUT/ce-$rows.log 2>&1
+        echo "rc=$? rows $rows ($SECONDS s)"; grep -v "^W\|^\[W" $OUT/ce-$rows.log | tail -9
+    done
+    exit 0
+fi
 { cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESS_INSTANCES="${INSTANCES:-}" && cmake --build build -j 32; } > $OUT/build.log 2>&1 ||
     { grep -B2 -A6 "error" $OUT/build.log | head -40; exit 1; }
 echo "built $SECONDS s"
