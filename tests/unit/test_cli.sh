@@ -71,6 +71,8 @@ declare -A sample=(
   [bench gemm:gate-limit]="0 $gemm --gate=interleaved --gate-limit=7"
   [bench gemm:out-scale]="0 $gemm --D=e4m3:row --out-scale=block1x128"
   [bench gemm:amax]="0 $gemm --D=e4m3:row --amax"
+  [bench gemm:group-size]="0 $gemm --B=int4:col --group-size=64"
+  [bench gemm:zeros]="0 $gemm --B=int4:col --zeros"
   [bench gemm:sms]="0 $gemm --sms=66"
   [bench gemm:providers]="0 $gemm --providers=tessera,cublas"
   [bench gemm:plan]="0 $gemm --plan=c2x1_sk"
@@ -136,6 +138,13 @@ refused "--dry-run takes no value" bench gemm --m=64 --n=64 --k=64 --dry-run=yes
 refused "--m needs a value" bench gemm --m
 refused "cannot use '--m=64x'" bench gemm --m=64x --n=64 --k=64
 refused "cannot use '--A=int4:row'" bench gemm --m=64 --n=64 --k=64 --A=int4:row
+refused "cannot use '--B=int4:row'" bench gemm --m=64 --n=64 --k=64 --B=int4:row
+refused "cannot use '--group-size=32'" bench gemm --m=64 --n=64 --k=64 --B=int4:col --group-size=32
+# a 4-bit B's problems are labelled with their group size and zero points
+out=$("$tool" bench gemm --m=1 --n=4096 --k=7168 --B=int4:col --group-size=64 --zeros --dry-run); rc=$?
+check '[ $rc -eq 0 ] && [[ "$out" == "1x4096x7168 b1 bf16:row,int4g64z:col->bf16:row"* ]]'
+out=$("$tool" bench gemm --m=1 --n=4096 --k=7168 --B=int4 --dry-run); rc=$?
+check '[ $rc -eq 0 ] && [[ "$out" == "1x4096x7168 b1 bf16:row,int4g128:col->bf16:row"* ]]' 
 refused "cannot use '--rounds=10'" bench gemm --m=64 --n=64 --k=64 --rounds=10
 refused "unexpected argument 'false'" bench gemm --m=64 --n=64 --k=64 --verify false
 refused "--m, --n and --k are required" bench gemm --m=64 --n=64

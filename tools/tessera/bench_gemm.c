@@ -33,7 +33,10 @@
 #include "ref/ref_gemm.h"
 #include "tessera.h"
 
+#include "tools/tessera/bench_data.h"
 #include "tools/tessera/bench_options.h"
+#include "tools/tessera/bench_rows.h"
+#include "tools/tessera/bench_w4a16.h"
 #include "tools/tessera/commands.h"
 #include "tools/tessera/cublaslt.h"
 #include "tools/tessera/energy.h"
@@ -58,19 +61,6 @@ typedef struct buffers {
     const float *d_scale;
     float *d_amax, *d_scale_out;
 } buffers;
-
-/* Fills device memory with normal(0, 1) values of `t`, generated on the host in chunks. */
-static void fill_normal(void *dev, tess_dtype t, int64_t count, tess_rng *r) {
-    const int64_t chunk = 1 << 22; /* 4 Mi elements (8-16 MiB) of host staging at a time */
-    void *h = malloc((size_t)chunk * tess_dtype_size(t));
-    for (int64_t at = 0; at < count; at += chunk) {
-        int64_t n = count - at < chunk ? count - at : chunk;
-        tess_fill_normal(h, t, n, 1.0, r);
-        cudaMemcpy((char *)dev + at * (int64_t)tess_dtype_size(t), h, (size_t)n * tess_dtype_size(t),
-                   cudaMemcpyHostToDevice);
-    }
-    free(h);
-}
 
 typedef struct job {
     tess_handle h;
@@ -219,6 +209,11 @@ static int workspace_for(tess_handle h, const tess_gemm_desc *g, bench_workspace
 /* Benchmarks one problem with every provider; prints a row per provider and appends to the CSV. */
 static int bench_one(tess_handle h, const tess_device_info *info, const bench_options *o, int64_t m, int64_t n, int64_t k,
                      FILE *csv, tess_rng *rng, energy_meter *meter, bench_workspace *ws) {
+    if (o->b_int4) {
+        char label[200];
+        bench_problem_label(o, m, n, k, label, sizeof label);
+        return bench_w4a16_one(h, info, o, m, n, k, csv, rng, meter, label);
+    }
     // --sms: tessera's SM budget for this problem (cuBLAS runs on every SM).
     int budget = 0;
     if (tess_set_sm_budget(h, o->sms) != TESS_STATUS_SUCCESS || tess_get_sm_budget(h, &budget) != TESS_STATUS_SUCCESS) {
@@ -293,14 +288,14 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
                     (long long)n, (long long)k);
             return 1;
         }
-        fill_normal(sets[s].a, g.a.dtype, tess_matrix_span(&g.a, g.batch), rng);
-        fill_normal(sets[s].b, g.b.dtype, tess_matrix_span(&g.b, g.batch), rng);
+        bench_fill_normal(sets[s].a, g.a.dtype, tess_matrix_span(&g.a, g.batch), 1.0, rng);
+        bench_fill_normal(sets[s].b, g.b.dtype, tess_matrix_span(&g.b, g.batch), 1.0, rng);
         if (sets[s].c)
-            fill_normal(sets[s].c, g.c.dtype, tess_matrix_span(&g.c, g.batch), rng);
+            bench_fill_normal(sets[s].c, g.c.dtype, tess_matrix_span(&g.c, g.batch), 1.0, rng);
         if (sets[s].bias)
-            fill_normal(sets[s].bias, g.epilogue.bias_type, bias_count, rng);
+            bench_fill_normal(sets[s].bias, g.epilogue.bias_type, bias_count, 1.0, rng);
         if (sets[s].residual)
-            fill_normal(sets[s].residual, g.d.dtype, tess_matrix_span(&g.d, g.batch), rng);
+            bench_fill_normal(sets[s].residual, g.d.dtype, tess_matrix_span(&g.d, g.batch), 1.0, rng);
         if (residual_as_c) /* beta = 0 for tessera: C is cuBLASLt's alone */
             sets[s].c = sets[s].residual;
         sets[s].sa = random_factors(na, rng), sets[s].sb = random_factors(nb, rng);
@@ -440,8 +435,6 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
         double host_us = o->hold > 0 ? NAN : median_of(q->host_us, rounds);
         double tflops = flops / (ms * 1e-3) / 1e12, gbs = (double)set_bytes / (ms * 1e-3) / 1e9;
         double best_tflops = flops / (best_ms * 1e-3) / 1e12;
-        const energy_window *w = &q->energy;
-        double per_ghz = tflops / (w->mean_sm_mhz * 1e-3), per_j = tflops / w->mean_board_w; /* TF/s / W = TF/J */
         if (prov == 0)
             cublas_ms = ms;
         double ratio = prov > 0 && cublas_ms > 0 ? cublas_ms / ms : NAN;
@@ -450,28 +443,9 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
             snprintf(chain, sizeof chain, " chain %d", o->chain);
             strncat(q->name, chain, sizeof q->name - strlen(q->name) - 1);
         }
-        char tail[40];
-        if (o->hold > 0)
-            snprintf(tail, sizeof tail, "best %7.1f TF/s", best_tflops);
-        else
-            snprintf(tail, sizeof tail, "host %5.1f us", host_us);
-        printf("%-44s %-8s %9.4f ms %8.1f TFLOP/s %5.0f MHz %4.0f W %6.1f TF/s/GHz %5.2f TF/J %8.1f GB/s  x%-5.3f "
-               "err %.2e  %s  %s\n",
-               problem, prov > 0 ? "tessera" : "cublas", ms, tflops, w->mean_sm_mhz, w->mean_board_w, per_ghz, per_j,
-               gbs, ratio, q->err, tail, q->name);
-        if (csv)
-            fprintf(csv,
-                    "%lld,%lld,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%g,%g,%s,%s,%d,%s,%s,%s,%s,%s,%.6f,%.2f,%.2f,%.4f,"
-                    "%.3e,%.2f,%.0f,%.1f,%.2f,%.4f,%.2f,%g,%d,%d,%s,%g\n",
-                    (long long)m, (long long)n, (long long)k, (long long)g.batch, tess_dtype_name(g.a.dtype),
-                    bench_order_name(g.a.order), tess_dtype_name(g.b.dtype), bench_order_name(g.b.order),
-                    tess_dtype_name(g.c.dtype), bench_order_name(g.c.order), tess_dtype_name(g.d.dtype),
-                    bench_order_name(g.d.order), g.alpha, g.beta, bench_scale_name(o->scale_a), bench_scale_name(o->scale_b),
-                    o->fast_accum, bench_bias_name(o->bias),
-                    o->bias != TESS_BIAS_NONE ? tess_dtype_name(g.epilogue.bias_type) : "none", bench_act_name(o->act),
-                    prov > 0 ? "tessera" : "cublas", q->name, ms, tflops, gbs, ratio, q->err,
-                    host_us, w->mean_sm_mhz, w->mean_board_w, per_ghz, per_j, best_tflops, o->hold,
-                    prov > 0 ? budget : 0, o->residual, bench_gate_name(o->gate), o->gate_limit);
+        const bench_row row = {o, &g, tess_dtype_name(g.b.dtype), problem, prov > 0, q->name, ms, tflops, gbs, ratio,
+                               q->err, host_us, best_tflops, &q->energy, prov > 0 ? budget : 0};
+        bench_row_write(&row, csv);
     }
     for (int s = 0; s < nsets; s++) {
         cudaFree(sets[s].a), cudaFree(sets[s].b), cudaFree(sets[s].d), cudaFree(sets[s].sa), cudaFree(sets[s].sb),
@@ -527,23 +501,6 @@ static int bench_problems(session *s, const bench_options *o) {
     return rc;
 }
 
-/* Writes the CSV's header: the device, what the columns mean, their names. */
-static void csv_header(FILE *csv, const tess_device_info *info, energy_meter *meter) {
-    fprintf(csv, "# device=%s sm_clock_mhz=%d mem_clock_mhz=%d sms=%d power_limit_w=%.0f library=%s\n", info->name,
-            info->sm_clock_khz / 1000, info->mem_clock_khz / 1000, info->sm_count, energy_power_limit_w(meter),
-            tess_version_string());
-    fprintf(csv, "# sm_mhz, board_w: means during the provider's timed runs (NVML; nan without it); "
-                 "tflops_per_ghz = tflops / (sm_mhz / 1000); tflop_per_j = tflops / board_w; hold_s = 0: bursts, "
-                 "else --hold (ms, tflops: round 2; best_tflops: the best round); bias, bias_type, activation: the "
-                 "fused epilogue (--bias, --bias-type, --act; none: without); sm_budget: tessera's SMs (--sms; 0 in cuBLAS's "
-                 "rows, which use every SM); residual: 1 where --residual added one (cuBLASLt's rows: as C with beta "
-                 "1); gate, gate_limit: --gate (interleaved: D is M x N/2, n the product's N) and --gate-limit\n");
-    fprintf(csv, "m,n,k,batch,a_type,a_order,b_type,b_order,c_type,c_order,d_type,d_order,alpha,beta,scale_a,"
-                 "scale_b,fast_accum,bias,bias_type,activation,provider,kernel,ms,tflops,gbs,speedup_vs_cublas,"
-                 "rel_error,host_us,sm_mhz,board_w,tflops_per_ghz,tflop_per_j,best_tflops,hold_s,sm_budget,residual,"
-                 "gate,gate_limit\n");
-}
-
 /* Opens the GPU (device 0), its meter, the shared workspace and the CSV; 0, or the exit code after saying why. */
 static int session_open(session *s, const bench_options *o, const char *output) {
     if (tess_create(&s->h, 0) != TESS_STATUS_SUCCESS) {
@@ -572,7 +529,7 @@ static int session_open(session *s, const bench_options *o, const char *output) 
             fprintf(stderr, "tessera bench gemm: cannot write %s\n", output);
             return 1;
         }
-        csv_header(s->csv, &s->info, s->meter);
+        bench_csv_header(s->csv, &s->info, s->meter);
     }
     return 0;
 }

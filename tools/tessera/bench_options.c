@@ -15,7 +15,7 @@
 enum {
     OPT_M, OPT_N, OPT_K, OPT_A, OPT_B, OPT_C, OPT_D, OPT_ALPHA, OPT_BETA, OPT_BATCH, OPT_SCALE_A, OPT_SCALE_B,
     OPT_FAST_ACCUM, OPT_BIAS, OPT_BIAS_TYPE, OPT_ACT, OPT_RESIDUAL, OPT_GATE, OPT_GATE_LIMIT, OPT_OUT_SCALE,
-    OPT_AMAX, OPT_PROVIDERS,
+    OPT_AMAX, OPT_GROUP_SIZE, OPT_ZEROS, OPT_PROVIDERS,
     OPT_PLAN, OPT_WARMUP, OPT_ITERATIONS, OPT_ROUNDS,
     OPT_CHAIN, OPT_HOLD, OPT_SMS, OPT_VERIFY, OPT_SUITE, OPT_OUTPUT, OPT_DRY_RUN, OPT_COUNT
 };
@@ -27,7 +27,10 @@ static const cli_option bench_gemm_options[OPT_COUNT + 1] = {
     [OPT_A] = {"A", CLI_VALUE, "TYPE:ORDER",
                "A (M x K): f32|f16|bf16|e4m3|e5m2 : row|col (also column, t, n);\n"
                "default bf16:row"},
-    [OPT_B] = {"B", CLI_VALUE, "TYPE:ORDER", "B (K x N), as --A; default bf16:col (the weight of x @ w.T)"},
+    [OPT_B] = {"B", CLI_VALUE, "TYPE:ORDER",
+               "B (K x N), as --A; default bf16:col (the weight of x @ w.T); or\n"
+               "int4:col, a 4-bit weight (tess_gemm_w4a16, M <= 16: A bf16 or f16,\n"
+               "scales of A's type, --group-size, --zeros; tessera's alone)"},
     [OPT_C] = {"C", CLI_VALUE, "TYPE:ORDER", "C (M x N), read where beta != 0; default D's type and order"},
     [OPT_D] = {"D", CLI_VALUE, "TYPE:ORDER", "D (M x N), the result; default bf16:row"},
     [OPT_ALPHA] = {"alpha", CLI_VALUE, "X", "D = alpha A B + beta C; default 1"},
@@ -68,6 +71,11 @@ static const cli_option bench_gemm_options[OPT_COUNT + 1] = {
     [OPT_AMAX] = {"amax", CLI_OPTIONAL_VALUE, "BOOL",
                   "with an FP8 D per tensor: max |v| computed into a float too;\n"
                   "default false"},
+    [OPT_GROUP_SIZE] = {"group-size", CLI_VALUE, "G",
+                        "with --B=int4:col: k per scale and zero point, 64 or 128; default 128"},
+    [OPT_ZEROS] = {"zeros", CLI_OPTIONAL_VALUE, "BOOL",
+                   "with --B=int4:col: uint8 zero points per group (AWQ); default false\n"
+                   "(symmetric codes: every zero point 8)"},
     [OPT_PROVIDERS] = {"providers", CLI_VALUE, "LIST", "who is timed: tessera,cublas (either or both); default both"},
     [OPT_PLAN] = {"plan", CLI_VALUE, "I|SUFFIX|all",
                   "tessera's plan: the I-th of tess_gemm_plans, the first whose name\n"
@@ -125,6 +133,7 @@ static void defaults(bench_options *o) {
     o->bias_type = -1;
     o->chain = 1;
     o->out_scale = TESS_SCALE_TENSOR;
+    o->int4_group = 128;
 }
 
 /* --bias's names, with their tess_bias_mode. */
@@ -267,6 +276,21 @@ static int parse_operand(const char *text, tess_dtype *t, tess_order *o) {
     return 1;
 }
 
+/* Parses --B: parse_operand's forms, or "int4[:col]" (a 4-bit weight, K-major: N x K). */
+static int parse_weight(const char *text, bench_options *o) {
+    if (!strncmp(text, "int4", 4) && (text[4] == ':' || text[4] == '\0')) {
+        tess_dtype ignored;
+        char spelled[48];
+        snprintf(spelled, sizeof spelled, "bf16%s", text[4] ? text + 4 : ":col"); /* the order, parse_operand's */
+        if (!parse_operand(spelled, &ignored, &o->ob) || o->ob != TESS_ORDER_COL)
+            return 0;
+        o->b_int4 = 1, o->tb = TESS_DTYPE_BF16;
+        return 1;
+    }
+    o->b_int4 = 0;
+    return parse_operand(text, &o->tb, &o->ob);
+}
+
 /* Parses a number that all of `text` spells (strtod's forms). */
 static int parse_number(const char *text, double *out) {
     char *end = NULL;
@@ -347,7 +371,7 @@ static int apply(void *ctx, int index, const char *v) {
     case OPT_N: return parse_values(v, o->n, &o->nn);
     case OPT_K: return parse_values(v, o->k, &o->nk);
     case OPT_A: return parse_operand(v, &o->ta, &o->oa);
-    case OPT_B: return parse_operand(v, &o->tb, &o->ob);
+    case OPT_B: return parse_weight(v, o);
     case OPT_C: return (o->c_given = 1), parse_operand(v, &o->tc, &o->oc);
     case OPT_D: return parse_operand(v, &o->td, &o->od);
     case OPT_ALPHA: return parse_number(v, &x) ? (o->alpha = (float)x), 1 : 0;
@@ -364,6 +388,8 @@ static int apply(void *ctx, int index, const char *v) {
     case OPT_RESIDUAL: return cli_bool(v, &o->residual);
     case OPT_OUT_SCALE: return parse_scale(v, &o->out_scale);
     case OPT_AMAX: return cli_bool(v, &o->amax);
+    case OPT_GROUP_SIZE: return set_int(v, 64, 128, &o->int4_group) && (o->int4_group == 64 || o->int4_group == 128);
+    case OPT_ZEROS: return cli_bool(v, &o->int4_zeros);
     case OPT_PROVIDERS: return parse_providers(v, o);
     case OPT_PLAN: return parse_plan(v, o);
     case OPT_WARMUP: return set_int(v, 0, INT_MAX, &o->warmup);
@@ -486,8 +512,13 @@ void bench_problem_label(const bench_options *o, int64_t m, int64_t n, int64_t k
         snprintf(gate, sizeof gate, " gate:%s:%g", bench_gate_name(o->gate), o->gate_limit);
     else if (o->gate != TESS_GATE_NONE)
         snprintf(gate, sizeof gate, " gate:%s", bench_gate_name(o->gate));
+    char b_type[24];
+    if (o->b_int4)
+        snprintf(b_type, sizeof b_type, "int4g%d%s", o->int4_group, o->int4_zeros ? "z" : "");
+    else
+        snprintf(b_type, sizeof b_type, "%s", tess_dtype_name(o->tb));
     snprintf(buf, cap, "%lldx%lldx%lld b%lld %s:%s,%s:%s->%s:%s%s%s%s%s%s%s", (long long)m, (long long)n,
-             (long long)k, (long long)o->batch, tess_dtype_name(o->ta), bench_order_name(o->oa), tess_dtype_name(o->tb),
+             (long long)k, (long long)o->batch, tess_dtype_name(o->ta), bench_order_name(o->oa), b_type,
              bench_order_name(o->ob), tess_dtype_name(o->td), bench_order_name(o->od), scales, bias, act, gate,
              residual, out);
 }

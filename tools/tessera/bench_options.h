@@ -47,6 +47,9 @@ typedef struct bench_options {
     int chain;             /* --chain=N: calls timed back to back, per-call time reported */
     double hold;           /* --hold=SECONDS: held at the power cap for that long (0: bursts) */
     int sms;               /* --sms=N: tessera's SM budget (0: every SM) */
+    int b_int4;            /* --B=int4:col: B is a 4-bit weight (tess_gemm_w4a16; tb then names nothing) */
+    int int4_group;        /* --group-size: k per scale and zero point of a 4-bit B (64 or 128) */
+    int int4_zeros;        /* --zeros: a 4-bit B has uint8 zero points (else every one is 8) */
 } bench_options;
 
 /* What only the command line sets. */
@@ -75,7 +78,8 @@ int bench_suite_defaults(int argc, char **argv, bench_options *o, bench_run *run
 int bench_parse_line(char *line, const char *suite, int number, bench_options *o);
 
 /* The rows' name of a problem: "MxNxK bB a:row,b:col->d:row[ s:A,B[ fast]][ bias:WHERE:TYPE][ act:NAME]
- * [ gate:NAME[:LIMIT]][ residual][ out:tensor[ amax]|out:1x128]" (out: an FP8 D's factors). */
+ * [ gate:NAME[:LIMIT]][ residual][ out:tensor[ amax]|out:1x128]" (out: an FP8 D's factors); a 4-bit
+ * B reads "int4gG" (G: --group-size) with a "z" after it where it has zero points. */
 void bench_problem_label(const bench_options *o, int64_t m, int64_t n, int64_t k, char *buf, size_t cap);
 
 /* A scale recipe's name in rows and CSV ("none": no factors), and an order's ("row", "col"). */
