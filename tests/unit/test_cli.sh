@@ -144,7 +144,10 @@ refused "cannot use '--group-size=32'" bench gemm --m=64 --n=64 --k=64 --B=int4:
 out=$("$tool" bench gemm --m=1 --n=4096 --k=7168 --B=int4:col --group-size=64 --zeros --dry-run); rc=$?
 check '[ $rc -eq 0 ] && [[ "$out" == "1x4096x7168 b1 bf16:row,int4g64z:col->bf16:row"* ]]'
 out=$("$tool" bench gemm --m=1 --n=4096 --k=7168 --B=int4 --dry-run); rc=$?
-check '[ $rc -eq 0 ] && [[ "$out" == "1x4096x7168 b1 bf16:row,int4g128:col->bf16:row"* ]]' 
+check '[ $rc -eq 0 ] && [[ "$out" == "1x4096x7168 b1 bf16:row,int4g128:col->bf16:row"* ]]'
+# --B=bf16:col after an int4 B is a 16-bit B again
+out=$("$tool" bench gemm --m=1 --n=64 --k=64 --B=int4:col --B=bf16:col --dry-run); rc=$?
+check '[ $rc -eq 0 ] && [[ "$out" == "1x64x64 b1 bf16:row,bf16:col->bf16:row"* ]]'
 refused "cannot use '--rounds=10'" bench gemm --m=64 --n=64 --k=64 --rounds=10
 refused "unexpected argument 'false'" bench gemm --m=64 --n=64 --k=64 --verify false
 refused "--m, --n and --k are required" bench gemm --m=64 --n=64

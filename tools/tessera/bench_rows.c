@@ -41,7 +41,8 @@ void bench_csv_header(FILE *csv, const tess_device_info *info, energy_meter *met
                  "else --hold (ms, tflops: round 2; best_tflops: the best round); bias, bias_type, activation: the "
                  "fused epilogue (--bias, --bias-type, --act; none: without); sm_budget: tessera's SMs (--sms; 0 in cuBLAS's "
                  "rows, which use every SM); residual: 1 where --residual added one (cuBLASLt's rows: as C with beta "
-                 "1); gate, gate_limit: --gate (interleaved: D is M x N/2, n the product's N) and --gate-limit\n");
+                 "1); gate, gate_limit: --gate (interleaved: D is M x N/2, n the product's N) and --gate-limit; "
+                 "b_type int4gG (z: with zero points): a 4-bit B in groups of G (--B=int4:col), tessera's GEMV alone\n");
     fprintf(csv, "m,n,k,batch,a_type,a_order,b_type,b_order,c_type,c_order,d_type,d_order,alpha,beta,scale_a,"
                  "scale_b,fast_accum,bias,bias_type,activation,provider,kernel,ms,tflops,gbs,speedup_vs_cublas,"
                  "rel_error,host_us,sm_mhz,board_w,tflops_per_ghz,tflop_per_j,best_tflops,hold_s,sm_budget,residual,"

@@ -14,7 +14,7 @@
 typedef struct bench_row {
     const bench_options *o;  /* the run's settings: scales, epilogue, gate, residual, --hold */
     const tess_gemm_desc *g; /* the problem as a GEMM: sizes, types, orders, alpha, beta, bias type */
-    const char *b_type;      /* B's type as the CSV names it (tess_dtype_name's, or "int4") */
+    const char *b_type;      /* B's type as the CSV names it: tess_dtype_name's, or a 4-bit B's "int4gG[z]" */
     const char *problem;     /* bench_problem_label's */
     int tessera;             /* 1: tessera's row, 0: cuBLAS's */
     const char *kernel;      /* the plan or kernel's name */

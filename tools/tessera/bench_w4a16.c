@@ -1,7 +1,7 @@
 /* `tessera bench gemm --B=int4:col` (bench_w4a16.h): tessera's W4A16 decode
  * GEMV (tess_gemm_w4a16) on one problem. Its inputs: packed codes of random
- * bytes (every byte is two codes), scales around 1/64 in A's type, uint8
- * zero points with --zeros, A random normal; rotated past twice the L2 as
+ * bytes (every byte is two codes), scales normal(0, 1/256) in A's type,
+ * uint8 zero points with --zeros, A random normal; rotated past twice the L2 as
  * the GEMM problems' are. Timed as those are (bursts over --rounds, or
  * --hold); checked first against the GPU reference GEMM of the same weight
  * dequantized (tess_dequantize_int4, which rounds it to A's type where the
@@ -44,17 +44,25 @@ typedef struct w4_job {
     int nsets, next, chain;
 } w4_job;
 
-static int run_w4a16(void *ctx, void *stream) {
-    w4_job *j = ctx;
+/* Queues the job's calls; -1 at the first refusal (tess_last_error says why). */
+static int queue_w4a16(w4_job *j, void *stream) {
     if (tess_set_stream(j->h, stream) != TESS_STATUS_SUCCESS)
-        return fprintf(stderr, "tessera bench gemm: %s\n", tess_last_error()), -1;
+        return -1;
     for (int c = 0; c < j->chain; c++) {
         w4_set *s = &j->sets[j->next++ % j->nsets];
         const tess_epilogue_ptrs ep = {.struct_size = sizeof ep, .bias = s->bias};
         if (tess_gemm_w4a16(j->h, j->desc, s->x, s->codes, s->scales, s->zeros, s->d, &ep) != TESS_STATUS_SUCCESS)
-            return fprintf(stderr, "tessera bench gemm: %s\n", tess_last_error()), -1;
+            return -1;
     }
     return 0;
+}
+
+/* timed_fn for the timing loops (a refusal there, after the first call was accepted, is said on stderr). */
+static int run_w4a16(void *ctx, void *stream) {
+    if (queue_w4a16(ctx, stream) == 0)
+        return 0;
+    fprintf(stderr, "tessera bench gemm: %s\n", tess_last_error());
+    return -1;
 }
 
 /* ||D - ref|| / ||ref|| of set 0's D against the reference GEMM of its
@@ -65,8 +73,10 @@ static double w4_error(tess_handle h, const tess_w4a16_desc *desc, const w4_set 
     void *w = NULL;
     float *ref = NULL;
     double err = NAN;
-    if (cudaMalloc(&w, (size_t)(n * k) * tess_dtype_size(xt)) || cudaMalloc((void **)&ref, (size_t)(m * n) * 4))
+    if (cudaMalloc(&w, (size_t)(n * k) * tess_dtype_size(xt)) || cudaMalloc((void **)&ref, (size_t)(m * n) * 4)) {
+        fprintf(stderr, "tessera bench gemm: no device memory for the check (the error column is nan)\n");
         goto done;
+    }
     if (tess_dequantize_int4(h, desc, s->codes, s->scales, s->zeros, xt, w, k) != TESS_STATUS_SUCCESS) {
         fprintf(stderr, "tessera bench gemm: %s\n", tess_last_error());
         goto done;
@@ -78,8 +88,10 @@ static double w4_error(tess_handle h, const tess_w4a16_desc *desc, const w4_set 
     rp.a_data = s->x, rp.b_data = w;
     rp.epilogue = desc->epilogue, rp.bias_data = s->bias;
     rp.d = (tess_matrix_desc){TESS_DTYPE_F32, TESS_ORDER_COL, m, n, m, 0};
-    if (tess_ref_gemm_gpu(&rp, ref, NULL) != TESS_STATUS_SUCCESS || cudaDeviceSynchronize() != cudaSuccess)
+    if (tess_ref_gemm_gpu(&rp, ref, NULL) != TESS_STATUS_SUCCESS || cudaDeviceSynchronize() != cudaSuccess) {
+        fprintf(stderr, "tessera bench gemm: the reference GEMM failed: %s\n", tess_last_error());
         goto done;
+    }
     const size_t d_bytes = tess_matrix_bytes(&desc->d, 1);
     unsigned char *d = malloc(d_bytes);
     float *want = malloc((size_t)(m * n) * 4);
@@ -149,13 +161,19 @@ int bench_w4a16_one(tess_handle h, const tess_device_info *info, const bench_opt
     }
     w4_job j = {h, &desc, sets, nsets, 0, o->chain};
     double err = NAN;
-    if (rc == 0 && o->verify) { /* one run on set 0, checked before timing */
+    if (rc == 0) { /* one call on set 0 first: a refusal takes the row's place; with --verify, checked */
         w4_job once = {h, &desc, sets, 1, 0, 1};
         cudaMemset(sets[0].d, 0xff, d_bytes);
-        if (run_w4a16(&once, NULL) == 0 && cudaDeviceSynchronize() == cudaSuccess)
+        cudaError_t e = cudaSuccess;
+        if (queue_w4a16(&once, NULL) != 0) {
+            printf("%-44s tessera  refused: %s\n", problem, tess_last_error());
+            rc = -1;
+        } else if ((e = cudaDeviceSynchronize()) != cudaSuccess) {
+            printf("%-44s tessera  failed on the device: %s\n", problem, cudaGetErrorString(e));
+            rc = 1;
+        } else if (o->verify) {
             err = w4_error(h, &desc, &sets[0]);
-        else
-            rc = -1; /* the call was refused: its sentence is printed */
+        }
     }
     const int rounds = o->hold > 0 ? W4_HOLD_ROUNDS : o->rounds;
     double ms[BENCH_MAX_ROUNDS], host_us[BENCH_MAX_ROUNDS];
@@ -188,7 +206,9 @@ int bench_w4a16_one(tess_handle h, const tess_device_info *info, const bench_opt
         g.b = (tess_matrix_desc){o->ta, TESS_ORDER_COL, k, n, k, 0};
         g.epilogue = desc.epilogue;
         char kernel[48], b_type[16];
-        snprintf(kernel, sizeof kernel, "w4a16 gemv%s", o->chain > 1 ? " chained" : "");
+        snprintf(kernel, sizeof kernel, "w4a16 gemv");
+        if (o->chain > 1)
+            snprintf(kernel, sizeof kernel, "w4a16 gemv chain %d", o->chain);
         snprintf(b_type, sizeof b_type, "int4g%d%s", o->int4_group, o->int4_zeros ? "z" : "");
         int budget = 0;
         tess_get_sm_budget(h, &budget);
