@@ -39,7 +39,8 @@ ROTATE_BYTES = 120 << 20  # weight copies taken in turn: past twice the H100's 5
 COLUMNS = ["n", "k", "m", "provider", "us", "weight_gbs", "vs_copy", "vs_tinygemm", "vs_bf16", "tflops", "rel_error",
            "sm_mhz", "board_w", "tflops_per_ghz", "tflop_per_j", "note"]
 COLUMN_DOC = """# columns: provider as bench/w4a16.py says; us = median time; weight_gbs = the provider's weight bytes
-# read per second (4-bit: N K / 2 plus scales and zeros; bf16: 2 N K; copy: bytes read + written);
+# read per second (4-bit: N K / 2 plus scales and zeros, tinygemm's (scale, offset) pairs; bf16: 2 N K; copy:
+# bytes read + written);
 # vs_copy = weight_gbs / the copy row's (decode rows); vs_tinygemm, vs_bf16 = their time / this row's (> 1:
 # faster); tflops = 2 M N K / time; rel_error against float64 of the same dequantized weight; sm_mhz, board_w,
 # tflops_per_ghz, tflop_per_j as bench/grouped.py
@@ -81,7 +82,8 @@ def providers(n, k, m, g):
 
     fns = {"tessera w4a16": lambda: tessera.w4a16_gemm(x, *next(turn["t"])), "torch tinygemm": tinygemm,
            "tessera bf16": lambda: tessera.gemm(x, next(turn["b"]).t())}
-    nbytes = {"tessera w4a16": int4_bytes, "torch tinygemm": int4_bytes, "tessera bf16": 2 * n * k}
+    tinygemm_bytes = n * k // 2 + (k // GROUP) * n * 4  # its (scale, offset) pairs: 4 bytes a group row
+    nbytes = {"tessera w4a16": int4_bytes, "torch tinygemm": tinygemm_bytes, "tessera bf16": 2 * n * k}
     if decode:
         fns["copy"] = lambda: dst.copy_(next(turn["c"]))
         nbytes["copy"] = 2 * (n * k // 2)
