@@ -29,3 +29,8 @@ void bench_fill_bytes(void *dev, int64_t bytes, int lo, int hi, tess_rng *r) {
     }
     free(h);
 }
+
+int bench_set_count(const tess_device_info *info, size_t set_bytes) {
+    const int64_t sets = (int64_t)((2 * info->l2_bytes + set_bytes - 1) / set_bytes);
+    return sets < 1 ? 1 : sets > BENCH_MAX_SETS ? BENCH_MAX_SETS : (int)sets;
+}

@@ -3,10 +3,18 @@
 #ifndef TESS_TOOLS_BENCH_DATA_H
 #define TESS_TOOLS_BENCH_DATA_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ref/random.h"
 #include "tessera.h"
+
+/* Input sets rotated through: enough to exceed twice the L2, at most this many. */
+#define BENCH_MAX_SETS 16
+
+/* The input sets of `set_bytes` each that a problem rotates through: past twice the L2 of `info`'s
+ * device, so that each call reads its inputs from memory (1 to BENCH_MAX_SETS). */
+int bench_set_count(const tess_device_info *info, size_t set_bytes);
 
 /* Fills `count` elements of type `t` at device address `dev` with normal(0, stddev) values. */
 void bench_fill_normal(void *dev, tess_dtype t, int64_t count, double stddev, tess_rng *r);

@@ -36,20 +36,15 @@
 #include "tools/tessera/bench_data.h"
 #include "tools/tessera/bench_options.h"
 #include "tools/tessera/bench_rows.h"
+#include "tools/tessera/bench_timing.h"
 #include "tools/tessera/bench_w4a16.h"
 #include "tools/tessera/commands.h"
 #include "tools/tessera/cublaslt.h"
 #include "tools/tessera/energy.h"
 #include "tools/tessera/timing.h"
 
-/* Input sets rotated through: enough to exceed twice the L2, at most this many. */
-#define MAX_SETS 16
 /* Plans listed per problem (more than any problem has: small M adds transposed plans). */
 #define MAX_PLANS 64
-/* --hold: the untimed warm-up before the timed part (s). */
-#define HOLD_WARM_SECONDS 1.0
-/* --hold: rounds per provider, the second in reverse order. */
-#define HOLD_ROUNDS 2
 
 /* Buffers of one input set on the device. */
 typedef struct buffers {
@@ -86,23 +81,6 @@ static int run_tessera(void *ctx, void *stream) {
         return -1;
     }
     return 0;
-}
-
-/* --chain: a provider's call queued `calls` times back to back, each on the
- * next buffer set, as a decode step queues its layers' GEMMs: a launch may
- * then overlap the previous call's end (programmatic dependent launch). */
-typedef struct chained {
-    timed_fn fn;
-    void *ctx;
-    int calls;
-} chained;
-
-static int run_chained(void *ctx, void *stream) {
-    chained *c = ctx;
-    int rc = 0;
-    for (int i = 0; i < c->calls && rc == 0; i++)
-        rc = c->fn(c->ctx, stream);
-    return rc;
 }
 
 static int run_cublas(void *ctx, void *stream) {
@@ -274,9 +252,8 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
     const size_t residual_bytes = o->residual ? tess_matrix_bytes(&g.d, g.batch) : 0;
     size_t set_bytes = tess_matrix_bytes(&g.a, g.batch) + tess_matrix_bytes(&g.b, g.batch) + tess_matrix_bytes(&g.d, g.batch) +
                        (g.beta != 0.0f ? tess_matrix_bytes(&g.c, g.batch) : 0) + bias_bytes + residual_bytes;
-    int nsets = (int)((2 * info->l2_bytes + set_bytes - 1) / set_bytes);
-    nsets = nsets < 1 ? 1 : nsets > MAX_SETS ? MAX_SETS : nsets;
-    buffers sets[MAX_SETS];
+    const int nsets = bench_set_count(info, set_bytes);
+    buffers sets[BENCH_MAX_SETS];
     memset(sets, 0, sizeof sets);
     for (int s = 0; s < nsets; s++) {
         if (cudaMalloc(&sets[s].a, tess_matrix_bytes(&g.a, g.batch)) || cudaMalloc(&sets[s].b, tess_matrix_bytes(&g.b, g.batch)) ||
@@ -399,7 +376,7 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
      * none. A provider's burst power is an average over its timed loops
      * (every round's), gaps between runs included. --hold: two rounds, the
      * second in reverse order; round 2's figures are reported. */
-    const int rounds = o->hold > 0 ? HOLD_ROUNDS : o->rounds;
+    const int rounds = bench_rounds(o);
     for (int r = 0; r < rounds; r++)
         for (int turn = 0; turn < providers; turn++) {
             const int index = o->hold > 0 ? (r % 2 ? providers - 1 - turn : turn) : (turn + r) % providers;
@@ -407,20 +384,7 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
             if (!q->ready)
                 continue;
             q->j.next = 0;
-            chained c = {q->fn, &q->j, o->chain};
-            if (o->hold > 0) {
-                held_result held;
-                q->ready = time_held(run_chained, &c, NULL, HOLD_WARM_SECONDS, o->hold, meter, &held) == 0;
-                q->ms[r] = held.ms_per_call, q->host_us[r] = NAN;
-                if (r == HOLD_ROUNDS - 1)
-                    q->energy = held.energy;
-            } else {
-                energy_window w;
-                q->ready = time_median_ms(run_chained, &c, NULL, o->warmup, o->iterations, &q->ms[r], &q->host_us[r],
-                                          meter, &w) == 0;
-                energy_window_merge(&q->energy, &w);
-            }
-            q->ms[r] /= o->chain, q->host_us[r] /= o->chain;
+            q->ready = bench_time_round(q->fn, &q->j, o, meter, r, &q->ms[r], &q->host_us[r], &q->energy) == 0;
         }
     if (pv[0].j.lt)
         cublaslt_release(pv[0].j.lt);
@@ -428,10 +392,8 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
         struct provider *q = &pv[prov];
         if (!q->ready)
             continue;
-        double best_ms = q->ms[0];
-        for (int r = 1; r < rounds; r++)
-            best_ms = q->ms[r] < best_ms ? q->ms[r] : best_ms;
-        double ms = o->hold > 0 ? q->ms[HOLD_ROUNDS - 1] : median_of(q->ms, rounds);
+        double best_ms;
+        double ms = bench_reported_ms(o, q->ms, rounds, &best_ms);
         double host_us = o->hold > 0 ? NAN : median_of(q->host_us, rounds);
         double tflops = flops / (ms * 1e-3) / 1e12, gbs = (double)set_bytes / (ms * 1e-3) / 1e9;
         double best_tflops = flops / (best_ms * 1e-3) / 1e12;
@@ -516,7 +478,7 @@ static int session_open(session *s, const bench_options *o, const char *output) 
     if (o->hold > 0)
         printf("hold: per problem and provider, %g s back to back untimed, then %g s timed, %d rounds (the second in "
                "reverse order); rows give round 2 and the best round's TF/s\n",
-               HOLD_WARM_SECONDS, o->hold, HOLD_ROUNDS);
+               BENCH_HOLD_WARM_SECONDS, o->hold, BENCH_HOLD_ROUNDS);
     /* Both libraries start with cuBLAS's recommended 32 MiB on Hopper (cublaslt.c); tessera's grows where a
      * problem's K-major copies need more (workspace_for). */
     if (cudaMalloc(&s->workspace.ptr, TESS_GEMM_WORKSPACE_BYTES) == cudaSuccess) {

@@ -496,6 +496,13 @@ tess_dtype bench_bias_type(const bench_options *o) {
     return o->td == TESS_DTYPE_BF16 || o->td == TESS_DTYPE_F16 ? o->td : TESS_DTYPE_F32;
 }
 
+void bench_b_type_name(const bench_options *o, char *buf, size_t cap) {
+    if (o->b_int4)
+        snprintf(buf, cap, "int4g%d%s", o->int4_group, o->int4_zeros ? "z" : "");
+    else
+        snprintf(buf, cap, "%s", tess_dtype_name(o->tb));
+}
+
 void bench_problem_label(const bench_options *o, int64_t m, int64_t n, int64_t k, char *buf, size_t cap) {
     char scales[48] = "", bias[40] = "", act[24] = "", gate[48] = "", out[32] = "";
     const char *residual = o->residual ? " residual" : "";
@@ -513,10 +520,7 @@ void bench_problem_label(const bench_options *o, int64_t m, int64_t n, int64_t k
     else if (o->gate != TESS_GATE_NONE)
         snprintf(gate, sizeof gate, " gate:%s", bench_gate_name(o->gate));
     char b_type[24];
-    if (o->b_int4)
-        snprintf(b_type, sizeof b_type, "int4g%d%s", o->int4_group, o->int4_zeros ? "z" : "");
-    else
-        snprintf(b_type, sizeof b_type, "%s", tess_dtype_name(o->tb));
+    bench_b_type_name(o, b_type, sizeof b_type);
     snprintf(buf, cap, "%lldx%lldx%lld b%lld %s:%s,%s:%s->%s:%s%s%s%s%s%s%s", (long long)m, (long long)n,
              (long long)k, (long long)o->batch, tess_dtype_name(o->ta), bench_order_name(o->oa), b_type,
              bench_order_name(o->ob), tess_dtype_name(o->td), bench_order_name(o->od), scales, bias, act, gate,

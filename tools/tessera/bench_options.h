@@ -82,6 +82,10 @@ int bench_parse_line(char *line, const char *suite, int number, bench_options *o
  * B reads "int4gG" (G: --group-size) with a "z" after it where it has zero points. */
 void bench_problem_label(const bench_options *o, int64_t m, int64_t n, int64_t k, char *buf, size_t cap);
 
+/* B's type as the rows name it: tess_dtype_name's, or a 4-bit B's "int4gG" (G: --group-size) with a
+ * "z" after it where it has zero points. */
+void bench_b_type_name(const bench_options *o, char *buf, size_t cap);
+
 /* A scale recipe's name in rows and CSV ("none": no factors), and an order's ("row", "col"). */
 const char *bench_scale_name(int mode);
 const char *bench_order_name(tess_order order);

@@ -22,13 +22,8 @@
 
 #include "tools/tessera/bench_data.h"
 #include "tools/tessera/bench_rows.h"
+#include "tools/tessera/bench_timing.h"
 #include "tools/tessera/timing.h"
-
-/* Input sets rotated through: enough to exceed twice the L2, at most this many. */
-#define W4_MAX_SETS 16
-/* --hold: the untimed warm-up before the timed part (s), and the rounds (the second reported), as bench_gemm.c's. */
-#define W4_HOLD_WARM_SECONDS 1.0
-#define W4_HOLD_ROUNDS 2
 
 /* One input set on the device. */
 typedef struct w4_set {
@@ -36,24 +31,21 @@ typedef struct w4_set {
     uint8_t *zeros;
 } w4_set;
 
-/* What a timed run queues: `chain` calls, each on the next set. */
+/* The calls a timed run queues, each on the next set. */
 typedef struct w4_job {
     tess_handle h;
     const tess_w4a16_desc *desc;
     w4_set *sets;
-    int nsets, next, chain;
+    int nsets, next;
 } w4_job;
 
-/* Queues the job's calls; -1 at the first refusal (tess_last_error says why). */
+/* Queues one call; -1 where it is refused (tess_last_error says why). */
 static int queue_w4a16(w4_job *j, void *stream) {
-    if (tess_set_stream(j->h, stream) != TESS_STATUS_SUCCESS)
+    w4_set *s = &j->sets[j->next++ % j->nsets];
+    const tess_epilogue_ptrs ep = {.struct_size = sizeof ep, .bias = s->bias};
+    if (tess_set_stream(j->h, stream) != TESS_STATUS_SUCCESS ||
+        tess_gemm_w4a16(j->h, j->desc, s->x, s->codes, s->scales, s->zeros, s->d, &ep) != TESS_STATUS_SUCCESS)
         return -1;
-    for (int c = 0; c < j->chain; c++) {
-        w4_set *s = &j->sets[j->next++ % j->nsets];
-        const tess_epilogue_ptrs ep = {.struct_size = sizeof ep, .bias = s->bias};
-        if (tess_gemm_w4a16(j->h, j->desc, s->x, s->codes, s->scales, s->zeros, s->d, &ep) != TESS_STATUS_SUCCESS)
-            return -1;
-    }
     return 0;
 }
 
@@ -137,9 +129,8 @@ int bench_w4a16_one(tess_handle h, const tess_device_info *info, const bench_opt
     const size_t x_bytes = tess_matrix_bytes(&desc.x, 1), d_bytes = tess_matrix_bytes(&desc.d, 1);
     const size_t bias_bytes = o->bias == TESS_BIAS_COLUMNS ? (size_t)n * tess_dtype_size(desc.epilogue.bias_type) : 0;
     const size_t set_bytes = code_bytes + scale_bytes + zero_bytes + x_bytes + d_bytes + bias_bytes;
-    int nsets = (int)((2 * info->l2_bytes + set_bytes - 1) / set_bytes);
-    nsets = nsets < 1 ? 1 : nsets > W4_MAX_SETS ? W4_MAX_SETS : nsets;
-    w4_set sets[W4_MAX_SETS];
+    const int nsets = bench_set_count(info, set_bytes);
+    w4_set sets[BENCH_MAX_SETS];
     memset(sets, 0, sizeof sets);
     int rc = 0;
     for (int s = 0; s < nsets && rc == 0; s++) {
@@ -159,10 +150,10 @@ int bench_w4a16_one(tess_handle h, const tess_device_info *info, const bench_opt
         if (bias_bytes)
             bench_fill_normal(b->bias, desc.epilogue.bias_type, n, 1.0, rng);
     }
-    w4_job j = {h, &desc, sets, nsets, 0, o->chain};
+    w4_job j = {h, &desc, sets, nsets, 0};
     double err = NAN;
     if (rc == 0) { /* one call on set 0 first: a refusal takes the row's place; with --verify, checked */
-        w4_job once = {h, &desc, sets, 1, 0, 1};
+        w4_job once = {h, &desc, sets, 1, 0};
         cudaMemset(sets[0].d, 0xff, d_bytes);
         cudaError_t e = cudaSuccess;
         if (queue_w4a16(&once, NULL) != 0) {
@@ -175,30 +166,17 @@ int bench_w4a16_one(tess_handle h, const tess_device_info *info, const bench_opt
             err = w4_error(h, &desc, &sets[0]);
         }
     }
-    const int rounds = o->hold > 0 ? W4_HOLD_ROUNDS : o->rounds;
+    const int rounds = bench_rounds(o);
     double ms[BENCH_MAX_ROUNDS], host_us[BENCH_MAX_ROUNDS];
     energy_window energy;
     memset(&energy, 0, sizeof energy);
     for (int r = 0; r < rounds && rc == 0; r++) {
         j.next = 0;
-        if (o->hold > 0) {
-            held_result held;
-            rc = time_held(run_w4a16, &j, NULL, W4_HOLD_WARM_SECONDS, o->hold, meter, &held);
-            ms[r] = held.ms_per_call, host_us[r] = NAN;
-            if (r == W4_HOLD_ROUNDS - 1)
-                energy = held.energy;
-        } else {
-            energy_window w;
-            rc = time_median_ms(run_w4a16, &j, NULL, o->warmup, o->iterations, &ms[r], &host_us[r], meter, &w);
-            energy_window_merge(&energy, &w);
-        }
-        ms[r] /= o->chain, host_us[r] /= o->chain;
+        rc = bench_time_round(run_w4a16, &j, o, meter, r, &ms[r], &host_us[r], &energy);
     }
     if (rc == 0) {
-        double best = ms[0];
-        for (int r = 1; r < rounds; r++)
-            best = ms[r] < best ? ms[r] : best;
-        const double t = o->hold > 0 ? ms[W4_HOLD_ROUNDS - 1] : median_of(ms, rounds);
+        double best;
+        const double t = bench_reported_ms(o, ms, rounds, &best);
         const double flops = 2.0 * (double)m * (double)n * (double)k;
         tess_gemm_desc g; /* the problem as the rows describe it: A, D, the epilogue; B's type "int4" */
         tess_gemm_desc_init(&g);
@@ -209,7 +187,7 @@ int bench_w4a16_one(tess_handle h, const tess_device_info *info, const bench_opt
         snprintf(kernel, sizeof kernel, "w4a16 gemv");
         if (o->chain > 1)
             snprintf(kernel, sizeof kernel, "w4a16 gemv chain %d", o->chain);
-        snprintf(b_type, sizeof b_type, "int4g%d%s", o->int4_group, o->int4_zeros ? "z" : "");
+        bench_b_type_name(o, b_type, sizeof b_type);
         int budget = 0;
         tess_get_sm_budget(h, &budget);
         const bench_row row = {o, &g, b_type, problem, 1, kernel, t, flops / (t * 1e-3) / 1e12,

@@ -102,7 +102,9 @@ TESS_DEVICE uint32_t zero_shifted_pair(uint32_t biased, uint32_t zero_biased) {
 // are 8 consecutive pairs), and the warps' partial sums [rows x tokens].
 template <int TT, int RB>
 struct w4a16_smem {
-    static constexpr int ROWS = 16 * RB * W4A16_WARPS, TOKENS = 8 * TT, LDX = W4A16_STAGE_K + W4A16_X_PAD;
+    // TOKENS: the token tiles' n8 each
+    static constexpr int ROWS = TESS_INT4_ROW_BLOCK * RB * W4A16_WARPS, TOKENS = 8 * TT;
+    static constexpr int LDX = W4A16_STAGE_K + W4A16_X_PAD;
     static constexpr int MAX_GROUPS = W4A16_STAGE_K / TESS_INT4_QUAD_K;
     static constexpr size_t X_BYTES = (size_t)TOKENS * LDX * 2;
     static constexpr size_t SZ_BYTES = (size_t)ROWS * MAX_GROUPS * sizeof(float2);
@@ -180,7 +182,7 @@ TESS_DEVICE void quad_mma(float (&sums)[RB][TT][4], const uint4 (&w)[RB], const 
         uint32_t b[TT][2];
 #pragma unroll
         for (int tt = 0; tt < TT; tt++) {
-            const uint16_t *xr = xq + 8 * tt * S::LDX + 16 * j;
+            const uint16_t *xr = xq + 8 * tt * S::LDX + 16 * j; // token tile tt's rows, 16-k block j
             b[tt][0] = *reinterpret_cast<const uint32_t *>(xr);
             b[tt][1] = *reinterpret_cast<const uint32_t *>(xr + 8);
         }
@@ -209,14 +211,15 @@ TESS_DEVICE void w4a16_chunk(const tess_w4a16_params &p, unsigned char *smem, in
     const float2 *sz = (const float2 *)(smem + S::X_BYTES);
     float *part = (float *)(smem + S::X_BYTES + S::SZ_BYTES);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
-    const int row0 = chunk * S::ROWS, rb0 = row0 / 16 + warp * RB, row_blocks = p.n / 16;
+    const int row0 = chunk * S::ROWS, rb0 = row0 / TESS_INT4_ROW_BLOCK + warp * RB;
+    const int row_blocks = p.n / TESS_INT4_ROW_BLOCK;
     // This CTA's K slice: whole groups, the groups shared out as evenly as they divide.
     const int groups = p.k / p.group;
     const int k0 = (int)((int64_t)blockIdx.y * groups / p.split) * p.group;
     const int slice = (int)((int64_t)(blockIdx.y + 1) * groups / p.split) * p.group - k0;
     const int count = slice / TESS_INT4_QUAD_K, group_quads = p.group / TESS_INT4_QUAD_K;
     // The lane's codes of each row block from the slice's first quad, 32
-    // uint4s a quad. A warp past the weight's last row block (n is whole
+    // uint4s a quad (a lane's 16 bytes each). A warp past the weight's last row block (n is whole
     // blocks) reads that block again: its sums are never stored.
     const uint4 *src[RB];
 #pragma unroll
@@ -248,12 +251,13 @@ TESS_DEVICE void w4a16_chunk(const tess_w4a16_params &p, unsigned char *smem, in
             for (int r = 0; r < RB; r++)
 #pragma unroll
                 for (int h = 0; h < 2; h++) {
-                    const float2 f = sz[gi * S::ROWS + 16 * (RB * warp + r) + g + 8 * h];
+                    // row g of the warp's block r, + 8: the fragment's second row half
+                    const float2 f = sz[gi * S::ROWS + TESS_INT4_ROW_BLOCK * (RB * warp + r) + g + 8 * h];
                     scale[r][h] = f.x, zero[r][h] = pair_of<F16>(f.y);
                 }
             float sums[RB][TT][4] = {};
             for (int q = 0; q < group_quads; q++, i++) {
-                const int ahead = 32 * min(i + 1, count - 1);
+                const int ahead = 32 * min(i + 1, count - 1); // in uint4s: 32 a quad
 #pragma unroll
                 for (int r = 0; r < RB; r++)
                     next[r] = ld_global_nc_16<true>(src[r] + ahead);
@@ -299,7 +303,8 @@ TESS_DEVICE void w4a16_chunk(const tess_w4a16_params &p, unsigned char *smem, in
             sum = part[e];
         // e's accumulator: lane el, element v of token tile tt of block wr (warp x RB + r)
         const int el = e % 32, v = (e / 32) % 4, tt = (e / 128) % TT, wr = e / (128 * TT);
-        const int row = row0 + 16 * wr + tess_gemv_c_row(el, v), token = 8 * tt + tess_gemv_c_token(el, v);
+        const int row = row0 + TESS_INT4_ROW_BLOCK * wr + tess_gemv_c_row(el, v);
+        const int token = 8 * tt + tess_gemv_c_token(el, v);
         if (row < p.n && token < p.m)
             tess_epilogue_put(p.epi, 0, token, row, tess_epilogue_final(p.epi, sum, 0, 0, token, row));
     }
@@ -319,7 +324,7 @@ __global__ void __launch_bounds__(W4A16_WARPS * 32, W4A16_MIN_CTAS_PER_SM)
     // previous kernel in the stream has finished.
     grid_dependency_wait();
     grid_dependents_launch();
-    const int rows = 16 * RB * W4A16_WARPS, chunks = (p.n + rows - 1) / rows;
+    const int rows = TESS_INT4_ROW_BLOCK * RB * W4A16_WARPS, chunks = (p.n + rows - 1) / rows;
     for (int chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x)
         w4a16_chunk<TT, RB, F16>(p, smem, chunk);
 }
@@ -348,7 +353,7 @@ static int choose_grid(tess_w4a16_params *p, int sms, int budgeted) {
     const int groups = p->k / p->group, most = groups < TESS_W4A16_MAX_SPLIT ? groups : TESS_W4A16_MAX_SPLIT;
     int64_t ctas = 0;
     for (int rb = 2; rb >= 1; rb--) {
-        const int64_t rows = 16 * rb * W4A16_WARPS;
+        const int64_t rows = TESS_INT4_ROW_BLOCK * rb * W4A16_WARPS;
         ctas = (p->n + rows - 1) / rows;
         int split = 1;
         while (split < most && ctas * split < target)
