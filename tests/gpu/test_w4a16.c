@@ -8,7 +8,8 @@
  *    of either order and padded, bias and activation) against a float64
  *    sum with the exact weights (q - z) s, nothing written outside D, the
  *    same bits on a second run;
- *  - tess_dequantize_int4 bit for bit against the host's rounding;
+ *  - tess_dequantize_int4 bit for bit against the host's rounding, through
+ *    its quad kernel (rows 16-byte aligned) and its element kernel;
  *  - refusals through the public calls (the rules themselves: unit_int4). */
 #include <math.h>
 #include <stdlib.h>
@@ -218,16 +219,18 @@ static void test_gemv(tess_handle h) {
                d->epilogue.bias != 0, (int)d->epilogue.activation, worst, outside,
                memcmp(out, again, c.d_bytes) ? "differs" : "equal");
 
-        /* the dequantized weight, bit for bit, in x's type and the other */
+        /* the dequantized weight, bit for bit: in x's type, in the other (rows 16-byte aligned: the
+         * quad kernel), and in x's type with rows 2 bytes off 16 (the element kernel) */
         const tess_dtype other = d->x.dtype == TESS_DTYPE_BF16 ? TESS_DTYPE_F16 : TESS_DTYPE_BF16;
-        for (int o = 0; o < 2; o++) {
-            const tess_dtype ot = o ? other : d->x.dtype;
-            const int64_t ld = d->k + 8 * o;
+        for (int o = 0; o < 3; o++) {
+            const tess_dtype ot = o == 1 ? other : d->x.dtype;
+            const int64_t ld = d->k + (o == 1 ? 8 : o == 2 ? 3 : 0), skew = o == 2;
             const size_t bytes = (size_t)(d->n * ld) * 2;
-            void *dout = gpu_upload(NULL, bytes);
-            CHECK_STATUS(tess_dequantize_int4(h, d, dw, ds, dz, ot, dout, ld), TESS_STATUS_SUCCESS);
+            void *dout = gpu_poisoned(bytes + 2 * skew);
+            CHECK_STATUS(tess_dequantize_int4(h, d, dw, ds, dz, ot, (uint16_t *)dout + skew, ld),
+                         TESS_STATUS_SUCCESS);
             uint16_t *host = malloc(bytes);
-            CHECK(cudaMemcpy(host, dout, bytes, cudaMemcpyDeviceToHost) == cudaSuccess);
+            CHECK(cudaMemcpy(host, (uint16_t *)dout + skew, bytes, cudaMemcpyDeviceToHost) == cudaSuccess);
             int bad = 0;
             for (int64_t row = 0; row < d->n; row++)
                 for (int64_t col = 0; col < d->k; col++) {
@@ -235,6 +238,9 @@ static void test_gemv(tess_handle h) {
                     tess_store_from_f32(ot, want, 0, int4_dequantized(&c.w, row, col, d->x.dtype));
                     bad += host[row * ld + col] != want[0];
                 }
+            for (int64_t row = 0; row < d->n; row++) /* the rows' padding: untouched */
+                for (int64_t col = d->k; col < ld; col++)
+                    bad += host[row * ld + col] != (uint16_t)(GPU_POISON * 0x101);
             CHECKF(bad == 0, "dequantize %lld x %lld into %s: %d elements differ", (long long)d->n, (long long)d->k,
                    tess_dtype_name(ot), bad);
             free(host);
