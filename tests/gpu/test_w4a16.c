@@ -8,7 +8,9 @@
  *    of either order and padded, bias and activation) against a float64
  *    sum with the exact weights (q - z) s, nothing written outside D, the
  *    same bits on a second run;
- *  - tess_dequantize_int4 bit for bit against the host's rounding;
+ *  - tess_dequantize_int4 bit for bit against the host's rounding, in both
+ *    16-bit types through its quad kernel (rows 16-byte aligned) and its
+ *    element kernel, nothing written outside the rows;
  *  - refusals through the public calls (the rules themselves: unit_int4). */
 #include <math.h>
 #include <stdlib.h>
@@ -218,16 +220,20 @@ static void test_gemv(tess_handle h) {
                d->epilogue.bias != 0, (int)d->epilogue.activation, worst, outside,
                memcmp(out, again, c.d_bytes) ? "differs" : "equal");
 
-        /* the dequantized weight, bit for bit, in x's type and the other */
+        /* the dequantized weight, bit for bit, in x's type and the other, through the quad kernel
+         * (rows 16-byte aligned: o = 0, 1) and the element kernel (rows 2 bytes off 16: o = 2, 3);
+         * the rows' padding, the guard after the buffer and the bytes before a skewed start untouched */
         const tess_dtype other = d->x.dtype == TESS_DTYPE_BF16 ? TESS_DTYPE_F16 : TESS_DTYPE_BF16;
-        for (int o = 0; o < 2; o++) {
-            const tess_dtype ot = o ? other : d->x.dtype;
-            const int64_t ld = d->k + 8 * o;
-            const size_t bytes = (size_t)(d->n * ld) * 2;
-            void *dout = gpu_upload(NULL, bytes);
-            CHECK_STATUS(tess_dequantize_int4(h, d, dw, ds, dz, ot, dout, ld), TESS_STATUS_SUCCESS);
-            uint16_t *host = malloc(bytes);
-            CHECK(cudaMemcpy(host, dout, bytes, cudaMemcpyDeviceToHost) == cudaSuccess);
+        for (int o = 0; o < 4; o++) {
+            const tess_dtype ot = o % 2 ? other : d->x.dtype;
+            const int64_t skew = o >= 2, ld = d->k + (o == 1 ? 8 : o >= 2 ? 3 : 0);
+            const size_t bytes = (size_t)(d->n * ld + skew) * 2;
+            unsigned char *dout = gpu_poisoned(bytes);
+            CHECK_STATUS(tess_dequantize_int4(h, d, dw, ds, dz, ot, (uint16_t *)dout + skew, ld),
+                         TESS_STATUS_SUCCESS);
+            unsigned char *copy = malloc(bytes + GPU_GUARD_BYTES);
+            CHECK(cudaMemcpy(copy, dout, bytes + GPU_GUARD_BYTES, cudaMemcpyDeviceToHost) == cudaSuccess);
+            const uint16_t *host = (const uint16_t *)copy + skew;
             int bad = 0;
             for (int64_t row = 0; row < d->n; row++)
                 for (int64_t col = 0; col < d->k; col++) {
@@ -235,9 +241,14 @@ static void test_gemv(tess_handle h) {
                     tess_store_from_f32(ot, want, 0, int4_dequantized(&c.w, row, col, d->x.dtype));
                     bad += host[row * ld + col] != want[0];
                 }
-            CHECKF(bad == 0, "dequantize %lld x %lld into %s: %d elements differ", (long long)d->n, (long long)d->k,
-                   tess_dtype_name(ot), bad);
-            free(host);
+            int64_t strays = gpu_guard_touched(copy, bytes) + (skew && ((const uint16_t *)copy)[0] != 0xffff);
+            for (int64_t row = 0; row < d->n; row++)
+                for (int64_t col = d->k; col < ld; col++)
+                    strays += host[row * ld + col] != (uint16_t)(GPU_POISON * 0x101);
+            CHECKF(bad == 0 && strays == 0, "dequantize %lld x %lld into %s (ld %lld, skew %lld): %d elements "
+                   "differ, %lld written outside", (long long)d->n, (long long)d->k, tess_dtype_name(ot),
+                   (long long)ld, (long long)skew, bad, (long long)strays);
+            free(copy);
             cudaFree(dout);
         }
         free(src), free(out), free(again);

@@ -1,13 +1,18 @@
 // The 4-bit weight's packer (a checkpoint's int32 words into the fragment
 // order of int4_kernels.h) and dequantizer (the packed codes, scales and
 // zero points into a bf16 or f16 matrix, for products the GEMV does not
-// serve). Both run once per weight or per large call: one thread per output
-// word, simple loads.
+// serve). The packer runs once per weight: one thread per output word,
+// simple loads. The dequantizer runs on every large call, ahead of a GEMM:
+// a warp a quad (16 rows x 64 k), its rows written whole through shared
+// memory, so that it moves its bytes at the copy rate; one thread an element
+// where the output's rows are not 16-byte aligned.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include "core/error.h"
+#include "kernels/common/ptx.cuh"
+#include "kernels/int4/int4_fragment.cuh"
 #include "kernels/int4/int4_kernels.h"
 #include "kernels/int4/int4_layout.h"
 #include "ref/convert.h"
@@ -51,7 +56,75 @@ __device__ float dequantized(const tess_w4a16_params &p, int64_t row, int64_t co
     return __bfloat162float(__hmul(__float2bfloat16_rn((float)q - z), __float2bfloat16_rn(s)));
 }
 
-// One element of out a thread (row-major n x k).
+// Warps a CTA of the quad dequantizer: each converts one quad at a time.
+#define TESS_INT4_DEQ_WARPS 8
+// Row pitch (elements) of a warp's 16 x 64 staging tile: 72 puts the 32
+// lanes' 4-byte fragment stores (rows g, g + 8, pair c) in 32 banks: word
+// 36 g + c + a constant, 36 g = 4 g modulo 32.
+#define TESS_INT4_TILE_LD 72
+
+// The 8 elements of `v` from one 16-bit type to the other (TO_F16: bf16 to
+// f16, else f16 to bf16), each rounded once, as tess_store_from_f32 does.
+template <bool TO_F16>
+__device__ uint4 converted8(uint4 v) {
+    uint32_t *w = reinterpret_cast<uint32_t *>(&v);
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        if constexpr (TO_F16)
+            w[i] = pair_bits(__float22half2_rn(__bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(&w[i]))));
+        else
+            w[i] = pair_bits(__float22bfloat162_rn(__half22float2(*reinterpret_cast<const __half2 *>(&w[i]))));
+    }
+    return v;
+}
+
+// A warp a quad (grid-stride over the quads, along k within a row block):
+// its lanes' 16 bytes of codes dequantized pair by pair (X's rounding,
+// F16X), written into the warp's tile at their rows and columns, then the
+// tile's 16 rows of 128 bytes stored whole. SAME: out in X's type, else the
+// other 16-bit type. out 16-byte aligned, ld_out a multiple of 8.
+template <bool F16X, bool SAME>
+__global__ void __launch_bounds__(TESS_INT4_DEQ_WARPS * 32)
+    dequantize_quads_kernel(const __grid_constant__ tess_w4a16_params p, uint16_t *out, int64_t ld_out) {
+    __shared__ __align__(16) uint16_t tiles[TESS_INT4_DEQ_WARPS][16 * TESS_INT4_TILE_LD];
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
+    uint16_t *tile = tiles[warp];
+    const int64_t quads_k = p.k / TESS_INT4_QUAD_K, quads = (int64_t)(p.n / TESS_INT4_ROW_BLOCK) * quads_k;
+    for (int64_t qd = (int64_t)blockIdx.x * TESS_INT4_DEQ_WARPS + warp; qd < quads;
+         qd += (int64_t)gridDim.x * TESS_INT4_DEQ_WARPS) {
+        const int64_t rb = qd / quads_k, kq = qd % quads_k, group = kq * TESS_INT4_QUAD_K / p.group;
+        const uint4 w = ld_global_nc_16<true>((const uint4 *)p.codes + qd * 32 + lane);
+        uint32_t scale[2], zero[2]; // rows g and g + 8 of the block
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int64_t row = TESS_INT4_ROW_BLOCK * rb + g + 8 * h;
+            scale[h] = pair_of<F16X>(tess_load_as_f32(p.scale_type, p.scales, group * p.ld_scales + row));
+            zero[h] = pair_of<F16X>(int4_bias<F16X>::VALUE + (p.zeros ? (float)p.zeros[group * p.ld_zeros + row] : 8.0f));
+        }
+#pragma unroll
+        for (int j = 0; j < 4; j++) { // word j: the quad's 16-k block j
+            const uint32_t word = j == 0 ? w.x : j == 1 ? w.y : j == 2 ? w.z : w.w;
+#pragma unroll
+            for (int i = 0; i < 4; i++) // pair i: row g + 8 (i % 2), k 16 j + 2 c + 8 (i / 2) and the next
+                *reinterpret_cast<uint32_t *>(tile + (g + 8 * (i % 2)) * TESS_INT4_TILE_LD + 16 * j + 2 * c +
+                                              8 * (i / 2)) =
+                    dequantized_pair<F16X>(tess_int4_pair<F16X>(word, 4 * i), zero[i % 2], scale[i % 2]);
+        }
+        __syncwarp();
+#pragma unroll
+        for (int e = lane; e < 16 * 8; e += 32) { // 16 rows of 8 chunks of 16 bytes
+            const int r = e / 8, chunk = e % 8;
+            uint4 v = *reinterpret_cast<const uint4 *>(tile + r * TESS_INT4_TILE_LD + 8 * chunk);
+            if constexpr (!SAME)
+                v = converted8<!F16X>(v);
+            *reinterpret_cast<uint4 *>(out + (TESS_INT4_ROW_BLOCK * rb + r) * ld_out + TESS_INT4_QUAD_K * kq +
+                                       8 * chunk) = v;
+        }
+        __syncwarp(); // the tile is read before the next quad overwrites it
+    }
+}
+
+// One element of out a thread (row-major n x k): rows not 16-byte aligned.
 __global__ void __launch_bounds__(TESS_INT4_THREADS) dequantize_int4_kernel(const __grid_constant__ tess_w4a16_params p,
                                                                             tess_dtype out_type, void *out,
                                                                             int64_t ld_out) {
@@ -83,7 +156,25 @@ extern "C" tess_status tess_launch_pack_int4(int format, int64_t n, int64_t k, c
 
 extern "C" tess_status tess_launch_dequantize_int4(const tess_w4a16_params *p, tess_dtype out_type, void *out,
                                                    int64_t ld_out, void *stream) {
-    dequantize_int4_kernel<<<stride_grid((int64_t)p->n * p->k), TESS_INT4_THREADS, 0, (cudaStream_t)stream>>>(
-        *p, out_type, out, ld_out);
+    const cudaStream_t s = (cudaStream_t)stream;
+    if ((uintptr_t)out % 16 == 0 && ld_out % 8 == 0) {
+        const int64_t quads = (int64_t)(p->n / TESS_INT4_ROW_BLOCK) * (p->k / TESS_INT4_QUAD_K);
+        const int64_t ctas = (quads + TESS_INT4_DEQ_WARPS - 1) / TESS_INT4_DEQ_WARPS;
+        const dim3 grid((unsigned)(ctas < TESS_INT4_MAX_CTAS ? ctas : TESS_INT4_MAX_CTAS));
+        const dim3 block(TESS_INT4_DEQ_WARPS * 32);
+        const bool same = (out_type == TESS_DTYPE_F16) == (p->x_f16 != 0);
+        uint16_t *o = (uint16_t *)out;
+        if (p->x_f16 && same)
+            dequantize_quads_kernel<true, true><<<grid, block, 0, s>>>(*p, o, ld_out);
+        else if (p->x_f16)
+            dequantize_quads_kernel<true, false><<<grid, block, 0, s>>>(*p, o, ld_out);
+        else if (same)
+            dequantize_quads_kernel<false, true><<<grid, block, 0, s>>>(*p, o, ld_out);
+        else
+            dequantize_quads_kernel<false, false><<<grid, block, 0, s>>>(*p, o, ld_out);
+    } else {
+        dequantize_int4_kernel<<<stride_grid((int64_t)p->n * p->k), TESS_INT4_THREADS, 0, s>>>(*p, out_type, out,
+                                                                                             ld_out);
+    }
     return tess_cuda_status(cudaGetLastError(), "launching the int4 dequantizer");
 }

@@ -34,6 +34,7 @@
 #include "kernels/common/epilogue.cuh"
 #include "kernels/common/fragment.h"
 #include "kernels/common/ptx.cuh"
+#include "kernels/int4/int4_fragment.cuh"
 #include "kernels/int4/int4_kernels.h"
 #include "ref/convert.h"
 
@@ -51,50 +52,6 @@
 // 85 registers a thread, which every variant fits unspilled): the kernel is
 // bound by issue latency, and more warps an SM hide more of it.
 #define W4A16_MIN_CTAS_PER_SM 3
-
-TESS_DEVICE uint32_t pair_bits(__nv_bfloat162 v) { return *reinterpret_cast<uint32_t *>(&v); }
-TESS_DEVICE uint32_t pair_bits(__half2 v) { return *reinterpret_cast<uint32_t *>(&v); }
-
-// The bias a code is read with (bias + q): the smallest power of two whose
-// last place is 1 in X's type, bf16 128.0 (bits 0x4300), f16 1024.0 (0x6400).
-template <bool F16>
-struct int4_bias {
-    static constexpr float VALUE = F16 ? 1024.0f : 128.0f;
-    static constexpr uint32_t PAIR_BITS = F16 ? 0x64006400u : 0x43004300u; // VALUE in both halves
-};
-
-// Two codes of `word` (bits shift .. shift + 3 and 16 + shift ..) as a
-// 16-bit pair of bias + q: the codes are or-ed into the bias's mantissa.
-template <bool F16>
-TESS_DEVICE uint32_t tess_int4_pair(uint32_t word, int shift) {
-    uint32_t out;
-    asm("lop3.b32 %0, %1, %2, %3, 0xEA;" // 0xEA: (a & b) | c; b keeps one code in each half
-        : "=r"(out)
-        : "r"(word >> shift), "r"(0x000f000fu), "r"(int4_bias<F16>::PAIR_BITS));
-    return out;
-}
-
-// A float as both halves of a 16-bit pair of X's type (F16: f16, else bf16).
-template <bool F16>
-TESS_DEVICE uint32_t pair_of(float v) {
-    if constexpr (F16)
-        return pair_bits(__float2half2_rn(v));
-    else
-        return pair_bits(__float2bfloat162_rn(v));
-}
-
-// The fragment register of two codes: (bias + q) - (bias + z), exact (both
-// are integers below 2^8 in bf16's or 2^11 in f16's mantissa); zero_biased:
-// pair_of's.
-template <bool F16>
-TESS_DEVICE uint32_t zero_shifted_pair(uint32_t biased, uint32_t zero_biased) {
-    if constexpr (F16)
-        return pair_bits(__hsub2(*reinterpret_cast<const __half2 *>(&biased),
-                                 *reinterpret_cast<const __half2 *>(&zero_biased)));
-    else
-        return pair_bits(__hsub2(*reinterpret_cast<const __nv_bfloat162 *>(&biased),
-                                 *reinterpret_cast<const __nv_bfloat162 *>(&zero_biased)));
-}
 
 // What a CTA stages, 2-byte X elements then floats: X [16][W4A16_STAGE_K +
 // pad], the rows' (scale, bias + zero) [W4A16_STAGE_K / 64][rows] (a group
