@@ -49,8 +49,8 @@
 // CTAs an SM the grid aims for (the probe's best grids had 1.5-3).
 #define W4A16_CTAS_PER_SM 2
 // CTAs an SM the registers must allow (the kernels' launch bound: at most
-// 85 registers a thread, which every variant fits unspilled): the kernel is
-// bound by issue latency, and more warps an SM hide more of it.
+// 85 registers a thread) where shared memory allows as many: the kernel is
+// bound by latency, and more warps an SM hide more of it.
 #define W4A16_MIN_CTAS_PER_SM 3
 
 // What a CTA stages, 2-byte X elements then floats: X [16][W4A16_STAGE_K +
@@ -67,6 +67,10 @@ struct w4a16_smem {
     static constexpr size_t SZ_BYTES = (size_t)ROWS * MAX_GROUPS * sizeof(float2);
     static constexpr size_t PART_BYTES = (size_t)ROWS * TOKENS * sizeof(float);
     static constexpr size_t BYTES = X_BYTES + SZ_BYTES + PART_BYTES;
+    // The launch bound's CTAs an SM: W4A16_MIN_CTAS_PER_SM, or fewer where
+    // shared memory (227 KB an SM, 1 KB of it reserved a CTA) fits fewer.
+    static constexpr int SMEM_CTAS = (int)((227u * 1024u) / (BYTES + 1024u));
+    static constexpr int MIN_CTAS = SMEM_CTAS < W4A16_MIN_CTAS_PER_SM ? SMEM_CTAS : W4A16_MIN_CTAS_PER_SM;
 };
 
 // Stages X's columns [kb, kb + len) (rows past m zero) and the CTA's rows'
@@ -274,7 +278,7 @@ TESS_DEVICE void w4a16_chunk(const tess_w4a16_params &p, unsigned char *smem, in
 // The row chunks blockIdx.x, + gridDim.x, ...: one each, unless an SM
 // budget made the grid narrower than the chunks.
 template <int TT, int RB, bool F16>
-__global__ void __launch_bounds__(W4A16_WARPS * 32, W4A16_MIN_CTAS_PER_SM)
+__global__ void __launch_bounds__(W4A16_WARPS * 32, w4a16_smem<TT, RB>::MIN_CTAS)
     w4a16_gemv_kernel(const __grid_constant__ tess_w4a16_params p) {
     extern __shared__ __align__(16) unsigned char smem[];
     // Programmatic dependent launch: nothing global is read before the
