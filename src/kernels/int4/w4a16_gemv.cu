@@ -73,12 +73,46 @@ struct w4a16_smem {
     static constexpr int MIN_CTAS = SMEM_CTAS < W4A16_MIN_CTAS_PER_SM ? SMEM_CTAS : W4A16_MIN_CTAS_PER_SM;
 };
 
+// The (scale, zero point) pairs of one stage batch: items i = threadIdx.x +
+// (j0 + j) THREADS, rows fastest (coalesced along n), group i / rows of the
+// stage; their bits into sv (the scale, 16 or 32 bits) and zv (the zero
+// point; 8 where there are none).
+#define W4A16_STAGE_BATCH 4
+template <int ROWS, int THREADS>
+TESS_DEVICE void stage_scale_loads(const tess_w4a16_params &p, int row0, int g0, int groups, int j0,
+                                   uint32_t (&sv)[W4A16_STAGE_BATCH], uint32_t (&zv)[W4A16_STAGE_BATCH]) {
+    const bool wide = p.scale_type == TESS_DTYPE_F32; // else f16 or bf16
+#pragma unroll
+    for (int j = 0; j < W4A16_STAGE_BATCH; j++) {
+        const int i = threadIdx.x + (j0 + j) * THREADS, r = i % ROWS, gi = i / ROWS, row = row0 + r;
+        const bool in = gi < groups && row < p.n;
+        const int64_t at = (g0 + (int64_t)gi) * p.ld_scales + row;
+        sv[j] = ld_nc_b32_or_u16((const char *)p.scales + (in ? at : 0) * (wide ? 4 : 2), in, wide);
+        zv[j] = in && p.zeros ? p.zeros[(g0 + (int64_t)gi) * p.ld_zeros + row] : 8u;
+    }
+}
+
+// Stores stage_scale_loads' batch as (scale, bias + zero) floats.
+template <int ROWS, int THREADS, bool F16>
+TESS_DEVICE void stage_scale_stores(const tess_w4a16_params &p, float2 *sz, int groups, int j0,
+                                    const uint32_t (&sv)[W4A16_STAGE_BATCH], const uint32_t (&zv)[W4A16_STAGE_BATCH]) {
+#pragma unroll
+    for (int j = 0; j < W4A16_STAGE_BATCH; j++) {
+        const int i = threadIdx.x + (j0 + j) * THREADS, r = i % ROWS, gi = i / ROWS;
+        const float scale = p.scale_type == TESS_DTYPE_F32   ? __uint_as_float(sv[j])
+                            : p.scale_type == TESS_DTYPE_F16 ? tess_f16_to_f32((uint16_t)sv[j])
+                                                             : tess_bf16_to_f32((uint16_t)sv[j]);
+        if (gi < groups)
+            sz[gi * ROWS + r] = make_float2(scale, int4_bias<F16>::VALUE + (float)zv[j]);
+    }
+}
+
 // Stages X's columns [kb, kb + len) (rows past m zero) and the CTA's rows'
 // scales and biased zero points of the groups there. Each thread issues
-// W4A16_STAGE_BATCH loads before it stores any, so that a stage costs a few
-// memory round trips rather than one a loop turn (the scales come cold from
-// DRAM); larger batches cost the main loop registers, and with them CTAs.
-#define W4A16_STAGE_BATCH 4
+// W4A16_STAGE_BATCH loads before it stores any, and the first batch of
+// scales (cold, from DRAM) goes out with X's (from L2), so that a stage
+// costs one or two memory round trips rather than one a loop turn; larger
+// batches cost the main loop registers, and with them CTAs.
 template <int TT, int RB, bool F16>
 TESS_DEVICE void stage(const tess_w4a16_params &p, unsigned char *smem, int row0, int kb, int len) {
     using S = w4a16_smem<TT, RB>;
@@ -89,6 +123,8 @@ TESS_DEVICE void stage(const tess_w4a16_params &p, unsigned char *smem, int row0
     uint16_t *xs = (uint16_t *)smem;
     float2 *sz = (float2 *)(smem + S::X_BYTES);
     const int chunks = len / 8, groups = len / p.group, g0 = kb / p.group;
+    uint32_t sv[BATCH], zv[BATCH]; // the first scale batch, in flight with X
+    stage_scale_loads<S::ROWS, THREADS>(p, row0, g0, groups, 0, sv, zv);
     for (int j0 = 0; j0 < X_TURNS; j0 += BATCH) {
         uint4 xv[BATCH];
 #pragma unroll
@@ -105,27 +141,10 @@ TESS_DEVICE void stage(const tess_w4a16_params &p, unsigned char *smem, int row0
                 *reinterpret_cast<uint4 *>(xs + t * S::LDX + c8) = xv[j];
         }
     }
-    const bool wide = p.scale_type == TESS_DTYPE_F32; // else f16 or bf16
-    for (int j0 = 0; j0 < SZ_TURNS && j0 * THREADS < S::ROWS * groups; j0 += BATCH) {
-        uint32_t sv[BATCH], zv[BATCH]; // the scales' bits, the zero points
-#pragma unroll
-        for (int j = 0; j < BATCH; j++) { // rows fastest: coalesced along n
-            const int i = threadIdx.x + (j0 + j) * THREADS, r = i % S::ROWS, gi = i / S::ROWS, row = row0 + r;
-            const bool in = gi < groups && row < p.n;
-            const int64_t group = g0 + gi;
-            sv[j] = !in ? 0u : wide ? ((const uint32_t *)p.scales)[group * p.ld_scales + row]
-                                    : ((const uint16_t *)p.scales)[group * p.ld_scales + row];
-            zv[j] = in && p.zeros ? p.zeros[group * p.ld_zeros + row] : 8u;
-        }
-#pragma unroll
-        for (int j = 0; j < BATCH; j++) {
-            const int i = threadIdx.x + (j0 + j) * THREADS, r = i % S::ROWS, gi = i / S::ROWS;
-            const float scale = wide ? __uint_as_float(sv[j])
-                                : p.scale_type == TESS_DTYPE_F16 ? tess_f16_to_f32((uint16_t)sv[j])
-                                                                 : tess_bf16_to_f32((uint16_t)sv[j]);
-            if (gi < groups)
-                sz[gi * S::ROWS + r] = make_float2(scale, int4_bias<F16>::VALUE + (float)zv[j]);
-        }
+    stage_scale_stores<S::ROWS, THREADS, F16>(p, sz, groups, 0, sv, zv);
+    for (int j0 = BATCH; j0 < SZ_TURNS && j0 * THREADS < S::ROWS * groups; j0 += BATCH) {
+        stage_scale_loads<S::ROWS, THREADS>(p, row0, g0, groups, j0, sv, zv);
+        stage_scale_stores<S::ROWS, THREADS, F16>(p, sz, groups, j0, sv, zv);
     }
 }
 
@@ -255,19 +274,29 @@ TESS_DEVICE void w4a16_chunk(const tess_w4a16_params &p, unsigned char *smem, in
     const int outputs = S::ROWS * S::TOKENS, share = (outputs + p.split - 1) / p.split;
     const int begin = blockIdx.y * share, end = min(outputs, begin + share);
     for (int e = begin + threadIdx.x; e < end; e += blockDim.x) {
-        float sum = 0.0f;
-        if (p.split > 1) {
-            const uint32_t at = smem_u32(part + e);
-            for (int s = 0; s < p.split; s++)
-                sum += ld_shared_cluster_f32(at, (uint32_t)s);
-        } else
-            sum = part[e];
         // e's accumulator: lane el, element v of token tile tt of block wr (warp x RB + r)
         const int el = e % 32, v = (e / 32) % 4, tt = (e / 128) % TT, wr = e / (128 * TT);
         const int row = row0 + TESS_INT4_ROW_BLOCK * wr + tess_gemv_c_row(el, v);
         const int token = 8 * tt + tess_gemv_c_token(el, v);
-        if (row < p.n && token < p.m)
-            tess_epilogue_put(p.epi, 0, token, row, tess_epilogue_final(p.epi, sum, 0, 0, token, row));
+        if (row >= p.n || token >= p.m) // padding: no output, nothing to read
+            continue;
+        float sum = part[e];
+        if (p.split > 1) {
+            // Every slice's partial is asked for before any is added (a
+            // remote load's latency once, not once a slice), then added in
+            // slice order.
+            const uint32_t at = smem_u32(part + e);
+            float slice[TESS_W4A16_MAX_SPLIT];
+#pragma unroll
+            for (int s = 0; s < TESS_W4A16_MAX_SPLIT; s++)
+                slice[s] = s < p.split ? ld_shared_cluster_f32(at, (uint32_t)s) : 0.0f;
+            sum = slice[0];
+#pragma unroll
+            for (int s = 1; s < TESS_W4A16_MAX_SPLIT; s++)
+                if (s < p.split)
+                    sum += slice[s];
+        }
+        tess_epilogue_put(p.epi, 0, token, row, tess_epilogue_final(p.epi, sum, 0, 0, token, row));
     }
     if (p.split > 1)
         cluster_sync(); // no CTA leaves or restages while another reads its partials
