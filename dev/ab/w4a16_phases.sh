@@ -24,7 +24,7 @@ cat $OUT/timeline-new.txt
 echo "shape m: tinygemm copy | new old (us)"
 grep -E "torch tinygemm" $OUT/bench-old.log | while read -r line; do
     key=$(echo "$line" | cut -c1-18)
-    row="$key: $(echo "$line" | awk '{print $6}') $(grep -F "$key" $OUT/bench-old.log | grep " copy " | awk '{print $5}') |"
+    row="$key: $(echo "$line" | awk '{print $6}') $(grep -F "$key" $OUT/bench-old.log | grep -E "m=[0-9]+ +copy " | awk '{print $5}') |"
     for n in new old; do
         row="$row $(grep -F "$key" $OUT/bench-$n.log | grep "tessera w4a16" | awk '{print $6}')"
     done
