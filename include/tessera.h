@@ -626,6 +626,12 @@ typedef struct tess_w4a16_desc {
                                     0..15 (larger ones are not defined); 0: every zero point is 8 */
     int64_t ld_zeros;
     tess_epilogue_desc epilogue; /* a bias (TESS_BIAS_COLUMNS: n values) and an activation; zero: none */
+    /* Experts (tess_gemm_w4a16_masked; the other calls read 0 or 1 only): */
+    int64_t groups;              /* experts G, up to 65535; 0 reads as 1 */
+    int64_t w_group_stride;      /* bytes from one expert's packed weight to the next, a multiple of 16 (0: n k / 2) */
+    int64_t scales_group_stride; /* elements from one expert's scales to the next (0: k / group_size * ld_scales) */
+    int64_t zeros_group_stride;  /* elements from one expert's zero points to the next (0: k / group_size * ld_zeros) */
+    int64_t expected_groups;     /* experts expected to have rows, for the grid's K split (0: all G) */
 } tess_w4a16_desc;
 
 /* Sets struct_size, group_size = 128 and the rest zero. */
@@ -639,6 +645,21 @@ TESS_API tess_status tess_w4a16_desc_init(tess_w4a16_desc *desc);
 TESS_API tess_status tess_gemm_w4a16(tess_handle handle, const tess_w4a16_desc *desc, const void *x,
                                      const void *w_packed, const void *scales, const uint8_t *zeros, void *d,
                                      const tess_epilogue_ptrs *ep);
+
+/* The decode GEMV over G experts (Mixture-of-Experts decoding with 4-bit
+ * experts), DeepGEMM's masked layout: x is G batches of m x k
+ * (x.batch_stride apart), d G batches of m x n (d.batch_stride apart, not
+ * overlapping); expert g multiplies the first masked_m[g] rows of its batch
+ * (device int32 [G]; values outside [0, m] are clamped) by its own weight
+ * (w_packed + g w_group_stride bytes, its scales and zero points the group
+ * strides on) and writes those rows only: rows past masked_m[g] are neither
+ * read nor written. A bias is [G][n] (epilogue.bias_batch_stride). m from
+ * 1 to 16; one launch, no host synchronization (CUDA graphs), and an expert
+ * with no rows reads nothing. Pack a [G][n][k] "rows" weight with one
+ * tess_pack_int4 of G n rows (each expert's blocks follow the last's). */
+TESS_API tess_status tess_gemm_w4a16_masked(tess_handle handle, const tess_w4a16_desc *desc, const int32_t *masked_m,
+                                            const void *x, const void *w_packed, const void *scales,
+                                            const uint8_t *zeros, void *d, const tess_epilogue_ptrs *ep);
 
 /* out (n x k, row-major, ld_out >= k) = the weight of `desc` (its n, k,
  * group_size, scales and zero points; x.dtype names the rounding: (q - z)

@@ -67,6 +67,30 @@ struct w4a16_smem {
     static constexpr size_t BYTES = X_BYTES + SZ_BYTES + PART_BYTES;
 };
 
+// One expert's operands (tess_w4a16_params' experts; the only one without
+// them): its x, codes, scales and zero points, its rows (0: none) and its
+// index, D's batch and the bias's.
+struct w4a16_expert {
+    const uint16_t *x;
+    const uint4 *codes;
+    const void *scales;
+    const uint8_t *zeros;
+    int m, index;
+};
+
+// Expert g of p, its rows masked_m[g] clamped to [0, m].
+TESS_DEVICE w4a16_expert expert_of(const tess_w4a16_params &p, int g) {
+    const int64_t scale_bytes = p.scale_type == TESS_DTYPE_F32 ? 4 : 2;
+    w4a16_expert e;
+    e.x = (const uint16_t *)p.x + g * p.x_group_stride;
+    e.codes = (const uint4 *)((const unsigned char *)p.codes + g * p.codes_group_stride);
+    e.scales = (const unsigned char *)p.scales + g * p.scales_group_stride * scale_bytes;
+    e.zeros = p.zeros ? p.zeros + g * p.zeros_group_stride : nullptr;
+    e.m = p.masked_m ? min(max(p.masked_m[g], 0), p.m) : p.m;
+    e.index = g;
+    return e;
+}
+
 // Stages X's columns [kb, kb + len) (rows past m zero) and the CTA's rows'
 // scales and biased zero points of the groups there. Each thread issues
 // W4A16_STAGE_BATCH loads before it stores any, so that a stage costs a few
@@ -74,7 +98,8 @@ struct w4a16_smem {
 // DRAM); larger batches cost the main loop registers, and with them CTAs.
 #define W4A16_STAGE_BATCH 4
 template <int TT, int RB, bool F16>
-TESS_DEVICE void stage(const tess_w4a16_params &p, unsigned char *smem, int row0, int kb, int len) {
+TESS_DEVICE void stage(const tess_w4a16_params &p, const w4a16_expert &e, unsigned char *smem, int row0, int kb,
+                       int len) {
     using S = w4a16_smem<TT, RB>;
     constexpr int THREADS = W4A16_WARPS * 32, BATCH = W4A16_STAGE_BATCH;
     constexpr int X_TURNS = S::TOKENS * (W4A16_STAGE_K / 8) / THREADS; // X's 16-byte chunks a thread, at most
@@ -89,8 +114,8 @@ TESS_DEVICE void stage(const tess_w4a16_params &p, unsigned char *smem, int row0
         for (int j = 0; j < BATCH; j++) {
             const int i = threadIdx.x + (j0 + j) * THREADS, t = i / chunks, c8 = 8 * (i % chunks);
             xv[j] = make_uint4(0, 0, 0, 0);
-            if (t < p.m) // p.m <= TOKENS
-                xv[j] = *reinterpret_cast<const uint4 *>((const uint16_t *)p.x + (int64_t)t * p.ld_x + kb + c8);
+            if (t < e.m) // e.m <= TOKENS
+                xv[j] = *reinterpret_cast<const uint4 *>(e.x + (int64_t)t * p.ld_x + kb + c8);
         }
 #pragma unroll
         for (int j = 0; j < BATCH; j++) {
@@ -107,9 +132,9 @@ TESS_DEVICE void stage(const tess_w4a16_params &p, unsigned char *smem, int row0
             const int i = threadIdx.x + (j0 + j) * THREADS, r = i % S::ROWS, gi = i / S::ROWS, row = row0 + r;
             const bool in = gi < groups && row < p.n;
             const int64_t group = g0 + gi;
-            sv[j] = !in ? 0u : wide ? ((const uint32_t *)p.scales)[group * p.ld_scales + row]
-                                    : ((const uint16_t *)p.scales)[group * p.ld_scales + row];
-            zv[j] = in && p.zeros ? p.zeros[group * p.ld_zeros + row] : 8u;
+            sv[j] = !in ? 0u : wide ? ((const uint32_t *)e.scales)[group * p.ld_scales + row]
+                                    : ((const uint16_t *)e.scales)[group * p.ld_scales + row];
+            zv[j] = in && e.zeros ? e.zeros[group * p.ld_zeros + row] : 8u;
         }
 #pragma unroll
         for (int j = 0; j < BATCH; j++) {
@@ -160,7 +185,7 @@ TESS_DEVICE void quad_mma(float (&sums)[RB][TT][4], const uint4 (&w)[RB], const 
 // Ends on a barrier that every CTA of the cluster passes once no one reads
 // its shared memory any more, so that the next chunk may stage over it.
 template <int TT, int RB, bool F16>
-TESS_DEVICE void w4a16_chunk(const tess_w4a16_params &p, unsigned char *smem, int chunk) {
+TESS_DEVICE void w4a16_chunk(const tess_w4a16_params &p, const w4a16_expert &e, unsigned char *smem, int chunk) {
     using S = w4a16_smem<TT, RB>;
     const uint16_t *xs = (const uint16_t *)smem;
     const float2 *sz = (const float2 *)(smem + S::X_BYTES);
@@ -178,7 +203,7 @@ TESS_DEVICE void w4a16_chunk(const tess_w4a16_params &p, unsigned char *smem, in
     const uint4 *src[RB];
 #pragma unroll
     for (int r = 0; r < RB; r++)
-        src[r] = (const uint4 *)p.codes +
+        src[r] = e.codes +
                  ((int64_t)min(rb0 + r, row_blocks - 1) * (p.k / TESS_INT4_QUAD_K) + k0 / TESS_INT4_QUAD_K) * 32 +
                  lane;
     float acc[RB][TT][4] = {};
@@ -194,7 +219,7 @@ TESS_DEVICE void w4a16_chunk(const tess_w4a16_params &p, unsigned char *smem, in
         const int len = min(W4A16_STAGE_K, k0 + slice - kb); // whole groups
         if (kb != k0)
             __syncthreads(); // the last stage is read
-        stage<TT, RB, F16>(p, smem, row0, kb, len);
+        stage<TT, RB, F16>(p, e, smem, row0, kb, len);
         __syncthreads();
         const uint16_t *xq = xs + g * S::LDX + 2 * c;
         for (int gi = 0; gi < len / p.group; gi++) {
@@ -246,19 +271,20 @@ TESS_DEVICE void w4a16_chunk(const tess_w4a16_params &p, unsigned char *smem, in
         __syncthreads();
     const int outputs = S::ROWS * S::TOKENS, share = (outputs + p.split - 1) / p.split;
     const int begin = blockIdx.y * share, end = min(outputs, begin + share);
-    for (int e = begin + threadIdx.x; e < end; e += blockDim.x) {
+    for (int o = begin + threadIdx.x; o < end; o += blockDim.x) {
         float sum = 0.0f;
         if (p.split > 1) {
-            const uint32_t at = smem_u32(part + e);
+            const uint32_t at = smem_u32(part + o);
             for (int s = 0; s < p.split; s++)
                 sum += ld_shared_cluster_f32(at, (uint32_t)s);
         } else
-            sum = part[e];
-        // e's accumulator: lane el, element v of token tile tt of block wr (warp x RB + r)
-        const int el = e % 32, v = (e / 32) % 4, tt = (e / 128) % TT, wr = e / (128 * TT);
+            sum = part[o];
+        // o's accumulator: lane el, element v of token tile tt of block wr (warp x RB + r)
+        const int el = o % 32, v = (o / 32) % 4, tt = (o / 128) % TT, wr = o / (128 * TT);
         const int row = row0 + 16 * wr + tess_gemv_c_row(el, v), token = 8 * tt + tess_gemv_c_token(el, v);
-        if (row < p.n && token < p.m)
-            tess_epilogue_put(p.epi, 0, token, row, tess_epilogue_final(p.epi, sum, 0, 0, token, row));
+        if (row < p.n && token < e.m)
+            tess_epilogue_put(p.epi, e.index, token, row,
+                              tess_epilogue_final(p.epi, sum, e.index, e.index, token, row));
     }
     if (p.split > 1)
         cluster_sync(); // no CTA leaves or restages while another reads its partials
@@ -266,8 +292,10 @@ TESS_DEVICE void w4a16_chunk(const tess_w4a16_params &p, unsigned char *smem, in
         __syncthreads();
 }
 
-// The row chunks blockIdx.x, + gridDim.x, ...: one each, unless an SM
-// budget made the grid narrower than the chunks.
+// The experts blockIdx.z, + gridDim.z, ... and their row chunks
+// blockIdx.x, + gridDim.x, ...: one each, unless an SM budget made the grid
+// narrower. An expert without rows is skipped by every CTA of a cluster
+// alike (they share blockIdx.z), so no cluster barrier waits on a CTA gone.
 template <int TT, int RB, bool F16>
 __global__ void __launch_bounds__(W4A16_WARPS * 32, W4A16_MIN_CTAS_PER_SM)
     w4a16_gemv_kernel(const __grid_constant__ tess_w4a16_params p) {
@@ -277,8 +305,13 @@ __global__ void __launch_bounds__(W4A16_WARPS * 32, W4A16_MIN_CTAS_PER_SM)
     grid_dependency_wait();
     grid_dependents_launch();
     const int rows = 16 * RB * W4A16_WARPS, chunks = (p.n + rows - 1) / rows;
-    for (int chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x)
-        w4a16_chunk<TT, RB, F16>(p, smem, chunk);
+    for (int g = blockIdx.z; g < p.groups; g += gridDim.z) {
+        const w4a16_expert e = expert_of(p, g);
+        if (e.m == 0)
+            continue;
+        for (int chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x)
+            w4a16_chunk<TT, RB, F16>(p, e, smem, chunk);
+    }
 }
 
 // The kernels by token tiles (1, 2) and row blocks a warp (1, 2): X bf16 or
@@ -293,38 +326,46 @@ typedef struct w4a16_variant {
 static const w4a16_variant w4a16_variants[2][2] = {{W4A16_VARIANT(1, 1), W4A16_VARIANT(1, 2)},
                                                    {W4A16_VARIANT(2, 1), W4A16_VARIANT(2, 2)}};
 
-// The grid: two 16-row blocks a warp where that still gives the SMs
-// W4A16_CTAS_PER_SM CTAs with some K split, else one; then the fewest K
-// slices (at most TESS_W4A16_MAX_SPLIT, and at most one per group) that
+// The most experts a grid's z extent takes (CUDA's limit on gridDim.z); the
+// CTAs loop over the rest.
+#define W4A16_MAX_GRID_Z 65535
+
+// The grid (columns, K slices, experts): two 16-row blocks a warp where that
+// still gives the SMs W4A16_CTAS_PER_SM CTAs with some K split, counting
+// the CTAs of the experts expected to have rows, else one; then the fewest
+// K slices (at most TESS_W4A16_MAX_SPLIT, and at most one per group) that
 // reach that many CTAs, or the most there may be. Under an SM budget
 // (`budgeted`) one CTA an SM, and never more CTAs than SMs: the grid's
-// columns then take several row chunks each. Returns the grid's columns.
-static int choose_grid(tess_w4a16_params *p, int sms, int budgeted) {
+// columns and experts then take several row chunks and experts each.
+static dim3 choose_grid(tess_w4a16_params *p, int sms, int budgeted) {
     sms = sms > 0 ? sms : 1;
     const int64_t target = budgeted ? sms : (int64_t)W4A16_CTAS_PER_SM * sms;
     const int groups = p->k / p->group, most = groups < TESS_W4A16_MAX_SPLIT ? groups : TESS_W4A16_MAX_SPLIT;
-    int64_t ctas = 0;
+    const int64_t busy = p->expected_groups > 0 && p->expected_groups < p->groups ? p->expected_groups : p->groups;
+    int64_t chunks = 0;
     for (int rb = 2; rb >= 1; rb--) {
         const int64_t rows = 16 * rb * W4A16_WARPS;
-        ctas = (p->n + rows - 1) / rows;
+        chunks = (p->n + rows - 1) / rows;
         int split = 1;
-        while (split < most && ctas * split < target)
+        while (split < most && chunks * busy * split < target)
             split++;
         p->rows_per_warp = rb, p->split = split;
-        if (ctas * split >= target)
+        if (chunks * busy * split >= target)
             break;
     }
-    if (budgeted) {
-        while (p->split > 1 && p->split > sms)
-            p->split--;
-        const int64_t columns = sms / p->split;
-        return (int)(ctas < columns ? ctas : columns);
-    }
-    return (int)ctas;
+    int64_t z = p->groups < W4A16_MAX_GRID_Z ? p->groups : W4A16_MAX_GRID_Z;
+    if (!budgeted)
+        return dim3((unsigned)chunks, (unsigned)p->split, (unsigned)z);
+    while (p->split > 1 && p->split > sms)
+        p->split--;
+    const int64_t clusters = sms / p->split; // at most sms CTAs: clusters of split
+    z = z < clusters ? z : clusters;
+    const int64_t columns = clusters / z;
+    return dim3((unsigned)(chunks < columns ? chunks : columns), (unsigned)p->split, (unsigned)z);
 }
 
 extern "C" tess_status tess_launch_w4a16_gemv(tess_w4a16_params *p, int sms, int budgeted, void *stream) {
-    const int columns = choose_grid(p, sms, budgeted);
+    const dim3 grid = choose_grid(p, sms, budgeted);
     const w4a16_variant *v = &w4a16_variants[p->m <= 8 ? 0 : 1][p->rows_per_warp - 1];
     const w4a16_kernel_fn kernel = p->x_f16 ? v->f16 : v->bf16;
     const size_t smem = v->smem;
@@ -334,7 +375,7 @@ extern "C" tess_status tess_launch_w4a16_gemv(tess_w4a16_params *p, int sms, int
     if (s != TESS_STATUS_SUCCESS)
         return s;
     cudaLaunchConfig_t config = {};
-    config.gridDim = dim3((unsigned)columns, (unsigned)p->split);
+    config.gridDim = grid;
     config.blockDim = dim3(W4A16_WARPS * 32);
     config.dynamicSmemBytes = smem;
     config.stream = (cudaStream_t)stream;
