@@ -35,8 +35,8 @@ ROTATE_BYTES = 120 << 20  # active sets taken in turn: past twice the H100's 50 
 COLUMNS = ["n", "k", "experts", "active", "m", "provider", "us", "weight_gbs", "vs_copy", "vs_tinygemm", "rel_error",
            "note"]
 COLUMN_DOC = """# columns: n x k each expert's weight; experts E, `active` of them with m rows each; provider as
-# bench/w4a16_moe.py says; us = median time; weight_gbs = the active experts' 4-bit bytes (codes, scales, zeros)
-# per second (copy: read + written); vs_copy = weight_gbs / the copy row's; vs_tinygemm = its time / this row's;
+# bench/w4a16_moe.py says; us = median time; weight_gbs = the active experts' bytes each provider reads (codes,
+# and tessera's scales and zeros, tinygemm's (scale, offset) pairs) per second (copy: the codes read + written); vs_copy = weight_gbs / the copy row's; vs_tinygemm = its time / this row's;
 # rel_error of tessera's active rows against float64 of the dequantized experts
 """
 
@@ -109,7 +109,8 @@ def main():
             fns = {"tessera masked": tessera_masked, "tinygemm loop": tinygemm_loop, "copy": copy}
             result = timed(timer, fns, args.rounds)
             ms = {name: t for name, (t, _) in result.items()}
-            nbytes = {"tessera masked": active * expert_bytes, "tinygemm loop": active * expert_bytes,
+            tinygemm_bytes = n * k // 2 + (k // GROUP) * n * 4  # its (scale, offset) pairs: 4 bytes a group row
+            nbytes = {"tessera masked": active * expert_bytes, "tinygemm loop": active * tinygemm_bytes,
                       "copy": 2 * active * (n * k // 2)}
             copy_gbs = nbytes["copy"] / ms["copy"] / 1e6
             bad = error > 1e-2

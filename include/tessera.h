@@ -619,7 +619,7 @@ typedef struct tess_w4a16_desc {
     int64_t m, n, k;
     int64_t group_size;          /* k per scale and zero point: 64 or 128, dividing k */
     tess_matrix_desc x;          /* m x k, bf16 or f16, row-major, ld a multiple of 8 */
-    tess_matrix_desc d;          /* m x n, bf16, f16 or f32, either order (batch_stride ignored) */
+    tess_matrix_desc d;          /* m x n, bf16, f16 or f32, either order (batch_stride: experts, masked call) */
     tess_dtype scale_type;       /* f32, f16 or bf16 */
     int64_t ld_scales;           /* scales are [k / group_size][n] (AWQ's and GPTQ's layout), rows ld_scales apart */
     int32_t zero_points;         /* 1: uint8 zero points [k / group_size][n], rows ld_zeros apart, each
@@ -654,8 +654,9 @@ TESS_API tess_status tess_gemm_w4a16(tess_handle handle, const tess_w4a16_desc *
  * (w_packed + g w_group_stride bytes, its scales and zero points the group
  * strides on) and writes those rows only: rows past masked_m[g] are neither
  * read nor written. A bias is [G][n] (epilogue.bias_batch_stride). m from
- * 1 to 16; one launch, no host synchronization (CUDA graphs), and an expert
- * with no rows reads nothing. Pack a [G][n][k] "rows" weight with one
+ * 1 to 16; x.batch_stride a whole 16 bytes (0: one x for every expert).
+ * One launch, no host synchronization (CUDA graphs); an expert with no
+ * rows reads nothing. Pack a [G][n][k] "rows" weight with one
  * tess_pack_int4 of G n rows (each expert's blocks follow the last's). */
 TESS_API tess_status tess_gemm_w4a16_masked(tess_handle handle, const tess_w4a16_desc *desc, const int32_t *masked_m,
                                             const void *x, const void *w_packed, const void *scales,

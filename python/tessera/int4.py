@@ -267,6 +267,10 @@ def w4a16_gemm_masked(x, w, scales, masked_m, zeros=None, *, group_size=None, bi
                                 f"strides {tuple(w.stride())}")
     n, k, group, stype, ld_scales, ld_zeros = _checked_weight(w[0], scales[0], zeros[0] if zeros is not None else None,
                                                               group_size)
+    for t, what in ((scales, "scales"), (zeros, "zeros")):
+        if t is not None and experts > 1 and t.stride(0) < (int(t.shape[1]) - 1) * t.stride(1) + n:
+            raise InvalidValueError(f"{what}: the experts' tables overlap (stride {t.stride(0)} along the experts, "
+                                    f"e.g. one table expanded to all); pass one per expert ({what}.contiguous())")
     if int(x.shape[2]) != k:
         raise InvalidValueError(f"x has K={int(x.shape[2])} but the experts' weights K={k} (w's shape is (E, N, K/2))")
     if m < 1 or m > MAX_DECODE_M:
@@ -282,7 +286,7 @@ def w4a16_gemm_masked(x, w, scales, masked_m, zeros=None, *, group_size=None, bi
     # rows 16-byte aligned with leading dimensions and expert strides of whole 16 bytes (the staging's loads)
     if x.stride(2) != 1 or x.data_ptr() % 16 or x.stride(1) % 8 or x.stride(0) % 8 or \
             (m > 1 and x.stride(1) < k) or (experts > 1 and x.stride(0) < (m - 1) * x.stride(1) + k):
-        x = x.contiguous()
+        x = x.clone(memory_format=torch.contiguous_format)
     out = torch.empty((experts, m, n), dtype=out_dtype, device=x.device)
     d = _desc(m, n, k, group, stype, ld_scales, ld_zeros, zeros, as_dtype(x.dtype))
     d.x = TesseraDesc(int(as_dtype(x.dtype)), 1, m, k, x.stride(1) if m > 1 else k, x.stride(0))

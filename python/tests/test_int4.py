@@ -170,6 +170,8 @@ def test_masked_refusals_before_the_device():
         tessera.w4a16_gemm_masked(x, w, s, mm, expected_experts=4)
     with pytest.raises(InvalidValueError, match="packed experts"):
         tessera.w4a16_gemm_masked(x, w.transpose(1, 2), s, mm)
+    with pytest.raises(InvalidValueError, match="scales: the experts' tables overlap"):
+        tessera.w4a16_gemm_masked(x, w, s[:1].expand(3, 2, 64), mm)
     with pytest.raises(InvalidValueError, match="cpu memory"):
         tessera.w4a16_gemm_masked(x, w, s, mm)
 
@@ -189,6 +191,8 @@ def test_w4a16_gemm_masked_against_torch(torch, with_zeros):
     bias = torch.randn(experts, n, generator=g, device="cuda")
     w = tessera.pack_int4(pack_words(torch, codes.reshape(experts * n, k), "rows"), "rows").reshape(experts, n, k // 2)
     masked = torch.tensor([0, 6, 3, 9, -1], dtype=torch.int32, device="cuda")
+    flat = torch.empty(x.numel() + 8, dtype=x.dtype, device="cuda")
+    x = flat[1:1 + x.numel()].view(x.shape).copy_(x)  # misaligned by 2 bytes: the wrapper copies it
     y = tessera.w4a16_gemm_masked(x, w, scales, masked, zeros, bias=bias, activation="silu",
                                   out_dtype=torch.float32, expected_experts=2)
     assert y.shape == (experts, m, n) and y.dtype == torch.float32

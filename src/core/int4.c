@@ -130,7 +130,8 @@ static tess_status check_experts(const tess_w4a16_desc *desc, const int32_t *mas
     if (!masked) {
         if (g != 1)
             return tess_fail(TESS_STATUS_INVALID_VALUE,
-                             "%s: groups=%" PRId64 "; experts go to tess_gemm_w4a16_masked (groups 0 or 1 here)",
+                             "%s: groups=%" PRId64 "; one weight here (groups 0 or 1): experts go to "
+                             "tess_gemm_w4a16_masked, and are dequantized one at a time",
                              caller, desc->groups);
         return TESS_STATUS_SUCCESS;
     }
@@ -161,9 +162,11 @@ static tess_status check_experts(const tess_w4a16_desc *desc, const int32_t *mas
                          "%s: zeros_group_stride=%" PRId64 " is shorter than one expert's zero points (%" PRId64
                          " elements); 0 takes k / group_size * ld_zeros",
                          caller, desc->zeros_group_stride, zero_span);
+    const int64_t zeros_stride =
+        !desc->zero_points ? 0 : desc->zeros_group_stride ? desc->zeros_group_stride : groups * desc->ld_zeros;
     const int64_t strides[3] = {desc->w_group_stride ? desc->w_group_stride : packed,
                                 desc->scales_group_stride ? desc->scales_group_stride : groups * desc->ld_scales,
-                                desc->zeros_group_stride ? desc->zeros_group_stride : groups * desc->ld_zeros};
+                                zeros_stride};
     for (int i = 0; i < 3; i++)
         if (strides[i] > INT64_MAX / 8 / g)
             return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: %" PRId64 " experts' weights span more than 64-bit offsets",
@@ -228,7 +231,9 @@ static tess_w4a16_params params_of(const tess_w4a16_desc *desc, const void *x, c
     p.x_group_stride = desc->x.batch_stride;
     p.codes_group_stride = desc->w_group_stride ? desc->w_group_stride : desc->n * desc->k / 2;
     p.scales_group_stride = desc->scales_group_stride ? desc->scales_group_stride : groups * desc->ld_scales;
-    p.zeros_group_stride = desc->zeros_group_stride ? desc->zeros_group_stride : groups * desc->ld_zeros;
+    p.zeros_group_stride = !desc->zero_points        ? 0
+                           : desc->zeros_group_stride ? desc->zeros_group_stride
+                                                      : groups * desc->ld_zeros;
     return p;
 }
 
@@ -321,6 +326,8 @@ TESS_API tess_status tess_dequantize_int4(tess_handle handle, const tess_w4a16_d
         s = tess_w4a16_accept(desc, &full, caller);
     if (s == TESS_STATUS_SUCCESS)
         s = tess_int4_weight_check(&full, w_packed, scales, zeros, caller);
+    if (s == TESS_STATUS_SUCCESS)
+        s = check_experts(&full, NULL, 0, caller);
     if (s != TESS_STATUS_SUCCESS)
         return s;
     if (full.x.dtype != TESS_DTYPE_BF16 && full.x.dtype != TESS_DTYPE_F16)

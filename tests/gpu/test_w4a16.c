@@ -276,11 +276,14 @@ static void test_masked(tess_handle h) {
         d.group_size = tess_rng_range(&rng, 0, 1) ? 128 : 64;
         d.m = trial == 1 ? 16 : tess_rng_range(&rng, 1, 16);
         d.n = 16 * tess_rng_range(&rng, 1, trial % 3 == 2 ? 200 : 30);
-        d.k = d.group_size * tess_rng_range(&rng, 1, 1024 / d.group_size);
+        d.k = d.group_size * tess_rng_range(&rng, 1, 2560 / d.group_size); /* past 1024: more than one stage */
         const int64_t m = d.m, n = d.n, k = d.k, groups = k / d.group_size, packed = n * k / 2;
         d.x = (tess_matrix_desc){x_types[tess_rng_range(&rng, 0, 1)], TESS_ORDER_ROW, m, k, k + 8 * tess_rng_range(&rng, 0, 1), 0};
-        d.x.batch_stride = m * d.x.ld + 8 * tess_rng_range(&rng, 0, 2);
-        d.d = (tess_matrix_desc){d_types[tess_rng_range(&rng, 0, 2)], TESS_ORDER_ROW, m, n, n + tess_rng_range(&rng, 0, 3), 0};
+        /* every fifth trial one x for all experts (batch stride 0); every third a column-major D */
+        d.x.batch_stride = trial % 5 == 4 ? 0 : m * d.x.ld + 8 * tess_rng_range(&rng, 0, 2);
+        const tess_order d_order = trial % 3 == 1 ? TESS_ORDER_COL : TESS_ORDER_ROW;
+        d.d = (tess_matrix_desc){d_types[tess_rng_range(&rng, 0, 2)], d_order, m, n,
+                                 (d_order == TESS_ORDER_ROW ? n : m) + tess_rng_range(&rng, 0, 3), 0};
         d.d.batch_stride = tess_matrix_span(&d.d, 1) + tess_rng_range(&rng, 0, 5);
         d.scale_type = s_types[tess_rng_range(&rng, 0, 2)];
         d.ld_scales = n + tess_rng_range(&rng, 0, 3);
@@ -294,7 +297,8 @@ static void test_masked(tess_handle h) {
             d.epilogue.bias_batch_stride = tess_rng_range(&rng, 0, 3) ? n + tess_rng_range(&rng, 0, 4) : 0;
         }
         d.epilogue.activation = (tess_activation)(tess_rng_range(&rng, 0, 1) ? 0 : tess_rng_range(&rng, 1, 4));
-        const int budget = trial % 4 == 3 ? (int)tess_rng_range(&rng, 2, 16) : 0;
+        /* every other trial under an SM budget of 2-16: the CTAs take (expert, row chunk) items in turn */
+        const int budget = trial % 2 ? (int)tess_rng_range(&rng, 2, 16) : 0;
         CHECK_STATUS(tess_set_sm_budget(h, budget), TESS_STATUS_SUCCESS);
         const int64_t w_stride = d.w_group_stride ? d.w_group_stride : packed;
         const int64_t s_stride = d.scales_group_stride ? d.scales_group_stride : groups * d.ld_scales;
@@ -319,7 +323,7 @@ static void test_masked(tess_handle h) {
             bias = malloc(bias_bytes);
             tess_fill_normal(bias, d.epilogue.bias_type, count, 1.0, &rng);
         }
-        int32_t masked[6];
+        int32_t masked[6] = {0};
         for (int64_t g = 0; g < g_count; g++)
             masked[g] = (int32_t)(g == 0 && trial == 1 ? 16 : tess_rng_range(&rng, -2, m + 3));
 
@@ -423,6 +427,10 @@ static void test_refusals(tess_handle h) {
     CHECK_STATUS(tess_pack_int4(h, TESS_INT4_GPTQ, 256, 96, w, w), TESS_STATUS_INVALID_VALUE);
     CHECK_STATUS(tess_dequantize_int4(h, &d, w, s, NULL, TESS_DTYPE_F32, out, 256), TESS_STATUS_NOT_SUPPORTED);
     CHECK_STATUS(tess_dequantize_int4(h, &d, w, s, NULL, TESS_DTYPE_BF16, out, 255), TESS_STATUS_INVALID_VALUE);
+    tess_w4a16_desc experts = d;
+    experts.groups = 2; /* one weight at a time */
+    CHECK_STATUS(tess_dequantize_int4(h, &experts, w, s, NULL, TESS_DTYPE_BF16, out, 256), TESS_STATUS_INVALID_VALUE);
+    CHECK_STATUS(tess_gemm_w4a16(h, &experts, x, w, s, NULL, out, NULL), TESS_STATUS_INVALID_VALUE);
     CHECK_STATUS(tess_gemm_w4a16(h, &d, x, w, s, NULL, out, NULL), TESS_STATUS_SUCCESS);
     CHECK(cudaDeviceSynchronize() == cudaSuccess);
     cudaFree(x), cudaFree(w), cudaFree(s), cudaFree(out);

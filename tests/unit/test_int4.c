@@ -116,6 +116,7 @@ static void test_refusals(void) {
         {"scales unaligned", TESS_STATUS_INVALID_VALUE},
         {"x NULL", TESS_STATUS_INVALID_VALUE},
         {"experts in the single call", TESS_STATUS_INVALID_VALUE},
+        {"x NULL", TESS_STATUS_INVALID_VALUE},
     };
     const int count = (int)(sizeof cases / sizeof cases[0]);
     for (int i = 0; i < count; i++) {
@@ -193,6 +194,9 @@ static void test_masked_refusals(void) {
     d.zeros_group_stride = 56 * d.n;
     d.epilogue.bias = TESS_BIAS_COLUMNS, d.epilogue.bias_type = TESS_DTYPE_BF16, d.epilogue.bias_batch_stride = d.n;
     CHECK_STATUS(tess_w4a16_validate(&d, mm, 1, x, w, s, ZEROS, out, bias), TESS_STATUS_SUCCESS);
+    /* no zero points: ld_zeros and zeros_group_stride are not read, whatever they hold */
+    d = valid_masked(), d.zero_points = 0, d.ld_zeros = INT64_MAX, d.zeros_group_stride = 5;
+    CHECK_STATUS(tess_w4a16_validate(&d, mm, 1, x, w, s, NULL, out, NULL), TESS_STATUS_SUCCESS);
     const char *what[] = {"masked_m NULL",
                           "masked_m unaligned",
                           "groups negative",

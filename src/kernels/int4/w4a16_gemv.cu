@@ -292,10 +292,12 @@ TESS_DEVICE void w4a16_chunk(const tess_w4a16_params &p, const w4a16_expert &e, 
         __syncthreads();
 }
 
-// The experts blockIdx.z, + gridDim.z, ... and their row chunks
-// blockIdx.x, + gridDim.x, ...: one each, unless an SM budget made the grid
-// narrower. An expert without rows is skipped by every CTA of a cluster
-// alike (they share blockIdx.z), so no cluster barrier waits on a CTA gone.
+// The work items (expert, row chunk), expert-major, from this CTA's place in
+// the grid's x and z on, a grid's x z apart: one each, unless an SM budget
+// made the grid narrower, when the CTAs share out the items of the experts
+// with rows however those lie. An item of an expert without rows is
+// skipped by every CTA of a cluster alike (they share x and z), so no
+// cluster barrier waits on a CTA gone.
 template <int TT, int RB, bool F16>
 __global__ void __launch_bounds__(W4A16_WARPS * 32, W4A16_MIN_CTAS_PER_SM)
     w4a16_gemv_kernel(const __grid_constant__ tess_w4a16_params p) {
@@ -305,12 +307,13 @@ __global__ void __launch_bounds__(W4A16_WARPS * 32, W4A16_MIN_CTAS_PER_SM)
     grid_dependency_wait();
     grid_dependents_launch();
     const int rows = 16 * RB * W4A16_WARPS, chunks = (p.n + rows - 1) / rows;
-    for (int g = blockIdx.z; g < p.groups; g += gridDim.z) {
-        const w4a16_expert e = expert_of(p, g);
+    const int64_t items = (int64_t)p.groups * chunks;
+    for (int64_t item = (int64_t)blockIdx.z * gridDim.x + blockIdx.x; item < items;
+         item += (int64_t)gridDim.x * gridDim.z) {
+        const w4a16_expert e = expert_of(p, (int)(item / chunks));
         if (e.m == 0)
             continue;
-        for (int chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x)
-            w4a16_chunk<TT, RB, F16>(p, e, smem, chunk);
+        w4a16_chunk<TT, RB, F16>(p, e, smem, (int)(item % chunks));
     }
 }
 
@@ -326,17 +329,13 @@ typedef struct w4a16_variant {
 static const w4a16_variant w4a16_variants[2][2] = {{W4A16_VARIANT(1, 1), W4A16_VARIANT(1, 2)},
                                                    {W4A16_VARIANT(2, 1), W4A16_VARIANT(2, 2)}};
 
-// The most experts a grid's z extent takes (CUDA's limit on gridDim.z); the
-// CTAs loop over the rest.
-#define W4A16_MAX_GRID_Z 65535
-
 // The grid (columns, K slices, experts): two 16-row blocks a warp where that
 // still gives the SMs W4A16_CTAS_PER_SM CTAs with some K split, counting
 // the CTAs of the experts expected to have rows, else one; then the fewest
 // K slices (at most TESS_W4A16_MAX_SPLIT, and at most one per group) that
 // reach that many CTAs, or the most there may be. Under an SM budget
-// (`budgeted`) one CTA an SM, and never more CTAs than SMs: the grid's
-// columns and experts then take several row chunks and experts each.
+// (`budgeted`) one CTA an SM, and never more CTAs than SMs: the grid is one
+// row of columns that take the (expert, row chunk) items in turn.
 static dim3 choose_grid(tess_w4a16_params *p, int sms, int budgeted) {
     sms = sms > 0 ? sms : 1;
     const int64_t target = budgeted ? sms : (int64_t)W4A16_CTAS_PER_SM * sms;
@@ -353,15 +352,12 @@ static dim3 choose_grid(tess_w4a16_params *p, int sms, int budgeted) {
         if (chunks * busy * split >= target)
             break;
     }
-    int64_t z = p->groups < W4A16_MAX_GRID_Z ? p->groups : W4A16_MAX_GRID_Z;
     if (!budgeted)
-        return dim3((unsigned)chunks, (unsigned)p->split, (unsigned)z);
+        return dim3((unsigned)chunks, (unsigned)p->split, (unsigned)p->groups);
     while (p->split > 1 && p->split > sms)
         p->split--;
-    const int64_t clusters = sms / p->split; // at most sms CTAs: clusters of split
-    z = z < clusters ? z : clusters;
-    const int64_t columns = clusters / z;
-    return dim3((unsigned)(chunks < columns ? chunks : columns), (unsigned)p->split, (unsigned)z);
+    const int64_t clusters = sms / p->split, items = chunks * p->groups; // at most sms CTAs: clusters of split
+    return dim3((unsigned)(items < clusters ? items : clusters), (unsigned)p->split, 1);
 }
 
 extern "C" tess_status tess_launch_w4a16_gemv(tess_w4a16_params *p, int sms, int budgeted, void *stream) {
