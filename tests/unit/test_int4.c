@@ -116,7 +116,6 @@ static void test_refusals(void) {
         {"scales unaligned", TESS_STATUS_INVALID_VALUE},
         {"x NULL", TESS_STATUS_INVALID_VALUE},
         {"experts in the single call", TESS_STATUS_INVALID_VALUE},
-        {"x NULL", TESS_STATUS_INVALID_VALUE},
     };
     const int count = (int)(sizeof cases / sizeof cases[0]);
     for (int i = 0; i < count; i++) {
