@@ -619,13 +619,19 @@ typedef struct tess_w4a16_desc {
     int64_t m, n, k;
     int64_t group_size;          /* k per scale and zero point: 64 or 128, dividing k */
     tess_matrix_desc x;          /* m x k, bf16 or f16, row-major, ld a multiple of 8 */
-    tess_matrix_desc d;          /* m x n, bf16, f16 or f32, either order (batch_stride ignored) */
+    tess_matrix_desc d;          /* m x n, bf16, f16 or f32, either order (batch_stride: experts, masked call) */
     tess_dtype scale_type;       /* f32, f16 or bf16 */
     int64_t ld_scales;           /* scales are [k / group_size][n] (AWQ's and GPTQ's layout), rows ld_scales apart */
     int32_t zero_points;         /* 1: uint8 zero points [k / group_size][n], rows ld_zeros apart, each
                                     0..15 (larger ones are not defined); 0: every zero point is 8 */
     int64_t ld_zeros;
     tess_epilogue_desc epilogue; /* a bias (TESS_BIAS_COLUMNS: n values) and an activation; zero: none */
+    /* Experts (tess_gemm_w4a16_masked; the other calls read 0 or 1 only): */
+    int64_t groups;              /* experts G, up to 65535; 0 reads as 1 */
+    int64_t w_group_stride;      /* bytes from one expert's packed weight to the next, a multiple of 16 (0: n k / 2) */
+    int64_t scales_group_stride; /* elements from one expert's scales to the next (0: k / group_size * ld_scales) */
+    int64_t zeros_group_stride;  /* elements from one expert's zero points to the next (0: k / group_size * ld_zeros) */
+    int64_t expected_groups;     /* experts expected to have rows, for the grid's K split (0: all G) */
 } tess_w4a16_desc;
 
 /* Sets struct_size, group_size = 128 and the rest zero. */
@@ -639,6 +645,22 @@ TESS_API tess_status tess_w4a16_desc_init(tess_w4a16_desc *desc);
 TESS_API tess_status tess_gemm_w4a16(tess_handle handle, const tess_w4a16_desc *desc, const void *x,
                                      const void *w_packed, const void *scales, const uint8_t *zeros, void *d,
                                      const tess_epilogue_ptrs *ep);
+
+/* The decode GEMV over G experts (Mixture-of-Experts decoding with 4-bit
+ * experts), DeepGEMM's masked layout: x is G batches of m x k
+ * (x.batch_stride apart), d G batches of m x n (d.batch_stride apart, not
+ * overlapping); expert g multiplies the first masked_m[g] rows of its batch
+ * (device int32 [G]; values outside [0, m] are clamped) by its own weight
+ * (w_packed + g w_group_stride bytes, its scales and zero points the group
+ * strides on) and writes those rows only: rows past masked_m[g] are neither
+ * read nor written. A bias is [G][n] (epilogue.bias_batch_stride). m from
+ * 1 to 16; x.batch_stride a whole 16 bytes (0: one x for every expert).
+ * One launch, no host synchronization (CUDA graphs); an expert with no
+ * rows reads nothing. Pack a [G][n][k] "rows" weight with one
+ * tess_pack_int4 of G n rows (each expert's blocks follow the last's). */
+TESS_API tess_status tess_gemm_w4a16_masked(tess_handle handle, const tess_w4a16_desc *desc, const int32_t *masked_m,
+                                            const void *x, const void *w_packed, const void *scales,
+                                            const uint8_t *zeros, void *d, const tess_epilogue_ptrs *ep);
 
 /* out (n x k, row-major, ld_out >= k) = the weight of `desc` (its n, k,
  * group_size, scales and zero points; x.dtype names the rounding: (q - z)

@@ -4,6 +4,7 @@ activations that stream the 4-bit weight.
     w = tessera.pack_int4(qweight, "awq")                  # AutoAWQ's qweight [K, N/8] int32
     zeros = tessera.unpack_int4_zeros(qzeros, "awq")       # [K/G, N/8] int32 -> [K/G, N] uint8
     y = tessera.w4a16_gemm(x, w, scales, zeros)            # x [M, K] bf16/f16, scales [K/G, N]
+    y = tessera.w4a16_gemm_masked(x, w, scales, masked_m)  # experts: x [E, M, K], w [E, N, K/2], ...
 
 The weight W (N x K, N output features) is W[n, k] = (q - z) * s with the code q (0..15) and
 the zero point z (0..15) and scale s of (k // G, n), G the group size (64 or 128); without zeros
@@ -34,7 +35,9 @@ class W4A16DescStruct(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint32), ("m", ctypes.c_int64), ("n", ctypes.c_int64), ("k", ctypes.c_int64),
                 ("group_size", ctypes.c_int64), ("x", TesseraDesc), ("d", TesseraDesc), ("scale_type", ctypes.c_int),
                 ("ld_scales", ctypes.c_int64), ("zero_points", ctypes.c_int32), ("ld_zeros", ctypes.c_int64),
-                ("epilogue", EpilogueDescStruct)]
+                ("epilogue", EpilogueDescStruct), ("groups", ctypes.c_int64), ("w_group_stride", ctypes.c_int64),
+                ("scales_group_stride", ctypes.c_int64), ("zeros_group_stride", ctypes.c_int64),
+                ("expected_groups", ctypes.c_int64)]
 
 
 def _tensor(t, what):
@@ -223,4 +226,81 @@ def w4a16_gemm(x, w, scales, zeros=None, *, group_size=None, bias=None, activati
                                      ctypes.c_void_p(w.data_ptr()), ctypes.c_void_p(scales.data_ptr()),
                                      ctypes.c_void_p(zeros.data_ptr() if zeros is not None else None),
                                      ctypes.c_void_p(out.data_ptr()), _epilogue_ptrs(_ptr(bias))))
+    return out
+
+
+def w4a16_gemm_masked(x, w, scales, masked_m, zeros=None, *, group_size=None, bias=None, activation=None,
+                      out_dtype=None, expected_experts=None, handle=None):
+    """Experts' decode products with 4-bit weights (Mixture-of-Experts decoding; DeepGEMM's masked
+    layout): out[e, :masked_m[e]] = activation(x[e, :masked_m[e]] @ W_e.T + bias[e]) for x
+    (E, M, K) bf16 or f16 with M <= 16, w (E, N, K/2) uint8 (each expert's pack_int4; a "rows"
+    weight of all E experts, (E N, K/8), packs in one call), scales (E, K/G, N), zeros (E, K/G, N)
+    uint8 or None, masked_m (E,) int32 on the GPU (values outside [0, M] clamped), bias (N,) or
+    (E, N). One kernel, no host synchronization (CUDA graphs); an expert with no rows reads
+    nothing. Rows of the output past masked_m[e] are not written (torch.empty's contents).
+    expected_experts: how many experts are expected to have rows (the grid's K split; None: E)."""
+    import torch
+    _tensor(x, "x")
+    if x.dtype not in (torch.bfloat16, torch.float16) or x.dim() != 3:
+        raise InvalidValueError(f"x: expected a 3-D (E, M, K) bfloat16 or float16 tensor, got {x.dtype} of shape "
+                                f"{tuple(x.shape)}")
+    for t, what, dims in ((w, "w", 3), (scales, "scales", 3), (masked_m, "masked_m", 1)) + \
+            (((zeros, "zeros", 3),) if zeros is not None else ()):
+        _tensor(t, what)
+        if t.dim() != dims:
+            raise InvalidValueError(f"{what}: expected {dims} dimensions with the experts first, got shape "
+                                    f"{tuple(t.shape)}")
+    experts, m = int(x.shape[0]), int(x.shape[1])
+    for t, what in ((w, "w"), (scales, "scales"), (masked_m, "masked_m")) + (((zeros, "zeros"),) if zeros is not None
+                                                                              else ()):
+        if int(t.shape[0]) != experts:
+            raise InvalidValueError(f"{what} has {int(t.shape[0])} experts but x has {experts}")
+    if experts < 1 or experts > 65535:
+        raise InvalidValueError(f"x: {experts} experts; 1 to 65535")
+    if masked_m.dtype != torch.int32 or masked_m.stride(0) != 1:
+        raise InvalidValueError(f"masked_m: expected a contiguous int32 tensor of shape (E,), got {masked_m.dtype} "
+                                f"with stride {tuple(masked_m.stride())}")
+    if w.dtype != torch.uint8 or w.stride(2) != 1 or w.stride(1) != int(w.shape[2]) or w.stride(0) % 16 or \
+            w.stride(0) < int(w.shape[1]) * int(w.shape[2]):
+        raise InvalidValueError(f"w: expected packed experts (uint8 (E, N, K/2), each expert's rows contiguous and "
+                                f"the experts 16 bytes apart at least), got {w.dtype} of shape {tuple(w.shape)} and "
+                                f"strides {tuple(w.stride())}")
+    n, k, group, stype, ld_scales, ld_zeros = _checked_weight(w[0], scales[0], zeros[0] if zeros is not None else None,
+                                                              group_size)
+    for t, what in ((scales, "scales"), (zeros, "zeros")):
+        if t is not None and experts > 1 and t.stride(0) < (int(t.shape[1]) - 1) * t.stride(1) + n:
+            raise InvalidValueError(f"{what}: the experts' tables overlap (stride {t.stride(0)} along the experts, "
+                                    f"e.g. one table expanded to all); pass one per expert ({what}.contiguous())")
+    if int(x.shape[2]) != k:
+        raise InvalidValueError(f"x has K={int(x.shape[2])} but the experts' weights K={k} (w's shape is (E, N, K/2))")
+    if m < 1 or m > MAX_DECODE_M:
+        raise InvalidValueError(f"x: M={m} rows an expert; the masked 4-bit GEMV takes 1 to {MAX_DECODE_M}")
+    if expected_experts is not None and not 0 <= int(expected_experts) <= experts:
+        raise InvalidValueError(f"expected_experts={expected_experts}: 0 to E={experts}")
+    out_dtype = x.dtype if out_dtype is None else out_dtype
+    if out_dtype not in (torch.bfloat16, torch.float16, torch.float32):
+        raise InvalidValueError(f"out_dtype {out_dtype}: torch.bfloat16, torch.float16 or torch.float32")
+    device = x.device.index or 0
+    _on_gpu(device, (x, "x"), (w, "w"), (scales, "scales"), (zeros, "zeros"), (masked_m, "masked_m"))
+    ep = epilogue.grouped_epilogue(bias, activation, experts, n, device)
+    # rows 16-byte aligned with leading dimensions and expert strides of whole 16 bytes (the staging's loads)
+    if x.stride(2) != 1 or x.data_ptr() % 16 or x.stride(1) % 8 or x.stride(0) % 8 or \
+            (m > 1 and x.stride(1) < k) or (experts > 1 and x.stride(0) < (m - 1) * x.stride(1) + k):
+        x = x.clone(memory_format=torch.contiguous_format)
+    out = torch.empty((experts, m, n), dtype=out_dtype, device=x.device)
+    d = _desc(m, n, k, group, stype, ld_scales, ld_zeros, zeros, as_dtype(x.dtype))
+    d.x = TesseraDesc(int(as_dtype(x.dtype)), 1, m, k, x.stride(1) if m > 1 else k, x.stride(0))
+    d.d = TesseraDesc(int(as_dtype(out_dtype)), 1, m, n, n, m * n)
+    d.epilogue = ep.desc()
+    d.groups, d.w_group_stride = experts, w.stride(0)
+    d.scales_group_stride = scales.stride(0)
+    d.zeros_group_stride = zeros.stride(0) if zeros is not None else 0
+    d.expected_groups = int(expected_experts) if expected_experts is not None else 0
+    h = _handle(x, handle)
+    from .gemm import _epilogue_ptrs, _ptr
+    check(_lib.lib().tess_gemm_w4a16_masked(h._h, ctypes.byref(d), ctypes.c_void_p(masked_m.data_ptr()),
+                                            ctypes.c_void_p(x.data_ptr()), ctypes.c_void_p(w.data_ptr()),
+                                            ctypes.c_void_p(scales.data_ptr()),
+                                            ctypes.c_void_p(zeros.data_ptr() if zeros is not None else None),
+                                            ctypes.c_void_p(out.data_ptr()), _epilogue_ptrs(_ptr(bias))))
     return out

@@ -147,3 +147,59 @@ def test_w4a16_gemm_any_x_layout(torch):
         y = tessera.w4a16_gemm(x, w, scales, out_dtype=torch.float32)
         assert ((y.double() - want).norm() / want.norm()).item() < 1e-5
     assert tessera.w4a16_gemm(flat[:0].view(0, k), w, scales).shape == (0, n)
+
+
+def test_masked_refusals_before_the_device():
+    """w4a16_gemm_masked checks every tensor's shape against the others before the device."""
+    t = pytest.importorskip("torch")
+    x = t.zeros(3, 4, 256, dtype=t.bfloat16)
+    w = t.zeros(3, 64, 128, dtype=t.uint8)
+    s = t.zeros(3, 2, 64, dtype=t.float16)
+    mm = t.zeros(3, dtype=t.int32)
+    with pytest.raises(InvalidValueError, match=r"3-D \(E, M, K\)"):
+        tessera.w4a16_gemm_masked(x[0], w, s, mm)
+    with pytest.raises(InvalidValueError, match="w has 2 experts but x has 3"):
+        tessera.w4a16_gemm_masked(x, w[:2], s, mm)
+    with pytest.raises(InvalidValueError, match="masked_m: expected a contiguous int32"):
+        tessera.w4a16_gemm_masked(x, w, s, mm.long())
+    with pytest.raises(InvalidValueError, match="M=17 rows an expert"):
+        tessera.w4a16_gemm_masked(t.zeros(3, 17, 256, dtype=t.bfloat16), w, s, mm)
+    with pytest.raises(InvalidValueError, match="K=128 but the experts' weights K=256"):
+        tessera.w4a16_gemm_masked(t.zeros(3, 4, 128, dtype=t.bfloat16), w, s, mm)
+    with pytest.raises(InvalidValueError, match="expected_experts=4"):
+        tessera.w4a16_gemm_masked(x, w, s, mm, expected_experts=4)
+    with pytest.raises(InvalidValueError, match="packed experts"):
+        tessera.w4a16_gemm_masked(x, w.transpose(1, 2), s, mm)
+    with pytest.raises(InvalidValueError, match="scales: the experts' tables overlap"):
+        tessera.w4a16_gemm_masked(x, w, s[:1].expand(3, 2, 64), mm)
+    with pytest.raises(InvalidValueError, match="cpu memory"):
+        tessera.w4a16_gemm_masked(x, w, s, mm)
+
+
+@needs_gpu
+@pytest.mark.parametrize("with_zeros", [True, False])
+def test_w4a16_gemm_masked_against_torch(torch, with_zeros):
+    """Each expert's first masked_m rows (clamped to [0, M]) against float64 with its exact weight;
+    experts packed in one call of the stacked "rows" codes."""
+    g = torch.Generator(device="cuda").manual_seed(11 + with_zeros)
+    experts, m, n, k, group = 5, 6, 272, 768, 128
+    codes = torch.randint(0, 16, (experts, n, k), generator=g, device="cuda")
+    scales = (0.004 + 0.03 * torch.rand(experts, k // group, n, generator=g, device="cuda")).to(torch.bfloat16)
+    zeros = (torch.randint(0, 16, (experts, k // group, n), generator=g, device="cuda").to(torch.uint8)
+             if with_zeros else None)
+    x = torch.randn(experts, m, k, generator=g, device="cuda").to(torch.bfloat16)
+    bias = torch.randn(experts, n, generator=g, device="cuda")
+    w = tessera.pack_int4(pack_words(torch, codes.reshape(experts * n, k), "rows"), "rows").reshape(experts, n, k // 2)
+    masked = torch.tensor([0, 6, 3, 9, -1], dtype=torch.int32, device="cuda")
+    flat = torch.empty(x.numel() + 8, dtype=x.dtype, device="cuda")
+    x = flat[1:1 + x.numel()].view(x.shape).copy_(x)  # misaligned by 2 bytes: the wrapper copies it
+    y = tessera.w4a16_gemm_masked(x, w, scales, masked, zeros, bias=bias, activation="silu",
+                                  out_dtype=torch.float32, expected_experts=2)
+    assert y.shape == (experts, m, n) and y.dtype == torch.float32
+    for e in range(experts):
+        rows = max(0, min(m, int(masked[e])))
+        weight = reference_weight(torch, codes[e], scales[e], zeros[e] if zeros is not None else None, group, None)
+        want = torch.nn.functional.silu(x[e, :rows].double() @ weight.t() + bias[e].double())
+        if rows:
+            err = ((y[e, :rows].double() - want).norm() / want.norm()).item()
+            assert err < 1e-5, (e, err)

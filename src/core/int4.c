@@ -1,5 +1,6 @@
-/* The 4-bit weight API (W4A16): tess_pack_int4, tess_gemm_w4a16 and
- * tess_dequantize_int4 (validation here; the kernels in kernels/int4). */
+/* The 4-bit weight API (W4A16): tess_pack_int4, tess_gemm_w4a16,
+ * tess_gemm_w4a16_masked and tess_dequantize_int4 (validation here; the
+ * kernels in kernels/int4). */
 #include <inttypes.h>
 #include <stdint.h>
 
@@ -116,10 +117,70 @@ tess_status tess_int4_weight_check(const tess_w4a16_desc *desc, const void *w_pa
     return TESS_STATUS_SUCCESS;
 }
 
-tess_status tess_w4a16_validate(const tess_w4a16_desc *desc, const void *x, const void *w_packed, const void *scales,
-                                const uint8_t *zeros, const void *d, const void *bias) {
-    const char *caller = "tess_gemm_w4a16";
+/* Experts of a call: desc->groups, 0 read as 1. */
+static int64_t experts_of(const tess_w4a16_desc *desc) { return desc->groups ? desc->groups : 1; }
+
+/* The most experts a masked call takes (CUDA's limit on a grid's z extent). */
+#define TESS_W4A16_MAX_GROUPS 65535
+
+/* A masked call's experts (desc->groups, their weights' strides and
+ * masked_m); the single call's desc must not name any. */
+static tess_status check_experts(const tess_w4a16_desc *desc, const int32_t *masked_m, int masked, const char *caller) {
+    const int64_t g = experts_of(desc);
+    if (!masked) {
+        if (g != 1)
+            return tess_fail(TESS_STATUS_INVALID_VALUE,
+                             "%s: groups=%" PRId64 "; one weight here (groups 0 or 1): experts go to "
+                             "tess_gemm_w4a16_masked, and are dequantized one at a time",
+                             caller, desc->groups);
+        return TESS_STATUS_SUCCESS;
+    }
+    if (desc->groups < 0 || g > TESS_W4A16_MAX_GROUPS)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: groups=%" PRId64 " must be 1 to %d (0 reads as 1)", caller,
+                         desc->groups, TESS_W4A16_MAX_GROUPS);
+    if (desc->expected_groups < 0 || desc->expected_groups > g)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: expected_groups=%" PRId64 " must be 0 (all) to groups=%" PRId64,
+                         caller, desc->expected_groups, g);
+    tess_status s = check_pointer(masked_m, sizeof(int32_t), "masked_m", caller);
+    if (s != TESS_STATUS_SUCCESS)
+        return s;
+    const int64_t groups = desc->k / desc->group_size, packed = desc->n * desc->k / 2;
+    const int64_t scale_span = (groups - 1) * desc->ld_scales + desc->n;
+    const int64_t zero_span = desc->zero_points ? (groups - 1) * desc->ld_zeros + desc->n : 0;
+    if (desc->w_group_stride != 0 && (desc->w_group_stride < packed || desc->w_group_stride % 16))
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "%s: w_group_stride=%" PRId64 " must be 0 (n k / 2) or a multiple of 16 of at least one "
+                         "expert's packed bytes, %" PRId64,
+                         caller, desc->w_group_stride, packed);
+    if (desc->scales_group_stride != 0 && desc->scales_group_stride < scale_span)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "%s: scales_group_stride=%" PRId64 " is shorter than one expert's scales (%" PRId64
+                         " elements); 0 takes k / group_size * ld_scales",
+                         caller, desc->scales_group_stride, scale_span);
+    if (desc->zero_points && desc->zeros_group_stride != 0 && desc->zeros_group_stride < zero_span)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "%s: zeros_group_stride=%" PRId64 " is shorter than one expert's zero points (%" PRId64
+                         " elements); 0 takes k / group_size * ld_zeros",
+                         caller, desc->zeros_group_stride, zero_span);
+    const int64_t zeros_stride =
+        !desc->zero_points ? 0 : desc->zeros_group_stride ? desc->zeros_group_stride : groups * desc->ld_zeros;
+    const int64_t strides[3] = {desc->w_group_stride ? desc->w_group_stride : packed,
+                                desc->scales_group_stride ? desc->scales_group_stride : groups * desc->ld_scales,
+                                zeros_stride};
+    for (int i = 0; i < 3; i++)
+        if (strides[i] > INT64_MAX / 8 / g)
+            return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: %" PRId64 " experts' weights span more than 64-bit offsets",
+                             caller, g);
+    return TESS_STATUS_SUCCESS;
+}
+
+tess_status tess_w4a16_validate(const tess_w4a16_desc *desc, const int32_t *masked_m, int masked, const void *x,
+                                const void *w_packed, const void *scales, const uint8_t *zeros, const void *d,
+                                const void *bias) {
+    const char *caller = masked ? "tess_gemm_w4a16_masked" : "tess_gemm_w4a16";
     tess_status s = tess_int4_weight_check(desc, w_packed, scales, zeros, caller);
+    if (s == TESS_STATUS_SUCCESS)
+        s = check_experts(desc, masked_m, masked, caller);
     if (s != TESS_STATUS_SUCCESS)
         return s;
     if (desc->m < 1)
@@ -129,10 +190,15 @@ tess_status tess_w4a16_validate(const tess_w4a16_desc *desc, const void *x, cons
                          "%s: m=%" PRId64 " is more than %d tokens: the W4A16 kernel is a decode GEMV; for larger m "
                          "dequantize the weight once (tess_dequantize_int4) and call tess_gemm_fused",
                          caller, desc->m, TESS_W4A16_MAX_M);
-    const tess_operand_shape shapes[2] = {{&desc->x, 1, desc->m, desc->k, "x", "m x k"},
-                                          {&desc->d, 1, desc->m, desc->n, "d", "m x n"}};
+    const int64_t g = experts_of(desc);
+    const tess_operand_shape shapes[2] = {{&desc->x, g, desc->m, desc->k, "x", "m x k"},
+                                          {&desc->d, g, desc->m, desc->n, "d", "m x n"}};
     if ((s = tess_gemm_check_matrices(shapes, 2)))
         return s;
+    if (g > 1 && desc->d.batch_stride < tess_matrix_span(&desc->d, 1))
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "%s: d.batch_stride=%" PRId64 " makes the experts' outputs overlap; it must be at least %" PRId64,
+                         caller, desc->d.batch_stride, tess_matrix_span(&desc->d, 1));
     if (desc->x.dtype != TESS_DTYPE_BF16 && desc->x.dtype != TESS_DTYPE_F16)
         return tess_fail(TESS_STATUS_NOT_SUPPORTED, "%s: x is %s; W4A16 takes bf16 or f16 activations", caller,
                          tess_dtype_name(desc->x.dtype));
@@ -141,14 +207,14 @@ tess_status tess_w4a16_validate(const tess_w4a16_desc *desc, const void *x, cons
     if (desc->d.dtype != TESS_DTYPE_BF16 && desc->d.dtype != TESS_DTYPE_F16 && desc->d.dtype != TESS_DTYPE_F32)
         return tess_fail(TESS_STATUS_NOT_SUPPORTED, "%s: d is %s; W4A16 writes bf16, f16 or f32", caller,
                          tess_dtype_name(desc->d.dtype));
-    if ((s = check_pointer(x, 16, "x", caller)) || (s = tess_gemm_check_tma(&desc->x, x, 1, "x")))
+    if ((s = check_pointer(x, 16, "x", caller)) || (s = tess_gemm_check_tma(&desc->x, x, g, "x")))
         return s;
     if ((s = check_pointer(d, tess_dtype_size(desc->d.dtype), "d", caller)))
         return s;
     if (desc->epilogue.bias == TESS_BIAS_ROWS)
         return tess_fail(TESS_STATUS_NOT_SUPPORTED,
                          "%s: a W4A16 bias is per column (TESS_BIAS_COLUMNS: one value per output feature)", caller);
-    return tess_gemm_check_epilogue(&desc->epilogue, bias, desc->m, desc->n, 1, 0, caller);
+    return tess_gemm_check_epilogue(&desc->epilogue, bias, desc->m, desc->n, g, masked, caller);
 }
 
 /* The kernels' parameters for a validated descriptor. */
@@ -160,6 +226,14 @@ static tess_w4a16_params params_of(const tess_w4a16_desc *desc, const void *x, c
     p.scales = scales, p.ld_scales = desc->ld_scales, p.scale_type = desc->scale_type;
     p.zeros = desc->zero_points ? zeros : NULL, p.ld_zeros = desc->ld_zeros;
     p.m = (int)desc->m, p.n = (int)desc->n, p.k = (int)desc->k, p.group = (int)desc->group_size;
+    const int64_t groups = desc->k / desc->group_size;
+    p.groups = (int)experts_of(desc), p.expected_groups = (int)desc->expected_groups;
+    p.x_group_stride = desc->x.batch_stride;
+    p.codes_group_stride = desc->w_group_stride ? desc->w_group_stride : desc->n * desc->k / 2;
+    p.scales_group_stride = desc->scales_group_stride ? desc->scales_group_stride : groups * desc->ld_scales;
+    p.zeros_group_stride = !desc->zero_points        ? 0
+                           : desc->zeros_group_stride ? desc->zeros_group_stride
+                                                      : groups * desc->ld_zeros;
     return p;
 }
 
@@ -168,7 +242,7 @@ static tess_w4a16_params params_of(const tess_w4a16_desc *desc, const void *x, c
 static tess_gemm_desc epilogue_problem(const tess_w4a16_desc *desc) {
     tess_gemm_desc g;
     tess_gemm_desc_init(&g);
-    g.m = desc->m, g.n = desc->n, g.k = desc->k;
+    g.m = desc->m, g.n = desc->n, g.k = desc->k, g.batch = experts_of(desc);
     g.d = desc->d;
     g.epilogue = desc->epilogue;
     return g;
@@ -199,10 +273,11 @@ TESS_API tess_status tess_pack_int4(tess_handle handle, tess_int4_format format,
     return s;
 }
 
-TESS_API tess_status tess_gemm_w4a16(tess_handle handle, const tess_w4a16_desc *desc, const void *x,
-                                     const void *w_packed, const void *scales, const uint8_t *zeros, void *d,
-                                     const tess_epilogue_ptrs *ep) {
-    const char *caller = "tess_gemm_w4a16";
+/* tess_gemm_w4a16 and tess_gemm_w4a16_masked (masked_m and experts when `masked`). */
+static tess_status gemm_w4a16(tess_handle handle, const tess_w4a16_desc *desc, const int32_t *masked_m, int masked,
+                              const void *x, const void *w_packed, const void *scales, const uint8_t *zeros, void *d,
+                              const tess_epilogue_ptrs *ep) {
+    const char *caller = masked ? "tess_gemm_w4a16_masked" : "tess_gemm_w4a16";
     tess_status s = tess_handle_check(handle, caller);
     tess_w4a16_desc full;
     tess_epilogue_ptrs ptrs;
@@ -211,12 +286,13 @@ TESS_API tess_status tess_gemm_w4a16(tess_handle handle, const tess_w4a16_desc *
     if (s == TESS_STATUS_SUCCESS)
         s = tess_epilogue_ptrs_in(ep, &ptrs, caller);
     if (s == TESS_STATUS_SUCCESS)
-        s = tess_w4a16_validate(&full, x, w_packed, scales, zeros, d, ptrs.bias);
+        s = tess_w4a16_validate(&full, masked_m, masked, x, w_packed, scales, zeros, d, ptrs.bias);
     if (s == TESS_STATUS_SUCCESS)
         s = check_device(handle, caller);
     if (s != TESS_STATUS_SUCCESS)
         return s;
     tess_w4a16_params p = params_of(&full, x, w_packed, scales, zeros);
+    p.masked_m = masked ? masked_m : NULL;
     const tess_gemm_desc g = epilogue_problem(&full);
     p.epi = tess_epilogue_of(&g, NULL, d, ptrs.bias, NULL);
     p.early_launch = tess_handle_early_launch(handle);
@@ -226,6 +302,18 @@ TESS_API tess_status tess_gemm_w4a16(tess_handle handle, const tess_w4a16_desc *
     s = tess_launch_w4a16_gemv(&p, handle->info.sm_count, tess_handle_budgeted(handle), handle->stream);
     tess_handle_leave(handle, previous);
     return s;
+}
+
+TESS_API tess_status tess_gemm_w4a16(tess_handle handle, const tess_w4a16_desc *desc, const void *x,
+                                     const void *w_packed, const void *scales, const uint8_t *zeros, void *d,
+                                     const tess_epilogue_ptrs *ep) {
+    return gemm_w4a16(handle, desc, NULL, 0, x, w_packed, scales, zeros, d, ep);
+}
+
+TESS_API tess_status tess_gemm_w4a16_masked(tess_handle handle, const tess_w4a16_desc *desc, const int32_t *masked_m,
+                                            const void *x, const void *w_packed, const void *scales,
+                                            const uint8_t *zeros, void *d, const tess_epilogue_ptrs *ep) {
+    return gemm_w4a16(handle, desc, masked_m, 1, x, w_packed, scales, zeros, d, ep);
 }
 
 TESS_API tess_status tess_dequantize_int4(tess_handle handle, const tess_w4a16_desc *desc, const void *w_packed,
@@ -238,6 +326,8 @@ TESS_API tess_status tess_dequantize_int4(tess_handle handle, const tess_w4a16_d
         s = tess_w4a16_accept(desc, &full, caller);
     if (s == TESS_STATUS_SUCCESS)
         s = tess_int4_weight_check(&full, w_packed, scales, zeros, caller);
+    if (s == TESS_STATUS_SUCCESS)
+        s = check_experts(&full, NULL, 0, caller);
     if (s != TESS_STATUS_SUCCESS)
         return s;
     if (full.x.dtype != TESS_DTYPE_BF16 && full.x.dtype != TESS_DTYPE_F16)

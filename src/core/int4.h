@@ -22,10 +22,12 @@ tess_status tess_w4a16_accept(const tess_w4a16_desc *desc, tess_w4a16_desc *full
 tess_status tess_int4_weight_check(const tess_w4a16_desc *desc, const void *w_packed, const void *scales,
                                    const uint8_t *zeros, const char *caller);
 
-/* Checks every rule of tess_gemm_w4a16 for `desc` and the pointers (bias:
- * the epilogue's, or NULL). */
-tess_status tess_w4a16_validate(const tess_w4a16_desc *desc, const void *x, const void *w_packed, const void *scales,
-                                const uint8_t *zeros, const void *d, const void *bias);
+/* Checks every rule of tess_gemm_w4a16 (masked 0) or tess_gemm_w4a16_masked
+ * (masked 1, with masked_m and the experts) for `desc` and the pointers
+ * (bias: the epilogue's, or NULL). */
+tess_status tess_w4a16_validate(const tess_w4a16_desc *desc, const int32_t *masked_m, int masked, const void *x,
+                                const void *w_packed, const void *scales, const uint8_t *zeros, const void *d,
+                                const void *bias);
 
 /* Checks tess_pack_int4's arguments. */
 tess_status tess_int4_pack_check(tess_int4_format format, int64_t n, int64_t k, const int32_t *src,

@@ -8,6 +8,7 @@
  *    of either order and padded, bias and activation) against a float64
  *    sum with the exact weights (q - z) s, nothing written outside D, the
  *    same bits on a second run;
+ *  - tess_gemm_w4a16_masked over experts (test_masked's comment);
  *  - tess_dequantize_int4 bit for bit against the host's rounding, in both
  *    16-bit types through its quad kernel (rows 16-byte aligned) and its
  *    element kernel, nothing written outside the rows;
@@ -258,6 +259,152 @@ static void test_gemv(tess_handle h) {
     CHECK_STATUS(tess_set_sm_budget(h, 0), TESS_STATUS_SUCCESS);
 }
 
+/* Experts (tess_gemm_w4a16_masked): G random experts of their own codes, scales and zero points at
+ * random group strides (0: packed), x and D batches with gaps, masked_m drawn past both ends of
+ * [0, m] (clamped), a bias per expert, SM budgets. Each expert's first masked_m rows against
+ * float64 sums with its exact weights; every other byte of D's buffer untouched; the stacked
+ * packing the header promises (one tess_pack_int4 of G n rows) the same bytes as per expert. */
+static void test_masked(tess_handle h) {
+    static const tess_dtype x_types[2] = {TESS_DTYPE_BF16, TESS_DTYPE_F16};
+    static const tess_dtype d_types[3] = {TESS_DTYPE_BF16, TESS_DTYPE_F16, TESS_DTYPE_F32};
+    static const tess_dtype s_types[3] = {TESS_DTYPE_F32, TESS_DTYPE_F16, TESS_DTYPE_BF16};
+    for (int trial = 0; trial < 16; trial++) {
+        tess_w4a16_desc d;
+        tess_w4a16_desc_init(&d);
+        const int64_t g_count = trial == 0 ? 1 : tess_rng_range(&rng, 1, 6);
+        d.groups = g_count, d.expected_groups = tess_rng_range(&rng, 0, g_count);
+        d.group_size = tess_rng_range(&rng, 0, 1) ? 128 : 64;
+        d.m = trial == 1 ? 16 : tess_rng_range(&rng, 1, 16);
+        d.n = 16 * tess_rng_range(&rng, 1, trial % 3 == 2 ? 200 : 30);
+        d.k = d.group_size * tess_rng_range(&rng, 1, 2560 / d.group_size); /* past 1024: more than one stage */
+        const int64_t m = d.m, n = d.n, k = d.k, groups = k / d.group_size, packed = n * k / 2;
+        d.x = (tess_matrix_desc){x_types[tess_rng_range(&rng, 0, 1)], TESS_ORDER_ROW, m, k, k + 8 * tess_rng_range(&rng, 0, 1), 0};
+        /* every fifth trial one x for all experts (batch stride 0); every third a column-major D */
+        d.x.batch_stride = trial % 5 == 4 ? 0 : m * d.x.ld + 8 * tess_rng_range(&rng, 0, 2);
+        const tess_order d_order = trial % 3 == 1 ? TESS_ORDER_COL : TESS_ORDER_ROW;
+        d.d = (tess_matrix_desc){d_types[tess_rng_range(&rng, 0, 2)], d_order, m, n,
+                                 (d_order == TESS_ORDER_ROW ? n : m) + tess_rng_range(&rng, 0, 3), 0};
+        d.d.batch_stride = tess_matrix_span(&d.d, 1) + tess_rng_range(&rng, 0, 5);
+        d.scale_type = s_types[tess_rng_range(&rng, 0, 2)];
+        d.ld_scales = n + tess_rng_range(&rng, 0, 3);
+        d.zero_points = tess_rng_range(&rng, 0, 1);
+        d.ld_zeros = d.zero_points ? n + tess_rng_range(&rng, 0, 3) : 0;
+        d.w_group_stride = tess_rng_range(&rng, 0, 1) ? 0 : packed + 16 * tess_rng_range(&rng, 1, 8);
+        d.scales_group_stride = tess_rng_range(&rng, 0, 1) ? 0 : groups * d.ld_scales + tess_rng_range(&rng, 1, 7);
+        d.zeros_group_stride = d.zero_points && tess_rng_range(&rng, 0, 1) ? groups * d.ld_zeros + 3 : 0;
+        if (tess_rng_range(&rng, 0, 1)) {
+            d.epilogue.bias = TESS_BIAS_COLUMNS, d.epilogue.bias_type = s_types[tess_rng_range(&rng, 0, 2)];
+            d.epilogue.bias_batch_stride = tess_rng_range(&rng, 0, 3) ? n + tess_rng_range(&rng, 0, 4) : 0;
+        }
+        d.epilogue.activation = (tess_activation)(tess_rng_range(&rng, 0, 1) ? 0 : tess_rng_range(&rng, 1, 4));
+        /* every other trial under an SM budget of 2-16: the CTAs take (expert, row chunk) items in turn */
+        const int budget = trial % 2 ? (int)tess_rng_range(&rng, 2, 16) : 0;
+        CHECK_STATUS(tess_set_sm_budget(h, budget), TESS_STATUS_SUCCESS);
+        const int64_t w_stride = d.w_group_stride ? d.w_group_stride : packed;
+        const int64_t s_stride = d.scales_group_stride ? d.scales_group_stride : groups * d.ld_scales;
+        const int64_t z_stride = d.zeros_group_stride ? d.zeros_group_stride : groups * d.ld_zeros;
+        const size_t es = tess_dtype_size(d.scale_type);
+
+        /* the host's experts: codes [G][n][k], the strided scales, zero points, x, bias and masked_m */
+        uint8_t *q = random_codes(g_count * n, k);
+        const int64_t scale_count = (g_count - 1) * s_stride + groups * d.ld_scales;
+        void *scales = malloc((size_t)scale_count * es);
+        for (int64_t i = 0; i < scale_count; i++)
+            tess_store_from_f32(d.scale_type, scales, i, (float)(0.004 + 0.03 * tess_rng_uniform(&rng)));
+        const int64_t zero_count = d.zero_points ? (g_count - 1) * z_stride + groups * d.ld_zeros : 0;
+        uint8_t *zeros = d.zero_points ? malloc((size_t)zero_count) : NULL;
+        for (int64_t i = 0; i < zero_count; i++)
+            zeros[i] = (uint8_t)tess_rng_range(&rng, 0, 15);
+        size_t x_bytes = 0, bias_bytes = 0;
+        void *x = test_matrix_random(&d.x, g_count, &rng, &x_bytes), *bias = NULL;
+        if (d.epilogue.bias) {
+            const int64_t count = (g_count - 1) * d.epilogue.bias_batch_stride + n;
+            bias_bytes = (size_t)count * tess_dtype_size(d.epilogue.bias_type);
+            bias = malloc(bias_bytes);
+            tess_fill_normal(bias, d.epilogue.bias_type, count, 1.0, &rng);
+        }
+        int32_t masked[6] = {0};
+        for (int64_t g = 0; g < g_count; g++)
+            masked[g] = (int32_t)(g == 0 && trial == 1 ? 16 : tess_rng_range(&rng, -2, m + 3));
+
+        /* the device's: each expert packed at its stride (and all at once, where packed back to back) */
+        const size_t w_bytes = (size_t)((g_count - 1) * w_stride + packed);
+        unsigned char *dw = gpu_poisoned(w_bytes);
+        int32_t *src = int4_write_format(TESS_INT4_ROWS, q, g_count * n, k);
+        void *dsrc = gpu_upload(src, (size_t)(g_count * packed));
+        for (int64_t g = 0; g < g_count; g++)
+            CHECK_STATUS(tess_pack_int4(h, TESS_INT4_ROWS, n, k, (const int32_t *)dsrc + g * packed / 4, dw + g * w_stride),
+                         TESS_STATUS_SUCCESS);
+        if (w_stride == packed) {
+            void *stacked = gpu_upload(NULL, w_bytes);
+            CHECK_STATUS(tess_pack_int4(h, TESS_INT4_ROWS, g_count * n, k, dsrc, stacked), TESS_STATUS_SUCCESS);
+            unsigned char *a = malloc(w_bytes), *b = malloc(w_bytes);
+            CHECK(cudaMemcpy(a, dw, w_bytes, cudaMemcpyDeviceToHost) == cudaSuccess);
+            CHECK(cudaMemcpy(b, stacked, w_bytes, cudaMemcpyDeviceToHost) == cudaSuccess);
+            CHECKF(memcmp(a, b, w_bytes) == 0, "%lld experts packed at once differ from one by one", (long long)g_count);
+            free(a), free(b), cudaFree(stacked);
+        }
+        void *dx = gpu_upload(x, x_bytes), *ds = gpu_upload(scales, (size_t)scale_count * es);
+        uint8_t *dz = zeros ? gpu_upload(zeros, (size_t)zero_count) : NULL;
+        void *dbias = bias ? gpu_upload(bias, bias_bytes) : NULL, *dm = gpu_upload(masked, sizeof masked);
+        const size_t d_bytes = tess_matrix_bytes(&d.d, g_count);
+        unsigned char *dd = gpu_poisoned(d_bytes), *out = malloc(d_bytes + GPU_GUARD_BYTES);
+        tess_epilogue_ptrs ep = {sizeof ep, dbias, NULL, NULL, NULL, NULL};
+        CHECK_STATUS(tess_gemm_w4a16_masked(h, &d, dm, dx, dw, ds, dz, dd, &ep), TESS_STATUS_SUCCESS);
+        CHECK(cudaMemcpy(out, dd, d_bytes + GPU_GUARD_BYTES, cudaMemcpyDeviceToHost) == cudaSuccess);
+
+        /* each expert's rows against float64; every byte no expert row owns still poisoned */
+        const double unit = d.d.dtype == TESS_DTYPE_F32 ? 0.0 : d.d.dtype == TESS_DTYPE_F16 ? 0x1p-11 : 0x1p-8;
+        unsigned char *owned = calloc(d_bytes, 1);
+        double worst = 0.0, *w = malloc((size_t)k * sizeof *w);
+        for (int64_t g = 0; g < g_count; g++) {
+            const int64_t rows = masked[g] < 0 ? 0 : masked[g] > m ? m : masked[g];
+            const int4_host_weight hw = {n, k, d.group_size, q + g * n * k, d.scale_type,
+                                         (const char *)scales + g * s_stride * (int64_t)es, d.ld_scales,
+                                         zeros ? zeros + g * z_stride : NULL, d.ld_zeros};
+            for (int64_t row = 0; row < n; row++) {
+                const int checked = n <= 64 || row % 53 == 0 || row == n - 1;
+                if (checked)
+                    for (int64_t col = 0; col < k; col++)
+                        w[col] = int4_exact(&hw, row, col);
+                for (int64_t t = 0; t < rows; t++) {
+                    const int64_t at = tess_matrix_offset(&d.d, g, t, row);
+                    memset(owned + at * (int64_t)tess_dtype_size(d.d.dtype), 1, tess_dtype_size(d.d.dtype));
+                    if (!checked)
+                        continue;
+                    double sum = 0.0, mag = 0.0;
+                    for (int64_t col = 0; col < k; col++) {
+                        const double p = w[col] * tess_load_as_f32(d.x.dtype, x, tess_matrix_offset(&d.x, g, t, col));
+                        sum += p, mag += fabs(p);
+                    }
+                    if (bias)
+                        sum += tess_load_as_f32(d.epilogue.bias_type, bias, g * d.epilogue.bias_batch_stride + row);
+                    const double want = tess_ref_activate(d.epilogue.activation, sum);
+                    const double got = tess_load_as_f32(d.d.dtype, out, at);
+                    const double e = fabs(got - want) / (unit * fabs(want) + 1e-5 * (mag + 1.0));
+                    worst = isnan(got) ? INFINITY : e > worst ? e : worst;
+                }
+            }
+        }
+        int64_t strays = gpu_guard_touched(out, d_bytes);
+        for (size_t i = 0; i < d_bytes; i++)
+            strays += !owned[i] && out[i] != GPU_POISON;
+        CHECKF(worst <= 1.0 && strays == 0,
+               "masked: %lld experts (%lld expected) m=%lld n=%lld k=%lld group %lld (SM budget %d), strides w %lld "
+               "scales %lld zeros %lld, x %s, scales %s, zeros %d, d %s, bias %d (stride %lld), act %d: error %.3g of "
+               "its allowance, %lld bytes written outside the experts' rows",
+               (long long)g_count, (long long)d.expected_groups, (long long)m, (long long)n, (long long)k,
+               (long long)d.group_size, budget, (long long)d.w_group_stride, (long long)d.scales_group_stride,
+               (long long)d.zeros_group_stride, tess_dtype_name(d.x.dtype), tess_dtype_name(d.scale_type),
+               (int)d.zero_points, tess_dtype_name(d.d.dtype), d.epilogue.bias != 0,
+               (long long)d.epilogue.bias_batch_stride, (int)d.epilogue.activation, worst, (long long)strays);
+        free(q), free(scales), free(zeros), free(x), free(bias), free(src), free(out), free(owned), free(w);
+        cudaFree(dw), cudaFree(dsrc), cudaFree(dx), cudaFree(ds), cudaFree(dz), cudaFree(dbias), cudaFree(dm);
+        cudaFree(dd);
+    }
+    CHECK_STATUS(tess_set_sm_budget(h, 0), TESS_STATUS_SUCCESS);
+}
+
 /* The public calls refuse before touching the device: a dead handle, m past
  * the GEMV, a NULL descriptor, an old struct_size. */
 static void test_refusals(tess_handle h) {
@@ -280,6 +427,10 @@ static void test_refusals(tess_handle h) {
     CHECK_STATUS(tess_pack_int4(h, TESS_INT4_GPTQ, 256, 96, w, w), TESS_STATUS_INVALID_VALUE);
     CHECK_STATUS(tess_dequantize_int4(h, &d, w, s, NULL, TESS_DTYPE_F32, out, 256), TESS_STATUS_NOT_SUPPORTED);
     CHECK_STATUS(tess_dequantize_int4(h, &d, w, s, NULL, TESS_DTYPE_BF16, out, 255), TESS_STATUS_INVALID_VALUE);
+    tess_w4a16_desc experts = d;
+    experts.groups = 2; /* one weight at a time */
+    CHECK_STATUS(tess_dequantize_int4(h, &experts, w, s, NULL, TESS_DTYPE_BF16, out, 256), TESS_STATUS_INVALID_VALUE);
+    CHECK_STATUS(tess_gemm_w4a16(h, &experts, x, w, s, NULL, out, NULL), TESS_STATUS_INVALID_VALUE);
     CHECK_STATUS(tess_gemm_w4a16(h, &d, x, w, s, NULL, out, NULL), TESS_STATUS_SUCCESS);
     CHECK(cudaDeviceSynchronize() == cudaSuccess);
     cudaFree(x), cudaFree(w), cudaFree(s), cudaFree(out);
@@ -289,6 +440,7 @@ int main(void) {
     GPU_TEST_MAIN_START(h, workspace);
     gpu_timed("pack", test_pack, h);
     gpu_timed("gemv", test_gemv, h);
+    gpu_timed("masked", test_masked, h);
     gpu_timed("refusals", test_refusals, h);
     GPU_TEST_MAIN_END(h, workspace, "gpu_w4a16");
 }

@@ -87,7 +87,7 @@ static const uint8_t *const ZEROS = (const uint8_t *)(uintptr_t)0x30000;
 static void test_refusals(void) {
     tess_w4a16_desc d = valid_desc();
     void *x = P(0x10000), *w = P(0x20000), *s = P(0x28000), *out = P(0x40000), *bias = P(0x50000);
-    CHECK_STATUS(tess_w4a16_validate(&d, x, w, s, ZEROS, out, NULL), TESS_STATUS_SUCCESS);
+    CHECK_STATUS(tess_w4a16_validate(&d, NULL, 0, x, w, s, ZEROS, out, NULL), TESS_STATUS_SUCCESS);
     struct {
         const char *what;
         tess_status want;
@@ -115,6 +115,7 @@ static void test_refusals(void) {
         {"bias without its pointer", TESS_STATUS_INVALID_VALUE},
         {"scales unaligned", TESS_STATUS_INVALID_VALUE},
         {"x NULL", TESS_STATUS_INVALID_VALUE},
+        {"experts in the single call", TESS_STATUS_INVALID_VALUE},
     };
     const int count = (int)(sizeof cases / sizeof cases[0]);
     for (int i = 0; i < count; i++) {
@@ -145,8 +146,9 @@ static void test_refusals(void) {
         case 20: b.epilogue.bias = TESS_BIAS_COLUMNS, b.epilogue.bias_type = TESS_DTYPE_BF16; break;
         case 21: bs = P(0x28001); break;
         case 22: bx = NULL; break;
+        case 23: b.groups = 4; break;
         }
-        const tess_status got = tess_w4a16_validate(&b, bx, bw, bs, bz, out, bb);
+        const tess_status got = tess_w4a16_validate(&b, NULL, 0, bx, bw, bs, bz, out, bb);
         CHECKF(got == cases[i].want, "%s: %s, expected %s (%s)", cases[i].what, tess_status_name(got),
                tess_status_name(cases[i].want), tess_last_error());
         CHECKF(got == TESS_STATUS_SUCCESS || strlen(tess_last_error()) > 20, "%s: no sentence", cases[i].what);
@@ -154,7 +156,7 @@ static void test_refusals(void) {
     /* symmetric codes with a column bias and an activation: accepted */
     d.zero_points = 0, d.epilogue.bias = TESS_BIAS_COLUMNS, d.epilogue.bias_type = TESS_DTYPE_F32;
     d.epilogue.activation = TESS_ACT_SILU;
-    CHECK_STATUS(tess_w4a16_validate(&d, x, w, s, NULL, out, bias), TESS_STATUS_SUCCESS);
+    CHECK_STATUS(tess_w4a16_validate(&d, NULL, 0, x, w, s, NULL, out, bias), TESS_STATUS_SUCCESS);
 
     CHECK_STATUS(tess_int4_pack_check(TESS_INT4_AWQ, 4096, 7168, P(0x10000000), w), TESS_STATUS_SUCCESS);
     const int32_t *src = P(0x10000000);
@@ -167,10 +169,93 @@ static void test_refusals(void) {
     CHECK_STATUS(tess_int4_pack_check(TESS_INT4_ROWS, 4096, 7168, P(0x20100), w), TESS_STATUS_INVALID_VALUE);
 }
 
+/* A valid masked problem: 8 experts of 16 rows at most, x and d batches packed. */
+static tess_w4a16_desc valid_masked(void) {
+    tess_w4a16_desc d = valid_desc();
+    d.m = 16, d.x.rows = d.d.rows = 16;
+    d.groups = 8, d.expected_groups = 2;
+    d.x.batch_stride = d.m * d.k, d.d.batch_stride = d.m * d.n;
+    return d;
+}
+
+/* tess_gemm_w4a16_masked's own rules, one broken at a time, each refused with a sentence; the
+ * defaults (0 strides, 0 groups) and a shared x (batch stride 0) accepted. */
+static void test_masked_refusals(void) {
+    void *x = P(0x10000), *w = P(0x20000), *s = P(0x28000), *out = P(0x40000), *bias = P(0x50000);
+    const int32_t *mm = P(0x60000);
+    tess_w4a16_desc d = valid_masked();
+    CHECK_STATUS(tess_w4a16_validate(&d, mm, 1, x, w, s, ZEROS, out, NULL), TESS_STATUS_SUCCESS);
+    d.groups = 0, d.expected_groups = 0;
+    CHECK_STATUS(tess_w4a16_validate(&d, mm, 1, x, w, s, ZEROS, out, NULL), TESS_STATUS_SUCCESS);
+    d = valid_masked(), d.x.batch_stride = 0;
+    CHECK_STATUS(tess_w4a16_validate(&d, mm, 1, x, w, s, ZEROS, out, NULL), TESS_STATUS_SUCCESS);
+    d = valid_masked(), d.w_group_stride = d.n * d.k / 2 + 256, d.scales_group_stride = 56 * d.n + 8;
+    d.zeros_group_stride = 56 * d.n;
+    d.epilogue.bias = TESS_BIAS_COLUMNS, d.epilogue.bias_type = TESS_DTYPE_BF16, d.epilogue.bias_batch_stride = d.n;
+    CHECK_STATUS(tess_w4a16_validate(&d, mm, 1, x, w, s, ZEROS, out, bias), TESS_STATUS_SUCCESS);
+    /* no zero points: ld_zeros and zeros_group_stride are not read, whatever they hold */
+    d = valid_masked(), d.zero_points = 0, d.ld_zeros = INT64_MAX, d.zeros_group_stride = 5;
+    CHECK_STATUS(tess_w4a16_validate(&d, mm, 1, x, w, s, NULL, out, NULL), TESS_STATUS_SUCCESS);
+    const char *what[] = {"masked_m NULL",
+                          "masked_m unaligned",
+                          "groups negative",
+                          "groups past 65535",
+                          "expected_groups past groups",
+                          "w_group_stride short",
+                          "w_group_stride not whole 16 bytes",
+                          "scales_group_stride short",
+                          "zeros_group_stride short",
+                          "d's experts overlapping",
+                          "x's batch stride not whole 16 bytes",
+                          "bias per row",
+                          "bias_batch_stride short",
+                          "m = 17"};
+    const tess_status want[] = {TESS_STATUS_INVALID_VALUE, TESS_STATUS_INVALID_VALUE, TESS_STATUS_INVALID_VALUE,
+                                TESS_STATUS_INVALID_VALUE, TESS_STATUS_INVALID_VALUE, TESS_STATUS_INVALID_VALUE,
+                                TESS_STATUS_INVALID_VALUE, TESS_STATUS_INVALID_VALUE, TESS_STATUS_INVALID_VALUE,
+                                TESS_STATUS_INVALID_VALUE, TESS_STATUS_INVALID_VALUE, TESS_STATUS_NOT_SUPPORTED,
+                                TESS_STATUS_INVALID_VALUE, TESS_STATUS_NOT_SUPPORTED};
+    const int count = (int)(sizeof what / sizeof what[0]);
+    for (int i = 0; i < count; i++) {
+        tess_w4a16_desc b = valid_masked();
+        const int32_t *bm = mm;
+        void *bb = NULL;
+        switch (i) {
+        case 0: bm = NULL; break;
+        case 1: bm = P(0x60002); break;
+        case 2: b.groups = -1; break;
+        case 3: b.groups = 65536, b.expected_groups = 0; break;
+        case 4: b.expected_groups = 9; break;
+        case 5: b.w_group_stride = b.n * b.k / 2 - 16; break;
+        case 6: b.w_group_stride = b.n * b.k / 2 + 8; break;
+        case 7: b.scales_group_stride = 55 * b.n; break;
+        case 8: b.zeros_group_stride = 55 * b.n + b.n - 1; break;
+        case 9: b.d.batch_stride = b.m * b.n - 1; break;
+        case 10: b.x.batch_stride = b.m * b.k + 4; break;
+        case 11: b.epilogue.bias = TESS_BIAS_ROWS, b.epilogue.bias_type = TESS_DTYPE_BF16, bb = bias; break;
+        case 12:
+            b.epilogue.bias = TESS_BIAS_COLUMNS, b.epilogue.bias_type = TESS_DTYPE_BF16;
+            b.epilogue.bias_batch_stride = b.n - 1, bb = bias;
+            break;
+        case 13: b.m = 17, b.x.rows = b.d.rows = 17, b.x.batch_stride = 17 * b.k, b.d.batch_stride = 17 * b.n; break;
+        }
+        const tess_status got = tess_w4a16_validate(&b, bm, 1, x, w, s, ZEROS, out, bb);
+        CHECKF(got == want[i], "masked, %s: %s, expected %s (%s)", what[i], tess_status_name(got),
+               tess_status_name(want[i]), tess_last_error());
+        CHECKF(got == TESS_STATUS_SUCCESS || strlen(tess_last_error()) > 20, "masked, %s: no sentence", what[i]);
+    }
+    /* a first-version descriptor (ending at its epilogue) is read with no experts: groups 0 */
+    tess_w4a16_desc v1 = valid_masked(), full;
+    v1.struct_size = (uint32_t)TESS_W4A16_DESC_SIZE_V1;
+    CHECK_STATUS(tess_w4a16_accept(&v1, &full, "unit_int4"), TESS_STATUS_SUCCESS);
+    CHECK(full.groups == 0 && full.expected_groups == 0 && full.w_group_stride == 0 && full.m == v1.m);
+}
+
 int main(void) {
     tess_rng_seed(&rng, check_seed());
     test_packed_layout();
     test_source_formats();
     test_refusals();
+    test_masked_refusals();
     return check_finish("unit_int4");
 }

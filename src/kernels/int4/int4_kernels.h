@@ -49,8 +49,17 @@ typedef struct tess_w4a16_params {
     int split;                /* K slices of whole groups: 1 .. TESS_W4A16_MAX_SPLIT, at most k / group
                                  (the launcher's choice) */
     int rows_per_warp;        /* 16-row blocks a warp computes: 1 or 2 (the launcher's choice) */
-    tess_epilogue epi;        /* D, its layout, the bias and activation (alpha 1, beta 0) */
+    tess_epilogue epi;        /* D, its layout, the bias and activation (alpha 1, beta 0); batch g: expert g */
     int early_launch;         /* programmatic stream serialization (tess_handle_early_launch) */
+    /* Experts (tess_gemm_w4a16_masked): expert g's x, codes, scales and
+     * zero points these strides on from the first's; its rows masked_m[g]
+     * clamped to [0, m] (NULL: m rows, one expert). */
+    int groups, expected_groups; /* experts, and those expected to have rows (the grid's split) */
+    const int32_t *masked_m;
+    int64_t x_group_stride;      /* elements */
+    int64_t codes_group_stride;  /* bytes */
+    int64_t scales_group_stride; /* elements */
+    int64_t zeros_group_stride;  /* elements */
 } tess_w4a16_params;
 
 /* Bytes of the packed form of an n x k weight (n k / 2). */
@@ -65,10 +74,11 @@ tess_status tess_launch_pack_int4(int format, int64_t n, int64_t k, const int32_
 tess_status tess_launch_dequantize_int4(const tess_w4a16_params *p, tess_dtype out_type, void *out, int64_t ld_out,
                                         void *stream);
 
-/* The GEMV for p (m <= TESS_W4A16_MAX_M), queued on `stream`: it sets
- * p->rows_per_warp and p->split (the CTAs of a cluster that share each CTA
- * row's K) for a grid of about two CTAs on each of `sms` SMs; `budgeted`
- * (an SM budget): at most `sms` CTAs, each taking several row chunks. */
+/* The GEMV for p (m <= TESS_W4A16_MAX_M; p->groups experts), queued on
+ * `stream`: it sets p->rows_per_warp and p->split (the CTAs of a cluster
+ * that share each CTA row's K) for a grid of about two CTAs on each of `sms`
+ * SMs over all experts; `budgeted` (an SM budget): at most `sms` CTAs, each
+ * taking several row chunks and experts. */
 tess_status tess_launch_w4a16_gemv(tess_w4a16_params *p, int sms, int budgeted, void *stream);
 
 #ifdef __cplusplus

@@ -73,22 +73,46 @@ struct w4a16_smem {
     static constexpr int MIN_CTAS = SMEM_CTAS < W4A16_MIN_CTAS_PER_SM ? SMEM_CTAS : W4A16_MIN_CTAS_PER_SM;
 };
 
+// One expert's operands (tess_w4a16_params' experts; the only one without
+// them): its x, codes, scales and zero points, its rows (0: none) and its
+// index, D's batch and the bias's.
+struct w4a16_expert {
+    const uint16_t *x;
+    const uint4 *codes;
+    const void *scales;
+    const uint8_t *zeros;
+    int m, index;
+};
+
+// Expert g of p, its rows masked_m[g] clamped to [0, m].
+TESS_DEVICE w4a16_expert expert_of(const tess_w4a16_params &p, int g) {
+    const int64_t scale_bytes = p.scale_type == TESS_DTYPE_F32 ? 4 : 2;
+    w4a16_expert e;
+    e.x = (const uint16_t *)p.x + g * p.x_group_stride;
+    e.codes = (const uint4 *)((const unsigned char *)p.codes + g * p.codes_group_stride);
+    e.scales = (const unsigned char *)p.scales + g * p.scales_group_stride * scale_bytes;
+    e.zeros = p.zeros ? p.zeros + g * p.zeros_group_stride : nullptr;
+    e.m = p.masked_m ? min(max(p.masked_m[g], 0), p.m) : p.m;
+    e.index = g;
+    return e;
+}
+
 // The (scale, zero point) pairs of one stage batch: items i = threadIdx.x +
 // (j0 + j) THREADS, rows fastest (coalesced along n), group i / rows of the
-// stage; their bits into sv (the scale, 16 or 32 bits) and zv (the zero
-// point; 8 where there are none).
+// stage, of expert e; their bits into sv (the scale, 16 or 32 bits) and zv
+// (the zero point; 8 where there are none).
 #define W4A16_STAGE_BATCH 4
 template <int ROWS, int THREADS>
-TESS_DEVICE void stage_scale_loads(const tess_w4a16_params &p, int row0, int g0, int groups, int j0,
-                                   uint32_t (&sv)[W4A16_STAGE_BATCH], uint32_t (&zv)[W4A16_STAGE_BATCH]) {
+TESS_DEVICE void stage_scale_loads(const tess_w4a16_params &p, const w4a16_expert &e, int row0, int g0, int groups,
+                                   int j0, uint32_t (&sv)[W4A16_STAGE_BATCH], uint32_t (&zv)[W4A16_STAGE_BATCH]) {
     const bool wide = p.scale_type == TESS_DTYPE_F32; // else f16 or bf16
 #pragma unroll
     for (int j = 0; j < W4A16_STAGE_BATCH; j++) {
         const int i = threadIdx.x + (j0 + j) * THREADS, r = i % ROWS, gi = i / ROWS, row = row0 + r;
         const bool in = gi < groups && row < p.n;
         const int64_t at = (g0 + (int64_t)gi) * p.ld_scales + row;
-        sv[j] = ld_nc_b32_or_u16((const char *)p.scales + (in ? at : 0) * (wide ? 4 : 2), in, wide);
-        zv[j] = in && p.zeros ? p.zeros[(g0 + (int64_t)gi) * p.ld_zeros + row] : 8u;
+        sv[j] = ld_nc_b32_or_u16((const char *)e.scales + (in ? at : 0) * (wide ? 4 : 2), in, wide);
+        zv[j] = in && e.zeros ? e.zeros[(g0 + (int64_t)gi) * p.ld_zeros + row] : 8u;
     }
 }
 
@@ -114,7 +138,8 @@ TESS_DEVICE void stage_scale_stores(const tess_w4a16_params &p, float2 *sz, int 
 // costs one or two memory round trips rather than one a loop turn; larger
 // batches cost the main loop registers, and with them CTAs.
 template <int TT, int RB, bool F16>
-TESS_DEVICE void stage(const tess_w4a16_params &p, unsigned char *smem, int row0, int kb, int len) {
+TESS_DEVICE void stage(const tess_w4a16_params &p, const w4a16_expert &e, unsigned char *smem, int row0, int kb,
+                       int len) {
     using S = w4a16_smem<TT, RB>;
     constexpr int THREADS = W4A16_WARPS * 32, BATCH = W4A16_STAGE_BATCH;
     constexpr int X_TURNS = S::TOKENS * (W4A16_STAGE_K / 8) / THREADS; // X's 16-byte chunks a thread, at most
@@ -124,15 +149,15 @@ TESS_DEVICE void stage(const tess_w4a16_params &p, unsigned char *smem, int row0
     float2 *sz = (float2 *)(smem + S::X_BYTES);
     const int chunks = len / 8, groups = len / p.group, g0 = kb / p.group;
     uint32_t sv[BATCH], zv[BATCH]; // the first scale batch, in flight with X
-    stage_scale_loads<S::ROWS, THREADS>(p, row0, g0, groups, 0, sv, zv);
+    stage_scale_loads<S::ROWS, THREADS>(p, e, row0, g0, groups, 0, sv, zv);
     for (int j0 = 0; j0 < X_TURNS; j0 += BATCH) {
         uint4 xv[BATCH];
 #pragma unroll
         for (int j = 0; j < BATCH; j++) {
             const int i = threadIdx.x + (j0 + j) * THREADS, t = i / chunks, c8 = 8 * (i % chunks);
             xv[j] = make_uint4(0, 0, 0, 0);
-            if (t < p.m) // p.m <= TOKENS
-                xv[j] = *reinterpret_cast<const uint4 *>((const uint16_t *)p.x + (int64_t)t * p.ld_x + kb + c8);
+            if (t < e.m) // e.m <= TOKENS
+                xv[j] = *reinterpret_cast<const uint4 *>(e.x + (int64_t)t * p.ld_x + kb + c8);
         }
 #pragma unroll
         for (int j = 0; j < BATCH; j++) {
@@ -143,7 +168,7 @@ TESS_DEVICE void stage(const tess_w4a16_params &p, unsigned char *smem, int row0
     }
     stage_scale_stores<S::ROWS, THREADS, F16>(p, sz, groups, 0, sv, zv);
     for (int j0 = BATCH; j0 < SZ_TURNS && j0 * THREADS < S::ROWS * groups; j0 += BATCH) {
-        stage_scale_loads<S::ROWS, THREADS>(p, row0, g0, groups, j0, sv, zv);
+        stage_scale_loads<S::ROWS, THREADS>(p, e, row0, g0, groups, j0, sv, zv);
         stage_scale_stores<S::ROWS, THREADS, F16>(p, sz, groups, j0, sv, zv);
     }
 }
@@ -185,7 +210,7 @@ TESS_DEVICE void quad_mma(float (&sums)[RB][TT][4], const uint4 (&w)[RB], const 
 // Ends on a barrier that every CTA of the cluster passes once no one reads
 // its shared memory any more, so that the next chunk may stage over it.
 template <int TT, int RB, bool F16>
-TESS_DEVICE void w4a16_chunk(const tess_w4a16_params &p, unsigned char *smem, int chunk) {
+TESS_DEVICE void w4a16_chunk(const tess_w4a16_params &p, const w4a16_expert &e, unsigned char *smem, int chunk) {
     using S = w4a16_smem<TT, RB>;
     const uint16_t *xs = (const uint16_t *)smem;
     const float2 *sz = (const float2 *)(smem + S::X_BYTES);
@@ -204,7 +229,7 @@ TESS_DEVICE void w4a16_chunk(const tess_w4a16_params &p, unsigned char *smem, in
     const uint4 *src[RB];
 #pragma unroll
     for (int r = 0; r < RB; r++)
-        src[r] = (const uint4 *)p.codes +
+        src[r] = e.codes +
                  ((int64_t)min(rb0 + r, row_blocks - 1) * (p.k / TESS_INT4_QUAD_K) + k0 / TESS_INT4_QUAD_K) * 32 +
                  lane;
     float acc[RB][TT][4] = {};
@@ -220,7 +245,7 @@ TESS_DEVICE void w4a16_chunk(const tess_w4a16_params &p, unsigned char *smem, in
         const int len = min(W4A16_STAGE_K, k0 + slice - kb); // whole groups
         if (kb != k0)
             __syncthreads(); // the last stage is read
-        stage<TT, RB, F16>(p, smem, row0, kb, len);
+        stage<TT, RB, F16>(p, e, smem, row0, kb, len);
         __syncthreads();
         const uint16_t *xq = xs + g * S::LDX + 2 * c;
         for (int gi = 0; gi < len / p.group; gi++) {
@@ -273,19 +298,19 @@ TESS_DEVICE void w4a16_chunk(const tess_w4a16_params &p, unsigned char *smem, in
         __syncthreads();
     const int outputs = S::ROWS * S::TOKENS, share = (outputs + p.split - 1) / p.split;
     const int begin = blockIdx.y * share, end = min(outputs, begin + share);
-    for (int e = begin + threadIdx.x; e < end; e += blockDim.x) {
-        // e's accumulator: lane el, element v of token tile tt of block wr (warp x RB + r)
-        const int el = e % 32, v = (e / 32) % 4, tt = (e / 128) % TT, wr = e / (128 * TT);
+    for (int o = begin + threadIdx.x; o < end; o += blockDim.x) {
+        // o's accumulator: lane el, element v of token tile tt of block wr (warp x RB + r)
+        const int el = o % 32, v = (o / 32) % 4, tt = (o / 128) % TT, wr = o / (128 * TT);
         const int row = row0 + TESS_INT4_ROW_BLOCK * wr + tess_gemv_c_row(el, v);
         const int token = 8 * tt + tess_gemv_c_token(el, v);
-        if (row >= p.n || token >= p.m) // padding: no output, nothing to read
+        if (row >= p.n || token >= e.m) // padding: no output, nothing to read
             continue;
-        float sum = part[e];
+        float sum = part[o];
         if (p.split > 1) {
             // Every slice's partial is asked for before any is added (a
             // remote load's latency once, not once a slice), then added in
             // slice order.
-            const uint32_t at = smem_u32(part + e);
+            const uint32_t at = smem_u32(part + o);
             float slice[TESS_W4A16_MAX_SPLIT];
 #pragma unroll
             for (int s = 0; s < TESS_W4A16_MAX_SPLIT; s++)
@@ -296,7 +321,8 @@ TESS_DEVICE void w4a16_chunk(const tess_w4a16_params &p, unsigned char *smem, in
                 if (s < p.split)
                     sum += slice[s];
         }
-        tess_epilogue_put(p.epi, 0, token, row, tess_epilogue_final(p.epi, sum, 0, 0, token, row));
+        tess_epilogue_put(p.epi, e.index, token, row,
+                          tess_epilogue_final(p.epi, sum, e.index, e.index, token, row));
     }
     if (p.split > 1)
         cluster_sync(); // no CTA leaves or restages while another reads its partials
@@ -304,8 +330,12 @@ TESS_DEVICE void w4a16_chunk(const tess_w4a16_params &p, unsigned char *smem, in
         __syncthreads();
 }
 
-// The row chunks blockIdx.x, + gridDim.x, ...: one each, unless an SM
-// budget made the grid narrower than the chunks.
+// The work items (expert, row chunk), expert-major, from this CTA's place in
+// the grid's x and z on, a grid's x z apart: one each, unless an SM budget
+// made the grid narrower, when the CTAs share out the items of the experts
+// with rows however those lie. An item of an expert without rows is
+// skipped by every CTA of a cluster alike (they share x and z), so no
+// cluster barrier waits on a CTA gone.
 template <int TT, int RB, bool F16>
 __global__ void __launch_bounds__(W4A16_WARPS * 32, w4a16_smem<TT, RB>::MIN_CTAS)
     w4a16_gemv_kernel(const __grid_constant__ tess_w4a16_params p) {
@@ -315,8 +345,14 @@ __global__ void __launch_bounds__(W4A16_WARPS * 32, w4a16_smem<TT, RB>::MIN_CTAS
     grid_dependency_wait();
     grid_dependents_launch();
     const int rows = TESS_INT4_ROW_BLOCK * RB * W4A16_WARPS, chunks = (p.n + rows - 1) / rows;
-    for (int chunk = blockIdx.x; chunk < chunks; chunk += gridDim.x)
-        w4a16_chunk<TT, RB, F16>(p, smem, chunk);
+    const int64_t items = (int64_t)p.groups * chunks;
+    for (int64_t item = (int64_t)blockIdx.z * gridDim.x + blockIdx.x; item < items;
+         item += (int64_t)gridDim.x * gridDim.z) {
+        const w4a16_expert e = expert_of(p, (int)(item / chunks));
+        if (e.m == 0)
+            continue;
+        w4a16_chunk<TT, RB, F16>(p, e, smem, (int)(item % chunks));
+    }
 }
 
 // The kernels by token tiles (1, 2) and row blocks a warp (1, 2): X bf16 or
@@ -331,38 +367,39 @@ typedef struct w4a16_variant {
 static const w4a16_variant w4a16_variants[2][2] = {{W4A16_VARIANT(1, 1), W4A16_VARIANT(1, 2)},
                                                    {W4A16_VARIANT(2, 1), W4A16_VARIANT(2, 2)}};
 
-// The grid: two 16-row blocks a warp where that still gives the SMs
-// W4A16_CTAS_PER_SM CTAs with some K split, else one; then the fewest K
-// slices (at most TESS_W4A16_MAX_SPLIT, and at most one per group) that
+// The grid (columns, K slices, experts): two 16-row blocks a warp where that
+// still gives the SMs W4A16_CTAS_PER_SM CTAs with some K split, counting
+// the CTAs of the experts expected to have rows, else one; then the fewest
+// K slices (at most TESS_W4A16_MAX_SPLIT, and at most one per group) that
 // reach that many CTAs, or the most there may be. Under an SM budget
-// (`budgeted`) one CTA an SM, and never more CTAs than SMs: the grid's
-// columns then take several row chunks each. Returns the grid's columns.
-static int choose_grid(tess_w4a16_params *p, int sms, int budgeted) {
+// (`budgeted`) one CTA an SM, and never more CTAs than SMs: the grid is one
+// row of columns that take the (expert, row chunk) items in turn.
+static dim3 choose_grid(tess_w4a16_params *p, int sms, int budgeted) {
     sms = sms > 0 ? sms : 1;
     const int64_t target = budgeted ? sms : (int64_t)W4A16_CTAS_PER_SM * sms;
     const int groups = p->k / p->group, most = groups < TESS_W4A16_MAX_SPLIT ? groups : TESS_W4A16_MAX_SPLIT;
-    int64_t ctas = 0;
+    const int64_t busy = p->expected_groups > 0 && p->expected_groups < p->groups ? p->expected_groups : p->groups;
+    int64_t chunks = 0;
     for (int rb = 2; rb >= 1; rb--) {
         const int64_t rows = TESS_INT4_ROW_BLOCK * rb * W4A16_WARPS;
-        ctas = (p->n + rows - 1) / rows;
+        chunks = (p->n + rows - 1) / rows;
         int split = 1;
-        while (split < most && ctas * split < target)
+        while (split < most && chunks * busy * split < target)
             split++;
         p->rows_per_warp = rb, p->split = split;
-        if (ctas * split >= target)
+        if (chunks * busy * split >= target)
             break;
     }
-    if (budgeted) {
-        while (p->split > 1 && p->split > sms)
-            p->split--;
-        const int64_t columns = sms / p->split;
-        return (int)(ctas < columns ? ctas : columns);
-    }
-    return (int)ctas;
+    if (!budgeted)
+        return dim3((unsigned)chunks, (unsigned)p->split, (unsigned)p->groups);
+    while (p->split > 1 && p->split > sms)
+        p->split--;
+    const int64_t clusters = sms / p->split, items = chunks * p->groups; // at most sms CTAs: clusters of split
+    return dim3((unsigned)(items < clusters ? items : clusters), (unsigned)p->split, 1);
 }
 
 extern "C" tess_status tess_launch_w4a16_gemv(tess_w4a16_params *p, int sms, int budgeted, void *stream) {
-    const int columns = choose_grid(p, sms, budgeted);
+    const dim3 grid = choose_grid(p, sms, budgeted);
     const w4a16_variant *v = &w4a16_variants[p->m <= 8 ? 0 : 1][p->rows_per_warp - 1];
     const w4a16_kernel_fn kernel = p->x_f16 ? v->f16 : v->bf16;
     const size_t smem = v->smem;
@@ -372,7 +409,7 @@ extern "C" tess_status tess_launch_w4a16_gemv(tess_w4a16_params *p, int sms, int
     if (s != TESS_STATUS_SUCCESS)
         return s;
     cudaLaunchConfig_t config = {};
-    config.gridDim = dim3((unsigned)columns, (unsigned)p->split);
+    config.gridDim = grid;
     config.blockDim = dim3(W4A16_WARPS * 32);
     config.dynamicSmemBytes = smem;
     config.stream = (cudaStream_t)stream;
