@@ -3,12 +3,15 @@
 
 With the patch applied and TESS_W4A16_TIMELINE set to a device address, thread 0 of each CTA writes
 globaltimer stamps there (8 u64 a CTA): its SM, its entry, the first stage's end (X and the scales
-in shared memory), the main loop's end, the slices' partials met (the cluster barrier), its exit.
+in shared memory), the main loop's end, the slices' partials met (the cluster barrier), its exit,
+and inside the first stage: its call, and thread 0's loads stored.
 For each weight (N x K) and M this times the call with events after an L2 flush (median of 5), then
 prints medians (p90) over the CTAs, in microseconds:
 
   entry skew   the CTA's entry after the first CTA's entry (launch and cluster scheduling)
-  stage        entry -> first stage in shared memory (X from L2, the scales from DRAM)
+  setup        entry -> the first stage called (the dependency wait, the first quad's loads issued)
+  loads        -> thread 0's stage loads stored (X from L2, the scales from DRAM)
+  barrier      -> every thread's (the CTA's __syncthreads)
   mainloop     -> the K slice's quads done
   meet         -> the cluster barrier before the partials are summed
   tail         -> exit (the sums, the stores, the last barrier)
@@ -64,8 +67,9 @@ def main():
     g = torch.Generator(device="cuda").manual_seed(0)
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     stamps = torch.zeros(SLOTS * 8192, dtype=torch.int64, device="cuda")
-    print(f"{'shape':>12} {'m':>3} {'ctas':>5} {'SMs':>4} | {'entry skew':>15} {'stage':>15} {'mainloop':>15} "
-          f"{'meet':>15} {'tail':>15} | {'span':>6} {'event':>6}  median (p90) us")
+    names = ["entry skew", "setup", "loads", "barrier", "mainloop", "meet", "tail"]
+    print(f"{'shape':>12} {'m':>3} {'ctas':>5} {'SMs':>4} | " + " ".join(f"{c:>15}" for c in names)
+          + f" | {'span':>6} {'event':>6}  median (p90) us")
     for shape in a.shapes.split(","):
         n, k = (int(v) for v in shape.split("x"))
         packed, scales, zeros = weight(n, k, g)
@@ -83,8 +87,9 @@ def main():
             rows = [r for r in stamps.view(-1, SLOTS).tolist() if r[1] != 0]
             t0 = min(r[1] for r in rows)
             span = max(r[5] for r in rows) - t0
-            cols = [[r[1] - t0 for r in rows], [r[2] - r[1] for r in rows], [r[3] - r[2] for r in rows],
-                    [r[4] - r[3] for r in rows], [r[5] - r[4] for r in rows]]
+            # slots: 0 SM, 1 entry, 2 staged, 3 mainloop end, 4 met, 5 exit, 6 stage called, 7 loads stored
+            order = [1, 6, 7, 2, 3, 4, 5]
+            cols = [[r[1] - t0 for r in rows]] + [[r[b] - r[a] for r in rows] for a, b in zip(order, order[1:])]
             print(f"{shape:>12} {m:>3} {len(rows):>5} {len(set(r[0] for r in rows)):>4} | "
                   + " ".join(f"{describe(c):>15}" for c in cols) + f" | {span / 1000:6.2f} {event_us:6.2f}")
 
