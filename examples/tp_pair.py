@@ -3,7 +3,7 @@ check it against its reference, then time communication, GEMMs, the plain step a
 chunked, overlapped step.
 
     torchrun --nproc-per-node=8 examples/tp_pair.py [--total-tokens 8192] [--hidden 7168] [--ffn 18432]
-        [--chunks 4] [--sm-budget 112] [--check] [--csv out.csv]
+        [--chunks 4] [--sm-budget 112] [--transport nccl|copy_engine] [--check] [--csv out.csv]
 
 --total-tokens is M, the tokens in all, M / world on each GPU (sequence parallel). Rank 0 prints one CSV line:
 times in ms (the slowest rank's median), overlap = overlapped / max(comm, gemm under the
@@ -33,6 +33,8 @@ def parse():
     p.add_argument("--ffn", type=int, default=18432)
     p.add_argument("--chunks", type=int, default=4)
     p.add_argument("--activation", default="gelu")
+    p.add_argument("--transport", choices=["nccl", "copy_engine"], default="nccl",
+                   help="the collectives: NCCL's kernels, or copies by the copy engines (GPUs of one host)")
     return add_common_args(p, "pair").parse_args()
 
 
@@ -40,7 +42,7 @@ def check(args, rank, world, device):
     """forward (1, 2 and 3 chunks; 3 uneven) and forward_sequential of a small pair against
     reference_forward; returns the worst relative error over the ranks."""
     layer = TensorParallelMLP(512, 256 * world, activation=args.activation, device=device, backend=args.backend,
-                              sm_budget=args.sm_budget or None, seed=1)
+                              sm_budget=args.sm_budget or None, seed=1, transport=args.transport)
     x = torch.randn(100, 512, device=device, generator=torch.Generator(device).manual_seed(rank)).to(torch.bfloat16)
     ref = layer.reference_forward(x)
     runs = [(f"chunks={c}", lambda c=c: layer(x, chunks=c)) for c in (1, 2, 3)]
@@ -61,7 +63,8 @@ def bench(args, rank, world, device):
         raise SystemExit(f"--total-tokens {args.total_tokens} is not divisible by the world size {world}")
     m = args.total_tokens // world
     layer = TensorParallelMLP(args.hidden, args.ffn, activation=args.activation, chunks=args.chunks,
-                              sm_budget=args.sm_budget or None, device=device, backend=args.backend)
+                              sm_budget=args.sm_budget or None, device=device, backend=args.backend,
+                              transport=args.transport)
     x = torch.randn(m, args.hidden, device=device, generator=torch.Generator(device).manual_seed(rank))
     x = x.to(torch.bfloat16)
     (whole,), _ = layer.split(x, 1)
@@ -78,6 +81,7 @@ def bench(args, rank, world, device):
     flops = 2 * 2 * args.total_tokens * args.hidden * (args.ffn // world)  # both GEMMs of one GPU
     return {"world": world, "dtype": "bf16", "m": args.total_tokens, "tokens_per_gpu": m, "hidden": args.hidden,
             "ffn": args.ffn, "chunks": args.chunks, "activation": args.activation, "sm_budget": args.sm_budget,
+            "transport": args.transport,
             **t,
             "overlap": t["overlapped_ms"] / max(t["comm_ms"], t["gemm_budget_ms"]),
             "speedup": t["sequential_ms"] / t["overlapped_ms"],

@@ -9,6 +9,9 @@
 #                                       INSTANCES: a TESS_INSTANCES regex for a shorter build)
 #   CE=1 bash dev/ab/parallel_gpu.sh   no build: dev/probes/ce_allgather.py (an all-gather by the copy
 #                                       engines beside NCCL's, alone and under a GEMM) at two sizes
+#   TP_CE=1 bash dev/ab/parallel_gpu.sh the TP pair with --transport copy_engine (its --check, then 1, 2
+#                                       and 4 chunks at all SMs and 124) beside NCCL's at 4 chunks,
+#                                       112 SMs; INSTANCES='^f16' builds the 16-bit dense kernels only
 set -uo pipefail
 export CUDA_HOME=/usr/local/cuda PATH=/usr/local/cuda/bin:$PATH
 if [ "${CE:-0}" = 1 ]; then
@@ -32,6 +35,15 @@ if [ "${PROFILE:-0}" = 1 ]; then # torch.profiler traces of both steps, each ran
     gzip -c $OUT/profile-ep/overlapped-rank0.json > $OUT/ep-overlapped-rank0.json.gz # the one trace kept
     mkdir -p /tmp/traces && for f in $OUT/profile-*/*.json $OUT/profile-*/*rank1.txt; do
         mv "$f" /tmp/traces/$(basename $(dirname "$f"))-$(basename "$f"); done # 8 files come back
+elif [ "${TP_CE:-0}" = 1 ]; then # the TP pair's collectives by the copy engines
+    run examples/tp_pair.py --check --iters 0 --transport copy_engine
+    run examples/tp_pair.py --chunks 4 --sm-budget $budget --iters $iters --csv $OUT/tp_pair.csv
+    for chunks in 1 2 4; do
+        for sms in 0 124; do
+            run examples/tp_pair.py --transport copy_engine --chunks $chunks --sm-budget $sms --iters $iters \
+                --csv $OUT/tp_pair.csv
+        done
+    done
 elif [ "${QUICK:-0}" = 1 ]; then # the targets' runs only, for a short lease
     run examples/ep_moe.py --check --sm-budget $budget --iters $iters --csv $OUT/ep_moe.csv
     run examples/ep_moe.py --sm-budget 0 --iters $iters --csv $OUT/ep_moe.csv
@@ -58,6 +70,6 @@ for name in ("ep_moe.csv", "tp_pair.csv"):
     if not os.path.exists(path):
         continue
     for r in csv.DictReader(open(path)):
-        keys = [k for k in r if k.endswith("_ms") or k in ("dtype", "sm_budget", "chunks", "overlap", "speedup", "tokens_per_s_per_gpu")]
+        keys = [k for k in r if k.endswith("_ms") or k in ("dtype", "transport", "sm_budget", "chunks", "overlap", "speedup", "tokens_per_s_per_gpu")]
         print(name, " ".join(f"{k}={r[k][:7]}" for k in keys))
 PY

@@ -224,6 +224,26 @@ def test_tp_activation_is_checked():
         TensorParallelMLP(TP_H, TP_F, activation="swish", device="cpu", backend="torch")
 
 
+def test_tp_transport_is_checked():
+    with pytest.raises(ValueError, match="transport='gloo'"):
+        TensorParallelMLP(TP_H, TP_F, transport="gloo", device="cpu", backend="torch")
+
+
+def test_tp_copy_engine_alone_matches_reference():
+    """A world of one has no peers to copy to: the copy-engine transport runs the pair as is."""
+    layer = TensorParallelMLP(TP_H, TP_F, device="cpu", backend="torch", seed=3, transport="copy_engine")
+    x = torch.randn(TP_ROWS, TP_H, generator=torch.Generator().manual_seed(0)).to(torch.bfloat16)
+    ref = layer.reference_forward(x)
+    for chunks in (1, 3):
+        assert _rel(layer(x, chunks=chunks), ref) < TOL["bf16"]
+
+
+def test_copy_engine_transport_refuses_cpu():
+    from tessera.parallel.peer_copy import PeerCopies
+    with pytest.raises(ValueError, match="needs CUDA devices"):
+        PeerCopies(None, 2, 0, torch.device("cpu"))
+
+
 def test_swiglu_is_silu_of_gate_times_up():
     h = torch.randn(5, 8)
     assert torch.allclose(swiglu(h), torch.nn.functional.silu(h[:, :4]) * h[:, 4:])

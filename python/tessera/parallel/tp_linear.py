@@ -11,7 +11,9 @@ column shard of W1 ([F/world, H]: rows of nn.Linear's weight) and the matching r
 Every row is independent, so the rows are cut into `chunks` pieces and pipelined
 (tessera.parallel.comm.run_pipeline): chunk i+1's all-gather and chunk i-1's reduce-scatter
 run on a communication stream while chunk i's two GEMMs run on the compute stream with the
-backend's SM budget. Inference only (no autograd through the collectives).
+backend's SM budget. The collectives are NCCL's (transport="nccl") or copies by the copy engines
+into the peers' symmetric memory (transport="copy_engine", GPUs of one host: peer_copy.py), which
+leave the GEMMs every SM. Inference only (no autograd through the collectives).
 """
 import dataclasses
 import math
@@ -23,6 +25,9 @@ import torch.distributed as dist
 from .backends import _activation_fn, make_backend
 from .comm import (CommStreamOwner, Streams, check_positive, check_sm_budget, group_info, local_share,
                    resolve_device, run_pipeline)
+from .peer_copy import PeerCopies
+
+TRANSPORTS = ("nccl", "copy_engine")
 
 
 @dataclasses.dataclass
@@ -30,6 +35,8 @@ class Chunk:
     """One chunk of this rank's rows on its way through the pair."""
     x: torch.Tensor                           # [m_i, H], this rank's rows of the chunk
     out: torch.Tensor                         # [m_i, H], where its result goes (a view of the output)
+    offset: int = 0                           # the chunk's first row among this rank's m
+    rows: int = 0                             # m, this rank's rows in all the chunks
     gathered: Optional[torch.Tensor] = None   # [world * m_i, H], every rank's rows, rank-major
     partial: Optional[torch.Tensor] = None    # [world * m_i, H], this rank's share of the sum
 
@@ -40,16 +47,24 @@ class TensorParallelMLP(CommStreamOwner, torch.nn.Module):
     hidden, ffn: H and F (F must divide by the group's size). activation: the epilogue between
     the two GEMMs: "gelu" (erf), "gelu_tanh", "relu", "silu" or "none". chunks: pieces the
     rows are pipelined in (1: no overlap). group, sm_budget, device, backend: as
-    ExpertParallelMoE's. Weights are bf16, random (seeded per rank) until load_shards."""
+    ExpertParallelMoE's. transport: "nccl" (torch.distributed's collectives) or "copy_engine"
+    (peer_copy.PeerCopies: GPUs of one host, CUDA only). Weights are bf16, random (seeded per
+    rank) until load_shards."""
 
     def __init__(self, hidden, ffn, group=None, activation="gelu", chunks=2, sm_budget=None, device=None,
-                 backend=None, seed=0):
+                 backend=None, seed=0, transport="nccl"):
         super().__init__()
         check_positive(hidden=hidden, ffn=ffn, chunks=chunks)
         _activation_fn(activation)  # a misspelt name is refused here
         check_sm_budget(sm_budget)
+        if transport not in TRANSPORTS:
+            raise ValueError(f"transport={transport!r}: one of {', '.join(TRANSPORTS)}")
         self.group, self.world, self.rank = group_info(group)
         self.device = resolve_device(device)
+        self.transport = transport
+        self.peer_copies = None
+        if transport == "copy_engine" and self.world > 1:
+            self.peer_copies = PeerCopies(self.group, self.world, self.rank, self.device)
         self.hidden, self.ffn = hidden, ffn
         self.local_ffn = local_share("ffn", ffn, self.world, "ffn / world columns of W1 and rows of W2")
         self.activation, self.chunks = activation, chunks
@@ -86,7 +101,11 @@ class TensorParallelMLP(CommStreamOwner, torch.nn.Module):
             raise ValueError(f"chunks={chunks} exceeds this rank's {x.shape[0]} rows: each chunk needs a row")
         x = x.to(torch.bfloat16).contiguous()
         out = torch.empty_like(x)
-        return [Chunk(a, b) for a, b in zip(x.tensor_split(chunks), out.tensor_split(chunks))], out
+        items, offset = [], 0
+        for a, b in zip(x.tensor_split(chunks), out.tensor_split(chunks)):
+            items.append(Chunk(a, b, offset, x.shape[0]))
+            offset += a.shape[0]
+        return items, out
 
     @torch.no_grad()
     def gather(self, c, streams=None):
@@ -96,6 +115,9 @@ class TensorParallelMLP(CommStreamOwner, torch.nn.Module):
             c.gathered = c.x
             return
         streams.used_on_comm(c.x)
+        if self.peer_copies is not None:  # a view of the copies' buffer, whose rows stay the chunk's
+            c.gathered = self.peer_copies.all_gather(c.x, c.offset, c.rows)
+            return
         c.gathered = torch.empty((self.world * c.x.shape[0], self.hidden), dtype=c.x.dtype, device=c.x.device)
         dist.all_gather_into_tensor(c.gathered, c.x, group=self.group)
         streams.used_on_compute(c.gathered)
@@ -115,7 +137,10 @@ class TensorParallelMLP(CommStreamOwner, torch.nn.Module):
             c.out.copy_(c.partial)
             return
         streams.used_on_comm(c.partial, c.out)
-        dist.reduce_scatter_tensor(c.out, c.partial, group=self.group)
+        if self.peer_copies is not None:
+            self.peer_copies.reduce_scatter(c.out, c.partial, c.offset, c.rows)
+        else:
+            dist.reduce_scatter_tensor(c.out, c.partial, group=self.group)
 
     # ---- forward passes ------------------------------------------------------------------
 
