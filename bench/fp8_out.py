@@ -24,7 +24,6 @@ Frobenius error: e4m3's 3 mantissa bits give ~2^-5; a FAIL row makes the script 
 against that product's largest magnitude. Timing as bench/grouped.py (CUDA events behind a sleep
 kernel, medians of rounds, NVML clock and power: TF/s per GHz, TF/J); bursts.
 """
-import argparse
 import os
 import sys
 
@@ -35,7 +34,7 @@ import torch  # noqa: E402
 
 import energy  # noqa: E402
 import tessera  # noqa: E402
-from grouped import Timer, device_meter, write_csv  # noqa: E402
+from grouped import Timer, bench_parser, device_meter, write_csv  # noqa: E402
 from training import rel, timed  # noqa: E402
 
 SHAPES = [(4096, 7168, 2048), (4096, 2112, 7168), (4096, 24576, 1536), (128, 7168, 2048), (8192, 8192, 8192)]
@@ -136,12 +135,8 @@ def row(recipe, shape, provider, ms, window, error, unfused_ms, note, plan):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--csv")
+    ap = bench_parser(__doc__, reps=20, warmup=3, rounds=2)
     ap.add_argument("--recipes", default="block,tensor")
-    ap.add_argument("--reps", type=int, default=20)
-    ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--shapes", help="MxNxK,... instead of the default shapes")
     args = ap.parse_args()
     recipes = args.recipes.split(",")

@@ -442,6 +442,18 @@ def pci_bus_id(device):
     return None if None in parts else f"{parts[0]:08x}:{parts[1]:02x}:{parts[2]:02x}.0"
 
 
+def bench_parser(doc, reps, warmup, rounds):
+    """The argument parser of a bench script whose docstring is `doc`, with the flags they all take:
+    --csv (the results, columns documented in its header), --reps (timed runs a round), --warmup
+    and --rounds (rounds a provider, the order alternating), with these defaults."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--csv", help="write the results here (columns documented in its header)")
+    ap.add_argument("--reps", type=int, default=reps, help=f"timed runs per round (default {reps}; >= 20 advised)")
+    ap.add_argument("--warmup", type=int, default=warmup)
+    ap.add_argument("--rounds", type=int, default=rounds, help="rounds per provider, the order alternating")
+    return ap
+
+
 def device_meter(dev):
     """tessera's device_info of CUDA device `dev`, its energy.Meter (saying so where NVML is missing), and the
     CSVs' device line: name, SM clock, SMs, power limit, library and torch versions."""
@@ -468,14 +480,10 @@ def write_csv(path, device, rows, columns=COLUMNS, column_doc=COLUMN_DOC):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = bench_parser(__doc__, reps=30, warmup=5, rounds=2)
     ap.add_argument("--suite", default=os.path.join(HERE, "suites", "moe.txt"))
-    ap.add_argument("--csv", help="write the results here (columns documented in its header)")
     ap.add_argument("--filter", help="only cases whose line 'N K G tokens split' or label contains this")
     ap.add_argument("--dtype", choices=["bf16", "fp8", "all"], default="all")
-    ap.add_argument("--reps", type=int, default=30, help="timed runs per round (default 30; >= 20 advised)")
-    ap.add_argument("--warmup", type=int, default=5)
-    ap.add_argument("--rounds", type=int, default=2, help="rounds per provider, the order alternating")
     ap.add_argument("--hold", type=hold_seconds, default=0.0, metavar="SECONDS",
                     help=f"measure at the power cap: each provider {HOLD_WARM_S:g} s untimed, then SECONDS (at most "
                     f"{MAX_HOLD_S:g}) back to back, {HOLD_ROUNDS} rounds; rows give round 2 (--rounds, --warmup "

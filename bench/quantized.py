@@ -18,7 +18,6 @@ makes the script exit 1. Timing as bench/grouped.py (CUDA events behind a
 sleep kernel, medians of rounds, NVML clock and power: TF/s per GHz, TF/J);
 bursts.
 """
-import argparse
 import os
 import sys
 
@@ -29,7 +28,7 @@ import torch  # noqa: E402
 
 import energy  # noqa: E402
 import tessera  # noqa: E402
-from grouped import Timer, device_meter, write_csv  # noqa: E402
+from grouped import Timer, bench_parser, device_meter, write_csv  # noqa: E402
 from training import rel, timed  # noqa: E402
 
 SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (8192, 8192, 1024), (4096, 14336, 4096), (6144, 4096, 4096),
@@ -84,12 +83,8 @@ def row(kind, shape, provider, ms, window, error, torch_ms):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--csv")
+    ap = bench_parser(__doc__, reps=20, warmup=3, rounds=2)
     ap.add_argument("--kinds", default="tf32,int8")
-    ap.add_argument("--reps", type=int, default=20)
-    ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="one shape")
     ap.add_argument("--shapes", help="MxNxK,... instead of the default shapes (decode: 32x7168x2048; "
                     "torch._int_mm needs M > 16)")

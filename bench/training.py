@@ -26,7 +26,6 @@ mean SM clock and board power of the timed runs (NVML) give TF/s per GHz and
 TF/J. Bursts by default; --hold SECONDS measures each provider held at the
 board's power cap instead (as bench/grouped.py --hold).
 """
-import argparse
 import os
 import statistics
 import sys
@@ -38,7 +37,7 @@ import torch  # noqa: E402
 
 import energy  # noqa: E402  (bench/energy.py, beside this script)
 import tessera  # noqa: E402
-from grouped import (HOLD_ROUNDS, Timer, copy_rate, hold_seconds, pci_bus_id, time_held,  # noqa: E402
+from grouped import (HOLD_ROUNDS, Timer, bench_parser, copy_rate, hold_seconds, pci_bus_id, time_held,  # noqa: E402
                      write_csv)  # (bench/grouped.py's)
 
 # (tokens, Din, Dout): DeepSeek-V3's dense projections and a Llama-3-8B MLP, at 4096 and 16384 tokens.
@@ -207,12 +206,8 @@ def fp8_step_parts(layer, x, w, dy, timer, rounds):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--csv", help="write the results here (columns documented in its header)")
+    ap = bench_parser(__doc__, reps=20, warmup=3, rounds=2)
     ap.add_argument("--parts", default="cast,bf16,fp8", help="comma-separated: cast, bf16, fp8")
-    ap.add_argument("--reps", type=int, default=20)
-    ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="one shape per part")
     ap.add_argument("--hold", type=hold_seconds, default=0.0, metavar="SECONDS",
                     help=f"held at the power cap: each provider SECONDS back to back (after 1 s untimed), "

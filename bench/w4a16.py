@@ -17,7 +17,6 @@ script exit 1). The decode rows read their weights from several copies in turn, 
 the L2, so each call streams its weight from memory as a model's layers do. Timing as
 bench/quantized.py (CUDA events behind a sleep kernel, medians of rounds, NVML clock and power); bursts.
 """
-import argparse
 import itertools
 import os
 import sys
@@ -29,7 +28,7 @@ import torch  # noqa: E402
 
 import energy  # noqa: E402
 import tessera  # noqa: E402
-from grouped import Timer, device_meter, write_csv  # noqa: E402
+from grouped import Timer, bench_parser, device_meter, write_csv  # noqa: E402
 from training import rel, timed  # noqa: E402
 
 WEIGHTS = [(4096, 7168), (7168, 2048), (2112, 7168), (7168, 7168), (28672, 4096)]
@@ -91,11 +90,7 @@ def providers(n, k, m, g):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--csv")
-    ap.add_argument("--reps", type=int, default=30)
-    ap.add_argument("--warmup", type=int, default=5)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap = bench_parser(__doc__, reps=30, warmup=5, rounds=3)
     ap.add_argument("--quick", action="store_true", help="one weight, M = 1 and 16")
     ap.add_argument("--decode", action="store_true", help="M <= 16 only (no prefill rows)")
     args = ap.parse_args()

@@ -14,7 +14,6 @@ Each call takes the next of several sets of active experts, together past twice 
 streams its experts from memory. tessera's rows are checked against float64 of the dequantized
 experts first (a FAIL row makes the script exit 1). Timing as bench/w4a16.py; bursts.
 """
-import argparse
 import itertools
 import os
 import sys
@@ -25,7 +24,7 @@ sys.path.insert(0, os.path.join(HERE, os.pardir, "python"))  # the repository's 
 import torch  # noqa: E402
 
 import tessera  # noqa: E402
-from grouped import Timer, device_meter, write_csv  # noqa: E402
+from grouped import Timer, bench_parser, device_meter, write_csv  # noqa: E402
 from training import rel, timed  # noqa: E402
 
 WEIGHTS = [(4096, 7168), (7168, 2048)]
@@ -59,11 +58,7 @@ def experts_data(experts, n, k, g):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--csv")
-    ap.add_argument("--reps", type=int, default=30)
-    ap.add_argument("--warmup", type=int, default=5)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap = bench_parser(__doc__, reps=30, warmup=5, rounds=3)
     args = ap.parse_args()
     info, meter, device = device_meter(torch.cuda.current_device())
     timer = Timer(info.sm_clock_khz, args.warmup, args.reps, meter)
