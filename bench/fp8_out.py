@@ -34,7 +34,7 @@ import torch  # noqa: E402
 
 import energy  # noqa: E402
 import tessera  # noqa: E402
-from grouped import Timer, bench_parser, device_meter, write_csv  # noqa: E402
+from grouped import bench_parser, bench_timer, write_csv  # noqa: E402
 from training import rel, timed  # noqa: E402
 
 SHAPES = [(4096, 7168, 2048), (4096, 2112, 7168), (4096, 24576, 1536), (128, 7168, 2048), (8192, 8192, 8192)]
@@ -142,9 +142,7 @@ def main():
     recipes = args.recipes.split(",")
     if any(r not in ("block", "tensor") for r in recipes):
         ap.error(f"--recipes {args.recipes}: block and/or tensor")
-    info, meter, device = device_meter(torch.cuda.current_device())
-    timer = Timer(info.sm_clock_khz, args.warmup, args.reps, meter)
-    print(device)
+    timer, device = bench_timer(args)
     rows, failed = [], False
     shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")] if args.shapes else SHAPES
     gen = torch.Generator(device="cuda").manual_seed(0)

@@ -454,6 +454,14 @@ def bench_parser(doc, reps, warmup, rounds):
     return ap
 
 
+def bench_timer(args):
+    """The current CUDA device's Timer for a bench_parser's args (warm-up and reps) and its
+    description line (device_meter's), which is printed first."""
+    info, meter, device = device_meter(torch.cuda.current_device())
+    print(device)
+    return Timer(info.sm_clock_khz, args.warmup, args.reps, meter), device
+
+
 def device_meter(dev):
     """tessera's device_info of CUDA device `dev`, its energy.Meter (saying so where NVML is missing), and the
     CSVs' device line: name, SM clock, SMs, power limit, library and torch versions."""

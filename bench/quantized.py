@@ -28,7 +28,7 @@ import torch  # noqa: E402
 
 import energy  # noqa: E402
 import tessera  # noqa: E402
-from grouped import Timer, bench_parser, device_meter, write_csv  # noqa: E402
+from grouped import bench_parser, bench_timer, write_csv  # noqa: E402
 from training import rel, timed  # noqa: E402
 
 SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (8192, 8192, 1024), (4096, 14336, 4096), (6144, 4096, 4096),
@@ -89,9 +89,7 @@ def main():
     ap.add_argument("--shapes", help="MxNxK,... instead of the default shapes (decode: 32x7168x2048; "
                     "torch._int_mm needs M > 16)")
     args = ap.parse_args()
-    info, meter, device = device_meter(torch.cuda.current_device())
-    timer = Timer(info.sm_clock_khz, args.warmup, args.reps, meter)
-    print(device)
+    timer, device = bench_timer(args)
     rows, failed = [], False
     shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")] if args.shapes else SHAPES
     for shape in shapes[:1] if args.quick else shapes:

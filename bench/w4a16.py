@@ -28,7 +28,7 @@ import torch  # noqa: E402
 
 import energy  # noqa: E402
 import tessera  # noqa: E402
-from grouped import Timer, bench_parser, device_meter, write_csv  # noqa: E402
+from grouped import bench_parser, bench_timer, write_csv  # noqa: E402
 from training import rel, timed  # noqa: E402
 
 WEIGHTS = [(4096, 7168), (7168, 2048), (2112, 7168), (7168, 7168), (28672, 4096)]
@@ -94,9 +94,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="one weight, M = 1 and 16")
     ap.add_argument("--decode", action="store_true", help="M <= 16 only (no prefill rows)")
     args = ap.parse_args()
-    info, meter, device = device_meter(torch.cuda.current_device())
-    timer = Timer(info.sm_clock_khz, args.warmup, args.reps, meter)
-    print(device)
+    timer, device = bench_timer(args)
     g = torch.Generator(device="cuda").manual_seed(0)
     rows, failed = [], False
     for (n, k), m in itertools.product(WEIGHTS[:1] if args.quick else WEIGHTS, [1, 16] if args.quick else

@@ -24,7 +24,7 @@ sys.path.insert(0, os.path.join(HERE, os.pardir, "python"))  # the repository's 
 import torch  # noqa: E402
 
 import tessera  # noqa: E402
-from grouped import Timer, bench_parser, device_meter, write_csv  # noqa: E402
+from grouped import bench_parser, bench_timer, write_csv  # noqa: E402
 from training import rel, timed  # noqa: E402
 
 WEIGHTS = [(4096, 7168), (7168, 2048)]
@@ -60,9 +60,7 @@ def experts_data(experts, n, k, g):
 def main():
     ap = bench_parser(__doc__, reps=30, warmup=5, rounds=3)
     args = ap.parse_args()
-    info, meter, device = device_meter(torch.cuda.current_device())
-    timer = Timer(info.sm_clock_khz, args.warmup, args.reps, meter)
-    print(device)
+    timer, device = bench_timer(args)
     g = torch.Generator(device="cuda").manual_seed(0)
     rows, failed = [], False
     for n, k in WEIGHTS:
