@@ -3,7 +3,8 @@ check it against its reference, then time communication, GEMMs, the plain step a
 overlapped step.
 
     torchrun --nproc-per-node=8 examples/ep_moe.py [--dtype bf16|fp8] [--tokens 4096]
-        [--experts-per-gpu 8] [--top-k 8] [--sm-budget 112] [--micro-batches 2] [--check] [--csv out.csv]
+        [--experts-per-gpu 8] [--top-k 8] [--sm-budget 112] [--micro-batches 2] [--transport nccl|copy_engine]
+        [--check] [--csv out.csv]
 
 DeepSeek-V3's routed experts by default (hidden 7168, intermediate 2048, top-8), with
 --experts-per-gpu of them on each GPU (V3 has 256 in all). Rank 0 prints one CSV line: times in
@@ -45,7 +46,8 @@ def check(args, rank, world, device):
     """forward and forward_overlapped of a small layer against reference_forward, with uneven
     token counts; returns the worst relative error over the ranks."""
     layer = ExpertParallelMoE(512, 256, 4 * world, min(args.top_k, 4), dtype=args.dtype, device=device,
-                              backend=args.backend, sm_budget=args.sm_budget or None, seed=1)
+                              backend=args.backend, sm_budget=args.sm_budget or None, seed=1,
+                              transport=args.transport)
     x = torch.randn(200 + 37 * rank, 512, device=device, generator=torch.Generator(device).manual_seed(rank))
     x = x.to(torch.bfloat16)
     ref = layer.reference_forward(x)
@@ -63,7 +65,7 @@ def bench(args, rank, world, device):
     """The timings of the full-size layer, as the CSV row."""
     layer = ExpertParallelMoE(args.hidden, args.intermediate, args.experts_per_gpu * world, args.top_k,
                               dtype=args.dtype, sm_budget=args.sm_budget or None, device=device,
-                              backend=args.backend)
+                              backend=args.backend, transport=args.transport)
     x = torch.randn(args.tokens, args.hidden, device=device, generator=torch.Generator(device).manual_seed(rank))
     x = x.to(torch.bfloat16)
     state = layer.prepare(x)
@@ -82,7 +84,7 @@ def bench(args, rank, world, device):
     t = {k: median_ms(fn, device, args.iters, args.warmup) for k, fn in t.items()}
     row = {"world": world, "dtype": args.dtype, "tokens_per_gpu": args.tokens, "hidden": args.hidden,
            "intermediate": args.intermediate, "experts_per_gpu": args.experts_per_gpu, "top_k": args.top_k,
-           "sm_budget": args.sm_budget,
+           "sm_budget": args.sm_budget, "transport": args.transport,
            "micro_batches": args.micro_batches, **t,
            "overlap": t["overlapped_ms"] / max(t["comm_ms"], t["gemm_budget_ms"]),
            "speedup": t["sequential_ms"] / t["overlapped_ms"],

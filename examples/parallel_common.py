@@ -154,12 +154,14 @@ def emit(row, csv_path=None):
 
 
 def add_common_args(p, what):
-    """The options both examples take (the SM budget, timing, backend, check, CSV, profile) added to
+    """The options both examples take (the SM budget, timing, backend, transport, check, CSV, profile) added to
     argparse parser p, whose subject (for the help) is `what`; returns p."""
     p.add_argument("--sm-budget", type=int, default=0, help="SMs for the overlapped GEMMs (0: all)")
     p.add_argument("--iters", type=int, default=20, help="timed runs (0: no timing)")
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--backend", choices=["tessera", "torch"], default=None, help="default: tessera on CUDA")
+    p.add_argument("--transport", choices=["nccl", "copy_engine"], default="nccl",
+                   help="the collectives: NCCL's kernels, or copies by the copy engines (GPUs of one host)")
     p.add_argument("--check", action="store_true", help=f"compare with reference_forward on a small {what} first")
     p.add_argument("--csv", default=None, help="append the result line to this file")
     p.add_argument("--profile", default=None, metavar="DIR",

@@ -33,8 +33,6 @@ def parse():
     p.add_argument("--ffn", type=int, default=18432)
     p.add_argument("--chunks", type=int, default=4)
     p.add_argument("--activation", default="gelu")
-    p.add_argument("--transport", choices=["nccl", "copy_engine"], default="nccl",
-                   help="the collectives: NCCL's kernels, or copies by the copy engines (GPUs of one host)")
     return add_common_args(p, "pair").parse_args()
 
 

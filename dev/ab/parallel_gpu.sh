@@ -9,9 +9,11 @@
 #                                       INSTANCES: a TESS_INSTANCES regex for a shorter build)
 #   CE=1 bash dev/ab/parallel_gpu.sh   no build: dev/probes/ce_allgather.py (an all-gather by the copy
 #                                       engines beside NCCL's, alone and under a GEMM) at two sizes
-#   TP_CE=1 bash dev/ab/parallel_gpu.sh the TP pair with --transport copy_engine (its --check, then 1, 2
-#                                       and 4 chunks at all SMs and 124) beside NCCL's at 4 chunks,
-#                                       112 SMs; INSTANCES='^f16' builds the 16-bit dense kernels only
+#   COPY_ENGINE=1 bash dev/ab/parallel_gpu.sh   both layers with --transport copy_engine: their
+#                                       --check (EP bf16 and FP8), the TP pair at 2 and 4 chunks on all
+#                                       SMs and 4 chunks on 124, the EP layer bf16 on all SMs and 112,
+#                                       FP8 on all, each beside NCCL's usual run (TP 4 chunks, EP bf16,
+#                                       112 SMs); INSTANCES='^(f16|grouped)' builds what they use
 set -uo pipefail
 export CUDA_HOME=/usr/local/cuda PATH=/usr/local/cuda/bin:$PATH
 if [ "${CE:-0}" = 1 ]; then
@@ -35,15 +37,21 @@ if [ "${PROFILE:-0}" = 1 ]; then # torch.profiler traces of both steps, each ran
     gzip -c $OUT/profile-ep/overlapped-rank0.json > $OUT/ep-overlapped-rank0.json.gz # the one trace kept
     mkdir -p /tmp/traces && for f in $OUT/profile-*/*.json $OUT/profile-*/*rank1.txt; do
         mv "$f" /tmp/traces/$(basename $(dirname "$f"))-$(basename "$f"); done # 8 files come back
-elif [ "${TP_CE:-0}" = 1 ]; then # the TP pair's collectives by the copy engines
-    run examples/tp_pair.py --check --iters 0 --transport copy_engine
+elif [ "${COPY_ENGINE:-0}" = 1 ]; then # both layers' collectives by the copy engines
+    ce="--transport copy_engine"
+    run examples/tp_pair.py --check --iters 0 $ce
+    run examples/ep_moe.py --check --iters 0 $ce
+    run examples/ep_moe.py --check --iters 0 --dtype fp8 $ce
     run examples/tp_pair.py --chunks 4 --sm-budget $budget --iters $iters --csv $OUT/tp_pair.csv
-    for chunks in 1 2 4; do
-        for sms in 0 124; do
-            run examples/tp_pair.py --transport copy_engine --chunks $chunks --sm-budget $sms --iters $iters \
-                --csv $OUT/tp_pair.csv
-        done
+    for spec in "2 0" "4 0" "4 124"; do
+        set -- $spec
+        run examples/tp_pair.py --chunks $1 --sm-budget $2 --iters $iters --csv $OUT/tp_pair.csv $ce
     done
+    run examples/ep_moe.py --sm-budget $budget --iters $iters --csv $OUT/ep_moe.csv
+    for sms in 0 $budget; do
+        run examples/ep_moe.py --sm-budget $sms --iters $iters --csv $OUT/ep_moe.csv $ce
+    done
+    run examples/ep_moe.py --dtype fp8 --sm-budget 0 --iters $iters --csv $OUT/ep_moe.csv $ce
 elif [ "${QUICK:-0}" = 1 ]; then # the targets' runs only, for a short lease
     run examples/ep_moe.py --check --sm-budget $budget --iters $iters --csv $OUT/ep_moe.csv
     run examples/ep_moe.py --sm-budget 0 --iters $iters --csv $OUT/ep_moe.csv

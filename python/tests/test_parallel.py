@@ -244,6 +244,54 @@ def test_copy_engine_transport_refuses_cpu():
         PeerCopies(None, 2, 0, torch.device("cpu"))
 
 
+def test_ep_copy_engine_alone_matches_reference():
+    """A world of one has no peers: the copy-engine transport runs the layer as is."""
+    layer = ExpertParallelMoE(H, I, E, TOP_K, device="cpu", backend="torch", seed=1, transport="copy_engine")
+    x = torch.randn(29, H, generator=torch.Generator().manual_seed(0)).to(torch.bfloat16)
+    ref = layer.reference_forward(x)
+    assert _rel(layer(x), ref) < TOL["bf16"]
+    assert _rel(torch.cat(layer.forward_overlapped(list(x.split([11, 18])))), ref) < TOL["bf16"]
+
+
+def test_ep_transport_is_checked():
+    with pytest.raises(ValueError, match="transport='ucx'"):
+        ExpertParallelMoE(H, I, E, TOP_K, device="cpu", backend="torch", transport="ucx")
+
+
+@pytest.mark.parametrize("world", [2, 3, 5])
+def test_ep_copy_engine_rows_land_where_all_to_all_puts_them(world):
+    """_place_rows' offsets, every rank's copies simulated: the dispatch leaves each receiver the
+    senders' rows in rank order (as all_to_all_single does), the combine gives each sender back
+    its rows in the order it sent them, and no buffer is smaller than what lands in it."""
+    from types import SimpleNamespace
+    g = torch.Generator().manual_seed(world)
+    rows = torch.randint(0, 7, (world, world), generator=g).tolist()  # rows[s][p]: s sends p
+    rows[0][world - 1] = 0  # an empty pair
+    placed = []
+    for r in range(world):
+        d = SimpleNamespace()
+        ExpertParallelMoE._place_rows(SimpleNamespace(world=world, rank=r), d, rows)
+        placed.append(d)
+    # dispatch: rank s's rows for p are tagged (s, p, j)
+    inbox = [[None] * placed[0].dispatch_rows for _ in range(world)]
+    for s in range(world):
+        for p in range(world):
+            for j in range(rows[s][p]):
+                inbox[p][placed[s].dispatch_at[p] + j] = (s, p, j)
+    for p in range(world):
+        want = [(s, p, j) for s in range(world) for j in range(rows[s][p])]
+        assert inbox[p][:len(want)] == want
+    # combine: rank p returns the rows it received from s, in order, to s
+    back = [[None] * placed[0].combine_rows for _ in range(world)]
+    for p in range(world):
+        for s in range(world):
+            for j in range(rows[s][p]):
+                back[s][placed[p].combine_at[s] + j] = (s, p, j)
+    for s in range(world):
+        want = [(s, p, j) for p in range(world) for j in range(rows[s][p])]
+        assert back[s][:len(want)] == want
+
+
 def test_swiglu_is_silu_of_gate_times_up():
     h = torch.randn(5, 8)
     assert torch.allclose(swiglu(h), torch.nn.functional.silu(h[:, :4]) * h[:, 4:])

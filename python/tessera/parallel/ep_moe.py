@@ -37,6 +37,7 @@ import torch.nn.functional as F
 from .backends import BLOCK, FP8, dequantize, make_backend
 from .comm import (CommStreamOwner, Streams, check_positive, check_sm_budget, exchange_rows, group_info,
                    local_share, resolve_device, run_pipeline)
+from .peer_copy import TRANSPORTS, PeerCopies
 
 DTYPES = ("bf16", "fp8")
 
@@ -83,6 +84,14 @@ class Dispatch:
     received: Optional[torch.Tensor] = None    # [R, ...] as received (source-rank major)
     expert_out: Optional[torch.Tensor] = None  # [R, H] bf16, in the received order
     returned: Optional[torch.Tensor] = None    # [T*k, H] bf16, expert-sorted, back on the sender
+    # transport="copy_engine" only (PeerCopies.exchange): the micro-batch's index (its buffers'
+    # names), the row where this rank's rows land in each rank's dispatch and combine buffers, and
+    # those buffers' rows (the most any rank receives)
+    slot: int = 0
+    dispatch_at: Optional[List[int]] = None
+    combine_at: Optional[List[int]] = None
+    dispatch_rows: int = 0
+    combine_rows: int = 0
 
 
 class ExpertParallelMoE(CommStreamOwner, torch.nn.Module):
@@ -94,11 +103,13 @@ class ExpertParallelMoE(CommStreamOwner, torch.nn.Module):
     world of one without torch.distributed initialized). dtype: "bf16", or "fp8" (weights
     quantized once, 128x128 blocks; activations per call, 1x128 blocks). sm_budget: SMs the
     GEMMs of forward_overlapped may use (tessera backend; None: all). backend: see
-    tessera.parallel.backends (None: tessera on CUDA, torch elsewhere). Weights are random
+    tessera.parallel.backends (None: tessera on CUDA, torch elsewhere). transport: "nccl"
+    (all_to_all_single) or "copy_engine" (rows written into the peers' symmetric memory by the
+    copy engines, peer_copy.PeerCopies: GPUs of one host, CUDA only). Weights are random
     (seeded per global expert, so any world size makes the same experts) until load_experts."""
 
     def __init__(self, hidden, intermediate, num_experts, top_k, group=None, dtype="bf16", sm_budget=None,
-                 device=None, backend=None, seed=0, normalize_weights=True):
+                 device=None, backend=None, seed=0, normalize_weights=True, transport="nccl"):
         super().__init__()
         check_positive(hidden=hidden, intermediate=intermediate, num_experts=num_experts, top_k=top_k)
         if top_k > num_experts:
@@ -106,8 +117,14 @@ class ExpertParallelMoE(CommStreamOwner, torch.nn.Module):
         if dtype not in DTYPES:
             raise ValueError(f"dtype={dtype!r}: one of {DTYPES}")
         check_sm_budget(sm_budget)
+        if transport not in TRANSPORTS:
+            raise ValueError(f"transport={transport!r}: one of {', '.join(TRANSPORTS)}")
         self.group, self.world, self.rank = group_info(group)
         self.device = resolve_device(device)
+        self.transport = transport
+        self.peer_copies = None
+        if transport == "copy_engine" and self.group is not None:
+            self.peer_copies = PeerCopies(self.group, self.world, self.rank, self.device)
         self.hidden, self.intermediate, self.top_k = hidden, intermediate, top_k
         self.num_experts = num_experts
         self.local_experts = local_share("num_experts", num_experts, self.world, "num_experts / world experts")
@@ -264,14 +281,37 @@ class ExpertParallelMoE(CommStreamOwner, torch.nn.Module):
         if self.group is not None:
             recv = torch.empty_like(send)
             dist.all_to_all_single(recv, send, group=self.group)
-        host = torch.cat([send.sum(2).t().reshape(-1), recv.sum(2).t().reshape(-1)]).tolist()
+        parts = [send.sum(2).t().reshape(-1), recv.sum(2).t().reshape(-1)]
+        if self.peer_copies is not None:  # every rank's rows to every rank: [source, dest, micro-batch]
+            every = torch.empty((W, W, n), dtype=send.dtype, device=send.device)
+            dist.all_gather_into_tensor(every, send.sum(2).contiguous(), group=self.group)
+            parts.append(every.permute(2, 0, 1).reshape(-1))  # micro-batch major
+        host = torch.cat(parts).tolist()
         out = []
         for i, (x, (weights, order, unorder, _)) in enumerate(zip(x_list, sorted_)):
             send_splits, recv_splits = host[i * W:(i + 1) * W], host[(n + i) * W:(n + i + 1) * W]
             perm, offs = self._receiver_order(recv[:, i], sum(recv_splits))
-            out.append(Dispatch(x.shape[0], x.dtype, weights, order, unorder, x, send_splits, recv_splits, perm,
-                                _inverse_permutation(perm), offs))
+            d = Dispatch(x.shape[0], x.dtype, weights, order, unorder, x, send_splits, recv_splits, perm,
+                         _inverse_permutation(perm), offs, slot=i)
+            if self.peer_copies is not None:
+                first = 2 * n * W + i * W * W
+                self._place_rows(d, [host[first + s * W:first + (s + 1) * W] for s in range(W)])
+            out.append(d)
         return out
+
+    def _place_rows(self, d, rows):
+        """The copy-engine exchange's rows of micro-batch d, from rows[s][p] (rows rank s sends rank
+        p): rank p receives the senders' rows in rank order, so this rank's land after those of
+        the ranks before it (dispatch_at[p]); back in combine, rank s gets the rows it sent to each
+        rank in rank order, so the rows this rank returns to s land after those s sent to the
+        ranks before this one (combine_at[s]). The buffers hold the most any rank receives, in
+        1024-row steps (they are made again, collectively, when a call needs more)."""
+        W, r = self.world, self.rank
+        d.dispatch_at = [sum(rows[s][p] for s in range(r)) for p in range(W)]
+        d.combine_at = [sum(rows[s][q] for q in range(r)) for s in range(W)]
+        most_in = max(sum(rows[s][p] for s in range(W)) for p in range(W))
+        most_back = max(sum(rows[s]) for s in range(W))
+        d.dispatch_rows, d.combine_rows = -(-most_in // 1024) * 1024, -(-most_back // 1024) * 1024
 
     @torch.no_grad()
     def dispatch(self, d, streams=None):
@@ -280,6 +320,10 @@ class ExpertParallelMoE(CommStreamOwner, torch.nn.Module):
         streams = streams or Streams(self.device, enabled=False)
         streams.used_on_comm(d.x, d.order)
         payload = self._payload(d)
+        if self.peer_copies is not None:  # a view of the micro-batch's receive buffer
+            d.received = self.peer_copies.exchange(payload, d.send_splits, d.dispatch_at, sum(d.recv_splits),
+                                                   d.dispatch_rows, f"dispatch{d.slot}")
+            return
         d.received = exchange_rows(payload, sum(d.recv_splits), d.send_splits, d.recv_splits, self.group)
         streams.used_on_compute(d.received)
 
@@ -308,6 +352,10 @@ class ExpertParallelMoE(CommStreamOwner, torch.nn.Module):
         """Stage 4 (communication stream): the expert outputs back to the tokens' ranks."""
         streams = streams or Streams(self.device, enabled=False)
         streams.used_on_comm(d.expert_out)
+        if self.peer_copies is not None:
+            d.returned = self.peer_copies.exchange(d.expert_out, d.recv_splits, d.combine_at, d.tokens * self.top_k,
+                                                   d.combine_rows, f"combine{d.slot}")
+            return
         d.returned = exchange_rows(d.expert_out, d.tokens * self.top_k, d.recv_splits, d.send_splits, self.group)
         streams.used_on_compute(d.returned)
 

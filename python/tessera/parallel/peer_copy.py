@@ -19,6 +19,8 @@ import warnings
 import torch
 import torch.distributed as dist
 
+TRANSPORTS = ("nccl", "copy_engine")  # the layers' transport= choices
+
 
 class PeerCopies:
     """Copy-engine collectives along rows over `group` (None: the world), ranks on GPUs of one
@@ -90,3 +92,22 @@ class PeerCopies:
         handle.barrier()  # every sender's block has landed in this rank's inbox
         inbox = buf[base:base + self.world * m].view(self.world, m, cols)
         torch.sum(inbox, dim=0, out=out)  # torch accumulates 16-bit sums in float32
+
+    def exchange(self, inp, send_splits, at_peers, out_rows, capacity, name):
+        """all_to_all of inp's rows (2-D, any dtype; they travel as bytes): rows
+        sum(send_splits[:p]) .. + send_splits[p] go to rank p, landing at row at_peers[p] of its
+        buffer `name`. Returns this rank's first out_rows rows of its own buffer, in inp's dtype:
+        a view, valid until the next exchange through `name`. capacity: the buffer's rows, the
+        same on every rank (the most any rank receives); the caller computes at_peers from every
+        rank's splits, so that the senders' rows land side by side in rank order."""
+        rows = inp.contiguous().view(torch.uint8) if inp.element_size() != 1 else inp.contiguous()
+        buf, handle, peers = self._buffer(name, max(capacity, 1), rows.shape[1], torch.uint8)
+        handle.barrier()  # every peer is done with what it last received through `name`
+        start = 0
+        for p, count in enumerate(send_splits):
+            if count:
+                peers[p][at_peers[p]:at_peers[p] + count].copy_(rows[start:start + count])
+            start += count
+        handle.barrier()  # every sender's rows have landed here
+        return buf[:out_rows].view(inp.dtype)
+

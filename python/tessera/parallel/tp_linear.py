@@ -25,9 +25,7 @@ import torch.distributed as dist
 from .backends import _activation_fn, make_backend
 from .comm import (CommStreamOwner, Streams, check_positive, check_sm_budget, group_info, local_share,
                    resolve_device, run_pipeline)
-from .peer_copy import PeerCopies
-
-TRANSPORTS = ("nccl", "copy_engine")
+from .peer_copy import TRANSPORTS, PeerCopies
 
 
 @dataclasses.dataclass
