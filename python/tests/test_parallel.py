@@ -95,6 +95,7 @@ def _all_checks(rank, world):
                      ("ep_fp8", lambda: _ep_errors("fp8", rank, world)),
                      ("ep_empty_rank", lambda: _ep_empty_rank_error(rank, world)),
                      ("tp", lambda: _tp_errors(rank, world)),
+                     ("ep_copies", lambda: _ep_copies_errors(rank, world)),
                      ("refuse_experts", lambda: _refusal(lambda: ExpertParallelMoE(H, I, 3 * world if world == 1
                                                                                    else 3, 2, device="cpu",
                                                                                    backend="torch"))),
@@ -107,6 +108,54 @@ def _all_checks(rank, world):
         except Exception as e:  # reported by the test that reads it
             out[name] = {"exception": f"{type(e).__name__}: {e}"}
     return out
+
+
+class _FakePeerCopies:
+    """PeerCopies.exchange over gloo, the CPU tests' stand-in for symmetric memory: every rank's
+    rows, splits, landing rows and capacity gathered; each receiver places every sender's block at
+    the row that sender chose, in a buffer of the capacity given, the rest poisoned (0xff: NaN in
+    bf16); blocks past the end, overlapping, or leaving received rows unwritten fail."""
+
+    def __init__(self, world, rank):
+        self.world, self.rank, self.names = world, rank, []
+
+    def exchange(self, inp, send_splits, at_peers, out_rows, capacity, name):
+        self.names.append(name)
+        rows = inp.contiguous().view(torch.uint8)
+        everyone = [None] * self.world
+        dist.all_gather_object(everyone, (rows, list(send_splits), list(at_peers), capacity))
+        buf = torch.full((max(capacity, 1), rows.shape[1]), 0xFF, dtype=torch.uint8)
+        taken = torch.zeros(buf.shape[0], dtype=torch.bool)
+        for s, (sent, splits, at, cap) in enumerate(everyone):
+            start, count, dst = sum(splits[:self.rank]), splits[self.rank], at[self.rank]
+            assert cap == capacity, f"rank {s}'s buffer has {cap} rows, this rank's {capacity}"
+            assert 0 <= dst and dst + count <= buf.shape[0], f"rank {s}'s rows pass the buffer's end"
+            assert not taken[dst:dst + count].any(), f"rank {s}'s rows land on another's"
+            taken[dst:dst + count] = True
+            buf[dst:dst + count] = sent[start:start + count]
+        assert bool(taken[:out_rows].all()) and not bool(taken[out_rows:].any()), "received rows not all written"
+        return buf[:out_rows].view(inp.dtype)
+
+
+def _ep_copies_errors(rank, world):
+    """The copy-engine transport's dispatch and combine (prepare_many's gathered counts,
+    _place_rows' landing rows and capacities, a buffer per micro-batch) through _FakePeerCopies:
+    relative errors of forward and forward_overlapped against reference_forward, with uneven
+    tokens per rank and micro-batch, and the buffers' names in order."""
+    layer = ExpertParallelMoE(H, I, E, TOP_K, device="cpu", backend="torch", seed=1)
+    fake = _FakePeerCopies(world, rank)
+    if world > 1:
+        layer.peer_copies = fake
+    tokens = 41 + 9 * rank
+    x = torch.randn(tokens, H, generator=torch.Generator().manual_seed(7 + rank)).to(torch.bfloat16)
+    logits = _logits(tokens, rank, masked=[5])
+    ref = layer.reference_forward(x, logits)
+    plain = layer(x, logits)
+    cut = [13, tokens - 13]
+    parts = layer.forward_overlapped(list(x.split(cut)), list(logits.split(cut)))
+    want = ["dispatch0", "combine0", "dispatch0", "dispatch1", "combine0", "combine1"] if world > 1 else []
+    return {"forward": _rel(plain, ref), "overlapped": _rel(torch.cat(parts), ref),
+            "names": 0.0 if fake.names == want else 1.0}
 
 
 def _worker(rank, world, folder):
@@ -157,6 +206,13 @@ def test_ep_rank_receiving_and_sending_nothing(runs, world):
     for rank, res in enumerate(runs[world]):
         for what, err in _errors(res["ep_empty_rank"]).items():
             assert err < TOL["bf16"], f"world {world} rank {rank}: rel. error {err}"
+
+
+@pytest.mark.parametrize("world", [1, 2])
+def test_ep_copy_engine_exchanges_match_reference(runs, world):
+    for rank, res in enumerate(runs[world]):
+        for what, err in _errors(res["ep_copies"]).items():
+            assert err < TOL["bf16"], f"world {world} rank {rank} {what}: {err}"
 
 
 @pytest.mark.parametrize("world", [1, 2])
@@ -265,13 +321,17 @@ def test_ep_copy_engine_rows_land_where_all_to_all_puts_them(world):
     its rows in the order it sent them, and no buffer is smaller than what lands in it."""
     from types import SimpleNamespace
     g = torch.Generator().manual_seed(world)
-    rows = torch.randint(0, 7, (world, world), generator=g).tolist()  # rows[s][p]: s sends p
+    rows = torch.randint(0, 900, (world, world), generator=g).tolist()  # rows[s][p]: s sends p
     rows[0][world - 1] = 0  # an empty pair
     placed = []
     for r in range(world):
         d = SimpleNamespace()
         ExpertParallelMoE._place_rows(SimpleNamespace(world=world, rank=r), d, rows)
         placed.append(d)
+    most_in = max(sum(rows[s][p] for s in range(world)) for p in range(world))
+    most_back = max(sum(rows[s]) for s in range(world))
+    for d in placed:  # the same on every rank: the most any rank receives, in 1024-row steps
+        assert (d.dispatch_rows, d.combine_rows) == (-(-most_in // 1024) * 1024, -(-most_back // 1024) * 1024)
     # dispatch: rank s's rows for p are tagged (s, p, j)
     inbox = [[None] * placed[0].dispatch_rows for _ in range(world)]
     for s in range(world):

@@ -81,6 +81,8 @@ class Dispatch:
     perm: torch.Tensor               # [R] for each row in local-expert order, its row as received
     unperm: torch.Tensor             # [R] for each row as received, its row in local-expert order
     offs: torch.Tensor               # [E_local] int32 cumulative ends of the local experts' rows
+    # received and returned: with transport="copy_engine", views of the layer's per-micro-batch
+    # buffers, overwritten by the next exchange of the same micro-batch index
     received: Optional[torch.Tensor] = None    # [R, ...] as received (source-rank major)
     expert_out: Optional[torch.Tensor] = None  # [R, H] bf16, in the received order
     returned: Optional[torch.Tensor] = None    # [T*k, H] bf16, expert-sorted, back on the sender
@@ -283,9 +285,9 @@ class ExpertParallelMoE(CommStreamOwner, torch.nn.Module):
             dist.all_to_all_single(recv, send, group=self.group)
         parts = [send.sum(2).t().reshape(-1), recv.sum(2).t().reshape(-1)]
         if self.peer_copies is not None:  # every rank's rows to every rank: [source, dest, micro-batch]
-            every = torch.empty((W, W, n), dtype=send.dtype, device=send.device)
+            every = torch.empty((W * W, n), dtype=send.dtype, device=send.device)  # (gloo wants it flat)
             dist.all_gather_into_tensor(every, send.sum(2).contiguous(), group=self.group)
-            parts.append(every.permute(2, 0, 1).reshape(-1))  # micro-batch major
+            parts.append(every.view(W, W, n).permute(2, 0, 1).reshape(-1))  # micro-batch major
         host = torch.cat(parts).tolist()
         out = []
         for i, (x, (weights, order, unorder, _)) in enumerate(zip(x_list, sorted_)):

@@ -100,7 +100,7 @@ class PeerCopies:
         a view, valid until the next exchange through `name`. capacity: the buffer's rows, the
         same on every rank (the most any rank receives); the caller computes at_peers from every
         rank's splits, so that the senders' rows land side by side in rank order."""
-        rows = inp.contiguous().view(torch.uint8) if inp.element_size() != 1 else inp.contiguous()
+        rows = inp.contiguous().view(torch.uint8)  # bytes as they are (a copy_ would convert an FP8's values)
         buf, handle, peers = self._buffer(name, max(capacity, 1), rows.shape[1], torch.uint8)
         handle.barrier()  # every peer is done with what it last received through `name`
         start = 0
