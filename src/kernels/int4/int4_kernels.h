@@ -27,6 +27,10 @@ extern "C" {
  * 16 bytes: four 16-k mma steps): n and k must be multiples of these. */
 #define TESS_INT4_ROW_BLOCK 16
 #define TESS_INT4_QUAD_K 64
+/* The zero point of every group of a weight without zero points
+ * (tess_w4a16_desc.zero_points 0): the middle of the codes 0..15, so that
+ * they stand for -8..7. */
+#define TESS_INT4_DEFAULT_ZERO 8
 /* The tokens the GEMV computes at once: two n8 tiles of the mma. */
 #define TESS_W4A16_MAX_M 16
 /* K slices of one output row block: the CTAs of a cluster, which add their

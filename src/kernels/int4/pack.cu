@@ -49,7 +49,7 @@ __device__ float dequantized(const tess_w4a16_params &p, int64_t row, int64_t co
     const int64_t word = tess_int4_packed_word(p.k, row, col, &shift);
     const uint32_t q = (((const uint32_t *)p.codes)[word] >> shift) & 0xfu;
     const int64_t group = col / p.group;
-    const float z = p.zeros ? (float)p.zeros[group * p.ld_zeros + row] : 8.0f;
+    const float z = p.zeros ? (float)p.zeros[group * p.ld_zeros + row] : (float)TESS_INT4_DEFAULT_ZERO;
     const float s = tess_load_as_f32(p.scale_type, p.scales, group * p.ld_scales + row);
     if (p.x_f16)
         return __half2float(__hmul(__float2half_rn((float)q - z), __float2half_rn(s)));
@@ -99,7 +99,8 @@ __global__ void __launch_bounds__(TESS_INT4_DEQ_WARPS * 32)
         for (int h = 0; h < 2; h++) {
             const int64_t row = TESS_INT4_ROW_BLOCK * rb + g + 8 * h;
             scale[h] = pair_of<F16X>(tess_load_as_f32(p.scale_type, p.scales, group * p.ld_scales + row));
-            zero[h] = pair_of<F16X>(int4_bias<F16X>::VALUE + (p.zeros ? (float)p.zeros[group * p.ld_zeros + row] : 8.0f));
+            const float z = p.zeros ? (float)p.zeros[group * p.ld_zeros + row] : (float)TESS_INT4_DEFAULT_ZERO;
+            zero[h] = pair_of<F16X>(int4_bias<F16X>::VALUE + z);
         }
 #pragma unroll
         for (int j = 0; j < 4; j++) { // word j: the quad's 16-k block j

@@ -112,7 +112,7 @@ TESS_DEVICE void stage_scale_loads(const tess_w4a16_params &p, const w4a16_exper
         const bool in = gi < groups && row < p.n;
         const int64_t at = (g0 + (int64_t)gi) * p.ld_scales + row;
         sv[j] = ld_nc_b32_or_u16((const char *)e.scales + (in ? at : 0) * (wide ? 4 : 2), in, wide);
-        zv[j] = in && e.zeros ? e.zeros[(g0 + (int64_t)gi) * p.ld_zeros + row] : 8u;
+        zv[j] = in && e.zeros ? e.zeros[(g0 + (int64_t)gi) * p.ld_zeros + row] : (uint32_t)TESS_INT4_DEFAULT_ZERO;
     }
 }
 
