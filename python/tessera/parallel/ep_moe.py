@@ -37,7 +37,7 @@ import torch.nn.functional as F
 from .backends import BLOCK, FP8, dequantize, make_backend
 from .comm import (CommStreamOwner, Streams, check_positive, check_sm_budget, exchange_rows, group_info,
                    local_share, resolve_device, run_pipeline)
-from .peer_copy import TRANSPORTS, PeerCopies
+from .peer_copy import check_transport, peer_copies_for
 
 DTYPES = ("bf16", "fp8")
 
@@ -119,14 +119,11 @@ class ExpertParallelMoE(CommStreamOwner, torch.nn.Module):
         if dtype not in DTYPES:
             raise ValueError(f"dtype={dtype!r}: one of {DTYPES}")
         check_sm_budget(sm_budget)
-        if transport not in TRANSPORTS:
-            raise ValueError(f"transport={transport!r}: one of {', '.join(TRANSPORTS)}")
+        check_transport(transport)
         self.group, self.world, self.rank = group_info(group)
         self.device = resolve_device(device)
         self.transport = transport
-        self.peer_copies = None
-        if transport == "copy_engine" and self.group is not None:
-            self.peer_copies = PeerCopies(self.group, self.world, self.rank, self.device)
+        self.peer_copies = peer_copies_for(transport, self.group, self.world, self.rank, self.device)
         self.hidden, self.intermediate, self.top_k = hidden, intermediate, top_k
         self.num_experts = num_experts
         self.local_experts = local_share("num_experts", num_experts, self.world, "num_experts / world experts")

@@ -22,6 +22,19 @@ import torch.distributed as dist
 TRANSPORTS = ("nccl", "copy_engine")  # the layers' transport= choices
 
 
+def check_transport(transport):
+    """Refuses a transport= other than TRANSPORTS'."""
+    if transport not in TRANSPORTS:
+        raise ValueError(f"transport={transport!r}: one of {', '.join(TRANSPORTS)}")
+
+
+def peer_copies_for(transport, group, world, rank, device):
+    """A layer's PeerCopies where transport="copy_engine" has peers to copy to, else None
+    (NCCL's collectives, or a world of one with nothing to exchange)."""
+    has_peers = group is not None and world > 1
+    return PeerCopies(group, world, rank, device) if transport == "copy_engine" and has_peers else None
+
+
 class PeerCopies:
     """Copy-engine collectives along rows over `group` (None: the world), ranks on GPUs of one
     host. The buffers are made on first use and grow to the largest call; making them is a
@@ -61,6 +74,17 @@ class PeerCopies:
             have = self._buffers[name] = (buf, handle, peers)
         return have
 
+    def _push(self, handle, peers, pieces):
+        """The copies of one collective, between its two barriers: each (rank p, row, rows) of
+        `pieces` written into p's buffer from that row on (empty pieces skipped). The barrier
+        before keeps a rank from overwriting rows a peer still reads; the one after makes every
+        sender's rows visible before they are used."""
+        handle.barrier()
+        for p, row, src in pieces:
+            if src.shape[0]:
+                peers[p][row:row + src.shape[0]].copy_(src)
+        handle.barrier()
+
     def all_gather(self, x, offset, rows):
         """Every rank's x ([m, cols], the same m everywhere; rows `offset` .. of `rows` that this
         rank passes in one pass, so that the pieces of one pass use disjoint buffer rows) as one
@@ -68,12 +92,8 @@ class PeerCopies:
         all_gather of the same rows."""
         m, cols = x.shape
         buf, handle, peers = self._buffer("gather", self.world * rows, cols, x.dtype)
-        base = self.world * offset
-        handle.barrier()  # every peer is done with these rows of its buffer
-        src = x.contiguous()
-        for p in range(self.world):
-            peers[p][base + self.rank * m:base + (self.rank + 1) * m].copy_(src)
-        handle.barrier()  # every rank's rows have landed in this rank's buffer
+        base, src = self.world * offset, x.contiguous()
+        self._push(handle, peers, [(p, base + self.rank * m, src) for p in range(self.world)])
         return buf[base:base + self.world * m]
 
     def reduce_scatter(self, out, partial, offset, rows):
@@ -84,12 +104,9 @@ class PeerCopies:
         if tuple(partial.shape) != (self.world * m, cols):
             raise ValueError(f"partial: expected {(self.world * m, cols)}, got {tuple(partial.shape)}")
         buf, handle, peers = self._buffer("scatter", self.world * rows, cols, partial.dtype)
-        base = self.world * offset
-        handle.barrier()  # every peer has summed what was in these rows of its inbox
-        src = partial.contiguous()
-        for p in range(self.world):  # rank p's block into slot `rank` of p's inbox
-            peers[p][base + self.rank * m:base + (self.rank + 1) * m].copy_(src[p * m:(p + 1) * m])
-        handle.barrier()  # every sender's block has landed in this rank's inbox
+        base, src = self.world * offset, partial.contiguous()
+        # rank p's block into slot `rank` of p's inbox
+        self._push(handle, peers, [(p, base + self.rank * m, src[p * m:(p + 1) * m]) for p in range(self.world)])
         inbox = buf[base:base + self.world * m].view(self.world, m, cols)
         torch.sum(inbox, dim=0, out=out)  # torch accumulates 16-bit sums in float32
 
@@ -102,12 +119,8 @@ class PeerCopies:
         rank's splits, so that the senders' rows land side by side in rank order."""
         rows = inp.contiguous().view(torch.uint8)  # bytes as they are (a copy_ would convert an FP8's values)
         buf, handle, peers = self._buffer(name, max(capacity, 1), rows.shape[1], torch.uint8)
-        handle.barrier()  # every peer is done with what it last received through `name`
-        start = 0
-        for p, count in enumerate(send_splits):
-            if count:
-                peers[p][at_peers[p]:at_peers[p] + count].copy_(rows[start:start + count])
-            start += count
-        handle.barrier()  # every sender's rows have landed here
+        starts = [sum(send_splits[:p]) for p in range(self.world)]
+        self._push(handle, peers, [(p, at_peers[p], rows[starts[p]:starts[p] + send_splits[p]])
+                                   for p in range(self.world)])
         return buf[:out_rows].view(inp.dtype)
 

@@ -25,7 +25,7 @@ import torch.distributed as dist
 from .backends import _activation_fn, make_backend
 from .comm import (CommStreamOwner, Streams, check_positive, check_sm_budget, group_info, local_share,
                    resolve_device, run_pipeline)
-from .peer_copy import TRANSPORTS, PeerCopies
+from .peer_copy import check_transport, peer_copies_for
 
 
 @dataclasses.dataclass
@@ -55,14 +55,11 @@ class TensorParallelMLP(CommStreamOwner, torch.nn.Module):
         check_positive(hidden=hidden, ffn=ffn, chunks=chunks)
         _activation_fn(activation)  # a misspelt name is refused here
         check_sm_budget(sm_budget)
-        if transport not in TRANSPORTS:
-            raise ValueError(f"transport={transport!r}: one of {', '.join(TRANSPORTS)}")
+        check_transport(transport)
         self.group, self.world, self.rank = group_info(group)
         self.device = resolve_device(device)
         self.transport = transport
-        self.peer_copies = None
-        if transport == "copy_engine" and self.world > 1:
-            self.peer_copies = PeerCopies(self.group, self.world, self.rank, self.device)
+        self.peer_copies = peer_copies_for(transport, self.group, self.world, self.rank, self.device)
         self.hidden, self.ffn = hidden, ffn
         self.local_ffn = local_share("ffn", ffn, self.world, "ffn / world columns of W1 and rows of W2")
         self.activation, self.chunks = activation, chunks
