@@ -123,6 +123,16 @@ static int64_t experts_of(const tess_w4a16_desc *desc) { return desc->groups ? d
 /* The most experts a masked call takes (CUDA's limit on a grid's z extent). */
 #define TESS_W4A16_MAX_GROUPS 65535
 
+/* The experts' strides as the kernels step them, 0 read as back to back:
+ * packed bytes, scale elements and zero-point elements (0 without zero
+ * points). */
+static void expert_strides(const tess_w4a16_desc *desc, int64_t strides[3]) {
+    const int64_t groups = desc->k / desc->group_size;
+    strides[0] = desc->w_group_stride ? desc->w_group_stride : desc->n * desc->k / 2;
+    strides[1] = desc->scales_group_stride ? desc->scales_group_stride : groups * desc->ld_scales;
+    strides[2] = !desc->zero_points ? 0 : desc->zeros_group_stride ? desc->zeros_group_stride : groups * desc->ld_zeros;
+}
+
 /* A masked call's experts (desc->groups, their weights' strides and
  * masked_m); the single call's desc must not name any. */
 static tess_status check_experts(const tess_w4a16_desc *desc, const int32_t *masked_m, int masked, const char *caller) {
@@ -162,11 +172,8 @@ static tess_status check_experts(const tess_w4a16_desc *desc, const int32_t *mas
                          "%s: zeros_group_stride=%" PRId64 " is shorter than one expert's zero points (%" PRId64
                          " elements); 0 takes k / group_size * ld_zeros",
                          caller, desc->zeros_group_stride, zero_span);
-    const int64_t zeros_stride =
-        !desc->zero_points ? 0 : desc->zeros_group_stride ? desc->zeros_group_stride : groups * desc->ld_zeros;
-    const int64_t strides[3] = {desc->w_group_stride ? desc->w_group_stride : packed,
-                                desc->scales_group_stride ? desc->scales_group_stride : groups * desc->ld_scales,
-                                zeros_stride};
+    int64_t strides[3];
+    expert_strides(desc, strides);
     for (int i = 0; i < 3; i++)
         if (strides[i] > INT64_MAX / 8 / g)
             return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: %" PRId64 " experts' weights span more than 64-bit offsets",
@@ -226,14 +233,11 @@ static tess_w4a16_params params_of(const tess_w4a16_desc *desc, const void *x, c
     p.scales = scales, p.ld_scales = desc->ld_scales, p.scale_type = desc->scale_type;
     p.zeros = desc->zero_points ? zeros : NULL, p.ld_zeros = desc->ld_zeros;
     p.m = (int)desc->m, p.n = (int)desc->n, p.k = (int)desc->k, p.group = (int)desc->group_size;
-    const int64_t groups = desc->k / desc->group_size;
+    int64_t strides[3];
+    expert_strides(desc, strides);
     p.groups = (int)experts_of(desc), p.expected_groups = (int)desc->expected_groups;
     p.x_group_stride = desc->x.batch_stride;
-    p.codes_group_stride = desc->w_group_stride ? desc->w_group_stride : desc->n * desc->k / 2;
-    p.scales_group_stride = desc->scales_group_stride ? desc->scales_group_stride : groups * desc->ld_scales;
-    p.zeros_group_stride = !desc->zero_points        ? 0
-                           : desc->zeros_group_stride ? desc->zeros_group_stride
-                                                      : groups * desc->ld_zeros;
+    p.codes_group_stride = strides[0], p.scales_group_stride = strides[1], p.zeros_group_stride = strides[2];
     return p;
 }
 
