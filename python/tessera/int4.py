@@ -47,6 +47,15 @@ def _tensor(t, what):
         raise InvalidValueError(f"{what}: expected a torch.Tensor, got {type(t).__name__}")
 
 
+def _out_dtype(x, out_dtype):
+    """The W4A16 products' D type: out_dtype (None: x's), refused unless bf16, f16 or f32."""
+    import torch
+    out_dtype = x.dtype if out_dtype is None else out_dtype
+    if out_dtype not in (torch.bfloat16, torch.float16, torch.float32):
+        raise InvalidValueError(f"out_dtype {out_dtype}: torch.bfloat16, torch.float16 or torch.float32")
+    return out_dtype
+
+
 def _on_gpu(device, *named):
     """Each (tensor, name) of `named` (None skipped) in the memory of CUDA device `device`."""
     for t, what in named:
@@ -199,9 +208,7 @@ def w4a16_gemm(x, w, scales, zeros=None, *, group_size=None, bias=None, activati
     m = int(x.shape[0])
     if int(x.shape[1]) != k:
         raise InvalidValueError(f"x has {int(x.shape[1])} columns but the weight has K={k} (w's shape is (N, K/2))")
-    out_dtype = x.dtype if out_dtype is None else out_dtype
-    if out_dtype not in (torch.bfloat16, torch.float16, torch.float32):
-        raise InvalidValueError(f"out_dtype {out_dtype}: torch.bfloat16, torch.float16 or torch.float32")
+    out_dtype = _out_dtype(x, out_dtype)
     device = x.device.index or 0
     _on_gpu(device, (x, "x"), (w, "w"), (scales, "scales"), (zeros, "zeros"))
     if m == 0:
@@ -277,9 +284,7 @@ def w4a16_gemm_masked(x, w, scales, masked_m, zeros=None, *, group_size=None, bi
         raise InvalidValueError(f"x: M={m} rows an expert; the masked 4-bit GEMV takes 1 to {MAX_DECODE_M}")
     if expected_experts is not None and not 0 <= int(expected_experts) <= experts:
         raise InvalidValueError(f"expected_experts={expected_experts}: 0 to E={experts}")
-    out_dtype = x.dtype if out_dtype is None else out_dtype
-    if out_dtype not in (torch.bfloat16, torch.float16, torch.float32):
-        raise InvalidValueError(f"out_dtype {out_dtype}: torch.bfloat16, torch.float16 or torch.float32")
+    out_dtype = _out_dtype(x, out_dtype)
     device = x.device.index or 0
     _on_gpu(device, (x, "x"), (w, "w"), (scales, "scales"), (zeros, "zeros"), (masked_m, "masked_m"))
     ep = epilogue.grouped_epilogue(bias, activation, experts, n, device)
