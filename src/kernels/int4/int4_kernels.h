@@ -29,9 +29,8 @@ extern "C" {
 #define TESS_INT4_QUAD_K 64
 /* The tokens the GEMV computes at once: two n8 tiles of the mma. */
 #define TESS_W4A16_MAX_M 16
-/* K slices of one output row block: the CTAs of a cluster, which add their
- * partial sums through distributed shared memory (8: the portable cluster
- * size). */
+/* K parts of one output row block: warps of a CTA, which add their partial
+ * sums through shared memory (8: the CTA's warps). */
 #define TESS_W4A16_MAX_SPLIT 8
 
 /* The GEMV's work: D (m x n) = X (m x k) W^T, W = (q - z) s per group. */
@@ -46,8 +45,8 @@ typedef struct tess_w4a16_params {
     const uint8_t *zeros;     /* [k / group][n], ld_zeros apart; NULL: 8 */
     int64_t ld_zeros;
     int m, n, k, group;
-    int split;                /* K slices of whole groups: 1 .. TESS_W4A16_MAX_SPLIT, at most k / group
-                                 (the launcher's choice) */
+    int split;                /* K parts of whole groups a CTA's warps take: 1, 2, 4 or 8
+                                 (TESS_W4A16_MAX_SPLIT), at most k / group (the launcher's choice) */
     int rows_per_warp;        /* 16-row blocks a warp computes: 1 or 2 (the launcher's choice) */
     tess_epilogue epi;        /* D, its layout, the bias and activation (alpha 1, beta 0); batch g: expert g */
     int early_launch;         /* programmatic stream serialization (tess_handle_early_launch) */
@@ -75,10 +74,11 @@ tess_status tess_launch_dequantize_int4(const tess_w4a16_params *p, tess_dtype o
                                         void *stream);
 
 /* The GEMV for p (m <= TESS_W4A16_MAX_M; p->groups experts), queued on
- * `stream`: it sets p->rows_per_warp and p->split (the CTAs of a cluster
- * that share each CTA row's K) for a grid of about two CTAs on each of `sms`
- * SMs over all experts; `budgeted` (an SM budget): at most `sms` CTAs, each
- * taking several row chunks and experts. */
+ * `stream`: it sets p->rows_per_warp and p->split (the K parts a CTA's
+ * warps share each row block's K in) for the grid with the most CTAs, over
+ * the experts expected to have rows, that all fit on `sms` SMs at once;
+ * `budgeted` (an SM budget): at most `sms` CTAs, each taking several row
+ * chunks and experts. */
 tess_status tess_launch_w4a16_gemv(tess_w4a16_params *p, int sms, int budgeted, void *stream);
 
 #ifdef __cplusplus
