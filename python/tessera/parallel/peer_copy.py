@@ -14,6 +14,8 @@ reduce-scatter's in the peers' inboxes, one slot a sender, summed by the owner. 
 before the copies keeps a rank from overwriting rows a peer still reads; one after them makes
 every peer's rows visible before they are used. Everything is queued on the current stream.
 """
+import warnings
+
 import torch
 import torch.distributed as dist
 
@@ -29,24 +31,31 @@ class PeerCopies:
             raise ValueError(f"transport='copy_engine' needs CUDA devices, not {device}")
         try:
             import torch.distributed._symmetric_memory as symm_mem
-        except ImportError as e:
-            raise RuntimeError("transport='copy_engine' needs torch.distributed._symmetric_memory "
-                               "(PyTorch 2.5 or later)") from e
+        except ImportError:
+            symm_mem = None
+        if symm_mem is None or not hasattr(symm_mem, "empty"):
+            raise RuntimeError("transport='copy_engine' needs torch.distributed._symmetric_memory's empty and "
+                               "rendezvous (PyTorch 2.6 or later)")
         self._symm = symm_mem
         self.group = group if group is not None else dist.group.WORLD
         self.world, self.rank, self.device = world, rank, device
         self._buffers = {}  # name -> (this rank's buffer, the symmetric-memory handle, every rank's buffer)
+        if torch.torch_version.TorchVersion(torch.__version__) < (2, 11):
+            with warnings.catch_warnings():  # before a rendezvous in PyTorch 2.6-2.10; deprecated since
+                warnings.simplefilter("ignore", FutureWarning)
+                symm_mem.enable_symm_mem_for_group(self.group.group_name)
 
     def _buffer(self, name, rows, cols, dtype):
         """Buffer `name` of at least rows x cols: (this rank's, its handle, each rank's as a
         tensor of this process). Collective when it is made or grown."""
         have = self._buffers.get(name)
         if have is None or have[0].shape[0] < rows or have[0].shape[1] != cols or have[0].dtype != dtype:
-            if hasattr(self._symm, "enable_symm_mem_for_group"):  # needed before rendezvous in older torch
-                self._symm.enable_symm_mem_for_group(self.group.group_name)
             buf = self._symm.empty(rows, cols, dtype=dtype, device=self.device)
             handle = self._symm.rendezvous(buf, self.group.group_name)
-            peers = [buf if p == self.rank else handle.get_buffer(p, (rows, cols), dtype) for p in range(self.world)]
+            # get_buffer counts from the allocation's segment, where the buffer starts handle.offset bytes in
+            start = handle.offset // buf.element_size()
+            peers = [buf if p == self.rank else handle.get_buffer(p, (rows, cols), dtype, start)
+                     for p in range(self.world)]
             have = self._buffers[name] = (buf, handle, peers)
         return have
 
