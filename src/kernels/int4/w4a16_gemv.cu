@@ -98,44 +98,142 @@ TESS_DEVICE void quad_mma(float (&sums)[RB][TT][4], const uint4 (&w)[RB], const 
     }
 }
 
-// X's B fragments of the quad at k offset `k` for this lane: token tile
-// tt's row (xrow[tt], at column 2c), 16-k block j: columns 2c, 2c + 1 and
-// 2c + 8, 2c + 9. Rows past m are read as row m - 1 (xrow clamps them):
-// they feed only the padding tokens' sums, which are never stored.
+// X's B fragments of a quad for this lane: token tile tt's row at the
+// quad's column 2c (x[tt]), 16-k block j: columns 2c, 2c + 1 and 2c + 8,
+// 2c + 9. Rows past m are read as row m - 1 (the caller clamps them): they
+// feed only the padding tokens' sums, which are never stored.
 template <int TT>
-TESS_DEVICE void x_quad(uint32_t (&b)[TT][4][2], const uint16_t *const (&xrow)[TT], int k) {
+TESS_DEVICE void x_quad(uint32_t (&b)[TT][4][2], const uint16_t *const (&x)[TT]) {
 #pragma unroll
     for (int tt = 0; tt < TT; tt++)
 #pragma unroll
         for (int j = 0; j < 4; j++)
 #pragma unroll
             for (int h = 0; h < 2; h++)
-                b[tt][j][h] = __ldg(reinterpret_cast<const unsigned int *>(xrow[tt] + k + 16 * j + 8 * h));
+                b[tt][j][h] = __ldg(reinterpret_cast<const unsigned int *>(x[tt] + 16 * j + 8 * h));
 }
 
-// The scales (as float bits) and biased zero points of group `group` for
-// this lane's rows g and g + 8 of each of the warp's row blocks (rows[r]:
-// row g of block r).
-template <int RB, bool F16>
-TESS_DEVICE void group_factors(const tess_w4a16_params &p, const w4a16_expert &e, const int (&rows)[RB], int group,
-                               uint32_t (&scale)[RB][2], uint32_t (&zero)[RB][2]) {
+// A warp's group factors for rows g and g + 8 of each of its row blocks:
+// the current group's scales (floats) and biased zero points (pairs of X's
+// type, for zero_shifted_pair), and the next group's bits, loaded a group
+// ahead.
+template <int RB>
+struct w4a16_factors {
+    float scale[RB][2];
+    uint32_t zero[RB][2];
+    uint32_t next_scale[RB][2], next_zero[RB][2]; // group next_group's scale bits and zero points
+    int next_group;
+};
+
+// Loads group `group`'s factor bits into f.next_* (rows[r]: row g of the
+// warp's block r): a scale (16 or 32 bits) and a zero point (8 without
+// zero points) a row.
+template <int RB>
+TESS_DEVICE void factors_load(const tess_w4a16_params &p, const w4a16_expert &e, const int (&rows)[RB], int group,
+                              w4a16_factors<RB> &f) {
     const bool wide = p.scale_type == TESS_DTYPE_F32; // else f16 or bf16
 #pragma unroll
     for (int r = 0; r < RB; r++)
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             const int64_t row = rows[r] + 8 * h;
-            scale[r][h] = ld_nc_b32_or_u16((const char *)e.scales + ((int64_t)group * p.ld_scales + row) * (wide ? 4 : 2),
-                                           true, wide);
-            zero[r][h] = e.zeros ? e.zeros[(int64_t)group * p.ld_zeros + row] : 8u;
+            f.next_scale[r][h] = ld_nc_b32_or_u16(
+                (const char *)e.scales + ((int64_t)group * p.ld_scales + row) * (wide ? 4 : 2), true, wide);
+            f.next_zero[r][h] = e.zeros ? e.zeros[(int64_t)group * p.ld_zeros + row] : 8u;
+        }
+    f.next_group = group;
+}
+
+// Makes the loaded group current: its scales as floats (f32 bits as they
+// are, bf16's shifted into a float's high half, f16's converted: selects,
+// no branch), its zero points biased as the codes are and paired: bias + z
+// is the bias's bits plus z (z < 16 fits in the last places of either
+// type's mantissa, int4_bias), in both halves.
+template <int RB, bool F16>
+TESS_DEVICE void factors_advance(w4a16_factors<RB> &f, tess_dtype scale_type) {
+    const bool wide = scale_type == TESS_DTYPE_F32, half = scale_type == TESS_DTYPE_F16;
+#pragma unroll
+    for (int r = 0; r < RB; r++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const uint32_t bits = f.next_scale[r][h];
+            const float f16 = __half2float(__ushort_as_half((unsigned short)bits));
+            f.scale[r][h] = half ? f16 : __uint_as_float(wide ? bits : bits << 16);
+            f.zero[r][h] = ((int4_bias<F16>::PAIR_BITS & 0xffffu) + f.next_zero[r][h]) * 0x10001u;
         }
 }
 
-// A scale's bits (group_factors') as a float.
-TESS_DEVICE float scale_value(uint32_t bits, tess_dtype type) {
-    return type == TESS_DTYPE_F32   ? __uint_as_float(bits)
-           : type == TESS_DTYPE_F16 ? tess_f16_to_f32((uint16_t)bits)
-                                    : tess_bf16_to_f32((uint16_t)bits);
+// Where a warp's stream stands: the next quad's codes (32 uint4s a quad) and
+// X columns, and the part's quads and groups.
+template <int TT, int RB>
+struct w4a16_cursor {
+    const uint4 *codes[RB];
+    const uint16_t *x[TT];
+    int count, group_quads, g_end;
+};
+
+// Whether X's fragments are loaded a quad ahead, as the codes are: with one
+// token tile; with two, the 32 more registers of the second buffer would
+// spill the 2-row-block kernel, and X (shared by the SM's warps) mostly
+// comes from L1, so the current quad's are loaded at its start.
+template <int TT>
+struct x_ahead {
+    static constexpr bool VALUE = TT == 1;
+};
+
+// Steps X's pointers a quad on.
+template <int TT>
+TESS_DEVICE void x_step(const uint16_t *(&x)[TT]) {
+#pragma unroll
+    for (int tt = 0; tt < TT; tt++)
+        x[tt] += TESS_INT4_QUAD_K;
+}
+
+// Quad i of the warp's part, whose codes are w (and X fragments x, where
+// loaded ahead): the next quad's (if there is one) loaded into w_next,
+// x_next first, then the mmas into the group's sums; at a group's last quad
+// the sums, scaled, go into acc and the next group's factors become current
+// (the one after them loaded). Called alternately with the two buffers
+// swapped, so that no register is copied.
+template <int TT, int RB, bool F16>
+TESS_DEVICE void quad_step(const tess_w4a16_params &p, const w4a16_expert &e, const int (&rows)[RB], int i,
+                           w4a16_cursor<TT, RB> &at, w4a16_factors<RB> &f, const uint4 (&w)[RB],
+                           const uint32_t (&x)[TT][4][2], uint4 (&w_next)[RB], uint32_t (&x_next)[TT][4][2],
+                           float (&sums)[RB][TT][4], float (&acc)[RB][TT][4]) {
+    uint32_t x_now[TT][4][2]; // this quad's X, where not loaded ahead
+    if constexpr (!x_ahead<TT>::VALUE) {
+        x_quad<TT>(x_now, at.x);
+        x_step<TT>(at.x);
+    }
+    const bool more = i + 1 < at.count;
+    if (more) {
+#pragma unroll
+        for (int r = 0; r < RB; r++)
+            w_next[r] = ld_global_nc_16<true>(at.codes[r]), at.codes[r] += 32;
+        if constexpr (x_ahead<TT>::VALUE) {
+            x_quad<TT>(x_next, at.x);
+            x_step<TT>(at.x);
+        }
+    }
+    if constexpr (x_ahead<TT>::VALUE)
+        quad_mma<TT, RB, F16>(sums, w, x, f.zero);
+    else
+        quad_mma<TT, RB, F16>(sums, w, x_now, f.zero);
+    if (((i + 1) & (at.group_quads - 1)) == 0) { // the group's last quad (group_quads: 1 or 2)
+#pragma unroll
+        for (int r = 0; r < RB; r++)
+#pragma unroll
+            for (int tt = 0; tt < TT; tt++)
+#pragma unroll
+                for (int v = 0; v < 4; v++) { // element v: row g + 8 (v / 2) (tess_gemv_c_row)
+                    acc[r][tt][v] = fmaf(f.scale[r][v / 2], sums[r][tt][v], acc[r][tt][v]);
+                    sums[r][tt][v] = 0.0f;
+                }
+        if (more) {
+            factors_advance<RB, F16>(f, p.scale_type);
+            factors_load<RB>(p, e, rows, min(f.next_group + 1, at.g_end - 1), f);
+        }
+    }
 }
 
 // One row chunk of expert e's output, rows [chunk R RB 16, ...): each warp
@@ -149,75 +247,49 @@ TESS_DEVICE void w4a16_chunk(const tess_w4a16_params &p, const w4a16_expert &e, 
     const int kp = warp / row_groups, rw = warp % row_groups; // this warp's K part and row group
     const int row_blocks = p.n / TESS_INT4_ROW_BLOCK, k_quads = p.k / TESS_INT4_QUAD_K;
     const int rb0 = (chunk * row_groups + rw) * RB;
-    // The K part: whole groups, the groups shared out as evenly as they divide.
-    const int groups = p.k / p.group, group_quads = p.group / TESS_INT4_QUAD_K;
-    const int g_begin = (int)((int64_t)kp * groups / parts), g_end = (int)((int64_t)(kp + 1) * groups / parts);
-    const int count = (g_end - g_begin) * group_quads; // the part's quads, at least one (parts <= groups)
-    // The lane's codes of each row block from the part's first quad (32
-    // uint4s a quad); a warp past the weight's last row block reads that
-    // block again (its sums are never stored). X's rows and the factors'.
-    const uint4 *src[RB];
-    int rows[RB];
-#pragma unroll
-    for (int r = 0; r < RB; r++) {
-        const int rb = min(rb0 + r, row_blocks - 1);
-        src[r] = e.codes + ((int64_t)rb * k_quads + g_begin * group_quads) * 32 + lane;
-        rows[r] = rb * TESS_INT4_ROW_BLOCK + g;
-    }
-    const uint16_t *xrow[TT];
-#pragma unroll
-    for (int tt = 0; tt < TT; tt++)
-        xrow[tt] = e.x + (int64_t)min(8 * tt + g, e.m - 1) * p.ld_x + (int64_t)g_begin * p.group + 2 * c;
     float acc[RB][TT][4] = {};
-    // The next quad's codes and X and the next group's factors are loaded
-    // before the current ones are used; the part's last quad and group are
-    // loaded twice rather than reading past them.
-    uint4 cur[RB], next[RB];
-    uint32_t bx[TT][4][2], next_bx[TT][4][2];
-    uint32_t scale[RB][2], zero[RB][2], next_scale[RB][2], next_zero[RB][2];
+    if (rb0 < row_blocks) { // else a warp past the weight's last row block: nothing to stream
+        // The K part: whole groups, the groups shared out as evenly as they divide.
+        const int groups = p.k / p.group;
+        const int g_begin = (int)((int64_t)kp * groups / parts), g_end = (int)((int64_t)(kp + 1) * groups / parts);
+        w4a16_cursor<TT, RB> at;
+        at.group_quads = p.group / TESS_INT4_QUAD_K, at.g_end = g_end;
+        at.count = (g_end - g_begin) * at.group_quads; // the part's quads, at least one (parts <= groups)
+        // The lane's codes of each row block from the part's first quad; a
+        // second block past the weight's last reads the last again (its sums
+        // are never stored). X's rows, and the factors' rows.
+        int rows[RB];
 #pragma unroll
-    for (int r = 0; r < RB; r++)
-        cur[r] = ld_global_nc_16<true>(src[r]);
-    x_quad<TT>(bx, xrow, 0);
-    group_factors<RB, F16>(p, e, rows, g_begin, scale, zero);
-    int i = 0; // the part's quads used
-    for (int gi = g_begin; gi < g_end; gi++) {
-        group_factors<RB, F16>(p, e, rows, min(gi + 1, g_end - 1), next_scale, next_zero);
-        uint32_t zero_pair[RB][2];
-#pragma unroll
-        for (int r = 0; r < RB; r++)
-#pragma unroll
-            for (int h = 0; h < 2; h++)
-                zero_pair[r][h] = pair_of<F16>(int4_bias<F16>::VALUE + (float)zero[r][h]);
-        float sums[RB][TT][4] = {};
-        for (int q = 0; q < group_quads; q++, i++) {
-            const int ahead = min(i + 1, count - 1);
-#pragma unroll
-            for (int r = 0; r < RB; r++)
-                next[r] = ld_global_nc_16<true>(src[r] + 32 * ahead);
-            x_quad<TT>(next_bx, xrow, TESS_INT4_QUAD_K * ahead);
-            quad_mma<TT, RB, F16>(sums, cur, bx, zero_pair);
-#pragma unroll
-            for (int r = 0; r < RB; r++)
-                cur[r] = next[r];
-#pragma unroll
-            for (int tt = 0; tt < TT; tt++)
-#pragma unroll
-                for (int j = 0; j < 4; j++)
-                    bx[tt][j][0] = next_bx[tt][j][0], bx[tt][j][1] = next_bx[tt][j][1];
+        for (int r = 0; r < RB; r++) {
+            const int rb = min(rb0 + r, row_blocks - 1);
+            at.codes[r] = e.codes + ((int64_t)rb * k_quads + (int64_t)g_begin * at.group_quads) * 32 + lane;
+            rows[r] = rb * TESS_INT4_ROW_BLOCK + g;
         }
 #pragma unroll
+        for (int tt = 0; tt < TT; tt++)
+            at.x[tt] = e.x + (int64_t)min(8 * tt + g, e.m - 1) * p.ld_x + (int64_t)g_begin * p.group + 2 * c;
+        // The first group's factors current and the second's in flight; the
+        // first quad loaded; then the quads two at a time, the buffers
+        // alternating (xa, xb unused where X is not loaded ahead).
+        w4a16_factors<RB> f;
+        factors_load<RB>(p, e, rows, g_begin, f);
+        factors_advance<RB, F16>(f, p.scale_type);
+        factors_load<RB>(p, e, rows, min(g_begin + 1, g_end - 1), f);
+        uint4 wa[RB], wb[RB];
+        uint32_t xa[TT][4][2], xb[TT][4][2];
+#pragma unroll
         for (int r = 0; r < RB; r++)
-#pragma unroll
-            for (int tt = 0; tt < TT; tt++)
-#pragma unroll
-                for (int v = 0; v < 4; v++) // element v: row g + 8 (v / 2) (tess_gemv_c_row)
-                    acc[r][tt][v] = fmaf(scale_value(scale[r][v / 2], p.scale_type), sums[r][tt][v], acc[r][tt][v]);
-#pragma unroll
-        for (int r = 0; r < RB; r++)
-#pragma unroll
-            for (int h = 0; h < 2; h++)
-                scale[r][h] = next_scale[r][h], zero[r][h] = next_zero[r][h];
+            wa[r] = ld_global_nc_16<true>(at.codes[r]), at.codes[r] += 32;
+        if constexpr (x_ahead<TT>::VALUE) {
+            x_quad<TT>(xa, at.x);
+            x_step<TT>(at.x);
+        }
+        float sums[RB][TT][4] = {};
+        for (int i = 0; i < at.count; i += 2) {
+            quad_step<TT, RB, F16>(p, e, rows, i, at, f, wa, xa, wb, xb, sums, acc);
+            if (i + 1 < at.count)
+                quad_step<TT, RB, F16>(p, e, rows, i + 1, at, f, wb, xb, wa, xa, sums, acc);
+        }
     }
 
     // The parts' sums: each warp's partials in shared memory, then the CTA
@@ -285,28 +357,35 @@ static const w4a16_variant w4a16_variants[2][2] = {{W4A16_VARIANT(1, 1), W4A16_V
 // CTA: of the shapes (2 or 1 row blocks a warp; 1, 2, 4 or 8 K parts, at
 // most one a group) whose CTAs, over the experts expected to have rows, all
 // fit on the SMs at once (the launch bound's CTAs an SM; one under an SM
-// budget, `budgeted`), the one with the most CTAs, ties to more row blocks
-// a warp (more bytes in flight) and then fewer parts; where none fits, the
+// budget, `budgeted`), the one with the most CTAs; ties to the shorter
+// stream a warp (row blocks x its part's most groups: a small weight is
+// better cut along K than given idle warps), then to more row blocks a
+// warp (more bytes in flight), then fewer parts. Where none fits, the
 // fewest CTAs. Under a budget at most `sms` CTAs, taking the (expert, row
 // chunk) items in turn.
 static dim3 choose_grid(tess_w4a16_params *p, int sms, int budgeted) {
     sms = sms > 0 ? sms : 1;
     const int tiles = p->m <= 8 ? 1 : 2, groups = p->k / p->group;
     const int64_t busy = p->expected_groups > 0 && p->expected_groups < p->groups ? p->expected_groups : p->groups;
-    int64_t best = -1, fewest = -1, chunks = 1;
+    int64_t best = -1, best_stream = 0, fewest = -1, chunks = 1;
     for (int rb = 2; rb >= 1; rb--)
         for (int parts = 1; parts <= W4A16_WARPS && parts <= groups; parts *= 2) {
             const int64_t rows = (int64_t)TESS_INT4_ROW_BLOCK * rb * (W4A16_WARPS / parts);
             const int64_t n_chunks = (p->n + rows - 1) / rows, ctas = n_chunks * busy;
+            const int64_t stream = (int64_t)rb * ((groups + parts - 1) / parts);
             const int64_t fit = (int64_t)(budgeted ? 1 : w4a16_variants[tiles - 1][rb - 1].min_ctas) * sms;
-            const int pick = ctas <= fit ? ctas > best : best < 0 && (fewest < 0 || ctas < fewest);
-            if (pick) {
-                if (ctas <= fit)
-                    best = ctas;
-                else
+            int pick;
+            if (ctas <= fit) {
+                pick = ctas > best || (ctas == best && stream < best_stream);
+                if (pick)
+                    best = ctas, best_stream = stream;
+            } else {
+                pick = best < 0 && (fewest < 0 || ctas < fewest);
+                if (pick)
                     fewest = ctas;
-                p->rows_per_warp = rb, p->split = parts, chunks = n_chunks;
             }
+            if (pick)
+                p->rows_per_warp = rb, p->split = parts, chunks = n_chunks;
         }
     if (!budgeted)
         return dim3((unsigned)chunks, 1, (unsigned)p->groups);
