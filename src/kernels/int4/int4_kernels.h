@@ -6,11 +6,15 @@
  * Packed layout (tess_pack_int4): the weight's 16-row blocks one after the
  * other; in a block, its K quads (64 k each) one after the other; in a quad,
  * one 16-byte word group per lane of a warp, lane = 4 g + c: its word j
- * (j = 0..3, the quad's 16-k blocks) holds exactly the 8 weights that
- * lane's mma.m16n8k16 A fragment needs for that block: nibble 4i + 16h
- * (i = 0..3, h = 0, 1) is the code of row g + 8 (i % 2), k 2c + 8 (i / 2) + h
- * of the block. Two codes a fragment register needs are 16 bits apart, so
- * one lop3 turns them into a 16-bit pair (tess_int4_pair). */
+ * (j = 0..3, the quad's four mma.m16n8k16 steps) holds exactly the 8
+ * weights that lane's A fragment needs for step j: nibble 4i + 16h (i =
+ * 0..3, h = 0, 1) is the code of row g + 8 (i % 2), k slot 2c + 8 (i / 2) +
+ * h of the step, which is column 16 c + 4 j + 2 (i / 2) + h of the quad
+ * (int4_layout.h's tess_int4_quad_col: a lane's k slots over the four steps
+ * are its 16 consecutive columns, so X's matching B fragments are 32
+ * contiguous bytes of a token's row). Two codes a fragment register needs
+ * are 16 bits apart, so one lop3 turns them into a 16-bit pair
+ * (tess_int4_pair). */
 #ifndef TESS_KERNELS_INT4_INT4_KERNELS_H
 #define TESS_KERNELS_INT4_INT4_KERNELS_H
 

@@ -12,9 +12,11 @@
 // exactly in float32, and the group's scale multiplies those sums once a
 // group (one or two quads), not every weight. X's B fragments (8 or 16
 // tokens) and the rows' scales and zero points come straight from global
-// memory through L1, the next quad's and the next group's loaded with the
-// codes: nothing is staged, so a warp starts streaming at once and never
-// waits at a barrier until its K part is done (a per-CTA timeline of a
+// memory through L1 (a lane's k slots of a quad are 16 consecutive
+// columns, int4_layout.h: two 16-byte loads a token row), the next quad's
+// and the next group's loaded with the codes: nothing is staged, so a warp
+// starts streaming at once and never waits at a barrier until its K part
+// is done (a per-CTA timeline of a
 // design that staged X and the scales in shared memory and summed K slices
 // across a cluster spent 5-9 us a call outside its main loop:
 // dev/results/h100-w4a16-ab/decode-phases.txt).
@@ -99,18 +101,20 @@ TESS_DEVICE void quad_mma(float (&sums)[RB][TT][4], const uint4 (&w)[RB], const 
 }
 
 // X's B fragments of a quad for this lane: token tile tt's row at the
-// quad's column 2c (x[tt]), 16-k block j: columns 2c, 2c + 1 and 2c + 8,
-// 2c + 9. Rows past m are read as row m - 1 (the caller clamps them): they
+// lane's 16 columns of the quad (x[tt]: column 16 c, tess_int4_quad_col),
+// two 16-byte loads: step j's k slots 2c, 2c + 1 are columns 4 j, 4 j + 1
+// of them (b[tt][j][0]), slots 2c + 8, 2c + 9 columns 4 j + 2, 4 j + 3
+// ([1]). Rows past m are read as row m - 1 (the caller clamps them): they
 // feed only the padding tokens' sums, which are never stored.
 template <int TT>
 TESS_DEVICE void x_quad(uint32_t (&b)[TT][4][2], const uint16_t *const (&x)[TT]) {
 #pragma unroll
-    for (int tt = 0; tt < TT; tt++)
-#pragma unroll
-        for (int j = 0; j < 4; j++)
-#pragma unroll
-            for (int h = 0; h < 2; h++)
-                b[tt][j][h] = __ldg(reinterpret_cast<const unsigned int *>(x[tt] + 16 * j + 8 * h));
+    for (int tt = 0; tt < TT; tt++) {
+        const uint4 *at = reinterpret_cast<const uint4 *>(x[tt]);
+        const uint4 lo = __ldg(at), hi = __ldg(at + 1);
+        b[tt][0][0] = lo.x, b[tt][0][1] = lo.y, b[tt][1][0] = lo.z, b[tt][1][1] = lo.w;
+        b[tt][2][0] = hi.x, b[tt][2][1] = hi.y, b[tt][3][0] = hi.z, b[tt][3][1] = hi.w;
+    }
 }
 
 // A warp's group factors for rows g and g + 8 of each of its row blocks:
@@ -267,7 +271,7 @@ TESS_DEVICE void w4a16_chunk(const tess_w4a16_params &p, const w4a16_expert &e, 
         }
 #pragma unroll
         for (int tt = 0; tt < TT; tt++)
-            at.x[tt] = e.x + (int64_t)min(8 * tt + g, e.m - 1) * p.ld_x + (int64_t)g_begin * p.group + 2 * c;
+            at.x[tt] = e.x + (int64_t)min(8 * tt + g, e.m - 1) * p.ld_x + (int64_t)g_begin * p.group + 16 * c;
         // The first group's factors current and the second's in flight; the
         // first quad loaded; then the quads two at a time, the buffers
         // alternating (xa, xb unused where X is not loaded ahead).
