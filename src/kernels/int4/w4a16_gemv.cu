@@ -16,10 +16,9 @@
 // columns, int4_layout.h: two 16-byte loads a token row), the next quad's
 // and the next group's loaded with the codes: nothing is staged, so a warp
 // starts streaming at once and never waits at a barrier until its K part
-// is done (a per-CTA timeline of a
-// design that staged X and the scales in shared memory and summed K slices
-// across a cluster spent 5-9 us a call outside its main loop:
-// dev/results/h100-w4a16-ab/decode-phases.txt).
+// is done (a per-CTA timeline of a design that staged X and the scales in
+// shared memory and summed K slices across a cluster spent 5-9 us a call
+// outside its main loop: dev/results/h100-w4a16-ab/decode-phases.txt).
 //
 // A CTA's 8 warps are R row groups x P K parts (R P = 8; the K parts are
 // whole groups, as even as they divide), chosen so that a small weight
@@ -78,20 +77,20 @@ TESS_DEVICE w4a16_expert expert_of(const tess_w4a16_params &p, int g) {
 }
 
 // One quad of the warp's row blocks into the group's sums: the fragments of
-// each 16-k block as q - z (zero: the biased zero points of rows g and
-// g + 8) and the mmas with X's fragments b (token tile, 16-k block, the
-// register pair).
+// each mma step j (k slots 0..15: columns tess_int4_quad_col of the quad)
+// as q - z (zero: the biased zero points of rows g and g + 8) and the mmas
+// with X's fragments b (token tile, step, the register pair).
 template <int TT, int RB, bool F16>
 TESS_DEVICE void quad_mma(float (&sums)[RB][TT][4], const uint4 (&w)[RB], const uint32_t (&b)[TT][4][2],
                           const uint32_t (&zero)[RB][2]) {
 #pragma unroll
-    for (int j = 0; j < 4; j++) { // the quad's 16-k blocks: an mma's k each
+    for (int j = 0; j < 4; j++) { // the quad's mma steps, 16 k slots each
 #pragma unroll
         for (int r = 0; r < RB; r++) {
             const uint32_t word = j == 0 ? w[r].x : j == 1 ? w[r].y : j == 2 ? w[r].z : w[r].w;
             uint32_t a[4];
 #pragma unroll
-            for (int i = 0; i < 4; i++) // register i: row g (+8 for odd i), k 2c (+8 for i >= 2) and the next
+            for (int i = 0; i < 4; i++) // register i: row g (+8 for odd i), k slot 2c (+8 for i >= 2) and the next
                 a[i] = zero_shifted_pair<F16>(tess_int4_pair<F16>(word, 4 * i), zero[r][i % 2]);
 #pragma unroll
             for (int tt = 0; tt < TT; tt++)
