@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Issue 34, branch w4a16-kpack: three W4A16 GEMVs in one device call, on a lab build:
+# Issue 34, branch w4a16-kpack: four W4A16 GEMVs in one device call, on a lab build:
 #   kpack      the branch: nothing staged, K split across a CTA's warps, and a quad's k order that gives
 #              each lane 16 consecutive columns (X's fragments two 16-byte loads a token row; the
 #              dequantizer writes straight from registers)
+#   occ        kpack with dev/ab/w4a16_occupancy.patch: X loaded at its quad (not a quad ahead) and one
+#              codes buffer, so the 1-tile kernel fits 64 registers and 4 CTAs an SM (the grid may
+#              then take more CTAs): more warps in flight, as tinygemm hides latency
 #   warpsplit  the same kernel on the original k order (dev/ab/w4a16_kpack.patch reversed)
 #   main       main's kernel: X and the scales staged, K slices across a cluster
 #              (dev/ab/w4a16_warpsplit.patch reversed as well)
-# gpu_w4a16 and unit_int4 on the first two; bench/w4a16.py --decode and bench/w4a16_moe.py on each;
+# gpu_w4a16 and unit_int4 on kpack, gpu_w4a16 on occ; bench/w4a16.py --decode and bench/w4a16_moe.py on each;
 # the M = 4096 rows (the dequantizer) for kpack and main. Logs and CSVs under $OUT; tables last.
 set -uo pipefail
 . dev/ab/gpu_common.sh
@@ -23,12 +26,14 @@ run() { # $1: the kernel built now; $2: also the M = 4096 rows
 }
 gpu_tests "gpu_w4a16 unit_int4"
 run kpack all
-patch -R -p1 < dev/ab/w4a16_kpack.patch > /dev/null && rebuild warpsplit && {
-    cp $OUT/gpu_w4a16.log $OUT/gpu_w4a16-kpack.log; gpu_tests gpu_w4a16; run warpsplit; }
+patch -p1 < dev/ab/w4a16_occupancy.patch > /dev/null && rebuild occ && {
+    cp $OUT/gpu_w4a16.log $OUT/gpu_w4a16-kpack.log; gpu_tests gpu_w4a16; run occ; }
+patch -R -p1 < dev/ab/w4a16_occupancy.patch > /dev/null
+patch -R -p1 < dev/ab/w4a16_kpack.patch > /dev/null && rebuild warpsplit && run warpsplit
 patch -R -p1 < dev/ab/w4a16_warpsplit.patch > /dev/null && rebuild main && run main all
 python3 - $OUT <<'PY'
 import csv, os, sys
-names = ["kpack", "warpsplit", "main"]
+names = ["kpack", "occ", "warpsplit", "main"]
 def rows(prefix, name, key):
     path = os.path.join(sys.argv[1], f"{prefix}{name}.csv")
     if not os.path.exists(path):
