@@ -600,8 +600,9 @@ typedef enum tess_int4_format {
 /* Rewrites an n x k weight's codes from `format` (src: its int32 words,
  * contiguous, 4-byte aligned) into tessera's packed form at `packed` (n k / 2
  * bytes, 16-byte aligned): the order in which the W4A16 kernels' lanes read
- * them. n must be a multiple of 16 and k of 64. Queued on the handle's
- * stream; done once per weight. */
+ * them, which is this library version's own (pack again from the checkpoint
+ * after an upgrade rather than keep packed bytes). n must be a multiple of
+ * 16 and k of 64. Queued on the handle's stream; done once per weight. */
 TESS_API tess_status tess_pack_int4(tess_handle handle, tess_int4_format format, int64_t n, int64_t k,
                                     const int32_t *src, void *packed);
 

@@ -252,11 +252,12 @@ static tess_gemm_desc epilogue_problem(const tess_w4a16_desc *desc) {
     return g;
 }
 
-/* The 4-bit kernels need clusters and distributed shared memory (compute capability 9.0 or later). */
+/* The 4-bit kernels are built for sm_90a (griddepcontrol, the library's one architecture): compute
+ * capability 9.0 or later. */
 static tess_status check_device(tess_handle handle, const char *caller) {
     if (handle->info.cc_major < 9)
         return tess_fail(TESS_STATUS_ARCH_MISMATCH,
-                         "%s: the 4-bit weight kernels need compute capability 9.0 or later (thread block clusters); "
+                         "%s: the 4-bit weight kernels need compute capability 9.0 or later (built for sm_90a); "
                          "device %d is %d.%d",
                          caller, handle->device, handle->info.cc_major, handle->info.cc_minor);
     return TESS_STATUS_SUCCESS;

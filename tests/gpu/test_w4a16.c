@@ -79,7 +79,9 @@ typedef struct w4a16_case {
     size_t scale_bytes, zero_bytes, x_bytes, bias_bytes, d_bytes;
 } w4a16_case;
 
-static w4a16_case random_case(int trial) {
+/* A random problem; `fixed` ({m, n, k, group size, x f16}, or NULL) sets its shape and x's type,
+ * else trial's edges or random ones. */
+static w4a16_case random_case(int trial, const int64_t *fixed) {
     static const tess_dtype xs[2] = {TESS_DTYPE_BF16, TESS_DTYPE_F16};
     static const tess_dtype ds[3] = {TESS_DTYPE_BF16, TESS_DTYPE_F16, TESS_DTYPE_F32};
     static const tess_dtype ss[3] = {TESS_DTYPE_F32, TESS_DTYPE_F16, TESS_DTYPE_BF16};
@@ -90,12 +92,15 @@ static w4a16_case random_case(int trial) {
     d->group_size = tess_rng_range(&rng, 0, 2) ? 128 : 64;
     /* edges first: m 1, 8, 9, 16; n one block and tails past the CTAs' 128 and 256 rows; short K */
     d->m = trial < 4 ? (int64_t[]){1, 8, 9, 16}[trial] : tess_rng_range(&rng, 1, 16);
-    /* every fifth trial a wide weight of short K: CTAs of 256 rows with K split over a cluster */
+    /* every fifth trial a wide weight of short K: warps of two row blocks, K in few parts */
     const int wide = trial % 5 == 4;
     d->n = trial == 1 ? 16 : trial == 2 ? 272 : 16 * (wide ? tess_rng_range(&rng, 600, 1100) : tess_rng_range(&rng, 1, 400));
     d->k = trial == 3 ? d->group_size
                       : d->group_size * (wide ? tess_rng_range(&rng, 4, 12) : tess_rng_range(&rng, 1, 7168 / d->group_size));
-    const tess_dtype xt = xs[tess_rng_range(&rng, 0, 1)], dt = ds[tess_rng_range(&rng, 0, 2)];
+    tess_dtype xt = xs[tess_rng_range(&rng, 0, 1)];
+    if (fixed)
+        d->m = fixed[0], d->n = fixed[1], d->k = fixed[2], d->group_size = fixed[3], xt = xs[fixed[4] != 0];
+    const tess_dtype dt = ds[tess_rng_range(&rng, 0, 2)];
     const int64_t ldx = d->k + 8 * tess_rng_range(&rng, 0, 2);
     d->x = (tess_matrix_desc){xt, TESS_ORDER_ROW, d->m, d->k, ldx, 0};
     const tess_order dorder = tess_rng_range(&rng, 0, 3) ? TESS_ORDER_ROW : TESS_ORDER_COL;
@@ -190,72 +195,101 @@ static double check_output(const w4a16_case *c, const unsigned char *out, int *o
     return worst;
 }
 
+/* Runs case c under an SM budget (0: none) and checks D against the reference (twice: the same
+ * bits), the bytes around D, and the dequantizer's bits through both of its kernels. */
+static void check_case(tess_handle h, w4a16_case *cp, int budget) {
+    w4a16_case c = *cp;
+    CHECK_STATUS(tess_set_sm_budget(h, budget), TESS_STATUS_SUCCESS);
+    const tess_w4a16_desc *d = &c.desc;
+    int32_t *src = int4_write_format(TESS_INT4_ROWS, c.q, d->n, d->k);
+    void *dsrc = gpu_upload(src, (size_t)(d->n * d->k / 2)), *dw = gpu_upload(NULL, (size_t)(d->n * d->k / 2));
+    CHECK_STATUS(tess_pack_int4(h, TESS_INT4_ROWS, d->n, d->k, dsrc, dw), TESS_STATUS_SUCCESS);
+    void *dx = gpu_upload(c.x, c.x_bytes), *ds = gpu_upload(c.scales, c.scale_bytes);
+    uint8_t *dz = d->zero_points ? gpu_upload(c.zeros, c.zero_bytes) : NULL;
+    void *dbias = c.bias ? gpu_upload(c.bias, c.bias_bytes) : NULL;
+    tess_epilogue_ptrs ep = {sizeof ep, dbias, NULL, NULL, NULL, NULL};
+    unsigned char *dd = gpu_poisoned(c.d_bytes);
+    unsigned char *out = malloc(c.d_bytes + GPU_GUARD_BYTES), *again = malloc(c.d_bytes + GPU_GUARD_BYTES);
+    CHECK_STATUS(tess_gemm_w4a16(h, d, dx, dw, ds, dz, dd, &ep), TESS_STATUS_SUCCESS);
+    CHECK(cudaMemcpy(out, dd, c.d_bytes + GPU_GUARD_BYTES, cudaMemcpyDeviceToHost) == cudaSuccess);
+    CHECK_STATUS(tess_gemm_w4a16(h, d, dx, dw, ds, dz, dd, &ep), TESS_STATUS_SUCCESS);
+    CHECK(cudaMemcpy(again, dd, c.d_bytes + GPU_GUARD_BYTES, cudaMemcpyDeviceToHost) == cudaSuccess);
+    int outside = 0;
+    const double worst = check_output(&c, out, &outside);
+    CHECKF(worst <= 1.0 && outside == 0 && memcmp(out, again, c.d_bytes) == 0,
+           "m=%lld n=%lld k=%lld group %lld (SM budget %d), x %s, scales %s, zeros %d, d %s (%s, ld %lld), bias %d, "
+           "act %d: error %.3g of its allowance, %d bytes written outside D, second run %s",
+           (long long)d->m, (long long)d->n, (long long)d->k, (long long)d->group_size, budget,
+           tess_dtype_name(d->x.dtype), tess_dtype_name(d->scale_type), (int)d->zero_points,
+           tess_dtype_name(d->d.dtype), d->d.order == TESS_ORDER_ROW ? "row" : "col", (long long)d->d.ld,
+           d->epilogue.bias != 0, (int)d->epilogue.activation, worst, outside,
+           memcmp(out, again, c.d_bytes) ? "differs" : "equal");
+
+    /* the dequantized weight, bit for bit, in x's type and the other, through the quad kernel
+     * (rows 16-byte aligned: o = 0, 1) and the element kernel (rows 2 bytes off 16: o = 2, 3);
+     * the rows' padding, the guard after the buffer and the bytes before a skewed start untouched */
+    const tess_dtype other = d->x.dtype == TESS_DTYPE_BF16 ? TESS_DTYPE_F16 : TESS_DTYPE_BF16;
+    for (int o = 0; o < 4; o++) {
+        const tess_dtype ot = o % 2 ? other : d->x.dtype;
+        const int64_t skew = o >= 2, ld = d->k + (o == 1 ? 8 : o >= 2 ? 3 : 0);
+        const size_t bytes = (size_t)(d->n * ld + skew) * 2;
+        unsigned char *dout = gpu_poisoned(bytes);
+        CHECK_STATUS(tess_dequantize_int4(h, d, dw, ds, dz, ot, (uint16_t *)dout + skew, ld),
+                     TESS_STATUS_SUCCESS);
+        unsigned char *copy = malloc(bytes + GPU_GUARD_BYTES);
+        CHECK(cudaMemcpy(copy, dout, bytes + GPU_GUARD_BYTES, cudaMemcpyDeviceToHost) == cudaSuccess);
+        const uint16_t *host = (const uint16_t *)copy + skew;
+        int bad = 0;
+        for (int64_t row = 0; row < d->n; row++)
+            for (int64_t col = 0; col < d->k; col++) {
+                uint16_t want[2]; /* room for any type's element */
+                tess_store_from_f32(ot, want, 0, int4_dequantized(&c.w, row, col, d->x.dtype));
+                bad += host[row * ld + col] != want[0];
+            }
+        int64_t strays = gpu_guard_touched(copy, bytes) + (skew && ((const uint16_t *)copy)[0] != 0xffff);
+        for (int64_t row = 0; row < d->n; row++)
+            for (int64_t col = d->k; col < ld; col++)
+                strays += host[row * ld + col] != (uint16_t)(GPU_POISON * 0x101);
+        CHECKF(bad == 0 && strays == 0, "dequantize %lld x %lld into %s (ld %lld, skew %lld): %d elements "
+               "differ, %lld written outside", (long long)d->n, (long long)d->k, tess_dtype_name(ot),
+               (long long)ld, (long long)skew, bad, (long long)strays);
+        free(copy);
+        cudaFree(dout);
+    }
+    free(src), free(out), free(again);
+    cudaFree(dsrc), cudaFree(dw), cudaFree(dx), cudaFree(ds), cudaFree(dz), cudaFree(dbias), cudaFree(dd);
+}
+
 static void test_gemv(tess_handle h) {
     for (int trial = 0; trial < 60; trial++) {
-        w4a16_case c = random_case(trial);
-        /* every fourth trial under an SM budget of 2-16: grids of few CTAs (256 rows, K unsplit) */
-        const int budget = trial % 4 == 3 ? (int)tess_rng_range(&rng, 2, 16) : 0;
-        CHECK_STATUS(tess_set_sm_budget(h, budget), TESS_STATUS_SUCCESS);
-        const tess_w4a16_desc *d = &c.desc;
-        int32_t *src = int4_write_format(TESS_INT4_ROWS, c.q, d->n, d->k);
-        void *dsrc = gpu_upload(src, (size_t)(d->n * d->k / 2)), *dw = gpu_upload(NULL, (size_t)(d->n * d->k / 2));
-        CHECK_STATUS(tess_pack_int4(h, TESS_INT4_ROWS, d->n, d->k, dsrc, dw), TESS_STATUS_SUCCESS);
-        void *dx = gpu_upload(c.x, c.x_bytes), *ds = gpu_upload(c.scales, c.scale_bytes);
-        uint8_t *dz = d->zero_points ? gpu_upload(c.zeros, c.zero_bytes) : NULL;
-        void *dbias = c.bias ? gpu_upload(c.bias, c.bias_bytes) : NULL;
-        tess_epilogue_ptrs ep = {sizeof ep, dbias, NULL, NULL, NULL, NULL};
-        unsigned char *dd = gpu_poisoned(c.d_bytes);
-        unsigned char *out = malloc(c.d_bytes + GPU_GUARD_BYTES), *again = malloc(c.d_bytes + GPU_GUARD_BYTES);
-        CHECK_STATUS(tess_gemm_w4a16(h, d, dx, dw, ds, dz, dd, &ep), TESS_STATUS_SUCCESS);
-        CHECK(cudaMemcpy(out, dd, c.d_bytes + GPU_GUARD_BYTES, cudaMemcpyDeviceToHost) == cudaSuccess);
-        CHECK_STATUS(tess_gemm_w4a16(h, d, dx, dw, ds, dz, dd, &ep), TESS_STATUS_SUCCESS);
-        CHECK(cudaMemcpy(again, dd, c.d_bytes + GPU_GUARD_BYTES, cudaMemcpyDeviceToHost) == cudaSuccess);
-        int outside = 0;
-        const double worst = check_output(&c, out, &outside);
-        CHECKF(worst <= 1.0 && outside == 0 && memcmp(out, again, c.d_bytes) == 0,
-               "m=%lld n=%lld k=%lld group %lld (SM budget %d), x %s, scales %s, zeros %d, d %s (%s, ld %lld), bias %d, "
-               "act %d: error %.3g of its allowance, %d bytes written outside D, second run %s",
-               (long long)d->m, (long long)d->n, (long long)d->k, (long long)d->group_size, budget,
-               tess_dtype_name(d->x.dtype), tess_dtype_name(d->scale_type), (int)d->zero_points,
-               tess_dtype_name(d->d.dtype), d->d.order == TESS_ORDER_ROW ? "row" : "col", (long long)d->d.ld,
-               d->epilogue.bias != 0, (int)d->epilogue.activation, worst, outside,
-               memcmp(out, again, c.d_bytes) ? "differs" : "equal");
-
-        /* the dequantized weight, bit for bit, in x's type and the other, through the quad kernel
-         * (rows 16-byte aligned: o = 0, 1) and the element kernel (rows 2 bytes off 16: o = 2, 3);
-         * the rows' padding, the guard after the buffer and the bytes before a skewed start untouched */
-        const tess_dtype other = d->x.dtype == TESS_DTYPE_BF16 ? TESS_DTYPE_F16 : TESS_DTYPE_BF16;
-        for (int o = 0; o < 4; o++) {
-            const tess_dtype ot = o % 2 ? other : d->x.dtype;
-            const int64_t skew = o >= 2, ld = d->k + (o == 1 ? 8 : o >= 2 ? 3 : 0);
-            const size_t bytes = (size_t)(d->n * ld + skew) * 2;
-            unsigned char *dout = gpu_poisoned(bytes);
-            CHECK_STATUS(tess_dequantize_int4(h, d, dw, ds, dz, ot, (uint16_t *)dout + skew, ld),
-                         TESS_STATUS_SUCCESS);
-            unsigned char *copy = malloc(bytes + GPU_GUARD_BYTES);
-            CHECK(cudaMemcpy(copy, dout, bytes + GPU_GUARD_BYTES, cudaMemcpyDeviceToHost) == cudaSuccess);
-            const uint16_t *host = (const uint16_t *)copy + skew;
-            int bad = 0;
-            for (int64_t row = 0; row < d->n; row++)
-                for (int64_t col = 0; col < d->k; col++) {
-                    uint16_t want[2]; /* room for any type's element */
-                    tess_store_from_f32(ot, want, 0, int4_dequantized(&c.w, row, col, d->x.dtype));
-                    bad += host[row * ld + col] != want[0];
-                }
-            int64_t strays = gpu_guard_touched(copy, bytes) + (skew && ((const uint16_t *)copy)[0] != 0xffff);
-            for (int64_t row = 0; row < d->n; row++)
-                for (int64_t col = d->k; col < ld; col++)
-                    strays += host[row * ld + col] != (uint16_t)(GPU_POISON * 0x101);
-            CHECKF(bad == 0 && strays == 0, "dequantize %lld x %lld into %s (ld %lld, skew %lld): %d elements "
-                   "differ, %lld written outside", (long long)d->n, (long long)d->k, tess_dtype_name(ot),
-                   (long long)ld, (long long)skew, bad, (long long)strays);
-            free(copy);
-            cudaFree(dout);
-        }
-        free(src), free(out), free(again);
-        cudaFree(dsrc), cudaFree(dw), cudaFree(dx), cudaFree(ds), cudaFree(dz), cudaFree(dbias), cudaFree(dd);
+        w4a16_case c = random_case(trial, NULL);
+        /* every fourth trial under an SM budget of 2-16: few CTAs, each taking several row chunks */
+        check_case(h, &c, trial % 4 == 3 ? (int)tess_rng_range(&rng, 2, 16) : 0);
         free_case(&c);
     }
+    CHECK_STATUS(tess_set_sm_budget(h, 0), TESS_STATUS_SUCCESS);
+}
+
+/* The GEMV's every kernel shape, whatever the device: under a budget of 8 SMs the launcher's
+ * choice depends on the problem alone (w4a16_gemv.cu's choose_grid): each (row blocks a warp,
+ * K parts) pair's problem, then K parts of unequal groups (9 groups in 8 parts) and a budget of 2
+ * (CTAs looping over row chunks), each at 1 and 16 tokens (one and two token tiles), bf16 and
+ * f16 x, groups of 64. */
+static void test_gemv_shapes(tess_handle h) {
+    static const int64_t shapes[][3] = {
+        /* n, k, budget: (1, 1) (1, 2) (1, 4) (1, 8) (2, 1) (2, 2) (2, 4) (2, 8) */
+        {16, 64, 8},   {16, 128, 8},  {16, 256, 8},  {16, 512, 8},
+        {1040, 64, 8}, {528, 128, 8}, {272, 256, 8}, {144, 512, 8},
+        {16, 576, 8},  {1040, 64, 2}, /* parts of 1 and 2 groups; 5 row chunks on 2 CTAs */
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (int m = 1; m <= 16; m += 15)
+            for (int f16 = 0; f16 < 2; f16++) {
+                const int64_t fixed[5] = {m, shapes[i][0], shapes[i][1], 64, f16};
+                w4a16_case c = random_case(0, fixed);
+                check_case(h, &c, (int)shapes[i][2]);
+                free_case(&c);
+            }
     CHECK_STATUS(tess_set_sm_budget(h, 0), TESS_STATUS_SUCCESS);
 }
 
@@ -276,7 +310,7 @@ static void test_masked(tess_handle h) {
         d.group_size = tess_rng_range(&rng, 0, 1) ? 128 : 64;
         d.m = trial == 1 ? 16 : tess_rng_range(&rng, 1, 16);
         d.n = 16 * tess_rng_range(&rng, 1, trial % 3 == 2 ? 200 : 30);
-        d.k = d.group_size * tess_rng_range(&rng, 1, 2560 / d.group_size); /* past 1024: more than one stage */
+        d.k = d.group_size * tess_rng_range(&rng, 1, 2560 / d.group_size); /* up to 2560: K parts of many groups */
         const int64_t m = d.m, n = d.n, k = d.k, groups = k / d.group_size, packed = n * k / 2;
         d.x = (tess_matrix_desc){x_types[tess_rng_range(&rng, 0, 1)], TESS_ORDER_ROW, m, k, k + 8 * tess_rng_range(&rng, 0, 1), 0};
         /* every fifth trial one x for all experts (batch stride 0); every third a column-major D */
@@ -440,6 +474,7 @@ int main(void) {
     GPU_TEST_MAIN_START(h, workspace);
     gpu_timed("pack", test_pack, h);
     gpu_timed("gemv", test_gemv, h);
+    gpu_timed("gemv shapes", test_gemv_shapes, h);
     gpu_timed("masked", test_masked, h);
     gpu_timed("refusals", test_refusals, h);
     GPU_TEST_MAIN_END(h, workspace, "gpu_w4a16");

@@ -19,7 +19,8 @@ static tess_rng rng;
 
 /* Every (row, col) of an n x k weight lands on its own (word, nibble), all
  * n k / 8 words are filled, and the nibble is where the fragment order
- * says: row 16 rb + g + 8 (i % 2), col 64 kq + 16 j + 2 c + 8 (i / 2) + h. */
+ * says: row 16 rb + g + 8 (i % 2), col 64 kq + 16 c + 4 j + 2 (i / 2) + h (a lane's
+ * 16 consecutive columns of each of its two rows). */
 static void test_packed_layout(void) {
     for (int trial = 0; trial < 20; trial++) {
         const int64_t n = 16 * tess_rng_range(&rng, 1, 8), k = 64 * tess_rng_range(&rng, 1, 6);
@@ -37,7 +38,7 @@ static void test_packed_layout(void) {
                 seen[w] |= (uint8_t)(1u << (shift / 4));
                 const int64_t j = w % 4, lane = (w / 4) % 32, kq = (w / 128) % (k / 64), rb = w / (128 * (k / 64));
                 const int i = (shift % 16) / 4, h = shift / 16, g = (int)(lane / 4), c = (int)(lane % 4);
-                bad_order += row != 16 * rb + g + 8 * (i % 2) || col != 64 * kq + 16 * j + 2 * c + 8 * (i / 2) + h;
+                bad_order += row != 16 * rb + g + 8 * (i % 2) || col != 64 * kq + 16 * c + 4 * j + 2 * (i / 2) + h;
             }
         int unfilled = 0;
         for (int64_t w = 0; w < words; w++)

@@ -6,11 +6,15 @@
  * Packed layout (tess_pack_int4): the weight's 16-row blocks one after the
  * other; in a block, its K quads (64 k each) one after the other; in a quad,
  * one 16-byte word group per lane of a warp, lane = 4 g + c: its word j
- * (j = 0..3, the quad's 16-k blocks) holds exactly the 8 weights that
- * lane's mma.m16n8k16 A fragment needs for that block: nibble 4i + 16h
- * (i = 0..3, h = 0, 1) is the code of row g + 8 (i % 2), k 2c + 8 (i / 2) + h
- * of the block. Two codes a fragment register needs are 16 bits apart, so
- * one lop3 turns them into a 16-bit pair (tess_int4_pair). */
+ * (j = 0..3, the quad's four mma.m16n8k16 steps) holds exactly the 8
+ * weights that lane's A fragment needs for step j: nibble 4i + 16h (i =
+ * 0..3, h = 0, 1) is the code of row g + 8 (i % 2), k slot 2c + 8 (i / 2) +
+ * h of the step, which is column 16 c + 4 j + 2 (i / 2) + h of the quad
+ * (int4_layout.h's tess_int4_quad_col: a lane's k slots over the four steps
+ * are its 16 consecutive columns, so X's matching B fragments are 32
+ * contiguous bytes of a token's row). Two codes a fragment register needs
+ * are 16 bits apart, so one lop3 turns them into a 16-bit pair
+ * (tess_int4_pair). */
 #ifndef TESS_KERNELS_INT4_INT4_KERNELS_H
 #define TESS_KERNELS_INT4_INT4_KERNELS_H
 
@@ -33,9 +37,8 @@ extern "C" {
 #define TESS_INT4_DEFAULT_ZERO 8
 /* The tokens the GEMV computes at once: two n8 tiles of the mma. */
 #define TESS_W4A16_MAX_M 16
-/* K slices of one output row block: the CTAs of a cluster, which add their
- * partial sums through distributed shared memory (8: the portable cluster
- * size). */
+/* K parts of one output row block: warps of a CTA, which add their partial
+ * sums through shared memory (8: the CTA's warps). */
 #define TESS_W4A16_MAX_SPLIT 8
 
 /* The GEMV's work: D (m x n) = X (m x k) W^T, W = (q - z) s per group. */
@@ -50,8 +53,8 @@ typedef struct tess_w4a16_params {
     const uint8_t *zeros;     /* [k / group][n], ld_zeros apart; NULL: 8 */
     int64_t ld_zeros;
     int m, n, k, group;
-    int split;                /* K slices of whole groups: 1 .. TESS_W4A16_MAX_SPLIT, at most k / group
-                                 (the launcher's choice) */
+    int split;                /* K parts of whole groups a CTA's warps take: 1, 2, 4 or 8
+                                 (TESS_W4A16_MAX_SPLIT), at most k / group (the launcher's choice) */
     int rows_per_warp;        /* 16-row blocks a warp computes: 1 or 2 (the launcher's choice) */
     tess_epilogue epi;        /* D, its layout, the bias and activation (alpha 1, beta 0); batch g: expert g */
     int early_launch;         /* programmatic stream serialization (tess_handle_early_launch) */
@@ -79,10 +82,11 @@ tess_status tess_launch_dequantize_int4(const tess_w4a16_params *p, tess_dtype o
                                         void *stream);
 
 /* The GEMV for p (m <= TESS_W4A16_MAX_M; p->groups experts), queued on
- * `stream`: it sets p->rows_per_warp and p->split (the CTAs of a cluster
- * that share each CTA row's K) for a grid of about two CTAs on each of `sms`
- * SMs over all experts; `budgeted` (an SM budget): at most `sms` CTAs, each
- * taking several row chunks and experts. */
+ * `stream`: it sets p->rows_per_warp and p->split (the K parts a CTA's
+ * warps share each row block's K in) for the grid with the most CTAs, over
+ * the experts expected to have rows, that all fit on `sms` SMs at once;
+ * `budgeted` (an SM budget): at most `sms` CTAs, each taking several row
+ * chunks and experts. */
 tess_status tess_launch_w4a16_gemv(tess_w4a16_params *p, int sms, int budgeted, void *stream);
 
 #ifdef __cplusplus

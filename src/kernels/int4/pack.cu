@@ -3,9 +3,9 @@
 // zero points into a bf16 or f16 matrix, for products the GEMV does not
 // serve). The packer runs once per weight: one thread per output word,
 // simple loads. The dequantizer runs on every large call, ahead of a GEMM:
-// a warp a quad (16 rows x 64 k), its rows written whole through shared
-// memory, so that it moves its bytes at the copy rate; one thread an element
-// where the output's rows are not 16-byte aligned.
+// a warp a quad (16 rows x 64 k), each lane writing its rows' 16 columns as
+// two 16-byte pieces, so that it moves its bytes at the copy rate; one
+// thread an element where the output's rows are not 16-byte aligned.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -34,7 +34,7 @@ __global__ void __launch_bounds__(TESS_INT4_THREADS) pack_int4_kernel(int format
         for (int i = 0; i < 4; i++)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                const int64_t row = 16 * rb + g + 8 * (i % 2), col = 64 * kq + 16 * j + 2 * c + 8 * (i / 2) + h;
+                const int64_t row = 16 * rb + g + 8 * (i % 2), col = 64 * kq + tess_int4_quad_col(c, j, i, h);
                 out |= tess_int4_source_code(format, src, n, k, row, col) << (4 * i + 16 * h);
             }
         packed[w] = out;
@@ -58,10 +58,6 @@ __device__ float dequantized(const tess_w4a16_params &p, int64_t row, int64_t co
 
 // Warps a CTA of the quad dequantizer: each converts one quad at a time.
 #define TESS_INT4_DEQ_WARPS 8
-// Row pitch (elements) of a warp's 16 x 64 staging tile: 72 puts the 32
-// lanes' 4-byte fragment stores (rows g, g + 8, pair c) in 32 banks: word
-// 36 g + c + a constant, 36 g = 4 g modulo 32.
-#define TESS_INT4_TILE_LD 72
 
 // The 8 elements of `v` from one 16-bit type to the other (TO_F16: bf16 to
 // f16, else f16 to bf16), each rounded once, as tess_store_from_f32 does.
@@ -79,49 +75,42 @@ __device__ uint4 converted8(uint4 v) {
 }
 
 // A warp a quad (grid-stride over the quads, along k within a row block):
-// its lanes' 16 bytes of codes dequantized pair by pair (X's rounding,
-// F16X), written into the warp's tile at their rows and columns, then the
-// tile's 16 rows of 128 bytes stored whole. SAME: out in X's type, else the
-// other 16-bit type. out 16-byte aligned, ld_out a multiple of 8.
+// each lane's 16 bytes of codes are 16 consecutive columns of its rows g
+// and g + 8 (tess_int4_quad_col), dequantized pair by pair (X's rounding,
+// F16X) and stored as two 16-byte pieces a row; the quad's lanes together
+// write its 16 rows of 128 bytes. SAME: out in X's type, else the other
+// 16-bit type. out 16-byte aligned, ld_out a multiple of 8.
 template <bool F16X, bool SAME>
 __global__ void __launch_bounds__(TESS_INT4_DEQ_WARPS * 32)
     dequantize_quads_kernel(const __grid_constant__ tess_w4a16_params p, uint16_t *out, int64_t ld_out) {
-    __shared__ __align__(16) uint16_t tiles[TESS_INT4_DEQ_WARPS][16 * TESS_INT4_TILE_LD];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
-    uint16_t *tile = tiles[warp];
     const int64_t quads_k = p.k / TESS_INT4_QUAD_K, quads = (int64_t)(p.n / TESS_INT4_ROW_BLOCK) * quads_k;
     for (int64_t qd = (int64_t)blockIdx.x * TESS_INT4_DEQ_WARPS + warp; qd < quads;
          qd += (int64_t)gridDim.x * TESS_INT4_DEQ_WARPS) {
         const int64_t rb = qd / quads_k, kq = qd % quads_k, group = kq * TESS_INT4_QUAD_K / p.group;
         const uint4 w = ld_global_nc_16<true>((const uint4 *)p.codes + qd * 32 + lane);
-        uint32_t scale[2], zero[2]; // rows g and g + 8 of the block
+        const uint32_t words[4] = {w.x, w.y, w.z, w.w};
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const int64_t row = TESS_INT4_ROW_BLOCK * rb + g + 8 * h;
-            scale[h] = pair_of<F16X>(tess_load_as_f32(p.scale_type, p.scales, group * p.ld_scales + row));
+        for (int hh = 0; hh < 2; hh++) { // rows g and g + 8 of the block
+            const int64_t row = TESS_INT4_ROW_BLOCK * rb + g + 8 * hh;
+            const uint32_t scale = pair_of<F16X>(tess_load_as_f32(p.scale_type, p.scales, group * p.ld_scales + row));
             const float z = p.zeros ? (float)p.zeros[group * p.ld_zeros + row] : (float)TESS_INT4_DEFAULT_ZERO;
-            zero[h] = pair_of<F16X>(int4_bias<F16X>::VALUE + z);
-        }
+            const uint32_t zero = pair_of<F16X>(int4_bias<F16X>::VALUE + z);
+            // pair 2 j + q: columns 16 c + 4 j + 2 q and the next (tess_int4_quad_col, i = 2 q + hh)
+            uint32_t pairs[8];
 #pragma unroll
-        for (int j = 0; j < 4; j++) { // word j: the quad's 16-k block j
-            const uint32_t word = j == 0 ? w.x : j == 1 ? w.y : j == 2 ? w.z : w.w;
+            for (int j = 0; j < 4; j++)
 #pragma unroll
-            for (int i = 0; i < 4; i++) // pair i: row g + 8 (i % 2), k 16 j + 2 c + 8 (i / 2) and the next
-                *reinterpret_cast<uint32_t *>(tile + (g + 8 * (i % 2)) * TESS_INT4_TILE_LD + 16 * j + 2 * c +
-                                              8 * (i / 2)) =
-                    dequantized_pair<F16X>(tess_int4_pair<F16X>(word, 4 * i), zero[i % 2], scale[i % 2]);
-        }
-        __syncwarp();
-#pragma unroll
-        for (int e = lane; e < 16 * 8; e += 32) { // 16 rows of 8 chunks of 16 bytes
-            const int r = e / 8, chunk = e % 8;
-            uint4 v = *reinterpret_cast<const uint4 *>(tile + r * TESS_INT4_TILE_LD + 8 * chunk);
+                for (int q = 0; q < 2; q++)
+                    pairs[2 * j + q] =
+                        dequantized_pair<F16X>(tess_int4_pair<F16X>(words[j], 4 * (2 * q + hh)), zero, scale);
+            uint4 lo = make_uint4(pairs[0], pairs[1], pairs[2], pairs[3]);
+            uint4 hi = make_uint4(pairs[4], pairs[5], pairs[6], pairs[7]);
             if constexpr (!SAME)
-                v = converted8<!F16X>(v);
-            *reinterpret_cast<uint4 *>(out + (TESS_INT4_ROW_BLOCK * rb + r) * ld_out + TESS_INT4_QUAD_K * kq +
-                                       8 * chunk) = v;
+                lo = converted8<!F16X>(lo), hi = converted8<!F16X>(hi);
+            uint4 *dst = reinterpret_cast<uint4 *>(out + row * ld_out + TESS_INT4_QUAD_K * kq + 16 * c);
+            dst[0] = lo, dst[1] = hi;
         }
-        __syncwarp(); // the tile is read before the next quad overwrites it
     }
 }
 

@@ -3,29 +3,28 @@
 // (int4_kernels.h has the packed layout).
 //
 // At decode sizes the product streams the weights once and does little
-// arithmetic: a CTA of 8 warps owns 128 or 256 weight rows (each warp one
-// or two 16-row blocks) over one K slice; each lane streams its 16 bytes of
-// every 64-k quad past L1, the next quad always in flight, and turns each
-// word into its mma.m16n8k16 A fragment with one lop3 per register pair
-// (the codes biased to 16-bit numbers whose last place is 1: 128 + q in
-// bf16, 1024 + q in f16) and an exact subtraction of the biased zero point.
-// The mma so sums (q - z) x exactly in float32, and the group's scale
-// multiplies those sums once a group (one or two quads), not every weight.
-// Instructions issued, not bytes, bound the kernel at these sizes (ncu:
-// dev/results/h100-w4a16-ab/), so a quad is kept to about 66 of them for its
-// 1024 weights: 16 lop3 and 12 shifts, 16 subtractions, 4 mmas, 8 shared
-// loads of X, loop and addresses by pointer steps. X's slice (the B
-// operand: 8 or 16 tokens) and the rows' scales and zero points are staged
-// in shared memory, 1024 k at a time, so each is read from L2 once per CTA
-// rather than once per warp.
+// arithmetic: each warp streams one or two 16-row blocks of the weight over
+// one K part; each lane reads its 16 bytes of every 64-k quad past L1, the
+// next quad always in flight, and turns each word into its mma.m16n8k16 A
+// fragment with one lop3 per register pair (the codes biased to 16-bit
+// numbers whose last place is 1: 128 + q in bf16, 1024 + q in f16) and an
+// exact subtraction of the biased zero point. The mma so sums (q - z) x
+// exactly in float32, and the group's scale multiplies those sums once a
+// group (one or two quads), not every weight. X's B fragments (8 or 16
+// tokens) and the rows' scales and zero points come straight from global
+// memory through L1 (a lane's k slots of a quad are 16 consecutive
+// columns, int4_layout.h: two 16-byte loads a token row), the next quad's
+// and the next group's loaded with the codes: nothing is staged, so a warp
+// starts streaming at once and never waits at a barrier until its K part
+// is done (a per-CTA timeline of a design that staged X and the scales in
+// shared memory and summed K slices across a cluster spent 5-9 us a call
+// outside its main loop: dev/results/h100-w4a16-ab/decode-phases.txt).
 //
-// K is split into up to 8 slices of whole groups (as even as the groups
-// allow), the CTAs of one cluster, so that a small weight still fills the
-// GPU; the slices' partial sums meet in distributed shared memory, each CTA
-// adding a share of the outputs over the slices in
-// slice order: one launch, no workspace, the same bits on every run.
-// Measured as a probe first (dev/results/h100-w4a16-probe.txt: its
-// variants of row blocks a warp, warps a CTA and quads in flight).
+// A CTA's 8 warps are R row groups x P K parts (R P = 8; the K parts are
+// whole groups, as even as they divide), chosen so that a small weight
+// still fills the GPU; the parts' partial sums meet in shared memory under
+// one barrier and are added in part order: one launch, no workspace, the
+// same bits on every run.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -38,39 +37,19 @@
 #include "kernels/int4/int4_kernels.h"
 #include "ref/convert.h"
 
-// Warps a CTA: 8 x 32 threads share one staged slice of X.
+// Warps a CTA: R row groups x P K parts.
 #define W4A16_WARPS 8
-// K staged at once: X's 16 token rows of 1024 bf16 (32 KB) and up to 16
-// groups' scales for 256 rows (32 KB) leave room for two CTAs an SM.
-#define W4A16_STAGE_K 1024
-// Row padding of the staged X (elements): rows 16 bytes apart modulo 128,
-// so the 8 tokens a fragment load reads hit 8 different banks.
-#define W4A16_X_PAD 8
-// CTAs an SM the grid aims for (the probe's best grids had 1.5-3).
-#define W4A16_CTAS_PER_SM 2
-// CTAs an SM the registers must allow (the kernels' launch bound: at most
-// 85 registers a thread) where shared memory allows as many: the kernel is
-// bound by latency, and more warps an SM hide more of it.
+// CTAs an SM the registers must allow (the launch bound: at most 85
+// registers a thread) in the 1-token-tile, 1-row-block kernel; the others
+// hold twice the fragments and are allowed 2 (128 registers): with nothing
+// staged, more warps an SM are what hides the memory latency.
 #define W4A16_MIN_CTAS_PER_SM 3
 
-// What a CTA stages, 2-byte X elements then floats: X [16][W4A16_STAGE_K +
-// pad], the rows' (scale, bias + zero) [W4A16_STAGE_K / 64][rows] (a group
-// is at least 64 k; rows fastest, so that the 8 rows a fragment's lanes read
-// are 8 consecutive pairs), and the warps' partial sums [rows x tokens].
 template <int TT, int RB>
-struct w4a16_smem {
-    // TOKENS: the token tiles' n8 each
-    static constexpr int ROWS = TESS_INT4_ROW_BLOCK * RB * W4A16_WARPS, TOKENS = 8 * TT;
-    static constexpr int LDX = W4A16_STAGE_K + W4A16_X_PAD;
-    static constexpr int MAX_GROUPS = W4A16_STAGE_K / TESS_INT4_QUAD_K;
-    static constexpr size_t X_BYTES = (size_t)TOKENS * LDX * 2;
-    static constexpr size_t SZ_BYTES = (size_t)ROWS * MAX_GROUPS * sizeof(float2);
-    static constexpr size_t PART_BYTES = (size_t)ROWS * TOKENS * sizeof(float);
-    static constexpr size_t BYTES = X_BYTES + SZ_BYTES + PART_BYTES;
-    // The launch bound's CTAs an SM: W4A16_MIN_CTAS_PER_SM, or fewer where
-    // shared memory (227 KB an SM, 1 KB of it reserved a CTA) fits fewer.
-    static constexpr int SMEM_CTAS = (int)((227u * 1024u) / (BYTES + 1024u));
-    static constexpr int MIN_CTAS = SMEM_CTAS < W4A16_MIN_CTAS_PER_SM ? SMEM_CTAS : W4A16_MIN_CTAS_PER_SM;
+struct w4a16_shape {
+    static constexpr int MIN_CTAS = TT * RB == 1 ? W4A16_MIN_CTAS_PER_SM : 2;
+    // the warps' partial sums: [warp][RB][TT][4 accumulators][32 lanes]
+    static constexpr int PART_FLOATS = W4A16_WARPS * RB * TT * 4 * 32;
 };
 
 // One expert's operands (tess_w4a16_params' experts; the only one without
@@ -97,194 +76,227 @@ TESS_DEVICE w4a16_expert expert_of(const tess_w4a16_params &p, int g) {
     return e;
 }
 
-// The (scale, zero point) pairs of one stage batch: items i = threadIdx.x +
-// (j0 + j) THREADS, rows fastest (coalesced along n), group i / rows of the
-// stage, of expert e; their bits into sv (the scale, 16 or 32 bits) and zv
-// (the zero point; 8 where there are none).
-#define W4A16_STAGE_BATCH 4
-template <int ROWS, int THREADS>
-TESS_DEVICE void stage_scale_loads(const tess_w4a16_params &p, const w4a16_expert &e, int row0, int g0, int groups,
-                                   int j0, uint32_t (&sv)[W4A16_STAGE_BATCH], uint32_t (&zv)[W4A16_STAGE_BATCH]) {
-    const bool wide = p.scale_type == TESS_DTYPE_F32; // else f16 or bf16
-#pragma unroll
-    for (int j = 0; j < W4A16_STAGE_BATCH; j++) {
-        const int i = threadIdx.x + (j0 + j) * THREADS, r = i % ROWS, gi = i / ROWS, row = row0 + r;
-        const bool in = gi < groups && row < p.n;
-        const int64_t at = (g0 + (int64_t)gi) * p.ld_scales + row;
-        sv[j] = ld_nc_b32_or_u16((const char *)e.scales + (in ? at : 0) * (wide ? 4 : 2), in, wide);
-        zv[j] = in && e.zeros ? e.zeros[(g0 + (int64_t)gi) * p.ld_zeros + row] : (uint32_t)TESS_INT4_DEFAULT_ZERO;
-    }
-}
-
-// Stores stage_scale_loads' batch as (scale, bias + zero) floats.
-template <int ROWS, int THREADS, bool F16>
-TESS_DEVICE void stage_scale_stores(const tess_w4a16_params &p, float2 *sz, int groups, int j0,
-                                    const uint32_t (&sv)[W4A16_STAGE_BATCH], const uint32_t (&zv)[W4A16_STAGE_BATCH]) {
-#pragma unroll
-    for (int j = 0; j < W4A16_STAGE_BATCH; j++) {
-        const int i = threadIdx.x + (j0 + j) * THREADS, r = i % ROWS, gi = i / ROWS;
-        const float scale = p.scale_type == TESS_DTYPE_F32   ? __uint_as_float(sv[j])
-                            : p.scale_type == TESS_DTYPE_F16 ? tess_f16_to_f32((uint16_t)sv[j])
-                                                             : tess_bf16_to_f32((uint16_t)sv[j]);
-        if (gi < groups)
-            sz[gi * ROWS + r] = make_float2(scale, int4_bias<F16>::VALUE + (float)zv[j]);
-    }
-}
-
-// Stages X's columns [kb, kb + len) (rows past m zero) and the CTA's rows'
-// scales and biased zero points of the groups there. Each thread issues
-// W4A16_STAGE_BATCH loads before it stores any, and the first batch of
-// scales (cold, from DRAM) goes out with X's (from L2), so that a stage
-// costs one or two memory round trips rather than one a loop turn; larger
-// batches cost the main loop registers, and with them CTAs.
-template <int TT, int RB, bool F16>
-TESS_DEVICE void stage(const tess_w4a16_params &p, const w4a16_expert &e, unsigned char *smem, int row0, int kb,
-                       int len) {
-    using S = w4a16_smem<TT, RB>;
-    constexpr int THREADS = W4A16_WARPS * 32, BATCH = W4A16_STAGE_BATCH;
-    constexpr int X_TURNS = S::TOKENS * (W4A16_STAGE_K / 8) / THREADS; // X's 16-byte chunks a thread, at most
-    constexpr int SZ_TURNS = S::ROWS * S::MAX_GROUPS / THREADS;        // (scale, zero) pairs a thread, at most
-    static_assert(X_TURNS % BATCH == 0 && SZ_TURNS % BATCH == 0, "whole batches");
-    uint16_t *xs = (uint16_t *)smem;
-    float2 *sz = (float2 *)(smem + S::X_BYTES);
-    const int chunks = len / 8, groups = len / p.group, g0 = kb / p.group;
-    uint32_t sv[BATCH], zv[BATCH]; // the first scale batch, in flight with X
-    stage_scale_loads<S::ROWS, THREADS>(p, e, row0, g0, groups, 0, sv, zv);
-    for (int j0 = 0; j0 < X_TURNS; j0 += BATCH) {
-        uint4 xv[BATCH];
-#pragma unroll
-        for (int j = 0; j < BATCH; j++) {
-            const int i = threadIdx.x + (j0 + j) * THREADS, t = i / chunks, c8 = 8 * (i % chunks);
-            xv[j] = make_uint4(0, 0, 0, 0);
-            if (t < e.m) // e.m <= TOKENS
-                xv[j] = *reinterpret_cast<const uint4 *>(e.x + (int64_t)t * p.ld_x + kb + c8);
-        }
-#pragma unroll
-        for (int j = 0; j < BATCH; j++) {
-            const int i = threadIdx.x + (j0 + j) * THREADS, t = i / chunks, c8 = 8 * (i % chunks);
-            if (t < S::TOKENS)
-                *reinterpret_cast<uint4 *>(xs + t * S::LDX + c8) = xv[j];
-        }
-    }
-    stage_scale_stores<S::ROWS, THREADS, F16>(p, sz, groups, 0, sv, zv);
-    for (int j0 = BATCH; j0 < SZ_TURNS && j0 * THREADS < S::ROWS * groups; j0 += BATCH) {
-        stage_scale_loads<S::ROWS, THREADS>(p, e, row0, g0, groups, j0, sv, zv);
-        stage_scale_stores<S::ROWS, THREADS, F16>(p, sz, groups, j0, sv, zv);
-    }
-}
-
 // One quad of the warp's row blocks into the group's sums: the fragments of
-// each 16-k block as q - z (zero: the biased zero points of rows g and
-// g + 8) and the mmas with X's fragments of the staged tokens (one set for
-// all RB blocks). xq: the staged X at the quad's first column, the lane's
-// row g and column 2c.
+// each mma step j (k slots 0..15: columns tess_int4_quad_col of the quad)
+// as q - z (zero: the biased zero points of rows g and g + 8) and the mmas
+// with X's fragments b (token tile, step, the register pair).
 template <int TT, int RB, bool F16>
-TESS_DEVICE void quad_mma(float (&sums)[RB][TT][4], const uint4 (&w)[RB], const uint16_t *xq,
+TESS_DEVICE void quad_mma(float (&sums)[RB][TT][4], const uint4 (&w)[RB], const uint32_t (&b)[TT][4][2],
                           const uint32_t (&zero)[RB][2]) {
-    using S = w4a16_smem<TT, RB>;
 #pragma unroll
-    for (int j = 0; j < 4; j++) { // the quad's 16-k blocks: an mma's k each
-        uint32_t b[TT][2];
-#pragma unroll
-        for (int tt = 0; tt < TT; tt++) {
-            const uint16_t *xr = xq + 8 * tt * S::LDX + 16 * j; // token tile tt's rows, 16-k block j
-            b[tt][0] = *reinterpret_cast<const uint32_t *>(xr);
-            b[tt][1] = *reinterpret_cast<const uint32_t *>(xr + 8);
-        }
+    for (int j = 0; j < 4; j++) { // the quad's mma steps, 16 k slots each
 #pragma unroll
         for (int r = 0; r < RB; r++) {
             const uint32_t word = j == 0 ? w[r].x : j == 1 ? w[r].y : j == 2 ? w[r].z : w[r].w;
             uint32_t a[4];
 #pragma unroll
-            for (int i = 0; i < 4; i++) // register i: row g (+8 for odd i), k 2c (+8 for i >= 2) and the next
+            for (int i = 0; i < 4; i++) // register i: row g (+8 for odd i), k slot 2c (+8 for i >= 2) and the next
                 a[i] = zero_shifted_pair<F16>(tess_int4_pair<F16>(word, 4 * i), zero[r][i % 2]);
 #pragma unroll
             for (int tt = 0; tt < TT; tt++)
-                mma_m16n8k16<F16>(sums[r][tt], a, b[tt][0], b[tt][1]);
+                mma_m16n8k16<F16>(sums[r][tt], a, b[tt][j][0], b[tt][j][1]);
         }
     }
 }
 
-// One CTA row's chunk of the output, rows [16 RB W4A16_WARPS chunk, ...), over
-// this CTA's K slice (blockIdx.y), then the cluster's sum of the slices.
-// Ends on a barrier that every CTA of the cluster passes once no one reads
-// its shared memory any more, so that the next chunk may stage over it.
+// X's B fragments of a quad for this lane: token tile tt's row at the
+// lane's 16 columns of the quad (x[tt]: column 16 c, tess_int4_quad_col),
+// two 16-byte loads: step j's k slots 2c, 2c + 1 are columns 4 j, 4 j + 1
+// of them (b[tt][j][0]), slots 2c + 8, 2c + 9 columns 4 j + 2, 4 j + 3
+// ([1]). Rows past m are read as row m - 1 (the caller clamps them): they
+// feed only the padding tokens' sums, which are never stored.
+template <int TT>
+TESS_DEVICE void x_quad(uint32_t (&b)[TT][4][2], const uint16_t *const (&x)[TT]) {
+#pragma unroll
+    for (int tt = 0; tt < TT; tt++) {
+        const uint4 *at = reinterpret_cast<const uint4 *>(x[tt]);
+        const uint4 lo = __ldg(at), hi = __ldg(at + 1);
+        b[tt][0][0] = lo.x, b[tt][0][1] = lo.y, b[tt][1][0] = lo.z, b[tt][1][1] = lo.w;
+        b[tt][2][0] = hi.x, b[tt][2][1] = hi.y, b[tt][3][0] = hi.z, b[tt][3][1] = hi.w;
+    }
+}
+
+// A warp's group factors for rows g and g + 8 of each of its row blocks:
+// the current group's scales (floats) and biased zero points (pairs of X's
+// type, for zero_shifted_pair), and the next group's bits, loaded a group
+// ahead.
+template <int RB>
+struct w4a16_factors {
+    float scale[RB][2];
+    uint32_t zero[RB][2];
+    uint32_t next_scale[RB][2], next_zero[RB][2]; // group next_group's scale bits and zero points
+    int next_group;
+};
+
+// Loads group `group`'s factor bits into f.next_* (rows[r]: row g of the
+// warp's block r): a scale (16 or 32 bits) and a zero point (8 without
+// zero points) a row.
+template <int RB>
+TESS_DEVICE void factors_load(const tess_w4a16_params &p, const w4a16_expert &e, const int (&rows)[RB], int group,
+                              w4a16_factors<RB> &f) {
+    const bool wide = p.scale_type == TESS_DTYPE_F32; // else f16 or bf16
+#pragma unroll
+    for (int r = 0; r < RB; r++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int64_t row = rows[r] + 8 * h;
+            f.next_scale[r][h] = ld_nc_b32_or_u16(
+                (const char *)e.scales + ((int64_t)group * p.ld_scales + row) * (wide ? 4 : 2), true, wide);
+            f.next_zero[r][h] = e.zeros ? e.zeros[(int64_t)group * p.ld_zeros + row] : (uint32_t)TESS_INT4_DEFAULT_ZERO;
+        }
+    f.next_group = group;
+}
+
+// Makes the loaded group current: its scales as floats (f32 bits as they
+// are, bf16's shifted into a float's high half, f16's converted: selects,
+// no branch), its zero points biased as the codes are and paired: bias + z
+// is the bias's bits plus z (z < 16 fits in the last places of either
+// type's mantissa, int4_bias), in both halves.
+template <int RB, bool F16>
+TESS_DEVICE void factors_advance(w4a16_factors<RB> &f, tess_dtype scale_type) {
+    const bool wide = scale_type == TESS_DTYPE_F32, half = scale_type == TESS_DTYPE_F16;
+#pragma unroll
+    for (int r = 0; r < RB; r++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const uint32_t bits = f.next_scale[r][h];
+            const float f16 = __half2float(__ushort_as_half((unsigned short)bits));
+            f.scale[r][h] = half ? f16 : __uint_as_float(wide ? bits : bits << 16);
+            f.zero[r][h] = ((int4_bias<F16>::PAIR_BITS & 0xffffu) + f.next_zero[r][h]) * 0x10001u;
+        }
+}
+
+// Where a warp's stream stands: the next quad's codes (32 uint4s a quad) and
+// X columns, and the part's quads and groups.
+template <int TT, int RB>
+struct w4a16_cursor {
+    const uint4 *codes[RB];
+    const uint16_t *x[TT];
+    int count, group_quads, g_end;
+};
+
+// Whether X's fragments are loaded a quad ahead, as the codes are: with one
+// token tile; with two, the 32 more registers of the second buffer would
+// spill the 2-row-block kernel, and X (shared by the SM's warps) mostly
+// comes from L1, so the current quad's are loaded at its start.
+template <int TT>
+struct x_ahead {
+    static constexpr bool VALUE = TT == 1;
+};
+
+// Steps X's pointers a quad on.
+template <int TT>
+TESS_DEVICE void x_step(const uint16_t *(&x)[TT]) {
+#pragma unroll
+    for (int tt = 0; tt < TT; tt++)
+        x[tt] += TESS_INT4_QUAD_K;
+}
+
+// Quad i of the warp's part, whose codes are w (and X fragments x, where
+// loaded ahead): the next quad's (if there is one) loaded into w_next,
+// x_next first, then the mmas into the group's sums; at a group's last quad
+// the sums, scaled, go into acc and the next group's factors become current
+// (the one after them loaded). Called alternately with the two buffers
+// swapped, so that no register is copied.
 template <int TT, int RB, bool F16>
-TESS_DEVICE void w4a16_chunk(const tess_w4a16_params &p, const w4a16_expert &e, unsigned char *smem, int chunk) {
-    using S = w4a16_smem<TT, RB>;
-    const uint16_t *xs = (const uint16_t *)smem;
-    const float2 *sz = (const float2 *)(smem + S::X_BYTES);
-    float *part = (float *)(smem + S::X_BYTES + S::SZ_BYTES);
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
-    const int row0 = chunk * S::ROWS, rb0 = row0 / TESS_INT4_ROW_BLOCK + warp * RB;
-    const int row_blocks = p.n / TESS_INT4_ROW_BLOCK;
-    // This CTA's K slice: whole groups, the groups shared out as evenly as they divide.
-    const int groups = p.k / p.group;
-    const int k0 = (int)((int64_t)blockIdx.y * groups / p.split) * p.group;
-    const int slice = (int)((int64_t)(blockIdx.y + 1) * groups / p.split) * p.group - k0;
-    const int count = slice / TESS_INT4_QUAD_K, group_quads = p.group / TESS_INT4_QUAD_K;
-    // The lane's codes of each row block from the slice's first quad, 32
-    // uint4s a quad (a lane's 16 bytes each). A warp past the weight's last row block (n is whole
-    // blocks) reads that block again: its sums are never stored.
-    const uint4 *src[RB];
+TESS_DEVICE void quad_step(const tess_w4a16_params &p, const w4a16_expert &e, const int (&rows)[RB], int i,
+                           w4a16_cursor<TT, RB> &at, w4a16_factors<RB> &f, const uint4 (&w)[RB],
+                           const uint32_t (&x)[TT][4][2], uint4 (&w_next)[RB], uint32_t (&x_next)[TT][4][2],
+                           float (&sums)[RB][TT][4], float (&acc)[RB][TT][4]) {
+    uint32_t x_now[TT][4][2]; // this quad's X, where not loaded ahead
+    if constexpr (!x_ahead<TT>::VALUE) {
+        x_quad<TT>(x_now, at.x);
+        x_step<TT>(at.x);
+    }
+    const bool more = i + 1 < at.count;
+    if (more) {
 #pragma unroll
-    for (int r = 0; r < RB; r++)
-        src[r] = e.codes +
-                 ((int64_t)min(rb0 + r, row_blocks - 1) * (p.k / TESS_INT4_QUAD_K) + k0 / TESS_INT4_QUAD_K) * 32 +
-                 lane;
-    float acc[RB][TT][4] = {};
-    // The next quad's codes are loaded before the current one is used
-    // (first, so that they travel while X is staged); the slice's last quad
-    // is loaded twice rather than reading past it.
-    uint4 cur[RB], next[RB];
+        for (int r = 0; r < RB; r++)
+            w_next[r] = ld_global_nc_16<true>(at.codes[r]), at.codes[r] += 32;
+        if constexpr (x_ahead<TT>::VALUE) {
+            x_quad<TT>(x_next, at.x);
+            x_step<TT>(at.x);
+        }
+    }
+    if constexpr (x_ahead<TT>::VALUE)
+        quad_mma<TT, RB, F16>(sums, w, x, f.zero);
+    else
+        quad_mma<TT, RB, F16>(sums, w, x_now, f.zero);
+    if (((i + 1) & (at.group_quads - 1)) == 0) { // the group's last quad (group_quads: 1 or 2)
 #pragma unroll
-    for (int r = 0; r < RB; r++)
-        cur[r] = ld_global_nc_16<true>(src[r]);
-    int i = 0; // the slice's quads used
-    for (int kb = k0; kb < k0 + slice; kb += W4A16_STAGE_K) {
-        const int len = min(W4A16_STAGE_K, k0 + slice - kb); // whole groups
-        if (kb != k0)
-            __syncthreads(); // the last stage is read
-        stage<TT, RB, F16>(p, e, smem, row0, kb, len);
-        __syncthreads();
-        const uint16_t *xq = xs + g * S::LDX + 2 * c;
-        for (int gi = 0; gi < len / p.group; gi++) {
-            // the group's scales (applied to its sums) and biased zero points of rows g and g + 8
-            float scale[RB][2];
-            uint32_t zero[RB][2];
+        for (int r = 0; r < RB; r++)
 #pragma unroll
-            for (int r = 0; r < RB; r++)
+            for (int tt = 0; tt < TT; tt++)
 #pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    // row g of the warp's block r, + 8: the fragment's second row half
-                    const float2 f = sz[gi * S::ROWS + TESS_INT4_ROW_BLOCK * (RB * warp + r) + g + 8 * h];
-                    scale[r][h] = f.x, zero[r][h] = pair_of<F16>(f.y);
+                for (int v = 0; v < 4; v++) { // element v: row g + 8 (v / 2) (tess_gemv_c_row)
+                    acc[r][tt][v] = fmaf(f.scale[r][v / 2], sums[r][tt][v], acc[r][tt][v]);
+                    sums[r][tt][v] = 0.0f;
                 }
-            float sums[RB][TT][4] = {};
-            for (int q = 0; q < group_quads; q++, i++) {
-                const int ahead = 32 * min(i + 1, count - 1); // in uint4s: 32 a quad
+        if (more) {
+            factors_advance<RB, F16>(f, p.scale_type);
+            factors_load<RB>(p, e, rows, min(f.next_group + 1, at.g_end - 1), f);
+        }
+    }
+}
+
+// One row chunk of expert e's output, rows [chunk R RB 16, ...): each warp
+// its row blocks over its K part, then the parts' sums in shared memory,
+// added in part order and stored. Ends on a barrier, so that the next
+// chunk may write the partial sums again.
+template <int TT, int RB, bool F16>
+TESS_DEVICE void w4a16_chunk(const tess_w4a16_params &p, const w4a16_expert &e, float *part, int chunk) {
+    const int parts = p.split, row_groups = W4A16_WARPS / parts;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
+    const int kp = warp / row_groups, rw = warp % row_groups; // this warp's K part and row group
+    const int row_blocks = p.n / TESS_INT4_ROW_BLOCK, k_quads = p.k / TESS_INT4_QUAD_K;
+    const int rb0 = (chunk * row_groups + rw) * RB;
+    float acc[RB][TT][4] = {};
+    if (rb0 < row_blocks) { // else a warp past the weight's last row block: nothing to stream
+        // The K part: whole groups, the groups shared out as evenly as they divide.
+        const int groups = p.k / p.group;
+        const int g_begin = (int)((int64_t)kp * groups / parts), g_end = (int)((int64_t)(kp + 1) * groups / parts);
+        w4a16_cursor<TT, RB> at;
+        at.group_quads = p.group / TESS_INT4_QUAD_K, at.g_end = g_end;
+        at.count = (g_end - g_begin) * at.group_quads; // the part's quads, at least one (parts <= groups)
+        // The lane's codes of each row block from the part's first quad; a
+        // second block past the weight's last reads the last again (its sums
+        // are never stored). X's rows, and the factors' rows.
+        int rows[RB];
 #pragma unroll
-                for (int r = 0; r < RB; r++)
-                    next[r] = ld_global_nc_16<true>(src[r] + ahead);
-                quad_mma<TT, RB, F16>(sums, cur, xq, zero);
-                xq += TESS_INT4_QUAD_K;
+        for (int r = 0; r < RB; r++) {
+            const int rb = min(rb0 + r, row_blocks - 1);
+            at.codes[r] = e.codes + ((int64_t)rb * k_quads + (int64_t)g_begin * at.group_quads) * 32 + lane;
+            rows[r] = rb * TESS_INT4_ROW_BLOCK + g;
+        }
 #pragma unroll
-                for (int r = 0; r < RB; r++)
-                    cur[r] = next[r];
-            }
+        for (int tt = 0; tt < TT; tt++)
+            at.x[tt] = e.x + (int64_t)min(8 * tt + g, e.m - 1) * p.ld_x + (int64_t)g_begin * p.group + 16 * c;
+        // The first group's factors current and the second's in flight; the
+        // first quad loaded; then the quads two at a time, the buffers
+        // alternating (xa, xb unused where X is not loaded ahead).
+        w4a16_factors<RB> f;
+        factors_load<RB>(p, e, rows, g_begin, f);
+        factors_advance<RB, F16>(f, p.scale_type);
+        factors_load<RB>(p, e, rows, min(g_begin + 1, g_end - 1), f);
+        uint4 wa[RB], wb[RB];
+        uint32_t xa[TT][4][2], xb[TT][4][2];
 #pragma unroll
-            for (int r = 0; r < RB; r++)
-#pragma unroll
-                for (int tt = 0; tt < TT; tt++)
-#pragma unroll
-                    for (int v = 0; v < 4; v++) // element v: row g + 8 (v / 2) (tess_gemv_c_row)
-                        acc[r][tt][v] = fmaf(scale[r][v / 2], sums[r][tt][v], acc[r][tt][v]);
+        for (int r = 0; r < RB; r++)
+            wa[r] = ld_global_nc_16<true>(at.codes[r]), at.codes[r] += 32;
+        if constexpr (x_ahead<TT>::VALUE) {
+            x_quad<TT>(xa, at.x);
+            x_step<TT>(at.x);
+        }
+        float sums[RB][TT][4] = {};
+        for (int i = 0; i < at.count; i += 2) {
+            quad_step<TT, RB, F16>(p, e, rows, i, at, f, wa, xa, wb, xb, sums, acc);
+            if (i + 1 < at.count)
+                quad_step<TT, RB, F16>(p, e, rows, i + 1, at, f, wb, xb, wa, xa, sums, acc);
         }
     }
 
-    // The slices' sums: each CTA's partials in its shared memory, then each
-    // CTA of the cluster adds a share of the outputs over the slices in
-    // slice order and stores them.
+    // The parts' sums: each warp's partials in shared memory, then the CTA
+    // adds each output over the parts in part order and stores it.
 #pragma unroll
     for (int r = 0; r < RB; r++)
 #pragma unroll
@@ -292,133 +304,109 @@ TESS_DEVICE void w4a16_chunk(const tess_w4a16_params &p, const w4a16_expert &e, 
 #pragma unroll
             for (int v = 0; v < 4; v++)
                 part[(((warp * RB + r) * TT + tt) * 4 + v) * 32 + lane] = acc[r][tt][v];
-    if (p.split > 1)
-        cluster_sync(); // release the partials to the cluster, acquire the others'
-    else
-        __syncthreads();
-    const int outputs = S::ROWS * S::TOKENS, share = (outputs + p.split - 1) / p.split;
-    const int begin = blockIdx.y * share, end = min(outputs, begin + share);
-    for (int o = begin + threadIdx.x; o < end; o += blockDim.x) {
-        // o's accumulator: lane el, element v of token tile tt of block wr (warp x RB + r)
+    __syncthreads();
+    const int outputs = row_groups * RB * TT * 128; // a K part's: (row group, block, tile, element, lane)
+    for (int o = threadIdx.x; o < outputs; o += blockDim.x) {
+        // o's accumulator: lane el, element v of token tile tt of the CTA's row block wr (rw RB + r)
         const int el = o % 32, v = (o / 32) % 4, tt = (o / 128) % TT, wr = o / (128 * TT);
-        const int row = row0 + TESS_INT4_ROW_BLOCK * wr + tess_gemv_c_row(el, v);
+        const int row = (chunk * row_groups * RB + wr) * TESS_INT4_ROW_BLOCK + tess_gemv_c_row(el, v);
         const int token = 8 * tt + tess_gemv_c_token(el, v);
-        if (row >= p.n || token >= e.m) // padding: no output, nothing to read
+        if (row >= p.n || token >= e.m) // padding: no output, nothing to add
             continue;
         float sum = part[o];
-        if (p.split > 1) {
-            // Every slice's partial is asked for before any is added (a
-            // remote load's latency once, not once a slice), then added in
-            // slice order.
-            const uint32_t at = smem_u32(part + o);
-            float slice[TESS_W4A16_MAX_SPLIT];
-#pragma unroll
-            for (int s = 0; s < TESS_W4A16_MAX_SPLIT; s++)
-                slice[s] = s < p.split ? ld_shared_cluster_f32(at, (uint32_t)s) : 0.0f;
-            sum = slice[0];
-#pragma unroll
-            for (int s = 1; s < TESS_W4A16_MAX_SPLIT; s++)
-                if (s < p.split)
-                    sum += slice[s];
-        }
+        for (int s = 1; s < parts; s++)
+            sum += part[s * outputs + o];
         tess_epilogue_put(p.epi, e.index, token, row,
                           tess_epilogue_final(p.epi, sum, e.index, e.index, token, row));
     }
-    if (p.split > 1)
-        cluster_sync(); // no CTA leaves or restages while another reads its partials
-    else
-        __syncthreads();
+    __syncthreads();
 }
 
 // The work items (expert, row chunk), expert-major, from this CTA's place in
 // the grid's x and z on, a grid's x z apart: one each, unless an SM budget
 // made the grid narrower, when the CTAs share out the items of the experts
-// with rows however those lie. An item of an expert without rows is
-// skipped by every CTA of a cluster alike (they share x and z), so no
-// cluster barrier waits on a CTA gone.
+// with rows however those lie.
 template <int TT, int RB, bool F16>
-__global__ void __launch_bounds__(W4A16_WARPS * 32, w4a16_smem<TT, RB>::MIN_CTAS)
+__global__ void __launch_bounds__(W4A16_WARPS * 32, w4a16_shape<TT, RB>::MIN_CTAS)
     w4a16_gemv_kernel(const __grid_constant__ tess_w4a16_params p) {
-    extern __shared__ __align__(16) unsigned char smem[];
+    __shared__ float part[w4a16_shape<TT, RB>::PART_FLOATS];
     // Programmatic dependent launch: nothing global is read before the
     // previous kernel in the stream has finished.
     grid_dependency_wait();
     grid_dependents_launch();
-    const int rows = TESS_INT4_ROW_BLOCK * RB * W4A16_WARPS, chunks = (p.n + rows - 1) / rows;
+    const int rows = TESS_INT4_ROW_BLOCK * RB * (W4A16_WARPS / p.split), chunks = (p.n + rows - 1) / rows;
     const int64_t items = (int64_t)p.groups * chunks;
     for (int64_t item = (int64_t)blockIdx.z * gridDim.x + blockIdx.x; item < items;
          item += (int64_t)gridDim.x * gridDim.z) {
         const w4a16_expert e = expert_of(p, (int)(item / chunks));
         if (e.m == 0)
             continue;
-        w4a16_chunk<TT, RB, F16>(p, e, smem, (int)(item % chunks));
+        w4a16_chunk<TT, RB, F16>(p, e, part, (int)(item % chunks));
     }
 }
 
-// The kernels by token tiles (1, 2) and row blocks a warp (1, 2): X bf16 or
-// f16, and their dynamic shared memory.
+// The kernels by token tiles (1, 2) and row blocks a warp (1, 2), X bf16 or f16.
 typedef void (*w4a16_kernel_fn)(tess_w4a16_params);
 typedef struct w4a16_variant {
     w4a16_kernel_fn bf16, f16;
-    size_t smem;
+    int min_ctas; // the launch bound's CTAs an SM
 } w4a16_variant;
 #define W4A16_VARIANT(TT, RB) \
-    {w4a16_gemv_kernel<TT, RB, false>, w4a16_gemv_kernel<TT, RB, true>, w4a16_smem<TT, RB>::BYTES}
+    {w4a16_gemv_kernel<TT, RB, false>, w4a16_gemv_kernel<TT, RB, true>, w4a16_shape<TT, RB>::MIN_CTAS}
 static const w4a16_variant w4a16_variants[2][2] = {{W4A16_VARIANT(1, 1), W4A16_VARIANT(1, 2)},
                                                    {W4A16_VARIANT(2, 1), W4A16_VARIANT(2, 2)}};
 
-// The grid (columns, K slices, experts): two 16-row blocks a warp where that
-// still gives the SMs W4A16_CTAS_PER_SM CTAs with some K split, counting
-// the CTAs of the experts expected to have rows, else one; then the fewest
-// K slices (at most TESS_W4A16_MAX_SPLIT, and at most one per group) that
-// reach that many CTAs, or the most there may be. Under an SM budget
-// (`budgeted`) one CTA an SM, and never more CTAs than SMs: the grid is one
-// row of columns that take the (expert, row chunk) items in turn.
+// The grid (row chunks, 1, experts) and p's row blocks a warp and K parts a
+// CTA: of the shapes (2 or 1 row blocks a warp; 1, 2, 4 or 8 K parts, at
+// most one a group) whose CTAs, over the experts expected to have rows, all
+// fit on the SMs at once (the launch bound's CTAs an SM; one under an SM
+// budget, `budgeted`), the one with the most CTAs; ties to the shorter
+// stream a warp (row blocks x its part's most groups: a small weight is
+// better cut along K than given idle warps), then to more row blocks a
+// warp (more bytes in flight), then fewer parts. Where none fits, the
+// fewest CTAs. Under a budget at most `sms` CTAs, taking the (expert, row
+// chunk) items in turn.
 static dim3 choose_grid(tess_w4a16_params *p, int sms, int budgeted) {
     sms = sms > 0 ? sms : 1;
-    const int64_t target = budgeted ? sms : (int64_t)W4A16_CTAS_PER_SM * sms;
-    const int groups = p->k / p->group, most = groups < TESS_W4A16_MAX_SPLIT ? groups : TESS_W4A16_MAX_SPLIT;
+    const int tiles = p->m <= 8 ? 1 : 2, groups = p->k / p->group;
     const int64_t busy = p->expected_groups > 0 && p->expected_groups < p->groups ? p->expected_groups : p->groups;
-    int64_t chunks = 0;
-    for (int rb = 2; rb >= 1; rb--) {
-        const int64_t rows = TESS_INT4_ROW_BLOCK * rb * W4A16_WARPS;
-        chunks = (p->n + rows - 1) / rows;
-        int split = 1;
-        while (split < most && chunks * busy * split < target)
-            split++;
-        p->rows_per_warp = rb, p->split = split;
-        if (chunks * busy * split >= target)
-            break;
-    }
+    int64_t best = -1, best_stream = 0, fewest = -1, chunks = 1;
+    for (int rb = 2; rb >= 1; rb--)
+        for (int parts = 1; parts <= W4A16_WARPS && parts <= groups; parts *= 2) {
+            const int64_t rows = (int64_t)TESS_INT4_ROW_BLOCK * rb * (W4A16_WARPS / parts);
+            const int64_t n_chunks = (p->n + rows - 1) / rows, ctas = n_chunks * busy;
+            const int64_t stream = (int64_t)rb * ((groups + parts - 1) / parts);
+            const int64_t fit = (int64_t)(budgeted ? 1 : w4a16_variants[tiles - 1][rb - 1].min_ctas) * sms;
+            int pick;
+            if (ctas <= fit) {
+                pick = ctas > best || (ctas == best && stream < best_stream);
+                if (pick)
+                    best = ctas, best_stream = stream;
+            } else {
+                pick = best < 0 && (fewest < 0 || ctas < fewest);
+                if (pick)
+                    fewest = ctas;
+            }
+            if (pick)
+                p->rows_per_warp = rb, p->split = parts, chunks = n_chunks;
+        }
     if (!budgeted)
-        return dim3((unsigned)chunks, (unsigned)p->split, (unsigned)p->groups);
-    while (p->split > 1 && p->split > sms)
-        p->split--;
-    const int64_t clusters = sms / p->split, items = chunks * p->groups; // at most sms CTAs: clusters of split
-    return dim3((unsigned)(items < clusters ? items : clusters), (unsigned)p->split, 1);
+        return dim3((unsigned)chunks, 1, (unsigned)p->groups);
+    const int64_t items = chunks * p->groups;
+    return dim3((unsigned)(items < sms ? items : sms), 1, 1);
 }
 
 extern "C" tess_status tess_launch_w4a16_gemv(tess_w4a16_params *p, int sms, int budgeted, void *stream) {
     const dim3 grid = choose_grid(p, sms, budgeted);
     const w4a16_variant *v = &w4a16_variants[p->m <= 8 ? 0 : 1][p->rows_per_warp - 1];
-    const w4a16_kernel_fn kernel = p->x_f16 ? v->f16 : v->bf16;
-    const size_t smem = v->smem;
-    const tess_status s = tess_cuda_status(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
-        "setting the W4A16 GEMV's shared memory");
-    if (s != TESS_STATUS_SUCCESS)
-        return s;
     cudaLaunchConfig_t config = {};
     config.gridDim = grid;
     config.blockDim = dim3(W4A16_WARPS * 32);
-    config.dynamicSmemBytes = smem;
     config.stream = (cudaStream_t)stream;
-    cudaLaunchAttribute attrs[2] = {};
-    attrs[0].id = cudaLaunchAttributeClusterDimension; // the K slices of a CTA row: one cluster
-    attrs[0].val.clusterDim.x = 1, attrs[0].val.clusterDim.y = (unsigned)p->split, attrs[0].val.clusterDim.z = 1;
-    attrs[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attrs[1].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchAttribute attrs[1] = {};
+    attrs[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attrs[0].val.programmaticStreamSerializationAllowed = 1;
     config.attrs = attrs;
-    config.numAttrs = p->early_launch ? 2 : 1;
-    return tess_cuda_status(cudaLaunchKernelEx(&config, kernel, *p), "launching the W4A16 GEMV");
+    config.numAttrs = p->early_launch ? 1 : 0;
+    return tess_cuda_status(cudaLaunchKernelEx(&config, p->x_f16 ? v->f16 : v->bf16, *p), "launching the W4A16 GEMV");
 }
