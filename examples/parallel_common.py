@@ -1,7 +1,9 @@
 """What examples/ep_moe.py and examples/tp_pair.py share: joining the torchrun group, timing a
 step (median of CUDA-event times after warm-up, the slowest rank's), the system's versions, and
 the CSV line."""
+import faulthandler
 import os
+import signal
 import statistics
 import sys
 import time
@@ -18,7 +20,9 @@ def import_path():
 def setup():
     """Joins the torchrun group (NCCL, one GPU per local rank; gloo on the CPU where there is no
     CUDA) or, started without torchrun, runs as a world of one with no process group.
-    Returns (rank, world, device)."""
+    Returns (rank, world, device). SIGUSR1 prints every thread's Python stack to stderr (so that a
+    run that hangs says where: `pkill -USR1 -f ep_moe.py`)."""
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     import torch
     import torch.distributed as dist
     cuda = torch.cuda.is_available()

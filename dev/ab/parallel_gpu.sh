@@ -9,6 +9,9 @@
 #                                       INSTANCES: a TESS_INSTANCES regex for a shorter build)
 #   CE=1 bash dev/ab/parallel_gpu.sh   no build: dev/probes/ce_allgather.py (an all-gather by the copy
 #                                       engines beside NCCL's, alone and under a GEMM) at two sizes
+#   HANG=1 bash dev/ab/parallel_gpu.sh   the EP layer with copies on all SMs (which hung once) up to
+#                                       four times, 90 s each; a run still going then gets SIGUSR1
+#                                       (every rank prints its Python stacks) before it is killed
 #   COPY_ENGINE=1 bash dev/ab/parallel_gpu.sh   both layers with --transport copy_engine: their
 #                                       --check (EP bf16 and FP8), the TP pair at 2 and 4 chunks on all
 #                                       SMs and 4 chunks on 124, the EP layer bf16 on all SMs and 112,
@@ -37,6 +40,20 @@ if [ "${PROFILE:-0}" = 1 ]; then # torch.profiler traces of both steps, each ran
     gzip -c $OUT/profile-ep/overlapped-rank0.json > $OUT/ep-overlapped-rank0.json.gz # the one trace kept
     mkdir -p /tmp/traces && for f in $OUT/profile-*/*.json $OUT/profile-*/*rank1.txt; do
         mv "$f" /tmp/traces/$(basename $(dirname "$f"))-$(basename "$f"); done # 8 files come back
+elif [ "${HANG:-0}" = 1 ]; then # where the EP layer with copies on all SMs waits, if it hangs
+    for i in 1 2 3 4; do
+        torchrun --nproc-per-node=$n examples/ep_moe.py --sm-budget 0 --iters $iters --csv $OUT/ep_moe.csv \
+            --transport copy_engine >> $OUT/run.log 2>&1 &
+        pid=$! t=0
+        while kill -0 $pid 2>/dev/null && [ $t -lt 90 ]; do sleep 1; t=$((t + 1)); done
+        if kill -0 $pid 2>/dev/null; then
+            echo "run $i hung after $t s: stacks in run.log"; pkill -USR1 -f examples/ep_moe.py; sleep 5
+            nvidia-smi --query-gpu=index,utilization.gpu,power.draw --format=csv >> $OUT/run.log
+            pkill -9 -f examples/ep_moe.py; kill -9 $pid 2>/dev/null; break
+        fi
+        wait $pid; echo "run $i rc=$? ($SECONDS s)"
+    done
+    grep -A40 "Thread 0x" $OUT/run.log | grep -E "File|Thread" | head -60
 elif [ "${COPY_ENGINE:-0}" = 1 ]; then # both layers' collectives by the copy engines
     ce="--transport copy_engine"
     run examples/tp_pair.py --check --iters 0 $ce
