@@ -114,7 +114,7 @@ def profile(steps, device, rank, folder, iters=3):
             f.write(f"# {name}, {iters} runs, rank {rank}: ops by host time\n")
             f.write(averages.table(sort_by="self_cpu_time_total", row_limit=30) + "\n")
             if device.type == "cuda":
-                f.write(f"# ops by GPU time\n")
+                f.write("# ops by GPU time\n")
                 f.write(averages.table(sort_by="self_cuda_time_total", row_limit=30) + "\n")
 
 
