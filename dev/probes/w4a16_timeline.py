@@ -2,19 +2,18 @@
 """Per-CTA timeline of the W4A16 decode GEMV: where a call's time goes (needs dev/ab/w4a16_timeline.patch).
 
 With the patch applied and TESS_W4A16_TIMELINE set to a device address, thread 0 of each CTA writes
-globaltimer stamps there (8 u64 a CTA): its SM, its entry, the first stage's end (X and the scales
-in shared memory), the main loop's end, the slices' partials met (the cluster barrier), its exit,
-and inside the first stage: its call, and thread 0's loads stored.
+globaltimer stamps there (8 u64 a CTA, its first row chunk): its SM, its entry, the dependency wait
+passed, warp 0's first quad done (its first codes landed and multiplied), warp 0's K part done, every
+warp's partial sums stored (the CTA's one barrier), its exit, and the chunks it took.
 For each weight (N x K) and M this times the call with events after an L2 flush (median of 5), then
 prints medians (p90) over the CTAs, in microseconds:
 
-  entry skew   the CTA's entry after the first CTA's entry (launch and cluster scheduling)
-  setup        entry -> the first stage called (the dependency wait, the first quad's loads issued)
-  loads        -> thread 0's stage loads stored (X from L2, the scales from DRAM)
-  barrier      -> every thread's (the CTA's __syncthreads)
-  mainloop     -> the K slice's quads done
-  meet         -> the cluster barrier before the partials are summed
-  tail         -> exit (the sums, the stores, the last barrier)
+  entry skew   the CTA's entry after the first CTA's entry (launch and scheduling)
+  wait         entry -> the dependency wait passed (griddepcontrol.wait)
+  first quad   -> warp 0's first quad done (the first codes' latency from DRAM)
+  stream       -> warp 0's K part done (the rest of its quads)
+  barrier      -> every warp's partials stored (the slowest warp of the CTA)
+  tail         -> exit (the parts' sums added and stored)
   span         first entry -> last exit; event: the event-timed call
 
     git apply dev/ab/w4a16_timeline.patch && make
@@ -61,13 +60,14 @@ def describe(values):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--shapes", default="7168x2048,4096x7168,7168x7168,28672x4096", help="N x K, comma-separated")
+    ap.add_argument("--shapes", default="4096x7168,2112x7168,7168x2048,7168x7168,28672x4096",
+                    help="N x K, comma-separated")
     ap.add_argument("--m", default="1,16")
     a = ap.parse_args()
     g = torch.Generator(device="cuda").manual_seed(0)
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     stamps = torch.zeros(SLOTS * 8192, dtype=torch.int64, device="cuda")
-    names = ["entry skew", "setup", "loads", "barrier", "mainloop", "meet", "tail"]
+    names = ["entry skew", "wait", "first quad", "stream", "barrier", "tail"]
     print(f"{'shape':>12} {'m':>3} {'ctas':>5} {'SMs':>4} | " + " ".join(f"{c:>15}" for c in names)
           + f" | {'span':>6} {'event':>6}  median (p90) us")
     for shape in a.shapes.split(","):
@@ -86,9 +86,9 @@ def main():
             os.environ.pop("TESS_W4A16_TIMELINE", None)
             rows = [r for r in stamps.view(-1, SLOTS).tolist() if r[1] != 0]
             t0 = min(r[1] for r in rows)
-            span = max(r[5] for r in rows) - t0
-            # slots: 0 SM, 1 entry, 2 staged, 3 mainloop end, 4 met, 5 exit, 6 stage called, 7 loads stored
-            order = [1, 6, 7, 2, 3, 4, 5]
+            span = max(r[6] for r in rows) - t0
+            # slots: 0 SM, 1 entry, 2 wait passed, 3 first quad done, 4 warp 0's part done, 5 barrier, 6 exit, 7 chunks
+            order = [1, 2, 3, 4, 5, 6]
             cols = [[r[1] - t0 for r in rows]] + [[r[b] - r[a] for r in rows] for a, b in zip(order, order[1:])]
             print(f"{shape:>12} {m:>3} {len(rows):>5} {len(set(r[0] for r in rows)):>4} | "
                   + " ".join(f"{describe(c):>15}" for c in cols) + f" | {span / 1000:6.2f} {event_us:6.2f}")
