@@ -9,9 +9,18 @@
 #include <stdint.h>
 
 #include "kernels/common/ptx.cuh"
+#include "kernels/int4/int4_kernels.h"
 
 TESS_DEVICE uint32_t pair_bits(__nv_bfloat162 v) { return *reinterpret_cast<uint32_t *>(&v); }
 TESS_DEVICE uint32_t pair_bits(__half2 v) { return *reinterpret_cast<uint32_t *>(&v); }
+
+// The zero point of weight row `row` in group `group` (zeros: [k / group][n]
+// uint8, ld apart), or TESS_INT4_DEFAULT_ZERO for a weight without zero
+// points (zeros NULL), as a T (uint32_t bits or a float).
+template <class T>
+TESS_DEVICE T int4_zero_point(const uint8_t *zeros, int64_t ld, int64_t group, int64_t row) {
+    return zeros ? (T)zeros[group * ld + row] : (T)TESS_INT4_DEFAULT_ZERO;
+}
 
 // The bias a code is read with (bias + q): the smallest power of two whose
 // last place is 1 in X's type, bf16 128.0 (bits 0x4300), f16 1024.0 (0x6400).

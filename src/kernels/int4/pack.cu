@@ -49,7 +49,7 @@ __device__ float dequantized(const tess_w4a16_params &p, int64_t row, int64_t co
     const int64_t word = tess_int4_packed_word(p.k, row, col, &shift);
     const uint32_t q = (((const uint32_t *)p.codes)[word] >> shift) & 0xfu;
     const int64_t group = col / p.group;
-    const float z = p.zeros ? (float)p.zeros[group * p.ld_zeros + row] : (float)TESS_INT4_DEFAULT_ZERO;
+    const float z = int4_zero_point<float>(p.zeros, p.ld_zeros, group, row);
     const float s = tess_load_as_f32(p.scale_type, p.scales, group * p.ld_scales + row);
     if (p.x_f16)
         return __half2float(__hmul(__float2half_rn((float)q - z), __float2half_rn(s)));
@@ -94,7 +94,7 @@ __global__ void __launch_bounds__(TESS_INT4_DEQ_WARPS * 32)
         for (int hh = 0; hh < 2; hh++) { // rows g and g + 8 of the block
             const int64_t row = TESS_INT4_ROW_BLOCK * rb + g + 8 * hh;
             const uint32_t scale = pair_of<F16X>(tess_load_as_f32(p.scale_type, p.scales, group * p.ld_scales + row));
-            const float z = p.zeros ? (float)p.zeros[group * p.ld_zeros + row] : (float)TESS_INT4_DEFAULT_ZERO;
+            const float z = int4_zero_point<float>(p.zeros, p.ld_zeros, group, row);
             const uint32_t zero = pair_of<F16X>(int4_bias<F16X>::VALUE + z);
             // pair 2 j + q: columns 16 c + 4 j + 2 q and the next (tess_int4_quad_col, i = 2 q + hh)
             uint32_t pairs[8];

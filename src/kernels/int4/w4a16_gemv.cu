@@ -142,7 +142,7 @@ TESS_DEVICE void factors_load(const tess_w4a16_params &p, const w4a16_expert &e,
             const int64_t row = rows[r] + 8 * h;
             f.next_scale[r][h] = ld_nc_b32_or_u16(
                 (const char *)e.scales + ((int64_t)group * p.ld_scales + row) * (wide ? 4 : 2), true, wide);
-            f.next_zero[r][h] = e.zeros ? e.zeros[(int64_t)group * p.ld_zeros + row] : (uint32_t)TESS_INT4_DEFAULT_ZERO;
+            f.next_zero[r][h] = int4_zero_point<uint32_t>(e.zeros, p.ld_zeros, group, row);
         }
     f.next_group = group;
 }
