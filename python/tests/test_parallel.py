@@ -314,6 +314,19 @@ def test_ep_transport_is_checked():
         ExpertParallelMoE(H, I, E, TOP_K, device="cpu", backend="torch", transport="ucx")
 
 
+def _land(world, capacity, pieces, tag):
+    """Every rank's copies into every rank's buffer of `capacity` rows, simulated: sender s puts
+    count rows at offset `at` of receiver r's buffer ((count, at) = pieces(s, r)), row j tagged
+    tag(s, r, j); unwritten rows stay None."""
+    box = [[None] * capacity for _ in range(world)]
+    for s in range(world):
+        for r in range(world):
+            count, at = pieces(s, r)
+            for j in range(count):
+                box[r][at + j] = tag(s, r, j)
+    return box
+
+
 @pytest.mark.parametrize("world", [2, 3, 5])
 def test_ep_copy_engine_rows_land_where_all_to_all_puts_them(world):
     """_place_rows' offsets, every rank's copies simulated: the dispatch leaves each receiver the
@@ -333,20 +346,14 @@ def test_ep_copy_engine_rows_land_where_all_to_all_puts_them(world):
     for d in placed:  # the same on every rank: the most any rank receives, in 1024-row steps
         assert (d.dispatch_rows, d.combine_rows) == (-(-most_in // 1024) * 1024, -(-most_back // 1024) * 1024)
     # dispatch: rank s's rows for p are tagged (s, p, j)
-    inbox = [[None] * placed[0].dispatch_rows for _ in range(world)]
-    for s in range(world):
-        for p in range(world):
-            for j in range(rows[s][p]):
-                inbox[p][placed[s].dispatch_at[p] + j] = (s, p, j)
+    inbox = _land(world, placed[0].dispatch_rows, lambda s, p: (rows[s][p], placed[s].dispatch_at[p]),
+                  lambda s, p, j: (s, p, j))
     for p in range(world):
         want = [(s, p, j) for s in range(world) for j in range(rows[s][p])]
         assert inbox[p][:len(want)] == want
     # combine: rank p returns the rows it received from s, in order, to s
-    back = [[None] * placed[0].combine_rows for _ in range(world)]
-    for p in range(world):
-        for s in range(world):
-            for j in range(rows[s][p]):
-                back[s][placed[p].combine_at[s] + j] = (s, p, j)
+    back = _land(world, placed[0].combine_rows, lambda p, s: (rows[s][p], placed[p].combine_at[s]),
+                 lambda p, s, j: (s, p, j))
     for s in range(world):
         want = [(s, p, j) for p in range(world) for j in range(rows[s][p])]
         assert back[s][:len(want)] == want
