@@ -57,15 +57,16 @@ def test_structs_match_header():
     assert ctypes.sizeof(lib.EpilogueDescStruct) == 24
     assert {name: getattr(lib.EpilogueDescStruct, name).offset for name, _ in lib.EpilogueDescStruct._fields_} == \
         EPILOGUE_OFFSETS
-    assert ctypes.sizeof(lib.EpiloguePtrsStruct) == 48 and lib.EpiloguePtrsStruct.bias.offset == 8
+    assert ctypes.sizeof(lib.EpiloguePtrsStruct) == 56 and lib.EpiloguePtrsStruct.bias.offset == 8
     assert lib.EpiloguePtrsStruct.residual.offset == 16
     assert (lib.EpiloguePtrsStruct.d_scale.offset, lib.EpiloguePtrsStruct.d_amax.offset,
-            lib.EpiloguePtrsStruct.d_scale_out.offset) == (24, 32, 40)
+            lib.EpiloguePtrsStruct.d_scale_out.offset, lib.EpiloguePtrsStruct.aux.offset) == (24, 32, 40, 48)
     assert lib.GemmDescStruct.epilogue.offset == 280 and lib.GemmDescStruct.allow_tf32.offset == 304
     assert lib.GemmDescStruct.residual.offset == 312
-    assert [name for name, _ in lib.GemmDescStruct._fields_[-3:]] == ["gate", "gate_limit", "d_scale"]
+    assert [name for name, _ in lib.GemmDescStruct._fields_[-4:]] == ["gate", "gate_limit", "d_scale", "aux"]
     assert (lib.GemmDescStruct.gate.offset, lib.GemmDescStruct.gate_limit.offset) == (352, 356)
-    assert lib.GemmDescStruct.d_scale.offset == 360 and ctypes.sizeof(lib.GemmDescStruct) == 392
+    assert lib.GemmDescStruct.d_scale.offset == 360 and lib.GemmDescStruct.aux.offset == 392
+    assert ctypes.sizeof(lib.GemmDescStruct) == 432
     assert lib.GroupedGemmDescStruct.epilogue.offset == 232
     assert [name for name, _ in lib.GroupedGemmDescStruct._fields_[-3:]] == ["gate", "gate_limit", "y_scale"]
     assert (lib.GroupedGemmDescStruct.gate.offset, lib.GroupedGemmDescStruct.gate_limit.offset) == (256, 260)
@@ -75,10 +76,14 @@ def test_structs_match_header():
                          (lib.GroupedGemmDescStruct, "tess_grouped_gemm_desc_init")):
         desc = struct()
         desc.epilogue.activation, desc.gate, desc.gate_limit = 7, 1, 2.0  # init must clear them
+        if struct is lib.GemmDescStruct:
+            desc.aux.rows, desc.aux.cols = 3, 4
         assert getattr(lib.lib(), init)(ctypes.byref(desc)) == 0
         assert desc.struct_size == ctypes.sizeof(struct)
         assert (desc.epilogue.bias, desc.epilogue.bias_batch_stride, desc.epilogue.activation) == (0, 0, 0)
         assert (desc.gate, desc.gate_limit) == (0, 0.0)
+        if struct is lib.GemmDescStruct:
+            assert (desc.aux.rows, desc.aux.cols) == (0, 0)  # no aux output
 
 
 def test_enums_match_header():
