@@ -365,8 +365,9 @@ typedef struct tess_gemm_desc {
      * aux's type (cuBLASLt's CUBLASLT_EPILOGUE_GELU_AUX_BIAS; the backward
      * pass of the activation reads it). An M x N matrix of D's dtype and
      * order, batch_stride as D's (its batches must not overlap), written
-     * through tess_epilogue_ptrs's aux by tess_gemm_fused; it may not
-     * overlap D, C or the residual. Needs an activation, no gate and a
+     * through tess_epilogue_ptrs's aux by tess_gemm_fused; its storage
+     * (first to last element) may not overlap D's, C's or the residual's,
+     * so aux and D are not interleaved in one buffer. Needs an activation, no gate and a
      * 16-bit or f32 D. rows = cols = 0 (the default, and what a smaller
      * struct_size reads): none. No kernel of this version writes it yet:
      * a valid aux is refused with TESS_STATUS_NOT_SUPPORTED. */
