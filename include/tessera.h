@@ -367,10 +367,11 @@ typedef struct tess_gemm_desc {
      * order, batch_stride as D's (its batches must not overlap), written
      * through tess_epilogue_ptrs's aux by tess_gemm_fused; its storage
      * (first to last element) may not overlap D's, C's or the residual's,
-     * so aux and D are not interleaved in one buffer. Needs an activation, no gate and a
-     * 16-bit or f32 D. rows = cols = 0 (the default, and what a smaller
-     * struct_size reads): none. No kernel of this version writes it yet:
-     * a valid aux is refused with TESS_STATUS_NOT_SUPPORTED. */
+     * so aux and D are not interleaved in one buffer. Needs an activation,
+     * no gate and a 16-bit or f32 D. rows = cols = 0 (the default, and what
+     * a smaller struct_size reads): none. Every dense plan writes it (the
+     * sm90 kernels from their staged or register stores, not the inline
+     * TMA store they use without aux; the decode GEMVs element by element). */
     tess_matrix_desc aux;
 } tess_gemm_desc;
 

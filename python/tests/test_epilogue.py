@@ -213,6 +213,20 @@ def test_gemm_residual_refused_before_the_call(residual, match):
             query(a, b, out, handle=_NoDevice(), residual=residual)
 
 
+@pytest.mark.parametrize("aux,match", [
+    (tessera.from_parts(0x500000, DType.BF16, (64, 64), (64, 1), ("cuda", 0)),
+     r"aux: 64 x 64 bf16; it must be M x N = 64 x 128 bf16, as out"),
+    (tessera.from_parts(0x500000, DType.F32, (64, 128), (128, 1), ("cuda", 0)), r"aux: 64 x 128 f32; it must be"),
+    (tessera.from_parts(0x500000, DType.BF16, (64, 128), (128, 1), ("cuda", 1)), "CUDA devices"),
+    (True, "aux=True allocates a torch tensor"),
+    (False, "leave aux=None"),
+])
+def test_gemm_aux_refused_before_the_call(aux, match):
+    a, b, out = _bf16_problem(64, 128, 256)
+    with pytest.raises(tessera.InvalidValueError, match=match):
+        tessera.gemm(a, b, out, handle=_NoDevice(), activation="gelu", aux=aux)
+
+
 def test_gemm_batched_bias():
     a, b, out = _bf16_problem(64, 128, 256, batch=3)
     with pytest.raises(tessera.InvalidValueError, match=r"\(3, 128\) .*got \(2, 128\)"):
@@ -489,6 +503,31 @@ def test_dense_residual_matches_float64(torch, m, n, k, activation):
         d = out.clone()
         tessera.gemm(a, w.T, d, bias=bias, activation=activation, residual=d, plan=p)
         _close(torch, d, want, BF16_BOUND, f"{activation} residual is out, {p.name}")
+
+
+@needs_gpu
+@pytest.mark.parametrize("m,n,k", DENSE_SHAPES)
+@pytest.mark.parametrize("activation", ["gelu_tanh", "relu"])
+def test_dense_aux_matches_float64(torch, m, n, k, activation):
+    """aux = a @ w.T + bias (the values before the activation) beside D = activation(aux) +
+    residual: bf16 and f32 outs, a column-major aux given, every plan of the problem."""
+    g = torch.Generator(device="cuda").manual_seed(7 * m + n + k)
+    a, w = _inputs(torch, g, m, k).bfloat16(), _inputs(torch, g, n, k).bfloat16()
+    bias = torch.randn(n, device="cuda", generator=g).bfloat16()
+    v = a.double() @ w.double().T + bias.double()
+    r = torch.randn(m, n, device="cuda", generator=g).bfloat16()
+    d, aux = tessera.gemm(a, w.T, bias=bias, activation=activation, residual=r, aux=True)
+    _close(torch, aux, v, BF16_BOUND, f"{activation} aux")
+    _close(torch, d, _activate(torch, v, activation) + r.double(), BF16_BOUND, f"{activation} D beside aux")
+    out = torch.empty(n, m, device="cuda").T  # column-major f32 D and aux
+    given = torch.empty(n, m, device="cuda").T
+    d, aux = tessera.gemm(a, w.T, out, bias=bias, activation=activation, aux=given)
+    assert aux is given
+    _close(torch, aux, v, F32_BOUND, f"{activation} f32 aux, column-major")
+    for p in tessera.gemm_plans(a, w.T, bias=bias, activation=activation, limit=64):
+        d, aux = tessera.gemm(a, w.T, bias=bias, activation=activation, plan=p, aux=True)
+        _close(torch, aux, v, BF16_BOUND, f"{activation} aux, {p.name}")
+        _close(torch, d, _activate(torch, v, activation), BF16_BOUND, f"{activation} D, {p.name}")
 
 
 @needs_gpu

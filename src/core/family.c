@@ -46,22 +46,8 @@ tess_plan *tess_plan_list_offer(tess_plan_list *l, double seconds) {
  * (the sm90 family offers at most 4 per kernel). */
 #define TESS_RANKED_MAX 1024
 
-/* Whether the problem asks for the aux output (tess_gemm_desc.aux). */
-static int wants_aux(const tess_problem *problem) { return problem->gemm && tess_gemm_has_aux(problem->gemm); }
-
-tess_status tess_family_check_aux(const tess_problem *problem, const char *caller) {
-    if (!wants_aux(problem))
-        return TESS_STATUS_SUCCESS;
-    return tess_fail(TESS_STATUS_NOT_SUPPORTED,
-                     "%s: desc.aux (the values before the activation) is valid, but the aux output is not "
-                     "implemented by any kernel yet; run a second GEMM without the activation to get them",
-                     caller);
-}
-
 int tess_family_plans(const tess_device_info *info, const tess_problem *problem, size_t workspace_limit,
                       tess_plan *plans, int capacity) {
-    if (wants_aux(problem)) /* no family's kernels write aux yet (tess_family_check_aux) */
-        return 0;
     double seconds[TESS_RANKED_MAX];
     tess_plan_list list = {plans, seconds, 0, capacity < TESS_RANKED_MAX ? capacity : TESS_RANKED_MAX};
     for (int i = 0; i < tess_family_count(); i++)
@@ -131,9 +117,6 @@ tess_status tess_family_query(tess_handle handle, const tess_problem *problem, s
     if (!count || (capacity > 0 && !plans) || capacity < 0)
         return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: count must not be NULL, nor plans when capacity > 0",
                          caller);
-    tess_status s = tess_family_check_aux(problem, caller);
-    if (s != TESS_STATUS_SUCCESS)
-        return s;
     const int n = handle_plans(handle, problem, workspace_limit, plans, capacity);
     if (n < 0)
         return tess_fail(TESS_STATUS_ALLOC_FAILED, "%s: out of host memory for the plan list", caller);
@@ -145,9 +128,7 @@ tess_status tess_family_run(tess_handle handle, const tess_problem *problem, con
                             size_t workspace_limit, const tess_operands *operands, const tess_run_prelude *prelude,
                             const char *caller) {
     tess_plan chosen;
-    tess_status s = tess_family_check_aux(problem, caller);
-    if (s != TESS_STATUS_SUCCESS)
-        return s;
+    tess_status s;
     if (!plan) { /* the heuristic's choice: remembered per handle for problems seen before */
         tess_plan_key key;
         tess_plan_key_of(problem, workspace_limit, &key);

@@ -102,12 +102,6 @@ const tess_family *tess_family_of_plan(const tess_plan *plan);
 int tess_family_plans(const tess_device_info *info, const tess_problem *problem, size_t workspace_limit,
                       tess_plan *plans, int capacity);
 
-/* NOT_SUPPORTED with a sentence where a dense problem asks for the aux
- * output (tess_gemm_desc.aux), which no family's kernels write yet; else
- * SUCCESS. The plan queries and the run call refuse such a problem here,
- * where a plan would be chosen, so that no kernel ignores aux. */
-tess_status tess_family_check_aux(const tess_problem *problem, const char *caller);
-
 /* ARCH_MISMATCH with a sentence naming the families of this build and the
  * devices they run on, where none runs on `info`'s device; else SUCCESS.
  * `caller` starts the sentence. */

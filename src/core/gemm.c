@@ -73,8 +73,6 @@ TESS_API tess_status tess_gemm_workspace_size(tess_handle handle, const tess_gem
     tess_gemm_desc staged;
     tess_fp8_staged_desc(&full, &staged);
     const tess_problem problem = {&staged, NULL};
-    if ((s = tess_family_check_aux(&problem, "tess_gemm_workspace_size")))
-        return s;
     /* The plan the heuristic would run with unlimited workspace, under the handle's SM budget. */
     if (tess_family_query(handle, &problem, SIZE_MAX, &best, 1, &count, "tess_gemm_workspace_size") !=
         TESS_STATUS_SUCCESS)
