@@ -26,7 +26,7 @@ from ._lib import EpiloguePtrsStruct, GemmDescStruct, PlanStruct, ScaleDescStruc
 from .dtypes import DType, as_dtype
 from .errors import InvalidValueError, check
 from .handle import Handle
-from .matrix import as_matrix
+from .matrix import Order, as_matrix
 
 # TESS_GEMM_WORKSPACE_BYTES of tessera.h: a workspace for every plan of this version.
 DEFAULT_WORKSPACE_BYTES = 32 << 20
@@ -295,13 +295,19 @@ def _aux(aux, a, views):
     matrix given, checked against out's shape, dtype and batch and the operands' device (the C
     library checks its order, alignment and overlaps). views gains "aux"."""
     o = views["out"]
+    if o.dtype not in (DType.BF16, DType.F16, DType.F32):
+        raise InvalidValueError(f"aux with a {o.dtype.name.lower()} out: aux takes out's type, so out must be bf16, "
+                                "f16 or f32")
     if aux is True:
         if not type(a).__module__.startswith("torch"):
             raise InvalidValueError("aux=True allocates a torch tensor; for other matrices pass aux= a matrix")
         import torch
-        aux = torch.empty((o.batch, o.rows, o.cols) if o.batch > 1 else (o.rows, o.cols),
-                          dtype={DType.BF16: torch.bfloat16, DType.F16: torch.float16,
-                                 DType.F32: torch.float32}.get(o.dtype, torch.bfloat16), device=a.device)
+        dtype = {DType.BF16: torch.bfloat16, DType.F16: torch.float16, DType.F32: torch.float32}[o.dtype]
+        lead = (o.batch,) if o.batch > 1 else ()
+        if o.order == Order.COL:  # out's order: allocated transposed, then viewed back
+            aux = torch.empty(lead + (o.cols, o.rows), dtype=dtype, device=a.device).transpose(-1, -2)
+        else:
+            aux = torch.empty(lead + (o.rows, o.cols), dtype=dtype, device=a.device)
     elif aux is False:
         raise InvalidValueError("aux=False: leave aux=None for no aux output")
     x = views["aux"] = as_matrix(aux, "aux")

@@ -524,8 +524,12 @@ def test_dense_aux_matches_float64(torch, m, n, k, activation):
     d, aux = tessera.gemm(a, w.T, out, bias=bias, activation=activation, aux=given)
     assert aux is given
     _close(torch, aux, v, F32_BOUND, f"{activation} f32 aux, column-major")
+    d, aux = tessera.gemm(a, w.T, out, bias=bias, activation=activation, aux=True)  # allocated in out's order
+    assert aux.stride() == out.stride()
+    _close(torch, aux, v, F32_BOUND, f"{activation} f32 aux=True, column-major")
     for p in tessera.gemm_plans(a, w.T, bias=bias, activation=activation, limit=64):
-        d, aux = tessera.gemm(a, w.T, bias=bias, activation=activation, plan=p, aux=True)
+        aux = torch.full((m, n), float("nan"), device="cuda").bfloat16()  # a plan that skips aux leaves NaN
+        d, aux = tessera.gemm(a, w.T, bias=bias, activation=activation, plan=p, aux=aux)
         _close(torch, aux, v, BF16_BOUND, f"{activation} aux, {p.name}")
         _close(torch, d, _activate(torch, v, activation), BF16_BOUND, f"{activation} D, {p.name}")
 

@@ -412,7 +412,8 @@ static tess_status check_aux_epilogue(const tess_gemm_desc *desc, const char *ca
 }
 
 /* The aux pointer against the call's other matrices: aligned to its
- * elements, its storage apart from D's, C's (where read) and the residual's. */
+ * elements, its storage apart from D's, C's (where read), the residual's and
+ * the operands' (all read while aux is written). */
 static tess_status check_aux_pointer(const tess_gemm_desc *desc, const tess_operands *o, const char *caller) {
     const tess_matrix_desc *x = &desc->aux;
     const int64_t batch = desc->batch;
@@ -432,6 +433,10 @@ static tess_status check_aux_pointer(const tess_gemm_desc *desc, const tess_oper
     else if ((desc->residual.rows || desc->residual.cols) && o->residual &&
              tess_matrix_spans_overlap(x, o->aux, &desc->residual, o->residual, batch))
         other = "the residual";
+    else if (o->a && tess_matrix_spans_overlap(x, o->aux, &desc->a, o->a, batch))
+        other = "A";
+    else if (o->b && tess_matrix_spans_overlap(x, o->aux, &desc->b, o->b, batch))
+        other = "B";
     if (other)
         return tess_fail(TESS_STATUS_INVALID_VALUE,
                          "%s: aux's storage overlaps %s's (each from its first to its last element); aux is written "

@@ -57,10 +57,11 @@ typedef struct case_stats {
 
 /* Checks a run's aux (daux, aux_bytes with its padding, poisoned before the
  * run) against the reference's values before the activation (want_dev:
- * float32, column-major M x N per batch) within D's bound, and that nothing
- * was written into its padding or past it. */
+ * float32, column-major M x N per batch) within D's bound, that nothing
+ * was written into its padding or past it, and where a stream-K plan ran
+ * twice, that the bits repeat (first: the first run's aux; NULL: none). */
 static void check_aux(const tess_gemm_desc *g, const unsigned char *daux, size_t aux_bytes, const float *want_dev,
-                      double bound, const char *what) {
+                      double bound, const char *what, const unsigned char *first) {
     unsigned char *out = malloc(aux_bytes + GPU_GUARD_BYTES);
     float *want = malloc(sizeof(float) * (size_t)(g->m * g->n * g->batch));
     cudaMemcpy(out, daux, aux_bytes + GPU_GUARD_BYTES, cudaMemcpyDeviceToHost);
@@ -83,6 +84,8 @@ static void check_aux(const tess_gemm_desc *g, const unsigned char *daux, size_t
     const int64_t guard = gpu_guard_touched(out, aux_bytes);
     CHECKF(guard == 0 && padding == 0, "%s: %lld bytes written after aux, %lld into its padding", what,
            (long long)guard, (long long)padding);
+    if (first)
+        CHECKF(memcmp(first, out, aux_bytes) == 0, "%s: a second run gave different aux bits", what);
     free(inside), free(out), free(want);
 }
 
@@ -128,7 +131,8 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
     CHECK_STATUS(tess_ref_gemm_gpu(&ref, dref, NULL), TESS_STATUS_SUCCESS);
     if (daux) { /* aux's reference: the same problem stopped before the activation and the residual */
         ref.aux = g->aux;
-        const tess_ref_gemm before = tess_ref_aux_problem(&ref);
+        tess_ref_gemm before = tess_ref_aux_problem(&ref);
+        before.d = rd; /* into the reference's f32 column-major M x N (no gate with aux: d_cols is N) */
         dref_aux = gpu_upload(NULL, sizeof(float) * (size_t)(g->m * g->n * g->batch));
         CHECK_STATUS(tess_ref_gemm_gpu(&before, dref_aux, NULL), TESS_STATUS_SUCCESS);
     }
@@ -144,12 +148,17 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
     /* A stream-K plan runs twice: its fixup order is fixed, so D must repeat
      * bit for bit, even with the workspace overwritten in between (as by
      * another library sharing it: tessera keeps no state there). */
-    unsigned char *first = NULL;
+    unsigned char *first = NULL, *first_aux = NULL;
     const int repeat = plan && plan->stream_k && !in_place && !res_is_d && s == TESS_STATUS_SUCCESS && err == cudaSuccess;
     if (repeat) {
         first = malloc(d_bytes);
         cudaMemcpy(first, dd, d_bytes, cudaMemcpyDeviceToHost);
         cudaMemset(dd, GPU_POISON, d_bytes + GPU_GUARD_BYTES);
+        if (daux) { /* aux too: its second values checked afresh, and bit for bit against the first */
+            first_aux = malloc(aux_bytes);
+            cudaMemcpy(first_aux, daux, aux_bytes, cudaMemcpyDeviceToHost);
+            cudaMemset(daux, GPU_POISON, aux_bytes + GPU_GUARD_BYTES);
+        }
         gpu_scribble_workspace(h);
         s = tess_gemm_fused(h, g, plan, da, NULL, db, NULL, dc, dd, &ep);
         err = cudaDeviceSynchronize();
@@ -215,7 +224,7 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
         if (repeat)
             CHECKF(memcmp(first, out, d_bytes) == 0, "%s: a second run gave different bits", what);
         if (daux)
-            check_aux(g, daux, aux_bytes, dref_aux, bound, what);
+            check_aux(g, daux, aux_bytes, dref_aux, bound, what, first_aux);
         st->stream_k += plan && plan->stream_k;
         st->transposed += plan && plan->transposed;
         free(out);
@@ -224,7 +233,7 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
     st->failures += check_failed > before;
     cudaFree(da), cudaFree(db), cudaFree(dc), cudaFree(dd), cudaFree(dref), cudaFree(dbias), cudaFree(dres);
     cudaFree(daux), cudaFree(dref_aux);
-    free(ha), free(hb), free(hc), free(first), free(hbias), free(hres);
+    free(ha), free(hb), free(hc), free(first), free(first_aux), free(hbias), free(hres);
 }
 
 static void random_problem(tess_gemm_desc *g, int64_t max_dim) {
@@ -281,6 +290,10 @@ static void test_stream_k(tess_handle h, case_stats *st) {
         g.d = layout(i == 1 ? TESS_DTYPE_F32 : TESS_DTYPE_BF16, g.m, g.n, g.batch, 1);
         g.c = layout(TESS_DTYPE_F16, g.m, g.n, g.batch, 0);
         g.beta = i % 2 ? 0.5f : 0.0f;
+        if (i == 2 || i == 4) { /* aux beside a fused GELU: the finishing units write it */
+            g.epilogue.activation = TESS_ACT_GELU_TANH;
+            g.aux = layout(g.d.dtype, g.m, g.n, g.batch, g.d.order == TESS_ORDER_ROW);
+        }
         tess_plan plans[MAX_PLANS];
         int count = 0, with_sk = 0;
         CHECK_STATUS(tess_gemm_plans(h, &g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
@@ -357,6 +370,8 @@ static void test_small_m(tess_handle h, case_stats *st) {
         g.epilogue.bias_type = bias_types[i % 3];
         if (i % 3 != 2) /* and a residual, of each type and order */
             g.residual = layout(bias_types[(i + 1) % 3], g.m, g.n, 1, i % 4 < 2);
+        if (g.epilogue.activation != TESS_ACT_NONE && i % 2 == 0) /* aux through every plan (GEMVs, transposed) */
+            g.aux = layout(g.d.dtype, g.m, g.n, 1, g.d.order == TESS_ORDER_ROW);
         tess_plan plans[MAX_PLANS];
         int count = 0;
         CHECK_STATUS(tess_gemm_plans(h, &g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);

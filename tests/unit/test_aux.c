@@ -3,8 +3,8 @@
  *  - validation: a valid aux passes; each broken rule is refused with its
  *    status and sentence; an older struct_size (descriptor or pointers)
  *    reads aux as absent; the grouped and W4A16 calls refuse an aux pointer;
- *  - no kernel writes aux yet: a valid aux problem has no plan and is
- *    refused NOT_SUPPORTED where a plan would be chosen;
+ *  - a valid aux problem has the plans of the problem without aux (every
+ *    dense kernel writes it);
  *  - the reference: tess_ref_aux_problem's D is alpha * sum + beta * C +
  *    bias (not the activation's value, no residual), against a direct
  *    float64 computation, rounded once into aux's type by tess_ref_store. */
@@ -149,6 +149,10 @@ static void test_refusals(void) {
     expect_aux_refusal(&x, &o, TESS_STATUS_INVALID_VALUE, "overlaps the residual");
     x.residual = mat(TESS_DTYPE_F32, TESS_ORDER_COL, 0, 0); /* no residual: its pointer is not read */
     CHECK_STATUS(tess_gemm_check_aux(&x, &o, "tess_gemm"), TESS_STATUS_SUCCESS);
+    o.aux = (void *)o0.a; /* over the operands, read while aux is written */
+    expect_aux_refusal(&x, &o, TESS_STATUS_INVALID_VALUE, "overlaps A");
+    o.aux = (char *)o0.b + 64;
+    expect_aux_refusal(&x, &o, TESS_STATUS_INVALID_VALUE, "overlaps B");
 }
 
 /* A caller built against an earlier header: its descriptor ends at
