@@ -478,6 +478,14 @@ def test_dense_fp8_matches_float64(torch, m, n, k, recipes, activation):
     assert d.dtype == torch.bfloat16 and d.shape == (m, n)
     v = dequantize(torch, qa, sa, recipes[0], torch.float64) @ dequantize(torch, qw, sw, recipes[1], torch.float64).T + bias.double()
     _close(torch, d, _activate(torch, v, activation), FP8_BOUND, f"{recipes} {activation}")
+    if activation != "none":  # aux beside it, every plan (the promoting and block-scaled FP8 kernels)
+        for p in tessera.gemm_plans(qa, qw.T, scale_a=sa, scale_b=sw, scale_recipe_a=recipes[0],
+                                    scale_recipe_b=recipes[1], bias=bias, activation=activation, limit=64):
+            aux = torch.full((m, n), float("nan"), device="cuda").bfloat16()
+            d, aux = tessera.gemm(qa, qw.T, scale_a=sa, scale_b=sw, scale_recipe_a=recipes[0],
+                                  scale_recipe_b=recipes[1], bias=bias, activation=activation, plan=p, aux=aux)
+            _close(torch, aux, v, FP8_BOUND, f"{recipes} {activation} aux, {p.name}")
+            _close(torch, d, _activate(torch, v, activation), FP8_BOUND, f"{recipes} {activation} D, {p.name}")
 
 
 @needs_gpu
