@@ -436,9 +436,10 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
     or handle) passes only its pointers, which the C library checks
     (tessera.call_cache)."""
     fp8_out = scales.wants_fp8_out(out_dtype, out, out_scale, amax)  # checked in full on every call
-    key = None if fp8_out or aux is not None else _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b,
-                                          scale_recipe_a, scale_recipe_b, (fast_accum, allow_tf32), bias,
-                                          activation, bias_along, residual, (gate, gate_limit))
+    full = fp8_out or aux is not None  # checked in full on every call, never prepared
+    key = None if full else _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, scale_recipe_a,
+                                      scale_recipe_b, (fast_accum, allow_tf32), bias, activation, bias_along,
+                                      residual, (gate, gate_limit))
     prepared = call_cache.find(key) if key is not None else None
     if prepared is not None:
         return _run_prepared(prepared, handle, a, b, out, c, scale_a, scale_b, bias, plan, residual)

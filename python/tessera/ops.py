@@ -241,7 +241,9 @@ def _sum_to(t, shape):
 
 def _gemm_setup(ctx, inputs, output):
     a, b, c, alpha, beta = inputs[:5]
-    ctx.save_for_backward(a, b)
+    # with an activation, what recomputing the values before it needs (_before_activation)
+    act = _epilogue.activation_code(inputs[12]) != 0
+    ctx.save_for_backward(a, b, c if act else None, inputs[11] if act else None)
     ctx.alpha, ctx.beta = alpha, beta
     ctx.c_dtype, ctx.c_shape = (c.dtype, tuple(c.shape)) if c is not None else (None, None)
     ctx.scaled = inputs[6] is not None or inputs[7] is not None
@@ -289,17 +291,51 @@ def _bias_grad(sums, shape, dtype):
     return sums.reshape(shape).to(dtype)
 
 
+# GELU's tanh form: sqrt(2 / pi) and the cubic term's weight (as the kernels' TESS_GELU_TANH_*).
+_GELU_TANH_SCALE, _GELU_TANH_CUBIC = 0.7978845608028654, 0.044715
+
+
+def _activation_grad(activation, before, grad):
+    """grad times the activation's derivative at `before` (the values before it), in float32:
+    ReLU's step (0 at 0, as torch's), GELU's erf form Phi(x) + x phi(x), its tanh form
+    0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2) with t = tanh(k (x + c x^3)), SiLU's
+    s (1 + x (1 - s)) with s = sigmoid(x); closed forms, so that no autograd graph is built in
+    a backward pass (and fake tensors trace it)."""
+    x, code = before.float(), _epilogue.activation_code(activation)  # tess_activation's codes
+    if code == 1:
+        d = (x > 0).float()
+    elif code == 2:
+        t = torch.tanh(_GELU_TANH_SCALE * (x + _GELU_TANH_CUBIC * x * x * x))
+        d = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _GELU_TANH_SCALE * (1 + 3 * _GELU_TANH_CUBIC * x * x)
+    elif code == 3:
+        d = 0.5 * (1 + torch.erf(x * 0.7071067811865476)) + x * torch.exp(-0.5 * x * x) * 0.3989422804014327
+    else:
+        s = torch.sigmoid(x)
+        d = s * (1 + x * (1 - s))
+    return grad.float() * d
+
+
+def _before_activation(ctx, a, b, c, bias):
+    """The forward's values before its activation, alpha a b + beta c + bias, recomputed by one
+    tessera GEMM without the activation (and without the residual, which comes after it), in
+    float32 so that the derivative sees them unrounded."""
+    return gemm(a, b, c, ctx.alpha, ctx.beta, torch.float32, bias=bias, bias_along=ctx.bias_along)
+
+
 def _gemm_backward(ctx, grad):
-    """dA = alpha dD B^T, dB = alpha A^T dD (batched as D is, summed over a broadcast operand's
-    batch), dC = beta dD; each product a tessera GEMM on transposed views (no copies). dD is taken
-    in A's type (an f32 D of bf16 inputs gives bf16 gradients). A fused bias gets dD summed over
-    the rows (bias_along="columns") or the columns ("rows"), in float32; a residual gets dD (summed
-    over the batch where it is shared); a fused activation or a gate has no gradient here
-    (NotImplementedError)."""
-    a, b = ctx.saved_tensors
+    """dA = alpha dV B^T, dB = alpha A^T dV (batched as D is, summed over a broadcast operand's
+    batch), dC = beta dV; each product a tessera GEMM on transposed views (no copies), where dV =
+    dD times the fused activation's derivative at the values before it (recomputed by one more
+    GEMM; dD itself without an activation). dV is taken in A's type (an f32 D of bf16 inputs gives
+    bf16 gradients). A fused bias gets dV summed over the rows (bias_along="columns") or the
+    columns ("rows"), in float32; a residual gets dD (summed over the batch where it is shared); a
+    gate has no gradient here (NotImplementedError)."""
+    a, b, c, bias = ctx.saved_tensors
     _check_no_gate("gemm", getattr(ctx, "gate", "none"))
-    _check_no_activation("gemm", ctx.activation)
     _check_differentiable("gemm", ctx.scaled, a, b)
+    dres_from = grad  # the residual is added after the activation: its gradient is dD
+    if _epilogue.activation_code(ctx.activation) != 0:
+        grad = _activation_grad(ctx.activation, _before_activation(ctx, a, b, c, bias), grad)
     g = grad.to(a.dtype).contiguous()
     if g.dim() == 2 and (a.dim() == 3 or b.dim() == 3):  # a batch of one gave a 2-D D
         g = g.unsqueeze(0)
@@ -317,7 +353,7 @@ def _gemm_backward(ctx, grad):
                            ctx.bias_dtype)
     dres = None
     if getattr(ctx, "residual_dtype", None) is not None and ctx.needs_input_grad[14]:
-        dg = grad.unsqueeze(0) if grad.dim() == 2 and len(ctx.residual_shape) == 3 else grad
+        dg = dres_from.unsqueeze(0) if dres_from.dim() == 2 and len(ctx.residual_shape) == 3 else dres_from
         dres = _sum_to(dg, ctx.residual_shape).to(ctx.residual_dtype)
     return da, db, dc, None, None, None, None, None, None, None, None, dbias, None, None, dres, None, None
 

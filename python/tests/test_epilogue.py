@@ -327,7 +327,7 @@ def _backward_ctx(saved, needs, **fields):
     return types.SimpleNamespace(saved_tensors=saved, needs_input_grad=needs, **fields)
 
 
-def test_bias_gradient_shapes_and_activation_refusal():
+def test_bias_gradient_shapes_and_activation_gradients():
     torch = pytest.importorskip("torch")
     bf16 = torch.bfloat16
     needs = (True, True, False) + (False,) * 8 + (True, False, False, False)  # a, b and the bias (input 11)
@@ -337,22 +337,25 @@ def test_bias_gradient_shapes_and_activation_refusal():
         grad = torch.empty(3, 64, 96, device="cuda", dtype=bf16)
         for shape, along in [((96,), "columns"), ((1, 96), "columns"), ((3, 96), "columns"), ((64,), "rows"),
                              ((3, 64), "rows")]:
-            ctx = _backward_ctx((a, b), needs, alpha=1.0, beta=0.0, c_dtype=None, c_shape=None, scaled=False,
+            ctx = _backward_ctx((a, b, None, None), needs, alpha=1.0, beta=0.0, c_dtype=None, c_shape=None,
+                                scaled=False,
                                 activation="none", bias_dtype=torch.float32, bias_shape=shape, bias_along=along)
             grads = tessera.ops._gemm_backward(ctx, grad)
             assert len(grads) == 17 and tuple(grads[11].shape) == shape and grads[11].dtype == torch.float32
         rneeds = needs[:14] + (True,)  # and the residual (input 14): dD, summed over a shared one's batch
         for shape in [(3, 64, 96), (1, 64, 96), (64, 96)]:
-            ctx = _backward_ctx((a, b), rneeds, alpha=1.0, beta=0.0, c_dtype=None, c_shape=None, scaled=False,
+            ctx = _backward_ctx((a, b, None, None), rneeds, alpha=1.0, beta=0.0, c_dtype=None, c_shape=None,
+                                scaled=False,
                                 activation="none", bias_dtype=None, bias_shape=None, bias_along="columns",
                                 residual_dtype=bf16, residual_shape=shape)
             grads = tessera.ops._gemm_backward(ctx, grad)
             assert tuple(grads[14].shape) == shape and grads[14].dtype == bf16
-        for act in ("relu", "gelu", "gelu_tanh", "silu"):
-            ctx = _backward_ctx((a, b), needs, alpha=1.0, beta=0.0, c_dtype=None, c_shape=None, scaled=False,
-                                activation=act, bias_dtype=None, bias_shape=None, bias_along="columns")
-            with pytest.raises(NotImplementedError, match=f"fused epilogues have no autograd.*'{act}'"):
-                tessera.ops._gemm_backward(ctx, grad)
+        for act in ("relu", "gelu", "gelu_tanh", "silu"):  # through the activation: the values before it recomputed
+            ctx = _backward_ctx((a, b, None, torch.empty(96, device="cuda", dtype=bf16)), needs, alpha=1.0, beta=0.0,
+                                c_dtype=None, c_shape=None, scaled=False, activation=act, bias_dtype=bf16,
+                                bias_shape=(96,), bias_along="columns")
+            grads = tessera.ops._gemm_backward(ctx, grad)
+            assert grads[0].shape == a.shape and grads[1].shape == b.shape and tuple(grads[11].shape) == (96,)
         x = torch.empty(300, 128, device="cuda", dtype=bf16)
         w = torch.empty(4, 256, 128, device="cuda", dtype=bf16)
         offs = torch.empty(4, device="cuda", dtype=torch.int32)
@@ -668,9 +671,12 @@ def test_bias_gradients_match_float64(torch):
     for got, ref in zip((da, db, dbias), want):
         assert (got.double() - ref).norm() / ref.norm() < 1e-2
     assert dbias.dtype == torch.float32 and dbias.shape == (136,)
-    y = torch.ops.tessera.gemm(a, b, bias=bias, activation="relu")
-    with pytest.raises(NotImplementedError, match="fused epilogues have no autograd"):
-        y.sum().backward()
+    for act in ("relu", "gelu", "gelu_tanh", "silu"):  # through a fused activation (the values before it recomputed)
+        y = torch.ops.tessera.gemm(a, b, bias=bias, activation=act, out_dtype=torch.float32)
+        da, db, dbias = torch.autograd.grad(y, (a, b, bias), grad)
+        want = torch.autograd.grad(_activate(torch, a64 @ b64 + bias64, act), (a64, b64, bias64), grad.double())
+        for got, ref in zip((da, db, dbias), want):
+            assert (got.double() - ref).norm() / ref.norm() < 1e-2, act
     # grouped: a bias per expert gets its own rows' sum; rows past offs[-1] give none
     x = torch.randn(300, 128, device="cuda", generator=gen).bfloat16().requires_grad_()
     w = torch.randn(4, 256, 128, device="cuda", generator=gen).bfloat16()
@@ -836,7 +842,8 @@ def test_gate_has_no_gradient():
         a = torch.empty(64, 256, device="cuda", dtype=bf16)
         b = torch.empty(256, 96, device="cuda", dtype=bf16)
         for act in ("none", "silu"):
-            ctx = _backward_ctx((a, b), needs, alpha=1.0, beta=0.0, c_dtype=None, c_shape=None, scaled=False,
+            ctx = _backward_ctx((a, b, None, None), needs, alpha=1.0, beta=0.0, c_dtype=None, c_shape=None,
+                                scaled=False,
                                 activation=act, bias_dtype=None, bias_shape=None, bias_along="columns",
                                 gate="interleaved")
             with pytest.raises(NotImplementedError, match=r"gemm: a gated epilogue \(gate='interleaved'\) has no "
