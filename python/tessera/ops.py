@@ -15,9 +15,10 @@ cover are undefined in the new output.
 Autograd: gemm and grouped_mm on bf16/f16 operands differentiate through
 tessera's own GEMMs (dA = alpha dD B^T, dB = alpha A^T dD; a grouped
 GEMM's dx on the transposed experts, its dw one GEMM per expert); a fused
-bias gets the sum of dD over what it is broadcast along. FP8 operands,
-scale factors, a fused activation and a gate (gate="interleaved") take no
-gradient (NotImplementedError).
+bias gets the sum of dD over what it is broadcast along. gemm's fused
+activation is differentiated at the values before it, recomputed by one
+more GEMM. FP8 operands, scale factors, a grouped GEMM's activation and a
+gate (gate="interleaved") take no gradient (NotImplementedError).
 
     y = torch.ops.tessera.gemm(x, w.T)                                   # bf16
     y = torch.ops.tessera.gemm(q, wq.T, scale_a=sx, scale_b=sw,
