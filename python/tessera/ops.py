@@ -15,10 +15,10 @@ cover are undefined in the new output.
 Autograd: gemm and grouped_mm on bf16/f16 operands differentiate through
 tessera's own GEMMs (dA = alpha dD B^T, dB = alpha A^T dD; a grouped
 GEMM's dx on the transposed experts, its dw one GEMM per expert); a fused
-bias gets the sum of dD over what it is broadcast along. gemm's fused
+bias gets the sum of dD over what it is broadcast along. A fused
 activation is differentiated at the values before it, recomputed by one
-more GEMM. FP8 operands, scale factors, a grouped GEMM's activation and a
-gate (gate="interleaved") take no gradient (NotImplementedError).
+more GEMM. FP8 operands, scale factors and a gate (gate="interleaved")
+take no gradient (NotImplementedError).
 
     y = torch.ops.tessera.gemm(x, w.T)                                   # bf16
     y = torch.ops.tessera.gemm(q, wq.T, scale_a=sx, scale_b=sw,
@@ -272,15 +272,6 @@ def _check_no_gate(what, gate):
                                   f"v[..., 1::2])")
 
 
-def _check_no_activation(what, activation):
-    """Refuses a gradient through a fused activation (its derivative needs the values before it,
-    which the fused GEMM never stores)."""
-    if _epilogue.activation_code(activation) != 0:
-        raise NotImplementedError(f"tessera.ops.{what}: fused epilogues have no autograd through the activation "
-                                  f"yet (activation={activation!r}); where gradients are needed, apply it outside "
-                                  f"the GEMM (e.g. F.silu(torch.ops.tessera.{what}(..., bias=bias)))")
-
-
 def _bias_grad(sums, shape, dtype):
     """A bias's gradient from `sums`, dD summed over the dimension the bias is broadcast along
     ((L,) or (batch, L)): summed over the batch too where the bias is shared ((L,) or (1, L))."""
@@ -364,7 +355,8 @@ torch.library.register_autograd("tessera::gemm", _gemm_backward, setup_context=_
 
 def _grouped_setup(ctx, inputs, output):
     x, w, offs = inputs[:3]
-    ctx.save_for_backward(x, w, offs)
+    act = _epilogue.activation_code(inputs[11]) != 0  # the bias is then needed to recompute the values before it
+    ctx.save_for_backward(x, w, offs, inputs[10] if act else None)
     ctx.scaled = inputs[3] is not None or inputs[4] is not None
     ctx.w_layout = inputs[9]
     _epilogue_setup(ctx, inputs[10], inputs[11])
@@ -394,12 +386,17 @@ def _grouped_backward(ctx, grad):
     a copy, N contiguous: the grouped kernels read K-major operands), zero in rows past offs[-1]
     (which no group owns); dw by grouped_mm_wgrad ([G, N, K], transposed back to [G, K, N] for
     w_layout="kn"); a fused bias dy summed over each group's rows ((G, N)) or over every owned
-    row ((N,)), in float32; a fused activation or a gate has no gradient here (NotImplementedError)."""
-    x, w, offs = ctx.saved_tensors
+    row ((N,)), in float32. With a fused activation dy is first multiplied by its derivative at
+    the values before it (recomputed by one grouped GEMM without it, f32; rows past offs[-1],
+    undefined there, give 0); a gate has no gradient here (NotImplementedError)."""
+    x, w, offs, bias = ctx.saved_tensors
     _check_no_gate("grouped_mm", getattr(ctx, "gate", "none"))
-    _check_no_activation("grouped_mm", ctx.activation)
     _check_differentiable("grouped_mm", ctx.scaled, x, w)
     w_nk = w if ctx.w_layout == "nk" else w.transpose(1, 2)  # each expert's N x K weight
+    if _epilogue.activation_code(ctx.activation) != 0:
+        before = grouped_mm(x, w, offs, out_dtype=torch.float32, w_layout=ctx.w_layout, bias=bias)
+        owned = torch.arange(grad.shape[0], device=grad.device).unsqueeze(1) < offs[-1:].to(torch.int64)
+        grad = torch.where(owned, _activation_grad(ctx.activation, before, grad), 0.0)
     g = grad.to(x.dtype).contiguous()
     dx = dw = None
     if ctx.needs_input_grad[0]:

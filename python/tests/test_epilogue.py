@@ -361,14 +361,16 @@ def test_bias_gradient_shapes_and_activation_gradients():
         offs = torch.empty(4, device="cuda", dtype=torch.int32)
         gneeds = (True, True, False) + (False,) * 7 + (True, False)  # x, w and the bias (input 10)
         for shape in [(256,), (1, 256), (4, 256)]:
-            ctx = _backward_ctx((x, w, offs), gneeds, scaled=False, w_layout="nk", activation=None, bias_dtype=bf16,
-                                bias_shape=shape)
+            ctx = _backward_ctx((x, w, offs, None), gneeds, scaled=False, w_layout="nk", activation=None,
+                                bias_dtype=bf16, bias_shape=shape)
             grads = tessera.ops._grouped_backward(ctx, torch.empty(300, 256, device="cuda", dtype=bf16))
             assert len(grads) == 14 and tuple(grads[10].shape) == shape and grads[10].dtype == bf16
-        ctx = _backward_ctx((x, w, offs), gneeds, scaled=False, w_layout="nk", activation="gelu", bias_dtype=None,
-                            bias_shape=None)
-        with pytest.raises(NotImplementedError, match="grouped_mm: fused epilogues have no autograd"):
-            tessera.ops._grouped_backward(ctx, torch.empty(300, 256, device="cuda", dtype=bf16))
+        for act in ("relu", "gelu", "silu"):  # through the activation: the values before it recomputed
+            bias = torch.empty(4, 256, device="cuda", dtype=bf16)
+            ctx = _backward_ctx((x, w, offs, bias), gneeds, scaled=False, w_layout="nk", activation=act,
+                                bias_dtype=bf16, bias_shape=(4, 256))
+            grads = tessera.ops._grouped_backward(ctx, torch.empty(300, 256, device="cuda", dtype=bf16))
+            assert grads[0].shape == x.shape and grads[1].shape == w.shape and tuple(grads[10].shape) == (4, 256)
 
 
 def test_export_with_fused_epilogue():
@@ -688,6 +690,20 @@ def test_bias_gradients_match_float64(torch):
     want = torch.stack([grad[lo:hi].double().sum(0) for lo, hi in zip([0] + ends[:-1], ends)])
     assert dgb.dtype == torch.bfloat16 and (dgb.double() - want).norm() / want.norm() < 1e-2
     assert torch.count_nonzero(dgb[2]) == 0  # the expert without rows
+    # and through a fused activation: x's, w's and the bias's gradients against float64 (owned rows)
+    w.requires_grad_()
+    offs = torch.tensor(ends, dtype=torch.int32, device="cuda")
+    x64, w64, gb64 = (t.detach().double().requires_grad_() for t in (x, w, gbias))
+    for act in ("gelu", "silu"):
+        y = torch.ops.tessera.grouped_mm(x, w, offs, bias=gbias, activation=act, out_dtype=torch.float32)
+        grad = torch.randn_like(y)
+        grad[ends[-1]:] = 0  # rows no group owns: undefined in y
+        got = torch.autograd.grad(y, (x, w, gbias), grad)
+        y64 = torch.cat([x64[lo:hi] @ w64[e].T + gb64[e] for e, (lo, hi) in enumerate(zip([0] + ends[:-1], ends))])
+        want = torch.autograd.grad(_activate(torch, y64, act), (x64, w64, gb64), grad[:ends[-1]].double())
+        assert torch.count_nonzero(got[0][ends[-1]:]) == 0, act
+        for gt, ref in zip((got[0][:ends[-1]], got[1], got[2]), (want[0][:ends[-1]], want[1], want[2])):
+            assert (gt.double() - ref).norm() / ref.norm() < 1e-2, act
 
 
 # ---- gated activations (gate="interleaved") -----------------------------------------------------
@@ -852,8 +868,8 @@ def test_gate_has_no_gradient():
         x = torch.empty(300, 128, device="cuda", dtype=bf16)
         w = torch.empty(4, 256, 128, device="cuda", dtype=bf16)
         offs = torch.empty(4, device="cuda", dtype=torch.int32)
-        ctx = _backward_ctx((x, w, offs), (True, True) + (False,) * 12, scaled=False, w_layout="nk", activation="silu",
-                            bias_dtype=None, bias_shape=None, gate="interleaved")
+        ctx = _backward_ctx((x, w, offs, None), (True, True) + (False,) * 12, scaled=False, w_layout="nk",
+                            activation="silu", bias_dtype=None, bias_shape=None, gate="interleaved")
         with pytest.raises(NotImplementedError, match="grouped_mm: a gated epilogue"):
             tessera.ops._grouped_backward(ctx, torch.empty(300, 128, device="cuda", dtype=bf16))
 

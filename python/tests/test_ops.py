@@ -237,7 +237,7 @@ def test_grouped_backward_shapes(w_layout):
         if w_layout == "kn":
             w = w.transpose(1, 2)  # [G, K, N], K contiguous
         y = torch.ops.tessera.grouped_mm(x, w, offs, w_layout=w_layout)
-        ctx = backward_ctx((x, w, offs), (True, True, False), scaled=False, w_layout=w_layout)
+        ctx = backward_ctx((x, w, offs, None), (True, True, False), scaled=False, w_layout=w_layout)
         dx, dw, *rest = tessera.ops._grouped_backward(ctx, torch.empty_like(y))
     assert tuple(dx.shape) == (300, 128) and tuple(dw.shape) == tuple(w.shape) and all(r is None for r in rest)
 
