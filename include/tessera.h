@@ -281,9 +281,10 @@ typedef struct tess_epilogue_desc {
 } tess_epilogue_desc;
 
 /* The device pointers a fused epilogue reads (those its tess_epilogue_desc
- * asks for; the others are ignored). Set struct_size to
+ * asks for; the others are ignored, except aux, an output, which is
+ * refused where no aux is described). Set struct_size to
  * sizeof(tess_epilogue_ptrs); later versions append pointers (residual,
- * output scales, amax). */
+ * output scales, amax, aux). */
 typedef struct tess_epilogue_ptrs {
     uint32_t struct_size;
     const void *bias;     /* aligned to its elements */
@@ -292,6 +293,8 @@ typedef struct tess_epilogue_ptrs {
     const float *d_scale; /* TENSOR: the one factor D's values are multiplied by (NULL: 1); read */
     float *d_amax;        /* TENSOR: where max |value| before d_scale lands (NULL: not computed); written */
     float *d_scale_out;   /* BLOCK_1x128: D's factors, one per row per 128 columns; written */
+    void *aux;            /* tess_gemm_desc.aux's matrix (dense GEMMs only), aligned to its elements; written.
+                             NULL without one (a smaller struct_size reads as NULL) */
 } tess_epilogue_ptrs;
 
 /* ---- GEMM ------------------------------------------------------------------ */
@@ -357,6 +360,19 @@ typedef struct tess_gemm_desc {
      *                (tess_scale_layout_query(BLOCK_1x128, M, N) gives the
      *                packed layout). Not with a gate; sm90 plans only. */
     tess_scale_desc d_scale;
+    /* An auxiliary output: the epilogue's value before the activation and
+     * the residual, aux = alpha * A B + beta * C + bias, rounded once to
+     * aux's type (cuBLASLt's CUBLASLT_EPILOGUE_GELU_AUX_BIAS; the backward
+     * pass of the activation reads it). An M x N matrix of D's dtype and
+     * order, batch_stride as D's (its batches must not overlap), written
+     * through tess_epilogue_ptrs's aux by tess_gemm_fused; its storage
+     * (first to last element) may not overlap D's, C's or the residual's,
+     * so aux and D are not interleaved in one buffer. Needs an activation,
+     * no gate and a 16-bit or f32 D. rows = cols = 0 (the default, and what
+     * a smaller struct_size reads): none. Every dense plan writes it (the
+     * sm90 kernels from their staged or register stores, not the inline
+     * TMA store they use without aux; the decode GEMVs element by element). */
+    tess_matrix_desc aux;
 } tess_gemm_desc;
 
 /* Sets struct_size, batch = 1, alpha = 1, beta = 0; the rest is zeroed

@@ -49,7 +49,8 @@ class EpilogueDescStruct(ctypes.Structure):
 class EpiloguePtrsStruct(ctypes.Structure):
     """tess_epilogue_ptrs."""
     _fields_ = [("struct_size", ctypes.c_uint32), ("bias", ctypes.c_void_p), ("residual", ctypes.c_void_p),
-                ("d_scale", ctypes.c_void_p), ("d_amax", ctypes.c_void_p), ("d_scale_out", ctypes.c_void_p)]
+                ("d_scale", ctypes.c_void_p), ("d_amax", ctypes.c_void_p), ("d_scale_out", ctypes.c_void_p),
+                ("aux", ctypes.c_void_p)]
 
 
 class GemmDescStruct(ctypes.Structure):
@@ -60,7 +61,7 @@ class GemmDescStruct(ctypes.Structure):
                 ("d", TesseraDesc), ("a_scale", ScaleDescStruct), ("b_scale", ScaleDescStruct),
                 ("fast_accum", ctypes.c_int32), ("epilogue", EpilogueDescStruct), ("allow_tf32", ctypes.c_int32),
                 ("residual", TesseraDesc), ("gate", ctypes.c_int), ("gate_limit", ctypes.c_float),
-                ("d_scale", ScaleDescStruct)]
+                ("d_scale", ScaleDescStruct), ("aux", TesseraDesc)]
 
 
 class PlanStruct(ctypes.Structure):

@@ -26,7 +26,7 @@ from ._lib import EpiloguePtrsStruct, GemmDescStruct, PlanStruct, ScaleDescStruc
 from .dtypes import DType, as_dtype
 from .errors import InvalidValueError, check
 from .handle import Handle
-from .matrix import as_matrix
+from .matrix import Order, as_matrix
 
 # TESS_GEMM_WORKSPACE_BYTES of tessera.h: a workspace for every plan of this version.
 DEFAULT_WORKSPACE_BYTES = 32 << 20
@@ -201,12 +201,13 @@ def _stream_handle(device, tensors):
 
 
 def _prepare(a, b, c, out, alpha, beta, handle, out_dtype, scale_args=None, epilogue_args=None, residual=None,
-             gate_args=None, fp8_args=(None, None)):
+             gate_args=None, fp8_args=(None, None), aux=None):
     """Checks the operands (and the scale, bias and residual tensors, before anything touches the
     device) and fills the descriptor. scale_args: (scale_a, scale_b, scale_recipe_a, scale_recipe_b)
     or None; epilogue_args: (bias, activation, bias_along) or None; gate_args: (gate, gate_limit) or
-    None; fp8_args: (out_scale, amax) of an FP8 D (scales.fp8_output). Returns (handle, desc, views,
-    out, (scale_a pointer, scale_b pointer), (FP8 D pointers, its block factors or None))."""
+    None; fp8_args: (out_scale, amax) of an FP8 D (scales.fp8_output); aux: gemm's aux= (None: none;
+    views["aux"] its matrix). Returns (handle, desc, views, out, (scale_a pointer, scale_b pointer),
+    (FP8 D pointers, its block factors or None, the aux matrix or None))."""
     views, device = _device_views(a, b, c, out, residual)
     gate, gate_limit = gate_args or (None, 0.0)
     gate_code, limit = epilogue.check_gate(gate, gate_limit, views["b"].cols)
@@ -225,6 +226,7 @@ def _prepare(a, b, c, out, alpha, beta, handle, out_dtype, scale_args=None, epil
         views["out"] = as_matrix(out, "out")
     scales.check_fp8_gate(views["out"].dtype in (DType.E4M3, DType.E5M2), gate_code, gate)
     d_layout, fp8_ptrs, factors = scales.fp8_output(views["out"], device, *fp8_args)
+    aux_out, aux_desc = _aux(aux, a, views) if aux is not None else (None, None)
     if handle is None:
         handle = _stream_handle(device, (a, b, c, out))
     elif handle.device != device:
@@ -239,7 +241,9 @@ def _prepare(a, b, c, out, alpha, beta, handle, out_dtype, scale_args=None, epil
     if residual_desc is not None:
         desc.residual = residual_desc
     desc.d_scale = d_layout.desc()
-    return handle, desc, views, out, (sa, sb), (fp8_ptrs, factors)
+    if aux_desc is not None:
+        desc.aux = aux_desc
+    return handle, desc, views, out, (sa, sb), (fp8_ptrs, factors, aux_out)
 
 
 def _check_gated(views, c, beta, gate, cols):
@@ -276,13 +280,44 @@ def _epilogue(views, device, bias, activation, bias_along, gated=False):
                                    gated=gated)
 
 
-def _epilogue_ptrs(bias_ptr, residual_ptr=None, fp8_out=(None, None, None)):
-    """The tess_epilogue_ptrs of a call's bias and residual pointers and an FP8 D's (d_scale,
-    d_amax, d_scale_out) pointers (a pointer to one), or None where none is given (dense and
-    grouped calls alike)."""
-    if bias_ptr is None and residual_ptr is None and all(p is None for p in fp8_out):
+def _epilogue_ptrs(bias_ptr, residual_ptr=None, fp8_out=(None, None, None), aux_ptr=None):
+    """The tess_epilogue_ptrs of a call's bias and residual pointers, an FP8 D's (d_scale,
+    d_amax, d_scale_out) pointers and aux's (a pointer to one), or None where none is given
+    (dense and grouped calls alike)."""
+    if bias_ptr is None and residual_ptr is None and all(p is None for p in fp8_out) and aux_ptr is None:
         return None
-    return ctypes.byref(EpiloguePtrsStruct(ctypes.sizeof(EpiloguePtrsStruct), bias_ptr, residual_ptr, *fp8_out))
+    return ctypes.byref(EpiloguePtrsStruct(ctypes.sizeof(EpiloguePtrsStruct), bias_ptr, residual_ptr, *fp8_out,
+                                           aux_ptr))
+
+
+def _aux(aux, a, views):
+    """gemm's aux output and its tess_matrix_desc: aux=True, a new torch tensor like out; else the
+    matrix given, checked against out's shape, dtype and batch and the operands' device (the C
+    library checks its order, alignment and overlaps). views gains "aux"."""
+    o = views["out"]
+    if o.dtype not in (DType.BF16, DType.F16, DType.F32):
+        raise InvalidValueError(f"aux with a {o.dtype.name.lower()} out: aux takes out's type, so out must be bf16, "
+                                "f16 or f32")
+    if aux is True:
+        if not type(a).__module__.startswith("torch"):
+            raise InvalidValueError("aux=True allocates a torch tensor; for other matrices pass aux= a matrix")
+        import torch
+        dtype = {DType.BF16: torch.bfloat16, DType.F16: torch.float16, DType.F32: torch.float32}[o.dtype]
+        lead = (o.batch,) if o.batch > 1 else ()
+        if o.order == Order.COL:  # out's order: allocated transposed, then viewed back
+            aux = torch.empty(lead + (o.cols, o.rows), dtype=dtype, device=a.device).transpose(-1, -2)
+        else:
+            aux = torch.empty(lead + (o.rows, o.cols), dtype=dtype, device=a.device)
+    elif aux is False:
+        raise InvalidValueError("aux=False: leave aux=None for no aux output")
+    x = views["aux"] = as_matrix(aux, "aux")
+    _one_cuda_device(views)
+    if (x.rows, x.cols) != (o.rows, o.cols) or x.dtype != o.dtype:
+        raise InvalidValueError(f"aux: {x.rows} x {x.cols} {x.dtype.name.lower()}; it must be M x N = {o.rows} x "
+                                f"{o.cols} {o.dtype.name.lower()}, as out")
+    raw = x.desc()
+    raw.batch_stride = _batch_of(x, max(v.batch for name, v in views.items() if name != "aux"), "aux")
+    return aux, raw
 
 
 
@@ -321,7 +356,7 @@ def _scales(views, device, scale_a, scale_b, recipe_a, recipe_b):
 def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=None, handle=None, scale_a=None,
          scale_b=None, scale_recipe_a=None, scale_recipe_b=None, fast_accum=False, bias=None, activation=None,
          bias_along="columns", allow_tf32=False, residual=None, gate=None, gate_limit=0.0, out_scale=None,
-         amax=None):
+         amax=None, aux=None):
     """out = activation(alpha * (scale_a . a) @ (scale_b . b) + beta * c + bias) + residual (c
     defaults to out itself); returns out. With gate="interleaved", out = activation(v[:, 0::2]) *
     v[:, 1::2] + residual, v = alpha * (scale_a . a) @ (scale_b . b) + bias.
@@ -387,23 +422,32 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
     the up value to [-gate_limit, gate_limit]; 0 (default) does not.
     A gate reads no C (beta must be 0, c None); a residual is M x N/2.
 
+    aux (with an activation, no gate, a bf16/f16/f32 out): also writes the
+    values before the activation and the residual, alpha * a @ b + beta * c
+    + bias, rounded once to out's type (what the activation's backward pass
+    reads; cuBLASLt's GELU_AUX): aux=True allocates them like out (torch
+    tensors), or pass a matrix of out's shape, dtype and order (batch
+    included) that overlaps no other operand. The call then returns
+    (out, aux), checked in full every time (not prepared).
+
     On torch tensors, the checks run once per layout: a later call whose
     tensors have the same shapes, strides, dtypes and device (and the same
     scalars, recipes, bias layout, activation, gate, and current stream
     or handle) passes only its pointers, which the C library checks
     (tessera.call_cache)."""
     fp8_out = scales.wants_fp8_out(out_dtype, out, out_scale, amax)  # checked in full on every call
-    key = None if fp8_out else _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b,
-                                          scale_recipe_a, scale_recipe_b, (fast_accum, allow_tf32), bias,
-                                          activation, bias_along, residual, (gate, gate_limit))
+    full = fp8_out or aux is not None  # checked in full on every call, never prepared
+    key = None if full else _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, scale_recipe_a,
+                                      scale_recipe_b, (fast_accum, allow_tf32), bias, activation, bias_along,
+                                      residual, (gate, gate_limit))
     prepared = call_cache.find(key) if key is not None else None
     if prepared is not None:
         return _run_prepared(prepared, handle, a, b, out, c, scale_a, scale_b, bias, plan, residual)
     c_given = c is not None
     given = handle
-    handle, desc, views, out, (sa, sb), (fp8_ptrs, factors) = _prepare(
+    handle, desc, views, out, (sa, sb), (fp8_ptrs, factors, aux_out) = _prepare(
         a, b, c, out, alpha, beta, handle, out_dtype, (scale_a, scale_b, scale_recipe_a, scale_recipe_b),
-        (bias, activation, bias_along), residual, (gate, gate_limit), (out_scale, amax))
+        (bias, activation, bias_along), residual, (gate, gate_limit), (out_scale, amax), aux)
     desc.fast_accum, desc.allow_tf32 = int(bool(fast_accum)), int(bool(allow_tf32))
     raw_plan = ctypes.byref(plan.raw) if plan is not None else None
     c_ptr = views["c"].ptr if "c" in views else None
@@ -411,9 +455,11 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
                                      ctypes.c_void_p(sa), ctypes.c_void_p(views["b"].ptr), ctypes.c_void_p(sb),
                                      ctypes.c_void_p(c_ptr), ctypes.c_void_p(views["out"].ptr),
                                      _epilogue_ptrs(_ptr(bias), views["residual"].ptr if residual is not None else None,
-                                                    fp8_ptrs)))
+                                                    fp8_ptrs, views["aux"].ptr if aux is not None else None)))
     if factors is not None:
         return out, factors
+    if aux is not None:
+        return out, aux_out
     if key is not None and not lent_for_capture(handle):
         # (a caller's handle is not kept: its calls pass it again)
         call_cache.put(key, _Prepared(None if given is not None else handle, desc, tuple(out.shape), out.dtype,

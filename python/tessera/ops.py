@@ -15,9 +15,10 @@ cover are undefined in the new output.
 Autograd: gemm and grouped_mm on bf16/f16 operands differentiate through
 tessera's own GEMMs (dA = alpha dD B^T, dB = alpha A^T dD; a grouped
 GEMM's dx on the transposed experts, its dw one GEMM per expert); a fused
-bias gets the sum of dD over what it is broadcast along. FP8 operands,
-scale factors, a fused activation and a gate (gate="interleaved") take no
-gradient (NotImplementedError).
+bias gets the sum of dD over what it is broadcast along. A fused
+activation is differentiated at the values before it, recomputed by one
+more GEMM. FP8 operands, scale factors and a gate (gate="interleaved")
+take no gradient (NotImplementedError).
 
     y = torch.ops.tessera.gemm(x, w.T)                                   # bf16
     y = torch.ops.tessera.gemm(q, wq.T, scale_a=sx, scale_b=sw,
@@ -241,7 +242,9 @@ def _sum_to(t, shape):
 
 def _gemm_setup(ctx, inputs, output):
     a, b, c, alpha, beta = inputs[:5]
-    ctx.save_for_backward(a, b)
+    # with an activation, what recomputing the values before it needs (_before_activation)
+    act = _epilogue.activation_code(inputs[12]) != 0
+    ctx.save_for_backward(a, b, c if act else None, inputs[11] if act else None)
     ctx.alpha, ctx.beta = alpha, beta
     ctx.c_dtype, ctx.c_shape = (c.dtype, tuple(c.shape)) if c is not None else (None, None)
     ctx.scaled = inputs[6] is not None or inputs[7] is not None
@@ -269,15 +272,6 @@ def _check_no_gate(what, gate):
                                   f"v[..., 1::2])")
 
 
-def _check_no_activation(what, activation):
-    """Refuses a gradient through a fused activation (its derivative needs the values before it,
-    which the fused GEMM never stores)."""
-    if _epilogue.activation_code(activation) != 0:
-        raise NotImplementedError(f"tessera.ops.{what}: fused epilogues have no autograd through the activation "
-                                  f"yet (activation={activation!r}); where gradients are needed, apply it outside "
-                                  f"the GEMM (e.g. F.silu(torch.ops.tessera.{what}(..., bias=bias)))")
-
-
 def _bias_grad(sums, shape, dtype):
     """A bias's gradient from `sums`, dD summed over the dimension the bias is broadcast along
     ((L,) or (batch, L)): summed over the batch too where the bias is shared ((L,) or (1, L))."""
@@ -289,17 +283,51 @@ def _bias_grad(sums, shape, dtype):
     return sums.reshape(shape).to(dtype)
 
 
+# GELU's tanh form: sqrt(2 / pi) and the cubic term's weight (as the kernels' TESS_GELU_TANH_*).
+_GELU_TANH_SCALE, _GELU_TANH_CUBIC = 0.7978845608028654, 0.044715
+
+
+def _activation_grad(activation, before, grad):
+    """grad times the activation's derivative at `before` (the values before it), in float32:
+    ReLU's step (0 at 0, as torch's), GELU's erf form Phi(x) + x phi(x), its tanh form
+    0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2) with t = tanh(k (x + c x^3)), SiLU's
+    s (1 + x (1 - s)) with s = sigmoid(x); closed forms, so that no autograd graph is built in
+    a backward pass (and fake tensors trace it)."""
+    x, code = before.float(), _epilogue.activation_code(activation)  # tess_activation's codes
+    if code == 1:
+        d = (x > 0).float()
+    elif code == 2:
+        t = torch.tanh(_GELU_TANH_SCALE * (x + _GELU_TANH_CUBIC * x * x * x))
+        d = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _GELU_TANH_SCALE * (1 + 3 * _GELU_TANH_CUBIC * x * x)
+    elif code == 3:
+        d = 0.5 * (1 + torch.erf(x * 0.7071067811865476)) + x * torch.exp(-0.5 * x * x) * 0.3989422804014327
+    else:
+        s = torch.sigmoid(x)
+        d = s * (1 + x * (1 - s))
+    return grad.float() * d
+
+
+def _before_activation(ctx, a, b, c, bias):
+    """The forward's values before its activation, alpha a b + beta c + bias, recomputed by one
+    tessera GEMM without the activation (and without the residual, which comes after it), in
+    float32 so that the derivative sees them unrounded."""
+    return gemm(a, b, c, ctx.alpha, ctx.beta, torch.float32, bias=bias, bias_along=ctx.bias_along)
+
+
 def _gemm_backward(ctx, grad):
-    """dA = alpha dD B^T, dB = alpha A^T dD (batched as D is, summed over a broadcast operand's
-    batch), dC = beta dD; each product a tessera GEMM on transposed views (no copies). dD is taken
-    in A's type (an f32 D of bf16 inputs gives bf16 gradients). A fused bias gets dD summed over
-    the rows (bias_along="columns") or the columns ("rows"), in float32; a residual gets dD (summed
-    over the batch where it is shared); a fused activation or a gate has no gradient here
-    (NotImplementedError)."""
-    a, b = ctx.saved_tensors
+    """dA = alpha dV B^T, dB = alpha A^T dV (batched as D is, summed over a broadcast operand's
+    batch), dC = beta dV; each product a tessera GEMM on transposed views (no copies), where dV =
+    dD times the fused activation's derivative at the values before it (recomputed by one more
+    GEMM; dD itself without an activation). dV is taken in A's type (an f32 D of bf16 inputs gives
+    bf16 gradients). A fused bias gets dV summed over the rows (bias_along="columns") or the
+    columns ("rows"), in float32; a residual gets dD (summed over the batch where it is shared); a
+    gate has no gradient here (NotImplementedError)."""
+    a, b, c, bias = ctx.saved_tensors
     _check_no_gate("gemm", getattr(ctx, "gate", "none"))
-    _check_no_activation("gemm", ctx.activation)
     _check_differentiable("gemm", ctx.scaled, a, b)
+    dres_from = grad  # the residual is added after the activation: its gradient is dD
+    if _epilogue.activation_code(ctx.activation) != 0:
+        grad = _activation_grad(ctx.activation, _before_activation(ctx, a, b, c, bias), grad)
     g = grad.to(a.dtype).contiguous()
     if g.dim() == 2 and (a.dim() == 3 or b.dim() == 3):  # a batch of one gave a 2-D D
         g = g.unsqueeze(0)
@@ -317,7 +345,7 @@ def _gemm_backward(ctx, grad):
                            ctx.bias_dtype)
     dres = None
     if getattr(ctx, "residual_dtype", None) is not None and ctx.needs_input_grad[14]:
-        dg = grad.unsqueeze(0) if grad.dim() == 2 and len(ctx.residual_shape) == 3 else grad
+        dg = dres_from.unsqueeze(0) if dres_from.dim() == 2 and len(ctx.residual_shape) == 3 else dres_from
         dres = _sum_to(dg, ctx.residual_shape).to(ctx.residual_dtype)
     return da, db, dc, None, None, None, None, None, None, None, None, dbias, None, None, dres, None, None
 
@@ -327,7 +355,8 @@ torch.library.register_autograd("tessera::gemm", _gemm_backward, setup_context=_
 
 def _grouped_setup(ctx, inputs, output):
     x, w, offs = inputs[:3]
-    ctx.save_for_backward(x, w, offs)
+    act = _epilogue.activation_code(inputs[11]) != 0  # the bias is then needed to recompute the values before it
+    ctx.save_for_backward(x, w, offs, inputs[10] if act else None)
     ctx.scaled = inputs[3] is not None or inputs[4] is not None
     ctx.w_layout = inputs[9]
     _epilogue_setup(ctx, inputs[10], inputs[11])
@@ -357,12 +386,17 @@ def _grouped_backward(ctx, grad):
     a copy, N contiguous: the grouped kernels read K-major operands), zero in rows past offs[-1]
     (which no group owns); dw by grouped_mm_wgrad ([G, N, K], transposed back to [G, K, N] for
     w_layout="kn"); a fused bias dy summed over each group's rows ((G, N)) or over every owned
-    row ((N,)), in float32; a fused activation or a gate has no gradient here (NotImplementedError)."""
-    x, w, offs = ctx.saved_tensors
+    row ((N,)), in float32. With a fused activation dy is first multiplied by its derivative at
+    the values before it (recomputed by one grouped GEMM without it, f32; rows past offs[-1],
+    undefined there, give 0); a gate has no gradient here (NotImplementedError)."""
+    x, w, offs, bias = ctx.saved_tensors
     _check_no_gate("grouped_mm", getattr(ctx, "gate", "none"))
-    _check_no_activation("grouped_mm", ctx.activation)
     _check_differentiable("grouped_mm", ctx.scaled, x, w)
     w_nk = w if ctx.w_layout == "nk" else w.transpose(1, 2)  # each expert's N x K weight
+    if _epilogue.activation_code(ctx.activation) != 0:
+        before = grouped_mm(x, w, offs, out_dtype=torch.float32, w_layout=ctx.w_layout, bias=bias)
+        owned = torch.arange(grad.shape[0], device=grad.device).unsqueeze(1) < offs[-1:].to(torch.int64)
+        grad = torch.where(owned, _activation_grad(ctx.activation, before, grad), 0.0)
     g = grad.to(x.dtype).contiguous()
     dx = dw = None
     if ctx.needs_input_grad[0]:

@@ -57,15 +57,16 @@ def test_structs_match_header():
     assert ctypes.sizeof(lib.EpilogueDescStruct) == 24
     assert {name: getattr(lib.EpilogueDescStruct, name).offset for name, _ in lib.EpilogueDescStruct._fields_} == \
         EPILOGUE_OFFSETS
-    assert ctypes.sizeof(lib.EpiloguePtrsStruct) == 48 and lib.EpiloguePtrsStruct.bias.offset == 8
+    assert ctypes.sizeof(lib.EpiloguePtrsStruct) == 56 and lib.EpiloguePtrsStruct.bias.offset == 8
     assert lib.EpiloguePtrsStruct.residual.offset == 16
     assert (lib.EpiloguePtrsStruct.d_scale.offset, lib.EpiloguePtrsStruct.d_amax.offset,
-            lib.EpiloguePtrsStruct.d_scale_out.offset) == (24, 32, 40)
+            lib.EpiloguePtrsStruct.d_scale_out.offset, lib.EpiloguePtrsStruct.aux.offset) == (24, 32, 40, 48)
     assert lib.GemmDescStruct.epilogue.offset == 280 and lib.GemmDescStruct.allow_tf32.offset == 304
     assert lib.GemmDescStruct.residual.offset == 312
-    assert [name for name, _ in lib.GemmDescStruct._fields_[-3:]] == ["gate", "gate_limit", "d_scale"]
+    assert [name for name, _ in lib.GemmDescStruct._fields_[-4:]] == ["gate", "gate_limit", "d_scale", "aux"]
     assert (lib.GemmDescStruct.gate.offset, lib.GemmDescStruct.gate_limit.offset) == (352, 356)
-    assert lib.GemmDescStruct.d_scale.offset == 360 and ctypes.sizeof(lib.GemmDescStruct) == 392
+    assert lib.GemmDescStruct.d_scale.offset == 360 and lib.GemmDescStruct.aux.offset == 392
+    assert ctypes.sizeof(lib.GemmDescStruct) == 432
     assert lib.GroupedGemmDescStruct.epilogue.offset == 232
     assert [name for name, _ in lib.GroupedGemmDescStruct._fields_[-3:]] == ["gate", "gate_limit", "y_scale"]
     assert (lib.GroupedGemmDescStruct.gate.offset, lib.GroupedGemmDescStruct.gate_limit.offset) == (256, 260)
@@ -75,10 +76,14 @@ def test_structs_match_header():
                          (lib.GroupedGemmDescStruct, "tess_grouped_gemm_desc_init")):
         desc = struct()
         desc.epilogue.activation, desc.gate, desc.gate_limit = 7, 1, 2.0  # init must clear them
+        if struct is lib.GemmDescStruct:
+            desc.aux.rows, desc.aux.cols = 3, 4
         assert getattr(lib.lib(), init)(ctypes.byref(desc)) == 0
         assert desc.struct_size == ctypes.sizeof(struct)
         assert (desc.epilogue.bias, desc.epilogue.bias_batch_stride, desc.epilogue.activation) == (0, 0, 0)
         assert (desc.gate, desc.gate_limit) == (0, 0.0)
+        if struct is lib.GemmDescStruct:
+            assert (desc.aux.rows, desc.aux.cols) == (0, 0)  # no aux output
 
 
 def test_enums_match_header():
@@ -208,6 +213,20 @@ def test_gemm_residual_refused_before_the_call(residual, match):
             query(a, b, out, handle=_NoDevice(), residual=residual)
 
 
+@pytest.mark.parametrize("aux,match", [
+    (tessera.from_parts(0x500000, DType.BF16, (64, 64), (64, 1), ("cuda", 0)),
+     r"aux: 64 x 64 bf16; it must be M x N = 64 x 128 bf16, as out"),
+    (tessera.from_parts(0x500000, DType.F32, (64, 128), (128, 1), ("cuda", 0)), r"aux: 64 x 128 f32; it must be"),
+    (tessera.from_parts(0x500000, DType.BF16, (64, 128), (128, 1), ("cuda", 1)), "CUDA devices"),
+    (True, "aux=True allocates a torch tensor"),
+    (False, "leave aux=None"),
+])
+def test_gemm_aux_refused_before_the_call(aux, match):
+    a, b, out = _bf16_problem(64, 128, 256)
+    with pytest.raises(tessera.InvalidValueError, match=match):
+        tessera.gemm(a, b, out, handle=_NoDevice(), activation="gelu", aux=aux)
+
+
 def test_gemm_batched_bias():
     a, b, out = _bf16_problem(64, 128, 256, batch=3)
     with pytest.raises(tessera.InvalidValueError, match=r"\(3, 128\) .*got \(2, 128\)"):
@@ -308,7 +327,7 @@ def _backward_ctx(saved, needs, **fields):
     return types.SimpleNamespace(saved_tensors=saved, needs_input_grad=needs, **fields)
 
 
-def test_bias_gradient_shapes_and_activation_refusal():
+def test_bias_gradient_shapes_and_activation_gradients():
     torch = pytest.importorskip("torch")
     bf16 = torch.bfloat16
     needs = (True, True, False) + (False,) * 8 + (True, False, False, False)  # a, b and the bias (input 11)
@@ -318,35 +337,40 @@ def test_bias_gradient_shapes_and_activation_refusal():
         grad = torch.empty(3, 64, 96, device="cuda", dtype=bf16)
         for shape, along in [((96,), "columns"), ((1, 96), "columns"), ((3, 96), "columns"), ((64,), "rows"),
                              ((3, 64), "rows")]:
-            ctx = _backward_ctx((a, b), needs, alpha=1.0, beta=0.0, c_dtype=None, c_shape=None, scaled=False,
+            ctx = _backward_ctx((a, b, None, None), needs, alpha=1.0, beta=0.0, c_dtype=None, c_shape=None,
+                                scaled=False,
                                 activation="none", bias_dtype=torch.float32, bias_shape=shape, bias_along=along)
             grads = tessera.ops._gemm_backward(ctx, grad)
             assert len(grads) == 17 and tuple(grads[11].shape) == shape and grads[11].dtype == torch.float32
         rneeds = needs[:14] + (True,)  # and the residual (input 14): dD, summed over a shared one's batch
         for shape in [(3, 64, 96), (1, 64, 96), (64, 96)]:
-            ctx = _backward_ctx((a, b), rneeds, alpha=1.0, beta=0.0, c_dtype=None, c_shape=None, scaled=False,
+            ctx = _backward_ctx((a, b, None, None), rneeds, alpha=1.0, beta=0.0, c_dtype=None, c_shape=None,
+                                scaled=False,
                                 activation="none", bias_dtype=None, bias_shape=None, bias_along="columns",
                                 residual_dtype=bf16, residual_shape=shape)
             grads = tessera.ops._gemm_backward(ctx, grad)
             assert tuple(grads[14].shape) == shape and grads[14].dtype == bf16
-        for act in ("relu", "gelu", "gelu_tanh", "silu"):
-            ctx = _backward_ctx((a, b), needs, alpha=1.0, beta=0.0, c_dtype=None, c_shape=None, scaled=False,
-                                activation=act, bias_dtype=None, bias_shape=None, bias_along="columns")
-            with pytest.raises(NotImplementedError, match=f"fused epilogues have no autograd.*'{act}'"):
-                tessera.ops._gemm_backward(ctx, grad)
+        for act in ("relu", "gelu", "gelu_tanh", "silu"):  # through the activation: the values before it recomputed
+            ctx = _backward_ctx((a, b, None, torch.empty(96, device="cuda", dtype=bf16)), needs, alpha=1.0, beta=0.0,
+                                c_dtype=None, c_shape=None, scaled=False, activation=act, bias_dtype=bf16,
+                                bias_shape=(96,), bias_along="columns")
+            grads = tessera.ops._gemm_backward(ctx, grad)
+            assert grads[0].shape == a.shape and grads[1].shape == b.shape and tuple(grads[11].shape) == (96,)
         x = torch.empty(300, 128, device="cuda", dtype=bf16)
         w = torch.empty(4, 256, 128, device="cuda", dtype=bf16)
         offs = torch.empty(4, device="cuda", dtype=torch.int32)
         gneeds = (True, True, False) + (False,) * 7 + (True, False)  # x, w and the bias (input 10)
         for shape in [(256,), (1, 256), (4, 256)]:
-            ctx = _backward_ctx((x, w, offs), gneeds, scaled=False, w_layout="nk", activation=None, bias_dtype=bf16,
-                                bias_shape=shape)
+            ctx = _backward_ctx((x, w, offs, None), gneeds, scaled=False, w_layout="nk", activation=None,
+                                bias_dtype=bf16, bias_shape=shape)
             grads = tessera.ops._grouped_backward(ctx, torch.empty(300, 256, device="cuda", dtype=bf16))
             assert len(grads) == 14 and tuple(grads[10].shape) == shape and grads[10].dtype == bf16
-        ctx = _backward_ctx((x, w, offs), gneeds, scaled=False, w_layout="nk", activation="gelu", bias_dtype=None,
-                            bias_shape=None)
-        with pytest.raises(NotImplementedError, match="grouped_mm: fused epilogues have no autograd"):
-            tessera.ops._grouped_backward(ctx, torch.empty(300, 256, device="cuda", dtype=bf16))
+        for act in ("relu", "gelu", "silu"):  # through the activation: the values before it recomputed
+            bias = torch.empty(4, 256, device="cuda", dtype=bf16)
+            ctx = _backward_ctx((x, w, offs, bias), gneeds, scaled=False, w_layout="nk", activation=act,
+                                bias_dtype=bf16, bias_shape=(4, 256))
+            grads = tessera.ops._grouped_backward(ctx, torch.empty(300, 256, device="cuda", dtype=bf16))
+            assert grads[0].shape == x.shape and grads[1].shape == w.shape and tuple(grads[10].shape) == (4, 256)
 
 
 def test_export_with_fused_epilogue():
@@ -459,6 +483,14 @@ def test_dense_fp8_matches_float64(torch, m, n, k, recipes, activation):
     assert d.dtype == torch.bfloat16 and d.shape == (m, n)
     v = dequantize(torch, qa, sa, recipes[0], torch.float64) @ dequantize(torch, qw, sw, recipes[1], torch.float64).T + bias.double()
     _close(torch, d, _activate(torch, v, activation), FP8_BOUND, f"{recipes} {activation}")
+    if activation != "none":  # aux beside it, every plan (the promoting and block-scaled FP8 kernels)
+        for p in tessera.gemm_plans(qa, qw.T, scale_a=sa, scale_b=sw, scale_recipe_a=recipes[0],
+                                    scale_recipe_b=recipes[1], bias=bias, activation=activation, limit=64):
+            aux = torch.full((m, n), float("nan"), device="cuda").bfloat16()
+            d, aux = tessera.gemm(qa, qw.T, scale_a=sa, scale_b=sw, scale_recipe_a=recipes[0],
+                                  scale_recipe_b=recipes[1], bias=bias, activation=activation, plan=p, aux=aux)
+            _close(torch, aux, v, FP8_BOUND, f"{recipes} {activation} aux, {p.name}")
+            _close(torch, d, _activate(torch, v, activation), FP8_BOUND, f"{recipes} {activation} D, {p.name}")
 
 
 @needs_gpu
@@ -484,6 +516,35 @@ def test_dense_residual_matches_float64(torch, m, n, k, activation):
         d = out.clone()
         tessera.gemm(a, w.T, d, bias=bias, activation=activation, residual=d, plan=p)
         _close(torch, d, want, BF16_BOUND, f"{activation} residual is out, {p.name}")
+
+
+@needs_gpu
+@pytest.mark.parametrize("m,n,k", DENSE_SHAPES)
+@pytest.mark.parametrize("activation", ["gelu_tanh", "relu"])
+def test_dense_aux_matches_float64(torch, m, n, k, activation):
+    """aux = a @ w.T + bias (the values before the activation) beside D = activation(aux) +
+    residual: bf16 and f32 outs, a column-major aux given, every plan of the problem."""
+    g = torch.Generator(device="cuda").manual_seed(7 * m + n + k)
+    a, w = _inputs(torch, g, m, k).bfloat16(), _inputs(torch, g, n, k).bfloat16()
+    bias = torch.randn(n, device="cuda", generator=g).bfloat16()
+    v = a.double() @ w.double().T + bias.double()
+    r = torch.randn(m, n, device="cuda", generator=g).bfloat16()
+    d, aux = tessera.gemm(a, w.T, bias=bias, activation=activation, residual=r, aux=True)
+    _close(torch, aux, v, BF16_BOUND, f"{activation} aux")
+    _close(torch, d, _activate(torch, v, activation) + r.double(), BF16_BOUND, f"{activation} D beside aux")
+    out = torch.empty(n, m, device="cuda").T  # column-major f32 D and aux
+    given = torch.empty(n, m, device="cuda").T
+    d, aux = tessera.gemm(a, w.T, out, bias=bias, activation=activation, aux=given)
+    assert aux is given
+    _close(torch, aux, v, F32_BOUND, f"{activation} f32 aux, column-major")
+    d, aux = tessera.gemm(a, w.T, out, bias=bias, activation=activation, aux=True)  # allocated in out's order
+    assert aux.stride() == out.stride()
+    _close(torch, aux, v, F32_BOUND, f"{activation} f32 aux=True, column-major")
+    for p in tessera.gemm_plans(a, w.T, bias=bias, activation=activation, limit=64):
+        aux = torch.full((m, n), float("nan"), device="cuda").bfloat16()  # a plan that skips aux leaves NaN
+        d, aux = tessera.gemm(a, w.T, bias=bias, activation=activation, plan=p, aux=aux)
+        _close(torch, aux, v, BF16_BOUND, f"{activation} aux, {p.name}")
+        _close(torch, d, _activate(torch, v, activation), BF16_BOUND, f"{activation} D, {p.name}")
 
 
 @needs_gpu
@@ -612,9 +673,12 @@ def test_bias_gradients_match_float64(torch):
     for got, ref in zip((da, db, dbias), want):
         assert (got.double() - ref).norm() / ref.norm() < 1e-2
     assert dbias.dtype == torch.float32 and dbias.shape == (136,)
-    y = torch.ops.tessera.gemm(a, b, bias=bias, activation="relu")
-    with pytest.raises(NotImplementedError, match="fused epilogues have no autograd"):
-        y.sum().backward()
+    for act in ("relu", "gelu", "gelu_tanh", "silu"):  # through a fused activation (the values before it recomputed)
+        y = torch.ops.tessera.gemm(a, b, bias=bias, activation=act, out_dtype=torch.float32)
+        da, db, dbias = torch.autograd.grad(y, (a, b, bias), grad)
+        want = torch.autograd.grad(_activate(torch, a64 @ b64 + bias64, act), (a64, b64, bias64), grad.double())
+        for got, ref in zip((da, db, dbias), want):
+            assert (got.double() - ref).norm() / ref.norm() < 1e-2, act
     # grouped: a bias per expert gets its own rows' sum; rows past offs[-1] give none
     x = torch.randn(300, 128, device="cuda", generator=gen).bfloat16().requires_grad_()
     w = torch.randn(4, 256, 128, device="cuda", generator=gen).bfloat16()
@@ -626,6 +690,20 @@ def test_bias_gradients_match_float64(torch):
     want = torch.stack([grad[lo:hi].double().sum(0) for lo, hi in zip([0] + ends[:-1], ends)])
     assert dgb.dtype == torch.bfloat16 and (dgb.double() - want).norm() / want.norm() < 1e-2
     assert torch.count_nonzero(dgb[2]) == 0  # the expert without rows
+    # and through a fused activation: x's, w's and the bias's gradients against float64 (owned rows)
+    w.requires_grad_()
+    offs = torch.tensor(ends, dtype=torch.int32, device="cuda")
+    x64, w64, gb64 = (t.detach().double().requires_grad_() for t in (x, w, gbias))
+    for act in ("gelu", "silu"):
+        y = torch.ops.tessera.grouped_mm(x, w, offs, bias=gbias, activation=act, out_dtype=torch.float32)
+        grad = torch.randn_like(y)
+        grad[ends[-1]:] = 0  # rows no group owns: undefined in y
+        got = torch.autograd.grad(y, (x, w, gbias), grad)
+        y64 = torch.cat([x64[lo:hi] @ w64[e].T + gb64[e] for e, (lo, hi) in enumerate(zip([0] + ends[:-1], ends))])
+        want = torch.autograd.grad(_activate(torch, y64, act), (x64, w64, gb64), grad[:ends[-1]].double())
+        assert torch.count_nonzero(got[0][ends[-1]:]) == 0, act
+        for gt, ref in zip((got[0][:ends[-1]], got[1], got[2]), (want[0][:ends[-1]], want[1], want[2])):
+            assert (gt.double() - ref).norm() / ref.norm() < 1e-2, act
 
 
 # ---- gated activations (gate="interleaved") -----------------------------------------------------
@@ -780,7 +858,8 @@ def test_gate_has_no_gradient():
         a = torch.empty(64, 256, device="cuda", dtype=bf16)
         b = torch.empty(256, 96, device="cuda", dtype=bf16)
         for act in ("none", "silu"):
-            ctx = _backward_ctx((a, b), needs, alpha=1.0, beta=0.0, c_dtype=None, c_shape=None, scaled=False,
+            ctx = _backward_ctx((a, b, None, None), needs, alpha=1.0, beta=0.0, c_dtype=None, c_shape=None,
+                                scaled=False,
                                 activation=act, bias_dtype=None, bias_shape=None, bias_along="columns",
                                 gate="interleaved")
             with pytest.raises(NotImplementedError, match=r"gemm: a gated epilogue \(gate='interleaved'\) has no "
@@ -789,8 +868,8 @@ def test_gate_has_no_gradient():
         x = torch.empty(300, 128, device="cuda", dtype=bf16)
         w = torch.empty(4, 256, 128, device="cuda", dtype=bf16)
         offs = torch.empty(4, device="cuda", dtype=torch.int32)
-        ctx = _backward_ctx((x, w, offs), (True, True) + (False,) * 12, scaled=False, w_layout="nk", activation="silu",
-                            bias_dtype=None, bias_shape=None, gate="interleaved")
+        ctx = _backward_ctx((x, w, offs, None), (True, True) + (False,) * 12, scaled=False, w_layout="nk",
+                            activation="silu", bias_dtype=None, bias_shape=None, gate="interleaved")
         with pytest.raises(NotImplementedError, match="grouped_mm: a gated epilogue"):
             tessera.ops._grouped_backward(ctx, torch.empty(300, 128, device="cuda", dtype=bf16))
 

@@ -223,8 +223,8 @@ def test_gemm_backward_shapes(shape_a, shape_b):
         b = torch.empty(shape_b, device="cuda", dtype=torch.bfloat16)
         y = torch.ops.tessera.gemm(a, b)
         c_shape = (1,) + tuple(y.shape[-2:])  # C with a batch of one, whatever D's batch
-        ctx = backward_ctx((a, b), (True, True, True), alpha=0.5, beta=2.0, c_dtype=torch.float32, c_shape=c_shape,
-                           scaled=False)
+        ctx = backward_ctx((a, b, None, None), (True, True, True), alpha=0.5, beta=2.0, c_dtype=torch.float32,
+                           c_shape=c_shape, scaled=False)
         da, db, dc, *rest = tessera.ops._gemm_backward(ctx, torch.empty_like(y))
     assert tuple(da.shape) == shape_a and tuple(db.shape) == shape_b and da.dtype == torch.bfloat16
     assert tuple(dc.shape) == c_shape and dc.dtype == torch.float32 and all(r is None for r in rest)
@@ -237,7 +237,7 @@ def test_grouped_backward_shapes(w_layout):
         if w_layout == "kn":
             w = w.transpose(1, 2)  # [G, K, N], K contiguous
         y = torch.ops.tessera.grouped_mm(x, w, offs, w_layout=w_layout)
-        ctx = backward_ctx((x, w, offs), (True, True, False), scaled=False, w_layout=w_layout)
+        ctx = backward_ctx((x, w, offs, None), (True, True, False), scaled=False, w_layout=w_layout)
         dx, dw, *rest = tessera.ops._grouped_backward(ctx, torch.empty_like(y))
     assert tuple(dx.shape) == (300, 128) and tuple(dw.shape) == tuple(w.shape) and all(r is None for r in rest)
 
@@ -246,7 +246,8 @@ def test_no_fp8_gradients():
     with fake_mode():
         a = torch.empty(64, 256, device="cuda", dtype=torch.float8_e4m3fn)
         b = torch.empty(256, 96, device="cuda", dtype=torch.float8_e4m3fn)
-        ctx = backward_ctx((a, b), (True, True, False), alpha=1.0, beta=0.0, c_dtype=None, c_shape=None, scaled=True)
+        ctx = backward_ctx((a, b, None, None), (True, True, False), alpha=1.0, beta=0.0, c_dtype=None, c_shape=None,
+                           scaled=True)
         with pytest.raises(NotImplementedError, match="bf16/f16"):
             tessera.ops._gemm_backward(ctx, torch.empty(64, 96, device="cuda", dtype=torch.bfloat16))
 

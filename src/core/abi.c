@@ -52,3 +52,12 @@ tess_status tess_epilogue_ptrs_in(const tess_epilogue_ptrs *ep, tess_epilogue_pt
     snprintf(what, sizeof what, "%s: ep", caller);
     return tess_struct_in(full, sizeof *full, ep, TESS_EPILOGUE_PTRS_SIZE_V1, what, "sizeof(tess_epilogue_ptrs)");
 }
+
+tess_status tess_epilogue_ptrs_no_aux(const tess_epilogue_ptrs *ep, const char *caller) {
+    if (ep->aux)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "%s: ep's aux is set, but only a dense GEMM (tess_gemm_fused with tess_gemm_desc.aux) writes "
+                         "an aux output; leave it NULL",
+                         caller);
+    return TESS_STATUS_SUCCESS;
+}

@@ -41,6 +41,11 @@ tess_status tess_plan_accept(const tess_plan *plan, tess_plan *full, const char 
  * reads as no pointers. */
 tess_status tess_epilogue_ptrs_in(const tess_epilogue_ptrs *ep, tess_epilogue_ptrs *full, const char *caller);
 
+/* INVALID_VALUE where the epilogue pointers `ep` (read by
+ * tess_epilogue_ptrs_in) carry an aux output for a call that has none (the
+ * grouped and W4A16 GEMMs): an output is never silently left unwritten. */
+tess_status tess_epilogue_ptrs_no_aux(const tess_epilogue_ptrs *ep, const char *caller);
+
 #ifdef __cplusplus
 }
 #endif

@@ -35,6 +35,7 @@ typedef struct tess_operands {
     const void *residual; /* a dense GEMM's residual (tess_gemm_desc.residual), or NULL */
     const float *d_scale; /* an FP8 D's pointers (tess_epilogue_ptrs), or NULL */
     float *d_amax, *d_scale_out;
+    void *aux;            /* a dense GEMM's aux output (tess_gemm_desc.aux), or NULL */
 } tess_operands;
 
 /* The ranking of candidate plans across families: the cheapest `capacity`

@@ -35,7 +35,8 @@ static tess_status prepare(tess_handle h, const tess_gemm_desc *desc, const tess
         return s;
     if ((s = tess_gemm_check_epilogue(&full->epilogue, o->bias, full->m, full->n, full->batch, 0, caller)))
         return s;
-    if ((s = tess_gemm_check_residual(full, o->residual, caller)) || o == &tess_stand_ins)
+    if ((s = tess_gemm_check_residual(full, o->residual, caller)) || (s = tess_gemm_check_aux(full, o, caller)) ||
+        o == &tess_stand_ins)
         return s; /* the plan queries have no FP8 D pointers to check */
     return tess_gemm_check_fp8_out(full, o->d_scale, o->d_amax, o->d_scale_out, caller);
 }
@@ -90,7 +91,7 @@ TESS_API tess_status tess_gemm_fused(tess_handle handle, const tess_gemm_desc *d
     /* C: read where beta != 0 (tess_epilogue_of) */
     const tess_operands operands = {a,    a_scale,           b,     b_scale,           c,
                                     d,    NULL,              pointers.bias, pointers.residual, pointers.d_scale,
-                                    pointers.d_amax, pointers.d_scale_out};
+                                    pointers.d_amax, pointers.d_scale_out, pointers.aux};
     tess_gemm_desc full, staged;
     const tess_problem problem = {&staged, NULL};
     s = prepare(handle, desc, &operands, &full, "tess_gemm");

@@ -52,6 +52,16 @@ static inline const char *tess_gemm_out_shape(int gate) {
  * cols = 0), or an M x N matrix (M x N/2 with a gate) of bf16, f16 or f32 valid for the batch, at
  * a non-NULL pointer aligned to its elements. */
 tess_status tess_gemm_check_residual(const tess_gemm_desc *desc, const void *residual, const char *caller);
+/* Whether a dense problem asks for the aux output (tess_gemm_desc.aux: rows or cols set). */
+static inline int tess_gemm_has_aux(const tess_gemm_desc *desc) { return desc->aux.rows != 0 || desc->aux.cols != 0; }
+/* The aux output of a validated problem (its D, C, epilogue and residual
+ * checked) with the call's pointers `o` (tess_stand_ins: the plan queries,
+ * whose pointers are not checked): none, and no aux pointer; or an M x N
+ * matrix of D's dtype and order for D's batch, its batches apart, at an
+ * aligned pointer whose storage overlaps neither D, nor C where C is read,
+ * nor the residual; for a problem with an activation, no gate and a D that
+ * is not FP8. */
+tess_status tess_gemm_check_aux(const tess_gemm_desc *desc, const tess_operands *o, const char *caller);
 /* An FP8 D's form (desc->d_scale, named `field` in sentences): TENSOR or
  * BLOCK_1x128 with non-negative strides, no gate; other D types leave it
  * zero. */

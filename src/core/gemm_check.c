@@ -29,7 +29,7 @@
 static _Alignas(TESS_TMA_ALIGN) char stand_in[TESS_TMA_ALIGN];
 const tess_operands tess_stand_ins = {
     stand_in, (const float *)stand_in, stand_in, (const float *)stand_in, stand_in, stand_in, (const int32_t *)stand_in,
-    stand_in, stand_in, (const float *)stand_in, (float *)stand_in, (float *)stand_in,
+    stand_in, stand_in, (const float *)stand_in, (float *)stand_in, (float *)stand_in, stand_in,
 };
 
 /* Each scale mode as the sentences name it. */
@@ -389,4 +389,88 @@ tess_status tess_gemm_check_residual(const tess_gemm_desc *desc, const void *res
         return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: residual=%p is not aligned to its %s elements", caller,
                          residual, tess_dtype_name(r->dtype));
     return TESS_STATUS_SUCCESS;
+}
+
+/* The epilogue's combinations aux does not serve: a gate, an FP8 D, no activation. */
+static tess_status check_aux_epilogue(const tess_gemm_desc *desc, const char *caller) {
+    if (desc->gate != TESS_GATE_NONE)
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "%s: desc.aux with a gate (tess_gate) is not supported; aux holds the M x N values before "
+                         "the activation, and a gated D is M x N/2 (run the product without the gate to keep them)",
+                         caller);
+    if (tess_dtype_is_fp8(desc->d.dtype))
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "%s: desc.aux with an FP8 D (%s) is not supported; aux takes D's type, so write D in bf16, "
+                         "f16 or f32",
+                         caller, tess_dtype_name(desc->d.dtype));
+    if (desc->epilogue.activation == TESS_ACT_NONE)
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "%s: desc.aux with activation NONE is not supported; aux keeps the values before an "
+                         "activation (set epilogue.activation, or drop aux: it would repeat D before the residual)",
+                         caller);
+    return TESS_STATUS_SUCCESS;
+}
+
+/* The aux pointer against the call's other matrices: aligned to its
+ * elements, its storage apart from D's, C's (where read), the residual's and
+ * the operands' (all read while aux is written). */
+static tess_status check_aux_pointer(const tess_gemm_desc *desc, const tess_operands *o, const char *caller) {
+    const tess_matrix_desc *x = &desc->aux;
+    const int64_t batch = desc->batch;
+    if (!o->aux)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "%s: desc.aux is %" PRId64 " x %" PRId64 " but the aux pointer is NULL (pass it in "
+                         "tess_epilogue_ptrs to tess_gemm_fused)",
+                         caller, x->rows, x->cols);
+    if ((uintptr_t)o->aux % tess_dtype_size(x->dtype) != 0)
+        return tess_fail(TESS_STATUS_INVALID_VALUE, "%s: aux=%p is not aligned to its %s elements", caller, o->aux,
+                         tess_dtype_name(x->dtype));
+    const char *other = NULL;
+    if (tess_matrix_spans_overlap(x, o->aux, &desc->d, o->d, batch))
+        other = "D";
+    else if (desc->beta != 0.0f && o->c && tess_matrix_spans_overlap(x, o->aux, &desc->c, o->c, batch))
+        other = "C";
+    else if ((desc->residual.rows || desc->residual.cols) && o->residual &&
+             tess_matrix_spans_overlap(x, o->aux, &desc->residual, o->residual, batch))
+        other = "the residual";
+    else if (o->a && tess_matrix_spans_overlap(x, o->aux, &desc->a, o->a, batch))
+        other = "A";
+    else if (o->b && tess_matrix_spans_overlap(x, o->aux, &desc->b, o->b, batch))
+        other = "B";
+    if (other)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "%s: aux's storage overlaps %s's (each from its first to its last element); aux is written "
+                         "beside them, so give it a buffer of its own",
+                         caller, other);
+    return TESS_STATUS_SUCCESS;
+}
+
+tess_status tess_gemm_check_aux(const tess_gemm_desc *desc, const tess_operands *o, const char *caller) {
+    const int pointers = o != &tess_stand_ins;
+    if (!tess_gemm_has_aux(desc)) {
+        if (pointers && o->aux)
+            return tess_fail(TESS_STATUS_INVALID_VALUE,
+                             "%s: ep's aux is set but desc.aux describes none (rows = cols = 0); describe it (M x N, "
+                             "D's dtype and order) or leave the pointer NULL",
+                             caller);
+        return TESS_STATUS_SUCCESS;
+    }
+    tess_status s = check_aux_epilogue(desc, caller);
+    const tess_operand_shape shape = {&desc->aux, desc->batch, desc->m, desc->n, "aux", "M x N, as D"};
+    if (s != TESS_STATUS_SUCCESS || (s = tess_gemm_check_matrices(&shape, 1)))
+        return s;
+    const tess_matrix_desc *x = &desc->aux, *d = &desc->d;
+    if (x->dtype != d->dtype || x->order != d->order)
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "%s: aux is %s %s-major but D is %s %s-major; aux takes D's dtype and order (cuBLASLt's "
+                         "rule)",
+                         caller, tess_dtype_name(x->dtype), x->order == TESS_ORDER_ROW ? "row" : "column",
+                         tess_dtype_name(d->dtype), d->order == TESS_ORDER_ROW ? "row" : "column");
+    const int64_t span = tess_matrix_span(x, 1);
+    if (desc->batch > 1 && x->batch_stride < span)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "%s: aux.batch_stride=%" PRId64 " makes the %" PRId64 " aux matrices overlap; it must be at "
+                         "least %" PRId64 " (one matrix's span)",
+                         caller, x->batch_stride, desc->batch, span);
+    return pointers ? check_aux_pointer(desc, o, caller) : TESS_STATUS_SUCCESS;
 }

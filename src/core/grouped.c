@@ -207,11 +207,11 @@ TESS_API tess_status tess_grouped_gemm_fused(tess_handle handle, const tess_grou
                                              const tess_epilogue_ptrs *ep) {
     tess_epilogue_ptrs pointers;
     tess_status s = tess_epilogue_ptrs_in(ep, &pointers, "tess_grouped_gemm");
-    if (s != TESS_STATUS_SUCCESS)
+    if (s != TESS_STATUS_SUCCESS || (s = tess_epilogue_ptrs_no_aux(&pointers, "tess_grouped_gemm")))
         return s;
     const tess_operands operands = {x,    x_scale,         w,    w_scale,          NULL,
                                     y,    group_rows,      pointers.bias, NULL,    pointers.d_scale,
-                                    pointers.d_amax, pointers.d_scale_out};
+                                    pointers.d_amax, pointers.d_scale_out, NULL};
     tess_grouped_gemm_desc full;
     const tess_problem problem = {NULL, &full};
     s = grouped_prepare(handle, desc, &operands, &full, "tess_grouped_gemm");

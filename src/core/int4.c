@@ -291,6 +291,8 @@ static tess_status gemm_w4a16(tess_handle handle, const tess_w4a16_desc *desc, c
     if (s == TESS_STATUS_SUCCESS)
         s = tess_epilogue_ptrs_in(ep, &ptrs, caller);
     if (s == TESS_STATUS_SUCCESS)
+        s = tess_epilogue_ptrs_no_aux(&ptrs, caller);
+    if (s == TESS_STATUS_SUCCESS)
         s = tess_w4a16_validate(&full, masked_m, masked, x, w_packed, scales, zeros, d, ptrs.bias);
     if (s == TESS_STATUS_SUCCESS)
         s = check_device(handle, caller);

@@ -34,6 +34,13 @@ int64_t tess_matrix_span(const tess_matrix_desc *d, int64_t batch);
 /* The span in bytes: the storage a batch of `d` needs. */
 size_t tess_matrix_bytes(const tess_matrix_desc *d, int64_t batch);
 
+/* Whether the storage of two validated batches (x at px, y at py, each of
+ * `batch` matrices: from its first to one past its last addressed byte)
+ * overlaps. Conservative: two matrices interleaved in one buffer (say
+ * alternate columns) overlap by this measure. */
+int tess_matrix_spans_overlap(const tess_matrix_desc *x, const void *px, const tess_matrix_desc *y, const void *py,
+                              int64_t batch);
+
 /* Checks that `d` is rows x cols as the problem requires ("A must be M x K = 64 x 128"). */
 tess_status tess_matrix_check_shape(const tess_matrix_desc *d, int64_t rows, int64_t cols,
                                     const char *name, const char *shape_names);

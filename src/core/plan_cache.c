@@ -42,7 +42,7 @@ void tess_plan_key_of(const tess_problem *problem, size_t workspace_limit, tess_
         put_matrix(key, &d->a), put_matrix(key, &d->b), put_matrix(key, &d->c), put_matrix(key, &d->d);
         put_scale(key, &d->a_scale), put_scale(key, &d->b_scale);
         put_epilogue(key, &d->epilogue), put(key, d->allow_tf32), put_matrix(key, &d->residual);
-        put(key, d->gate), put(key, bits(d->gate_limit)), put_scale(key, &d->d_scale);
+        put(key, d->gate), put(key, bits(d->gate_limit)), put_scale(key, &d->d_scale), put_matrix(key, &d->aux);
     } else {
         const tess_grouped_gemm_desc *d = problem->grouped;
         put(key, 2);

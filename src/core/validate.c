@@ -54,6 +54,12 @@ size_t tess_matrix_bytes(const tess_matrix_desc *d, int64_t batch) {
     return (size_t)tess_matrix_span(d, batch) * tess_dtype_size(d->dtype);
 }
 
+int tess_matrix_spans_overlap(const tess_matrix_desc *x, const void *px, const tess_matrix_desc *y, const void *py,
+                              int64_t batch) {
+    const uintptr_t x0 = (uintptr_t)px, y0 = (uintptr_t)py;
+    return x0 < y0 + tess_matrix_bytes(y, batch) && y0 < x0 + tess_matrix_bytes(x, batch);
+}
+
 tess_status tess_matrix_check_shape(const tess_matrix_desc *d, int64_t rows, int64_t cols,
                                     const char *name, const char *shape_names) {
     if (d->rows != rows || d->cols != cols)

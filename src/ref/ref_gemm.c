@@ -48,6 +48,9 @@ tess_status tess_ref_gemm_check(const tess_ref_gemm *p) {
                              (s = tess_matrix_check_shape(&p->residual, p->m, tess_ref_out_cols(p), "residual",
                                                           "D's shape"))))
         return s;
+    if ((p->aux.rows || p->aux.cols) && ((s = tess_matrix_check(&p->aux, p->batch, "aux")) ||
+                                         (s = tess_matrix_check_shape(&p->aux, p->m, p->n, "aux", "M x N"))))
+        return s;
     if (p->gate && (p->gate != TESS_GATE_INTERLEAVED || p->n % 2 != 0 || p->beta != 0.0))
         return tess_fail(TESS_STATUS_INVALID_VALUE,
                          "reference GEMM: a gate must be TESS_GATE_INTERLEAVED, over an even N, without C");
@@ -59,6 +62,17 @@ tess_status tess_ref_gemm_check(const tess_ref_gemm *p) {
             return s;
     }
     return TESS_STATUS_SUCCESS;
+}
+
+tess_ref_gemm tess_ref_aux_problem(const tess_ref_gemm *p) {
+    tess_ref_gemm x = *p;
+    const tess_matrix_desc none = {TESS_DTYPE_F32, TESS_ORDER_COL, 0, 0, 0, 0};
+    x.d = p->aux;
+    x.epilogue.activation = TESS_ACT_NONE;
+    x.residual = none, x.residual_data = NULL;
+    x.gate = 0, x.gate_limit = 0.0;
+    x.aux = none;
+    return x;
 }
 
 /* Dequantizes operand X of batch b into `out`, `outer` rows of K values (K

@@ -10,7 +10,8 @@
  * accumulates in float32 and rounds into D, for shapes too large for the CPU.
  * beta = 0 never reads C. A fused epilogue (tess_epilogue_desc) then adds
  * the bias and applies the activation, and a residual is added last, in
- * float64 (tess_ref_epilogue).
+ * float64 (tess_ref_epilogue). An aux output (the value before the
+ * activation and the residual) is the D of tess_ref_aux_problem.
  */
 #ifndef TESS_REF_REF_GEMM_H
 #define TESS_REF_REF_GEMM_H
@@ -44,6 +45,9 @@ typedef struct tess_ref_gemm {
      * clamped first where gate_limit > 0 (tess_ref_glu). */
     int gate;
     double gate_limit;
+    /* The aux output (tess_gemm_desc.aux), M x N: the D of
+     * tess_ref_aux_problem. rows = cols = 0: none. */
+    tess_matrix_desc aux;
 } tess_ref_gemm;
 
 /* D's columns: N, or N / 2 with a gate. */
@@ -97,6 +101,13 @@ TESS_HD double tess_ref_epilogue(const tess_ref_gemm *p, double v, int64_t b, in
 TESS_HD float tess_ref_scale_at(const tess_scale_operand *s, int64_t batch, int64_t mn, int64_t k) {
     return s->data ? s->data[tess_scale_offset(&s->layout, batch, mn, k / TESS_SCALE_BLOCK)] : 1.0f;
 }
+
+/* The problem whose D is p's aux output, v = alpha * sum + beta * C + bias
+ * (before the activation and the residual): p with aux as D, activation
+ * NONE, no residual and no gate (so M x N values), for either reference
+ * (tess_ref_gemm_cpu, tess_ref_gemm_gpu) to compute and tess_ref_store to
+ * round once into aux's type. Its own aux is none. */
+tess_ref_gemm tess_ref_aux_problem(const tess_ref_gemm *p);
 
 /* Validates a problem: shapes agree, descriptors are sound, pointers are
  * present, scale modes are known and their strides non-negative. */

@@ -55,6 +55,40 @@ typedef struct case_stats {
     int runs, failures, stream_k, transposed;
 } case_stats;
 
+/* Checks a run's aux (daux, aux_bytes with its padding, poisoned before the
+ * run) against the reference's values before the activation (want_dev:
+ * float32, column-major M x N per batch) within D's bound, that nothing
+ * was written into its padding or past it, and where a stream-K plan ran
+ * twice, that the bits repeat (first: the first run's aux; NULL: none). */
+static void check_aux(const tess_gemm_desc *g, const unsigned char *daux, size_t aux_bytes, const float *want_dev,
+                      double bound, const char *what, const unsigned char *first) {
+    unsigned char *out = malloc(aux_bytes + GPU_GUARD_BYTES);
+    float *want = malloc(sizeof(float) * (size_t)(g->m * g->n * g->batch));
+    cudaMemcpy(out, daux, aux_bytes + GPU_GUARD_BYTES, cudaMemcpyDeviceToHost);
+    cudaMemcpy(want, want_dev, sizeof(float) * (size_t)(g->m * g->n * g->batch), cudaMemcpyDeviceToHost);
+    const tess_matrix_desc rd = {TESS_DTYPE_F32, TESS_ORDER_COL, g->m, g->n, g->m, g->m * g->n};
+    int64_t nonfinite = 0, padding = 0;
+    const double rel = tess_ref_rel_error_matrix(g->batch, &g->aux, out, &rd, want, &nonfinite);
+    const size_t es = tess_dtype_size(g->aux.dtype);
+    unsigned char *inside = calloc(aux_bytes / es, 1);
+    for (int64_t b = 0; b < g->batch; b++)
+        for (int64_t i = 0; i < g->m; i++)
+            for (int64_t j = 0; j < g->n; j++)
+                inside[tess_matrix_offset(&g->aux, b, i, j)] = 1;
+    for (size_t e = 0; e < aux_bytes / es; e++)
+        if (!inside[e])
+            for (size_t q = 0; q < es; q++)
+                padding += out[e * es + q] != GPU_POISON;
+    CHECKF(nonfinite == 0 && rel <= bound, "%s: aux rel error %.3g (bound %.3g), %lld unwritten", what, rel, bound,
+           (long long)nonfinite);
+    const int64_t guard = gpu_guard_touched(out, aux_bytes);
+    CHECKF(guard == 0 && padding == 0, "%s: %lld bytes written after aux, %lld into its padding", what,
+           (long long)guard, (long long)padding);
+    if (first)
+        CHECKF(memcmp(first, out, aux_bytes) == 0, "%s: a second run gave different aux bits", what);
+    free(inside), free(out), free(want);
+}
+
 /* Runs one problem with one plan (plan_index < 0: the heuristic's) and checks it. in_place: C is D
  * (beta != 0); with a residual whose layout is D's, sometimes the residual is D, pre-filled with it. */
 static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_place, case_stats *st) {
@@ -76,7 +110,11 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
         cudaMemcpy(dd, hc, c_bytes, cudaMemcpyHostToDevice);
     if (res_is_d)                                /* the residual is D: read, then overwritten */
         cudaMemcpy(dd, hres, res_bytes, cudaMemcpyHostToDevice);
-    const tess_epilogue_ptrs ep = {.struct_size = sizeof ep, .bias = dbias, .residual = res_is_d ? dd : dres};
+    /* aux, poisoned so that its padding and the bytes after it show any stray store */
+    const size_t aux_bytes = g->aux.rows > 0 ? tess_matrix_bytes(&g->aux, g->batch) : 0;
+    unsigned char *daux = aux_bytes ? gpu_poisoned(aux_bytes) : NULL;
+    const tess_epilogue_ptrs ep = {.struct_size = sizeof ep, .bias = dbias, .residual = res_is_d ? dd : dres,
+                                   .aux = daux};
 
     /* The reference: float32 accumulation into an unrounded f32 D, column-major. */
     tess_ref_gemm ref;
@@ -89,8 +127,15 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
     ref.gate = g->gate, ref.gate_limit = g->gate_limit;
     tess_matrix_desc rd = {TESS_DTYPE_F32, TESS_ORDER_COL, g->m, d_cols, g->m, g->m * d_cols};
     ref.d = rd;
-    float *dref = gpu_upload(NULL, ref_bytes);
+    float *dref = gpu_upload(NULL, ref_bytes), *dref_aux = NULL;
     CHECK_STATUS(tess_ref_gemm_gpu(&ref, dref, NULL), TESS_STATUS_SUCCESS);
+    if (daux) { /* aux's reference: the same problem stopped before the activation and the residual */
+        ref.aux = g->aux;
+        tess_ref_gemm before = tess_ref_aux_problem(&ref);
+        before.d = rd; /* into the reference's f32 column-major M x N (no gate with aux: d_cols is N) */
+        dref_aux = gpu_upload(NULL, sizeof(float) * (size_t)(g->m * g->n * g->batch));
+        CHECK_STATUS(tess_ref_gemm_gpu(&before, dref_aux, NULL), TESS_STATUS_SUCCESS);
+    }
     cudaDeviceSynchronize(); /* the reference read C before D is overwritten in place */
 
     tess_plan plans[MAX_PLANS], *plan = NULL;
@@ -103,12 +148,17 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
     /* A stream-K plan runs twice: its fixup order is fixed, so D must repeat
      * bit for bit, even with the workspace overwritten in between (as by
      * another library sharing it: tessera keeps no state there). */
-    unsigned char *first = NULL;
+    unsigned char *first = NULL, *first_aux = NULL;
     const int repeat = plan && plan->stream_k && !in_place && !res_is_d && s == TESS_STATUS_SUCCESS && err == cudaSuccess;
     if (repeat) {
         first = malloc(d_bytes);
         cudaMemcpy(first, dd, d_bytes, cudaMemcpyDeviceToHost);
         cudaMemset(dd, GPU_POISON, d_bytes + GPU_GUARD_BYTES);
+        if (daux) { /* aux too: its second values checked afresh, and bit for bit against the first */
+            first_aux = malloc(aux_bytes);
+            cudaMemcpy(first_aux, daux, aux_bytes, cudaMemcpyDeviceToHost);
+            cudaMemset(daux, GPU_POISON, aux_bytes + GPU_GUARD_BYTES);
+        }
         gpu_scribble_workspace(h);
         s = tess_gemm_fused(h, g, plan, da, NULL, db, NULL, dc, dd, &ep);
         err = cudaDeviceSynchronize();
@@ -116,6 +166,8 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
     char what[560], epi[96], res[64] = "", gate[48] = "";
     if (g->gate)
         snprintf(gate, sizeof gate, " gate%s%g", g->gate_limit > 0.0f ? " limit " : "", g->gate_limit);
+    if (daux)
+        snprintf(gate + strlen(gate), sizeof gate - strlen(gate), " aux");
     if (hres)
         snprintf(res, sizeof res, " residual %s:%s%s%s", tess_dtype_name(g->residual.dtype),
                  g->residual.order == TESS_ORDER_ROW ? "row" : "col",
@@ -171,6 +223,8 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
                (long long)guard, (long long)padding);
         if (repeat)
             CHECKF(memcmp(first, out, d_bytes) == 0, "%s: a second run gave different bits", what);
+        if (daux)
+            check_aux(g, daux, aux_bytes, dref_aux, bound, what, first_aux);
         st->stream_k += plan && plan->stream_k;
         st->transposed += plan && plan->transposed;
         free(out);
@@ -178,7 +232,8 @@ static void run_case(tess_handle h, tess_gemm_desc *g, int plan_index, int in_pl
     }
     st->failures += check_failed > before;
     cudaFree(da), cudaFree(db), cudaFree(dc), cudaFree(dd), cudaFree(dref), cudaFree(dbias), cudaFree(dres);
-    free(ha), free(hb), free(hc), free(first), free(hbias), free(hres);
+    cudaFree(daux), cudaFree(dref_aux);
+    free(ha), free(hb), free(hc), free(first), free(first_aux), free(hbias), free(hres);
 }
 
 static void random_problem(tess_gemm_desc *g, int64_t max_dim) {
@@ -212,6 +267,9 @@ static void random_problem(tess_gemm_desc *g, int64_t max_dim) {
         if (g->batch > 1 && tess_rng_range(&rng, 0, 2) == 0)
             g->residual.batch_stride = 0;
     }
+    /* aux (the values before the activation: D's type and order) for a third of the problems that allow it */
+    if (!g->gate && g->epilogue.activation != TESS_ACT_NONE && tess_rng_range(&rng, 0, 2) == 0)
+        g->aux = layout(g->d.dtype, g->m, g->n, g->batch, g->d.order == TESS_ORDER_ROW);
 }
 
 /* Stream-K (a thin last wave shared along K by every CTA): each shape below
@@ -232,6 +290,10 @@ static void test_stream_k(tess_handle h, case_stats *st) {
         g.d = layout(i == 1 ? TESS_DTYPE_F32 : TESS_DTYPE_BF16, g.m, g.n, g.batch, 1);
         g.c = layout(TESS_DTYPE_F16, g.m, g.n, g.batch, 0);
         g.beta = i % 2 ? 0.5f : 0.0f;
+        if (i == 2 || i == 4) { /* aux beside a fused GELU: the finishing units write it */
+            g.epilogue.activation = TESS_ACT_GELU_TANH;
+            g.aux = layout(g.d.dtype, g.m, g.n, g.batch, g.d.order == TESS_ORDER_ROW);
+        }
         tess_plan plans[MAX_PLANS];
         int count = 0, with_sk = 0;
         CHECK_STATUS(tess_gemm_plans(h, &g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
@@ -308,6 +370,8 @@ static void test_small_m(tess_handle h, case_stats *st) {
         g.epilogue.bias_type = bias_types[i % 3];
         if (i % 3 != 2) /* and a residual, of each type and order */
             g.residual = layout(bias_types[(i + 1) % 3], g.m, g.n, 1, i % 4 < 2);
+        if (g.epilogue.activation != TESS_ACT_NONE && i % 2 == 0) /* aux through every plan (GEMVs, transposed) */
+            g.aux = layout(g.d.dtype, g.m, g.n, 1, g.d.order == TESS_ORDER_ROW);
         tess_plan plans[MAX_PLANS];
         int count = 0;
         CHECK_STATUS(tess_gemm_plans(h, &g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);

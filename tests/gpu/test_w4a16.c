@@ -207,7 +207,7 @@ static void check_case(tess_handle h, w4a16_case *cp, int budget) {
     void *dx = gpu_upload(c.x, c.x_bytes), *ds = gpu_upload(c.scales, c.scale_bytes);
     uint8_t *dz = d->zero_points ? gpu_upload(c.zeros, c.zero_bytes) : NULL;
     void *dbias = c.bias ? gpu_upload(c.bias, c.bias_bytes) : NULL;
-    tess_epilogue_ptrs ep = {sizeof ep, dbias, NULL, NULL, NULL, NULL};
+    tess_epilogue_ptrs ep = {sizeof ep, dbias, NULL, NULL, NULL, NULL, NULL};
     unsigned char *dd = gpu_poisoned(c.d_bytes);
     unsigned char *out = malloc(c.d_bytes + GPU_GUARD_BYTES), *again = malloc(c.d_bytes + GPU_GUARD_BYTES);
     CHECK_STATUS(tess_gemm_w4a16(h, d, dx, dw, ds, dz, dd, &ep), TESS_STATUS_SUCCESS);
@@ -383,7 +383,7 @@ static void test_masked(tess_handle h) {
         void *dbias = bias ? gpu_upload(bias, bias_bytes) : NULL, *dm = gpu_upload(masked, sizeof masked);
         const size_t d_bytes = tess_matrix_bytes(&d.d, g_count);
         unsigned char *dd = gpu_poisoned(d_bytes), *out = malloc(d_bytes + GPU_GUARD_BYTES);
-        tess_epilogue_ptrs ep = {sizeof ep, dbias, NULL, NULL, NULL, NULL};
+        tess_epilogue_ptrs ep = {sizeof ep, dbias, NULL, NULL, NULL, NULL, NULL};
         CHECK_STATUS(tess_gemm_w4a16_masked(h, &d, dm, dx, dw, ds, dz, dd, &ep), TESS_STATUS_SUCCESS);
         CHECK(cudaMemcpy(out, dd, d_bytes + GPU_GUARD_BYTES, cudaMemcpyDeviceToHost) == cudaSuccess);
 

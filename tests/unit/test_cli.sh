@@ -67,6 +67,7 @@ declare -A sample=(
   [bench gemm:bias-type]="0 $gemm --bias=rows --bias-type=f32"
   [bench gemm:act]="0 $gemm --act=gelu_tanh"
   [bench gemm:residual]="0 $gemm --residual"
+  [bench gemm:aux]="0 $gemm --act=gelu --aux"
   [bench gemm:gate]="0 $gemm --gate=interleaved"
   [bench gemm:gate-limit]="0 $gemm --gate=interleaved --gate-limit=7"
   [bench gemm:out-scale]="0 $gemm --D=e4m3:row --out-scale=block1x128"
@@ -170,6 +171,8 @@ out=$("$tool" bench gemm --m=64 --n=64 --k=64 --act=silu --residual --dry-run)
 check '[[ "$out" == "64x64x64 b1 bf16:row,bf16:col->bf16:row act:silu residual "* ]]'
 out=$("$tool" bench gemm --m=64 --n=64 --k=64 --residual=false --dry-run)
 check '[[ "$out" != *"residual"* ]]'
+out=$("$tool" bench gemm --m=64 --n=64 --k=64 --act=gelu_tanh --residual --aux --dry-run)
+check '[[ "$out" == "64x64x64 b1 bf16:row,bf16:col->bf16:row act:gelu_tanh residual aux "* ]]'
 out=$("$tool" bench gemm --m=64 --n=64 --k=64 --A=e4m3:row --B=e4m3:col --D=e4m3:row --out-scale=block1x128 --dry-run)
 check '[[ "$out" == "64x64x64 b1 e4m3:row,e4m3:col->e4m3:row out:1x128 "* ]]'
 out=$("$tool" bench gemm --m=64 --n=64 --k=64 --D=e5m2:row --amax --dry-run)

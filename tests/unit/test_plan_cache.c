@@ -63,6 +63,8 @@ static int matrix_fields(tess_matrix_desc *m, int64_t **f) {
 static void test_dense_keys(void) {
     tess_gemm_desc base = dense_problem();
     tess_plan_key k0 = key_of_dense(&base, 1 << 20);
+    CHECKF(k0.count < TESS_PLAN_KEY_WORDS, "a dense key of %d words fills the key's %d: one may be dropped", k0.count,
+           TESS_PLAN_KEY_WORDS);
     /* the same fields in a descriptor whose padding holds other bytes */
     tess_gemm_desc noisy;
     memset(&noisy, 0xa5, sizeof noisy);
@@ -71,7 +73,7 @@ static void test_dense_keys(void) {
     noisy.a = base.a, noisy.b = base.b, noisy.c = base.c, noisy.d = base.d;
     noisy.a_scale = base.a_scale, noisy.b_scale = base.b_scale;
     noisy.epilogue = base.epilogue, noisy.allow_tf32 = base.allow_tf32, noisy.residual = base.residual;
-    noisy.gate = base.gate, noisy.gate_limit = base.gate_limit, noisy.d_scale = base.d_scale;
+    noisy.gate = base.gate, noisy.gate_limit = base.gate_limit, noisy.d_scale = base.d_scale, noisy.aux = base.aux;
     tess_plan_key k1 = key_of_dense(&noisy, 1 << 20);
     CHECKF(same(&k0, &k1), "equal problems, other padding: keys differ");
     k1 = key_of_dense(&base, 2 << 20);
@@ -80,18 +82,20 @@ static void test_dense_keys(void) {
     int changed = 0;
     for (int field = 0;; field++) {
         tess_gemm_desc d = base;
-        int64_t *f[40];
+        int64_t *f[48];
         int n = 0;
         f[n++] = &d.m, f[n++] = &d.n, f[n++] = &d.k, f[n++] = &d.batch;
         n += matrix_fields(&d.a, f + n), n += matrix_fields(&d.b, f + n);
         n += matrix_fields(&d.c, f + n), n += matrix_fields(&d.d, f + n), n += matrix_fields(&d.residual, f + n);
+        n += matrix_fields(&d.aux, f + n);
         f[n++] = &d.a_scale.stride_mn, f[n++] = &d.a_scale.stride_k, f[n++] = &d.a_scale.batch_stride;
         f[n++] = &d.b_scale.stride_mn, f[n++] = &d.b_scale.stride_k, f[n++] = &d.b_scale.batch_stride;
         f[n++] = &d.epilogue.bias_batch_stride;
         f[n++] = &d.d_scale.stride_mn, f[n++] = &d.d_scale.stride_k, f[n++] = &d.d_scale.batch_stride;
         /* alpha, beta, fast_accum, 8 dtypes and orders, a scale mode, the epilogue's bias, bias type and
-         * activation, allow_tf32, the residual's dtype, the gate and its limit, an FP8 D's form */
-        const int others = 20;
+         * activation, allow_tf32, the residual's dtype, the gate and its limit, an FP8 D's form, aux's dtype
+         * and order */
+        const int others = 22;
         if (field >= n + others)
             break;
         if (field < n) {
@@ -117,7 +121,9 @@ static void test_dense_keys(void) {
             case 16: d.residual.dtype = TESS_DTYPE_BF16; break;
             case 17: d.gate = TESS_GATE_INTERLEAVED; break;
             case 18: d.gate_limit = 7.0f; break;
-            default: d.d_scale.mode = TESS_SCALE_BLOCK_1x128; break;
+            case 19: d.d_scale.mode = TESS_SCALE_BLOCK_1x128; break;
+            case 20: d.aux.dtype = TESS_DTYPE_BF16; break;
+            default: d.aux.order = TESS_ORDER_ROW; break;
             }
         }
         tess_plan_key k = key_of_dense(&d, 1 << 20);

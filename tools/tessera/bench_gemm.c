@@ -13,7 +13,9 @@
  * --act fuse a bias (random normal values, one vector shared by the batch)
  * and an activation into every provider's call that can run them
  * (tess_gemm_fused; cuBLASLt's epilogues), and into the reference; --gate a
- * gated activation (D, and the residual, M x N/2), which cuBLASLt lacks; --D=e4m3
+ * gated activation (D, and the residual, M x N/2), which cuBLASLt lacks; --aux
+ * the values before the activation written beside D (cuBLASLt's GELU_AUX with
+ * --act=gelu_tanh); --D=e4m3
  * (or e5m2) an FP8 D, per tensor with a factor of 1 (--amax: its amax too) or
  * with 1x128 factors beside it (--out-scale=block1x128, checked dequantized),
  * tessera's alone. Every row
@@ -52,6 +54,7 @@ typedef struct buffers {
     float *sa, *sb; /* dequantization factors (NULL: none) */
     void *bias;     /* the fused epilogue's bias (NULL: none) */
     void *residual; /* the residual, D's layout (NULL: none); cuBLASLt's C where it runs it as one */
+    void *aux;      /* the aux output, D's layout (NULL: none) */
     /* An FP8 D's (tess_epilogue_ptrs; NULL: none), one of each shared by the sets. */
     const float *d_scale;
     float *d_amax, *d_scale_out;
@@ -74,7 +77,8 @@ static int run_tessera(void *ctx, void *stream) {
                                    .residual = b->residual,
                                    .d_scale = b->d_scale,
                                    .d_amax = b->d_amax,
-                                   .d_scale_out = b->d_scale_out};
+                                   .d_scale_out = b->d_scale_out,
+                                   .aux = b->aux};
     if (tess_set_stream(j->h, stream) != TESS_STATUS_SUCCESS || /* the stream the timing holds */
         tess_gemm_fused(j->h, j->g, j->plan, b->a, b->sa, b->b, b->sb, b->c, b->d, &ep) != TESS_STATUS_SUCCESS) {
         fprintf(stderr, "tessera bench gemm: %s\n", tess_last_error());
@@ -86,7 +90,7 @@ static int run_tessera(void *ctx, void *stream) {
 static int run_cublas(void *ctx, void *stream) {
     job *j = ctx;
     buffers *b = &j->sets[j->next++ % j->nsets];
-    return cublaslt_execute(j->lt, b->a, b->sa, b->b, b->sb, b->c, b->d, b->bias, stream);
+    return cublaslt_execute(j->lt, b->a, b->sa, b->b, b->sb, b->c, b->d, b->bias, b->aux, stream);
 }
 
 /* ||D - ref|| / ||ref|| of set 0's D against the reference `rd` (f32,
@@ -214,6 +218,8 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
     g.gate = (tess_gate)o->gate, g.gate_limit = o->gate_limit;
     if (o->residual)
         g.residual = g.d;
+    if (o->aux) /* the values before the activation, D's layout (tessera refuses it without an activation) */
+        g.aux = g.d;
     /* An FP8 D: per tensor with a factor of 1 (and its amax with --amax), or 1x128 factors written beside it. */
     const int fp8_d = g.d.dtype == TESS_DTYPE_E4M3 || g.d.dtype == TESS_DTYPE_E5M2;
     if ((!fp8_d && (o->amax || o->out_scale != TESS_SCALE_TENSOR)) || (o->amax && o->out_scale != TESS_SCALE_TENSOR))
@@ -250,8 +256,9 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
     const int64_t bias_count = o->bias == TESS_BIAS_NONE ? 0 : o->bias == TESS_BIAS_COLUMNS ? n : m;
     const size_t bias_bytes = (size_t)bias_count * tess_dtype_size(g.epilogue.bias_type);
     const size_t residual_bytes = o->residual ? tess_matrix_bytes(&g.d, g.batch) : 0;
+    const size_t aux_bytes = o->aux ? tess_matrix_bytes(&g.d, g.batch) : 0;
     size_t set_bytes = tess_matrix_bytes(&g.a, g.batch) + tess_matrix_bytes(&g.b, g.batch) + tess_matrix_bytes(&g.d, g.batch) +
-                       (g.beta != 0.0f ? tess_matrix_bytes(&g.c, g.batch) : 0) + bias_bytes + residual_bytes;
+                       (g.beta != 0.0f ? tess_matrix_bytes(&g.c, g.batch) : 0) + bias_bytes + residual_bytes + aux_bytes;
     const int nsets = bench_set_count(info, set_bytes);
     buffers sets[BENCH_MAX_SETS];
     memset(sets, 0, sizeof sets);
@@ -260,7 +267,8 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
             cudaMalloc(&sets[s].d, tess_matrix_bytes(&g.d, g.batch)) ||
             (g.beta != 0.0f && cudaMalloc(&sets[s].c, tess_matrix_bytes(&g.c, g.batch))) ||
             (bias_bytes && cudaMalloc(&sets[s].bias, bias_bytes)) ||
-            (residual_bytes && cudaMalloc(&sets[s].residual, residual_bytes))) {
+            (residual_bytes && cudaMalloc(&sets[s].residual, residual_bytes)) ||
+            (aux_bytes && cudaMalloc(&sets[s].aux, aux_bytes))) {
             fprintf(stderr, "tessera bench gemm: out of device memory for %lld x %lld x %lld\n", (long long)m,
                     (long long)n, (long long)k);
             return 1;
@@ -411,7 +419,7 @@ static int bench_one(tess_handle h, const tess_device_info *info, const bench_op
     }
     for (int s = 0; s < nsets; s++) {
         cudaFree(sets[s].a), cudaFree(sets[s].b), cudaFree(sets[s].d), cudaFree(sets[s].sa), cudaFree(sets[s].sb),
-            cudaFree(sets[s].bias), cudaFree(sets[s].residual);
+            cudaFree(sets[s].bias), cudaFree(sets[s].residual), cudaFree(sets[s].aux);
         if (sets[s].c != sets[s].residual)
             cudaFree(sets[s].c);
     }

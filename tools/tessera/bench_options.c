@@ -14,7 +14,7 @@
 /* The options, in the table's order (the index cli_parse passes to apply). */
 enum {
     OPT_M, OPT_N, OPT_K, OPT_A, OPT_B, OPT_C, OPT_D, OPT_ALPHA, OPT_BETA, OPT_BATCH, OPT_SCALE_A, OPT_SCALE_B,
-    OPT_FAST_ACCUM, OPT_BIAS, OPT_BIAS_TYPE, OPT_ACT, OPT_RESIDUAL, OPT_GATE, OPT_GATE_LIMIT, OPT_OUT_SCALE,
+    OPT_FAST_ACCUM, OPT_BIAS, OPT_BIAS_TYPE, OPT_ACT, OPT_RESIDUAL, OPT_AUX, OPT_GATE, OPT_GATE_LIMIT, OPT_OUT_SCALE,
     OPT_AMAX, OPT_GROUP_SIZE, OPT_ZEROS, OPT_PROVIDERS,
     OPT_PLAN, OPT_WARMUP, OPT_ITERATIONS, OPT_ROUNDS,
     OPT_CHAIN, OPT_HOLD, OPT_SMS, OPT_VERIFY, OPT_SUITE, OPT_OUTPUT, OPT_DRY_RUN, OPT_COUNT
@@ -57,6 +57,10 @@ static const cli_option bench_gemm_options[OPT_COUNT + 1] = {
                       "fused residual, added after the activation: an M x N matrix of D's\n"
                       "type and order (random normal); default false (cuBLASLt runs it\n"
                       "as C with beta 1 where there is no bias or activation)"},
+    [OPT_AUX] = {"aux", CLI_OPTIONAL_VALUE, "BOOL",
+                 "aux output: the values before the activation (and the residual)\n"
+                 "written beside D, in D's type and order (needs --act); default\n"
+                 "false (cuBLASLt's GELU_AUX with --act=gelu_tanh)"},
     [OPT_GATE] = {"gate", CLI_VALUE, "NAME",
                   "gated activation (GLU): none|interleaved (the product's columns 2j\n"
                   "and 2j+1 are gate and up; D = act(gate) * up is M x N/2, as the\n"
@@ -386,6 +390,7 @@ static int apply(void *ctx, int index, const char *v) {
     case OPT_GATE:
     case OPT_GATE_LIMIT: return parse_epilogue(index, v, o, st->where);
     case OPT_RESIDUAL: return cli_bool(v, &o->residual);
+    case OPT_AUX: return cli_bool(v, &o->aux);
     case OPT_OUT_SCALE: return parse_scale(v, &o->out_scale);
     case OPT_AMAX: return cli_bool(v, &o->amax);
     case OPT_GROUP_SIZE: return set_int(v, 64, 128, &o->int4_group) && (o->int4_group == 64 || o->int4_group == 128);
@@ -505,7 +510,7 @@ void bench_b_type_name(const bench_options *o, char *buf, size_t cap) {
 
 void bench_problem_label(const bench_options *o, int64_t m, int64_t n, int64_t k, char *buf, size_t cap) {
     char scales[48] = "", bias[40] = "", act[24] = "", gate[48] = "", out[32] = "";
-    const char *residual = o->residual ? " residual" : "";
+    const char *residual = o->residual ? (o->aux ? " residual aux" : " residual") : o->aux ? " aux" : "";
     if (o->td == TESS_DTYPE_E4M3 || o->td == TESS_DTYPE_E5M2)
         snprintf(out, sizeof out, " out:%s%s", bench_scale_name(o->out_scale), o->amax ? " amax" : "");
     if (o->scale_a >= 0 || o->scale_b >= 0)

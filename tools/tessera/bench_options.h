@@ -38,6 +38,7 @@ typedef struct bench_options {
     int bias_type;         /* --bias-type: a tess_dtype, or -1: bench_bias_type's default */
     int act;               /* --act: tess_activation */
     int residual;          /* --residual: a residual of D's type and order, added last */
+    int aux;               /* --aux: the values before the activation written beside D (D's type and order) */
     int gate;              /* --gate: tess_gate (D, and the residual, M x N/2) */
     float gate_limit;      /* --gate-limit: the gate's clamp (0: none) */
     int out_scale;         /* --out-scale: an FP8 D's factors, TESS_SCALE_TENSOR (the default) or _BLOCK_1x128 */
@@ -78,7 +79,7 @@ int bench_suite_defaults(int argc, char **argv, bench_options *o, bench_run *run
 int bench_parse_line(char *line, const char *suite, int number, bench_options *o);
 
 /* The rows' name of a problem: "MxNxK bB a:row,b:col->d:row[ s:A,B[ fast]][ bias:WHERE:TYPE][ act:NAME]
- * [ gate:NAME[:LIMIT]][ residual][ out:tensor[ amax]|out:1x128]" (out: an FP8 D's factors); a 4-bit
+ * [ gate:NAME[:LIMIT]][ residual][ aux][ out:tensor[ amax]|out:1x128]" (out: an FP8 D's factors); a 4-bit
  * B reads "int4gG" (G: --group-size) with a "z" after it where it has zero points. */
 void bench_problem_label(const bench_options *o, int64_t m, int64_t n, int64_t k, char *buf, size_t cap);
 

@@ -21,7 +21,7 @@ void bench_row_write(const bench_row *r, FILE *csv) {
         return;
     fprintf(csv,
             "%lld,%lld,%lld,%lld,%s,%s,%s,%s,%s,%s,%s,%s,%g,%g,%s,%s,%d,%s,%s,%s,%s,%s,%.6f,%.2f,%.2f,%.4f,"
-            "%.3e,%.2f,%.0f,%.1f,%.2f,%.4f,%.2f,%g,%d,%d,%s,%g\n",
+            "%.3e,%.2f,%.0f,%.1f,%.2f,%.4f,%.2f,%g,%d,%d,%s,%g,%d\n",
             (long long)g->m, (long long)g->n, (long long)g->k, (long long)g->batch, tess_dtype_name(g->a.dtype),
             bench_order_name(g->a.order), r->b_type, bench_order_name(g->b.order), tess_dtype_name(g->c.dtype),
             bench_order_name(g->c.order), tess_dtype_name(g->d.dtype), bench_order_name(g->d.order), g->alpha, g->beta,
@@ -29,7 +29,7 @@ void bench_row_write(const bench_row *r, FILE *csv) {
             o->bias != TESS_BIAS_NONE ? tess_dtype_name(g->epilogue.bias_type) : "none", bench_act_name(o->act),
             r->tessera ? "tessera" : "cublas", r->kernel, r->ms, r->tflops, r->gbs, r->ratio, r->err, r->host_us,
             w->mean_sm_mhz, w->mean_board_w, per_ghz, per_j, r->best_tflops, o->hold, r->budget, o->residual,
-            bench_gate_name(o->gate), o->gate_limit);
+            bench_gate_name(o->gate), o->gate_limit, o->aux);
 }
 
 void bench_csv_header(FILE *csv, const tess_device_info *info, energy_meter *meter) {
@@ -42,10 +42,11 @@ void bench_csv_header(FILE *csv, const tess_device_info *info, energy_meter *met
                  "fused epilogue (--bias, --bias-type, --act; none: without); sm_budget: tessera's SMs (--sms; 0 in cuBLAS's "
                  "rows, which use every SM); residual: 1 where --residual added one (cuBLASLt's rows: as C with beta "
                  "1); gate, gate_limit: --gate (interleaved: D is M x N/2, n the product's N) and --gate-limit; "
+                 "aux: 1 where --aux wrote the values before the activation beside D (cuBLASLt: GELU_AUX); "
                  "b_type int4gG (z: with zero points): a 4-bit B in groups of G (--B=int4:col), tessera's GEMV alone\n");
     fprintf(csv, "m,n,k,batch,a_type,a_order,b_type,b_order,c_type,c_order,d_type,d_order,alpha,beta,scale_a,"
                  "scale_b,fast_accum,bias,bias_type,activation,provider,kernel,ms,tflops,gbs,speedup_vs_cublas,"
                  "rel_error,host_us,sm_mhz,board_w,tflops_per_ghz,tflop_per_j,best_tflops,hold_s,sm_budget,residual,"
-                 "gate,gate_limit\n");
+                 "gate,gate_limit,aux\n");
 }
 

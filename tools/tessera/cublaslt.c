@@ -19,13 +19,19 @@ struct cublaslt_run {
     float alpha, beta;
     int swapped; /* row-major D: cuBLASLt's first operand is B, its second A */
     int bias;    /* 1: the epilogue reads a bias (its pointer set on each run) */
+    int aux;     /* 1: the epilogue writes aux (GELU_AUX; its pointer set on each run) */
 };
 
 /* cuBLASLt's epilogue for `e` in *out; 0, with the reason in `why`, where it
  * has none. Its bias is one value per row of its column-major D: tessera's
  * columns when D is row-major (`swapped`), its rows otherwise; its
  * activations are ReLU and GELU's tanh form. */
-static int lt_epilogue(const tess_epilogue_desc *e, int swapped, cublasLtEpilogue_t *out, char *why, size_t why_cap) {
+static int lt_epilogue(const tess_epilogue_desc *e, int swapped, int aux, cublasLtEpilogue_t *out, char *why,
+                       size_t why_cap) {
+    if (aux && e->activation != TESS_ACT_GELU_TANH) {
+        snprintf(why, why_cap, "cuBLASLt's aux holds values only with its GELU (--act=gelu_tanh; ReLU's is a bit mask)");
+        return 0;
+    }
     switch (e->activation) {
     case TESS_ACT_NONE: *out = CUBLASLT_EPILOGUE_DEFAULT; break;
     case TESS_ACT_RELU: *out = CUBLASLT_EPILOGUE_RELU; break;
@@ -35,6 +41,8 @@ static int lt_epilogue(const tess_epilogue_desc *e, int swapped, cublasLtEpilogu
         return 0;
     default: snprintf(why, why_cap, "cuBLASLt has no SiLU epilogue"); return 0;
     }
+    if (aux)
+        *out = CUBLASLT_EPILOGUE_GELU_AUX;
     if (e->bias == TESS_BIAS_NONE)
         return 1;
     if ((e->bias == TESS_BIAS_COLUMNS) != swapped) {
@@ -43,9 +51,10 @@ static int lt_epilogue(const tess_epilogue_desc *e, int swapped, cublasLtEpilogu
                  "--bias=rows with a column-major one");
         return 0;
     }
-    *out = *out == CUBLASLT_EPILOGUE_DEFAULT ? CUBLASLT_EPILOGUE_BIAS
-           : *out == CUBLASLT_EPILOGUE_RELU  ? CUBLASLT_EPILOGUE_RELU_BIAS
-                                             : CUBLASLT_EPILOGUE_GELU_BIAS;
+    *out = *out == CUBLASLT_EPILOGUE_DEFAULT  ? CUBLASLT_EPILOGUE_BIAS
+           : *out == CUBLASLT_EPILOGUE_RELU   ? CUBLASLT_EPILOGUE_RELU_BIAS
+           : *out == CUBLASLT_EPILOGUE_GELU   ? CUBLASLT_EPILOGUE_GELU_BIAS
+                                              : CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
     return 1;
 }
 
@@ -113,7 +122,8 @@ cublaslt_run *cublaslt_prepare(const tess_gemm_desc *g, char *why, size_t why_ca
     cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_TRANSA, &op1, sizeof op1);
     cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_TRANSB, &op2, sizeof op2);
     cublasLtEpilogue_t epilogue;
-    if (!lt_epilogue(&g->epilogue, r->swapped, &epilogue, why, why_cap)) {
+    const int aux = g->aux.rows > 0 && g->aux.cols > 0;
+    if (!lt_epilogue(&g->epilogue, r->swapped, aux, &epilogue, why, why_cap)) {
         cublaslt_release(r);
         return NULL;
     }
@@ -125,6 +135,13 @@ cublaslt_run *cublaslt_prepare(const tess_gemm_desc *g, char *why, size_t why_ca
         cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &bias_stride,
                                        sizeof bias_stride);
         r->bias = 1;
+    }
+    if (aux) { /* aux in D's type and order: its ld and batch stride, in elements, as cuBLASLt's column-major view */
+        int64_t aux_ld = g->aux.ld, aux_stride = g->aux.batch_stride;
+        cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &aux_ld, sizeof aux_ld);
+        cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE, &aux_stride,
+                                       sizeof aux_stride);
+        r->aux = 1;
     }
     tess_matrix_desc dcol = g->d, ccol = g->beta != 0.0f ? g->c : g->d;
     if (d_row) { /* the transposed view is column-major N x M */
@@ -144,6 +161,9 @@ cublaslt_run *cublaslt_prepare(const tess_gemm_desc *g, char *why, size_t why_ca
     }
     if (r->bias) /* the heuristic reads the bias pointer's alignment */
         cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &placeholder, sizeof placeholder);
+    if (r->aux) /* and aux's */
+        cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &placeholder,
+                                       sizeof placeholder);
     cublasLtMatmulPreference_t pref;
     cublasLtMatmulPreferenceCreate(&pref);
     size_t ws = CUBLASLT_WORKSPACE_BYTES;
@@ -163,13 +183,15 @@ cublaslt_run *cublaslt_prepare(const tess_gemm_desc *g, char *why, size_t why_ca
 }
 
 int cublaslt_execute(cublaslt_run *r, const void *a, const float *sa, const void *b, const float *sb, const void *c,
-                     void *d, const void *bias, void *stream) {
+                     void *d, const void *bias, void *aux, void *stream) {
     const void *first = r->swapped ? b : a, *second = r->swapped ? a : b;
     const float *s1 = r->swapped ? sb : sa, *s2 = r->swapped ? sa : sb;
     cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &s1, sizeof s1);
     cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &s2, sizeof s2);
     if (r->bias)
         cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
+    if (r->aux)
+        cublasLtMatmulDescSetAttribute(r->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof aux);
     cublasStatus_t st = cublasLtMatmul(r->handle, r->desc, &r->alpha, first, r->la, second, r->lb, &r->beta, c ? c : d, r->lc,
                                        d, r->ld, &r->algo, r->workspace, CUBLASLT_WORKSPACE_BYTES,
                                        (cudaStream_t)stream);

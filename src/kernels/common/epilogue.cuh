@@ -195,23 +195,38 @@ static __device__ __noinline__ float tess_epilogue_residual_call(const tess_epil
     return tess_epilogue_residual(e, b, m, n);
 }
 
-// The fused steps after alpha * sum + beta * C (v): the bias of bias batch
-// bb, then the activation. The residual is added by the caller (dense
-// kernels only: the grouped ones have none).
-TESS_DEVICE float tess_epilogue_fused(const tess_epilogue &e, float v, int bb, int m, int n) {
-    return tess_activate(e.activation, v + tess_epilogue_bias(e, bb, m, n));
+// Stores aux's element (m, n) of batch b (the value before the activation)
+// in aux's type and order; nothing without aux or outside it (tiles
+// compute elements past D's edges, which are never stored).
+TESS_DEVICE void tess_epilogue_put_aux(const tess_epilogue &e, int b, int m, int n, float v) {
+    if (e.aux && m < e.aux_layout.rows && n < e.aux_layout.cols)
+        tess_store_from_f32(e.aux_layout.dtype, e.aux, tess_matrix_offset(&e.aux_layout, b, m, n), v);
+}
+
+// The fused steps after alpha * sum + beta * C (v) of element (m, n) of
+// batch b: the bias of bias batch bb, the sum so far into aux (where asked
+// for; AUX false: a kernel whose API refuses aux, which then costs it no
+// registers), then the activation. The residual is added by the caller
+// (dense kernels only: the grouped ones have none).
+template <bool AUX = true>
+TESS_DEVICE float tess_epilogue_fused(const tess_epilogue &e, float v, int b, int bb, int m, int n) {
+    const float pre = v + tess_epilogue_bias(e, bb, m, n);
+    if (AUX)
+        tess_epilogue_put_aux(e, b, m, n, pre);
+    return tess_activate(e.activation, pre);
 }
 
 // D's value at (m, n) of batch b with every step of the epilogue but the
 // residual: alpha * sum + beta * C (read when beta != 0), then the fused
-// steps with the bias of bias batch bb. For the fused paths, where each
-// element's arithmetic runs in a loop (or a call) rather than unrolled over
-// a tile.
+// steps with the bias of bias batch bb (and aux, as tess_epilogue_fused).
+// For the fused paths, where each element's arithmetic runs in a loop (or a
+// call) rather than unrolled over a tile.
+template <bool AUX = true>
 TESS_DEVICE float tess_epilogue_final(const tess_epilogue &e, float sum, int b, int bb, int m, int n) {
     float v = e.alpha * sum;
     if (e.beta != 0.0f)
         v += e.beta * tess_epilogue_c(e, b, m, n);
-    return tess_epilogue_fused(e, v, bb, m, n);
+    return tess_epilogue_fused<AUX>(e, v, b, bb, m, n);
 }
 
 // The same, called: for kernels that store a few elements a thread from

@@ -30,6 +30,11 @@ typedef struct tess_epilogue {
     /* A dense GEMM's residual, added after the activation (NULL: none), in the kernel's rows and columns as D. */
     const void *residual;
     tess_matrix_desc residual_layout;
+    /* A dense GEMM's aux output (tess_gemm_desc.aux; NULL: none): the value
+     * before the activation and the residual, in the kernel's rows and
+     * columns as D, its type and order D's. */
+    void *aux;
+    tess_matrix_desc aux_layout;
     /* A gated activation (tess_gate; D has half the kernel's columns, or with
      * gate_rows half its rows: a transposed plan's pairs) and its clamp (0: none). */
     int32_t gate, gate_rows;
@@ -72,6 +77,16 @@ static inline void tess_epilogue_set_fp8(tess_epilogue *e, const tess_gemm_desc 
     e->d_scale_layout = desc->d_scale;
 }
 
+/* Sets e's aux output from a validated problem (its layout in the kernel's
+ * rows and columns: a transposed plan passes the transposed problem) and
+ * the pointer of its tess_epilogue_ptrs; none where desc has no aux. */
+static inline void tess_epilogue_set_aux(tess_epilogue *e, const tess_gemm_desc *desc, void *aux) {
+    const int has = desc->aux.rows > 0 && desc->aux.cols > 0;
+    e->aux = has ? aux : NULL;
+    e->aux_layout = desc->aux;
+    e->fused = e->fused || e->aux != NULL;
+}
+
 /* The epilogue of a validated problem `desc` with C at c, D at d, the
  * fused epilogue's bias at bias and the residual at residual. */
 static inline tess_epilogue tess_epilogue_of(const tess_gemm_desc *desc, const void *c, void *d, const void *bias,
@@ -91,6 +106,7 @@ static inline tess_epilogue tess_epilogue_of(const tess_gemm_desc *desc, const v
     e.gate_rows = 0; /* the family sets it for a kernel that runs the problem transposed */
     e.fused = e.bias != NULL || e.activation != TESS_ACT_NONE || e.residual != NULL || e.gate != TESS_GATE_NONE;
     tess_epilogue_set_fp8(&e, desc, NULL, NULL, NULL);
+    tess_epilogue_set_aux(&e, desc, NULL);
     return e;
 }
 

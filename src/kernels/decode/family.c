@@ -219,6 +219,7 @@ static tess_status run(tess_handle h, const tess_problem *problem, const tess_pl
     p.a = o->a, p.b = o->b, p.lda = desc->a.ld, p.ldb = desc->b.ld;
     p.m = (int)desc->m, p.n = (int)desc->n, p.k = (int)desc->k;
     p.epi = tess_epilogue_of(desc, o->c, o->d, o->bias, o->residual);
+    tess_epilogue_set_aux(&p.epi, desc, o->aux);
     p.scale_a.data = o->a_scale, p.scale_a.layout = desc->a_scale;
     p.scale_b.data = o->b_scale, p.scale_b.layout = desc->b_scale;
     p.early_launch = tess_handle_early_launch(h);

@@ -189,7 +189,8 @@ TESS_DEVICE void gemv_chunk(float (&acc)[TESS_GEMV_ROWS][MT], const uint4 (&w)[T
 // Stores D's element (token m, weight row n) from its finished float32 sum:
 // the outer factors (block factors were applied per K block), then the
 // epilogue (tess_epilogue_value: alpha, beta C; then any fused bias and
-// activation, tess_epilogue_fused, and the residual, tess_epilogue_residual).
+// activation, tess_epilogue_fused, which also writes aux, and the residual,
+// tess_epilogue_residual).
 template <bool BLOCK>
 TESS_DEVICE void gemv_store(const tess_gemv_params &p, int m, int n, float sum) {
     if (!BLOCK)
@@ -198,7 +199,7 @@ TESS_DEVICE void gemv_store(const tess_gemv_params &p, int m, int n, float sum) 
     float v = e.beta != 0.0f ? tess_epilogue_value<true, false>(e, sum, 0, m, n)
                              : tess_epilogue_value<false, false>(e, sum, 0, m, n);
     if (e.fused)
-        v = tess_epilogue_fused(e, v, 0, m, n) + tess_epilogue_residual(e, 0, m, n);
+        v = tess_epilogue_fused(e, v, 0, 0, m, n) + tess_epilogue_residual(e, 0, m, n);
     tess_epilogue_put(e, 0, m, n, v);
 }
 

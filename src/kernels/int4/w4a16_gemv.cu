@@ -316,8 +316,9 @@ TESS_DEVICE void w4a16_chunk(const tess_w4a16_params &p, const w4a16_expert &e, 
         float sum = part[o];
         for (int s = 1; s < parts; s++)
             sum += part[s * outputs + o];
+        // (no aux: the 4-bit calls refuse it)
         tess_epilogue_put(p.epi, e.index, token, row,
-                          tess_epilogue_final(p.epi, sum, e.index, e.index, token, row));
+                          tess_epilogue_final<false>(p.epi, sum, e.index, e.index, token, row));
     }
     __syncthreads();
 }

@@ -550,7 +550,9 @@ TESS_DEVICE void fused_residual4(const tess_epilogue &e, int b, int m, int n, bo
 // One round of epilogue_fused without a gate: the warpgroup's staged sums
 // of columns [nr, nr + FUSED_COLS) become D's, four elements per chunk
 // along D's contiguous dimension (a vector store each), the chunks taken by
-// the 128 threads in turn.
+// the 128 threads in turn; with aux, each chunk's values before the
+// activation go to aux first, in the same geometry (aux has D's type and
+// order).
 // IN_PLACE: the values go back into the staged sums instead (row_major
 // chunks, 0 outside the matrix), for an FP8 D's store from registers.
 template <class Cfg, bool IN_PLACE = false>
@@ -587,6 +589,9 @@ TESS_DEVICE void fused_round(const tess_epilogue &e, float *sums, const float *b
                 x[i] += e.beta * tess_epilogue_c(e, b, m, n);
             x[i] += bias[per_column ? round * W + lc : lr];
         }
+        if (e.aux) // the values before the activation, D's chunk of aux (D's type and order)
+            fused_store4(e.aux_layout.dtype, (char *)e.aux, tess_matrix_offset(&e.aux_layout, b, m0 + r, nr + col), x,
+                         in);
         if (act.erf) {
 #pragma unroll
             for (int i = 0; i < CHUNK; i++)
@@ -946,9 +951,10 @@ TESS_DEVICE void epilogue(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], 
     }
     if (p.epi.fused) {
         if constexpr (!Cfg::FUSES_FROM_REGISTERS) {
-            // A 16-bit D stored by TMA, without C, a per-row bias or a gate: inline
+            // A 16-bit D stored by TMA, without C, a per-row bias, a gate or aux: inline
             // in the stores, with a residual where they can read it (residual_inline).
-            if (!p.d_direct && !with_c && p.epi.bias_mode != TESS_BIAS_ROWS && p.epi.gate == TESS_GATE_NONE) {
+            if (!p.d_direct && !with_c && p.epi.bias_mode != TESS_BIAS_ROWS && p.epi.gate == TESS_GATE_NONE &&
+                !p.epi.aux) {
                 if (!p.epi.residual) {
                     epilogue_store16<Cfg, false, true>(p, acc, staging, wg, t, b, m0, m_end, n0, pending,
                                                        Cfg::GROUPED ? tile.group : b);

@@ -101,6 +101,8 @@ tess_gemm_desc tess_sm90_transposed_problem(const tess_gemm_desc *d) {
     t.c = transposed_matrix(&d->c), t.d = transposed_matrix(&d->d);
     if (d->residual.rows > 0)
         t.residual = transposed_matrix(&d->residual);
+    if (d->aux.rows > 0)
+        t.aux = transposed_matrix(&d->aux);
     t.a_scale = d->b_scale, t.b_scale = d->a_scale;
     if (d->epilogue.bias != TESS_BIAS_NONE) /* D's columns are D^T's rows */
         t.epilogue.bias = d->epilogue.bias == TESS_BIAS_COLUMNS ? TESS_BIAS_ROWS : TESS_BIAS_COLUMNS;
