@@ -507,6 +507,16 @@ static __device__ __noinline__ float4 residual4_call(const tess_epilogue &e, int
     return make_float4(q[0], q[1], q[2], q[3]);
 }
 
+// Stores a finishing chunk's four values before the activation into aux at
+// (m, n) of batch b (aux has D's type and order, so the chunk's geometry is
+// D's): called rather than inlined, for residual4_call's reason (the
+// promoting kernels' 128x256 tiles spill when it is inlined).
+static __device__ __noinline__ void aux4_call(const tess_epilogue &e, int b, int m, int n, float4 v, unsigned inside) {
+    const float x[4] = {v.x, v.y, v.z, v.w};
+    const bool in[4] = {(inside & 1u) != 0, (inside & 2u) != 0, (inside & 4u) != 0, (inside & 8u) != 0};
+    fused_store4(e.aux_layout.dtype, (char *)e.aux, tess_matrix_offset(&e.aux_layout, b, m, n), x, in);
+}
+
 // The same four as one load where the residual is row-major and the run
 // lies inside its row, aligned to its size (f32: 16 bytes, 16-bit: 8): the
 // common case, inline so that the load issues before the chunk's arithmetic
@@ -589,9 +599,9 @@ TESS_DEVICE void fused_round(const tess_epilogue &e, float *sums, const float *b
                 x[i] += e.beta * tess_epilogue_c(e, b, m, n);
             x[i] += bias[per_column ? round * W + lc : lr];
         }
-        if (e.aux) // the values before the activation, D's chunk of aux (D's type and order)
-            fused_store4(e.aux_layout.dtype, (char *)e.aux, tess_matrix_offset(&e.aux_layout, b, m0 + r, nr + col), x,
-                         in);
+        if (e.aux) // the values before the activation, D's chunk of aux
+            aux4_call(e, b, m0 + r, nr + col, make_float4(x[0], x[1], x[2], x[3]),
+                      (in[0] ? 1u : 0u) | (in[1] ? 2u : 0u) | (in[2] ? 4u : 0u) | (in[3] ? 8u : 0u));
         if (act.erf) {
 #pragma unroll
             for (int i = 0; i < CHUNK; i++)
