@@ -11,8 +11,8 @@ TESTS="gpu_gemm gpu_gemm_fp8" bash dev/ab/kernels_gpu.sh || exit 1
 build/tests/unit_aux > $OUT/unit_aux.log 2>&1; echo "unit_aux rc=$? $(tail -1 $OUT/unit_aux.log)"
 . dev/ab/gpu_common.sh
 PYTEST_ADDOPTS="-k 'aux or fp8_matches or gradient'" gpu_pytest "python/tests/test_epilogue.py python/tests/test_ops.py"
-grep -E -- "--aux$" -B0 bench/suites/epilogue.txt | sed 's/ --aux$//' > $OUT/aux-suite.txt
-grep -E -- "--aux$" bench/suites/epilogue.txt >> $OUT/aux-suite.txt
+grep -E -h -- "--aux$" bench/suites/epilogue.txt | sed 's/ --aux$//' > $OUT/aux-suite.txt
+grep -E -h -- "--aux$" bench/suites/epilogue.txt >> $OUT/aux-suite.txt
 build/bin/tessera bench gemm --suite=$OUT/aux-suite.txt --output=$OUT/h100-aux.csv > $OUT/aux-bench.log 2>&1
 echo "bench rc=$? ($SECONDS s)"
 grep -E " (tessera|cublas) " $OUT/aux-bench.log | sed -E 's/ +/ /g' | cut -d' ' -f1-12
