@@ -266,26 +266,34 @@ TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::B
 }
 
 // epilogue_store16's fused path with the copy compiled for the epilogue's
-// activation shape, chosen once per tile.
+// activation shape, chosen once per tile. Promoting kernels that stage more
+// than TESS_EPI_ROUND_COLS columns a round keep the run-time choice: their
+// round's bias and branch-free blocks spill beside the promoted
+// accumulators (ptxas: 176-304 bytes in the 192- and 256-wide 3-stage ones).
 template <class Cfg, bool RESIDUAL>
 TESS_DEVICE void epilogue_store16_fused(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], char *staging, int wg,
                                         int t, int b, int m0, int m_end, int n0, bool &pending, int bb) {
-    switch (tess_act_shape_of(tess_act_form_of(p.epi.activation))) {
-    case TESS_SHAPE_SIGMOID:
-        epilogue_store16<Cfg, false, true, RESIDUAL, TESS_SHAPE_SIGMOID>(p, acc, staging, wg, t, b, m0, m_end, n0,
-                                                                         pending, bb);
-        break;
-    case TESS_SHAPE_ERF:
-        epilogue_store16<Cfg, false, true, RESIDUAL, TESS_SHAPE_ERF>(p, acc, staging, wg, t, b, m0, m_end, n0, pending,
+    if constexpr (Cfg::PROMOTES && Cfg::EPI_COLS > TESS_EPI_ROUND_COLS) {
+        epilogue_store16<Cfg, false, true, RESIDUAL, TESS_SHAPE_ANY>(p, acc, staging, wg, t, b, m0, m_end, n0, pending,
                                                                      bb);
-        break;
-    case TESS_SHAPE_RELU:
-        epilogue_store16<Cfg, false, true, RESIDUAL, TESS_SHAPE_RELU>(p, acc, staging, wg, t, b, m0, m_end, n0, pending,
-                                                                      bb);
-        break;
-    default:
-        epilogue_store16<Cfg, false, true, RESIDUAL, TESS_SHAPE_NONE>(p, acc, staging, wg, t, b, m0, m_end, n0, pending,
-                                                                      bb);
+    } else {
+        switch (tess_act_shape_of(tess_act_form_of(p.epi.activation))) {
+        case TESS_SHAPE_SIGMOID:
+            epilogue_store16<Cfg, false, true, RESIDUAL, TESS_SHAPE_SIGMOID>(p, acc, staging, wg, t, b, m0, m_end, n0,
+                                                                             pending, bb);
+            break;
+        case TESS_SHAPE_ERF:
+            epilogue_store16<Cfg, false, true, RESIDUAL, TESS_SHAPE_ERF>(p, acc, staging, wg, t, b, m0, m_end, n0,
+                                                                         pending, bb);
+            break;
+        case TESS_SHAPE_RELU:
+            epilogue_store16<Cfg, false, true, RESIDUAL, TESS_SHAPE_RELU>(p, acc, staging, wg, t, b, m0, m_end, n0,
+                                                                          pending, bb);
+            break;
+        default:
+            epilogue_store16<Cfg, false, true, RESIDUAL, TESS_SHAPE_NONE>(p, acc, staging, wg, t, b, m0, m_end, n0,
+                                                                          pending, bb);
+        }
     }
 }
 
