@@ -283,8 +283,10 @@ def _bias_grad(sums, shape, dtype):
     return sums.reshape(shape).to(dtype)
 
 
-# GELU's tanh form: sqrt(2 / pi) and the cubic term's weight (as the kernels' TESS_GELU_TANH_*).
+# GELU's tanh form: sqrt(2 / pi) and the cubic term's weight (as the kernels' TESS_GELU_TANH_*);
+# its erf form: 1 / sqrt(2) (TESS_RSQRT2) and the normal density's 1 / sqrt(2 pi).
 _GELU_TANH_SCALE, _GELU_TANH_CUBIC = 0.7978845608028654, 0.044715
+_RSQRT2, _RSQRT_2PI = 0.7071067811865476, 0.3989422804014327
 
 
 def _activation_grad(activation, before, grad):
@@ -293,15 +295,15 @@ def _activation_grad(activation, before, grad):
     0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2) with t = tanh(k (x + c x^3)), SiLU's
     s (1 + x (1 - s)) with s = sigmoid(x); closed forms, so that no autograd graph is built in
     a backward pass (and fake tensors trace it)."""
-    x, code = before.float(), _epilogue.activation_code(activation)  # tess_activation's codes
-    if code == 1:
+    x, code, codes = before.float(), _epilogue.activation_code(activation), _epilogue.ACTIVATIONS
+    if code == codes["relu"]:
         d = (x > 0).float()
-    elif code == 2:
+    elif code == codes["gelu_tanh"]:
         t = torch.tanh(_GELU_TANH_SCALE * (x + _GELU_TANH_CUBIC * x * x * x))
         d = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _GELU_TANH_SCALE * (1 + 3 * _GELU_TANH_CUBIC * x * x)
-    elif code == 3:
-        d = 0.5 * (1 + torch.erf(x * 0.7071067811865476)) + x * torch.exp(-0.5 * x * x) * 0.3989422804014327
-    else:
+    elif code == codes["gelu_erf"]:
+        d = 0.5 * (1 + torch.erf(x * _RSQRT2)) + x * torch.exp(-0.5 * x * x) * _RSQRT_2PI
+    else:  # SiLU
         s = torch.sigmoid(x)
         d = s * (1 + x * (1 - s))
     return grad.float() * d
