@@ -196,7 +196,7 @@ def _stream_handle(device, tensors):
     torch tensors, else the legacy default stream's."""
     if any(type(t).__module__.startswith("torch") for t in tensors if t is not None):
         import torch
-        return default_handle(device, torch.cuda.current_stream(device).cuda_stream)
+        return default_handle(device, call_cache.current_stream(torch, device))
     return default_handle(device)
 
 
@@ -501,7 +501,7 @@ def _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, re
     try:
         key = (call_cache.tensor_key(a), call_cache.tensor_key(b), call_cache.tensor_key(out),
                call_cache.tensor_key(c), call_cache.scale_key(scale_a), call_cache.scale_key(scale_b), alpha, beta,
-               out_dtype, recipe_a, recipe_b, tuple(bool(f) for f in flags), call_cache.tensor_key(bias), activation,
+               out_dtype, recipe_a, recipe_b, (bool(flags[0]), bool(flags[1])), call_cache.tensor_key(bias), activation,
                bias_along, call_cache.tensor_key(residual), tuple(gate), stream)
         hash(key)
         return key
