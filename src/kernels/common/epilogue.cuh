@@ -141,6 +141,19 @@ TESS_DEVICE tess_act_form tess_act_form_of(int act) {
     return f;
 }
 
+// The activation's shape, for kernels that compile one copy of an unrolled
+// tile loop per shape (a template argument) so that its per-block code has
+// no branches: the branches over the shapes' code made the inline bias +
+// activation epilogue wait on instruction fetch (Nsight's no_instruction
+// stall, dev/NOTES.md "Fused epilogues"). tess_act_form still gives the
+// sigmoid shape's constants. TESS_SHAPE_ANY: decided at run time, for
+// loops whose registers cannot take the branch-free copies' scheduling.
+enum tess_act_shape { TESS_SHAPE_NONE, TESS_SHAPE_SIGMOID, TESS_SHAPE_ERF, TESS_SHAPE_RELU, TESS_SHAPE_ANY };
+
+TESS_DEVICE tess_act_shape tess_act_shape_of(const tess_act_form &f) {
+    return f.sigmoid ? TESS_SHAPE_SIGMOID : f.erf ? TESS_SHAPE_ERF : f.relu ? TESS_SHAPE_RELU : TESS_SHAPE_NONE;
+}
+
 // Abramowitz and Stegun 7.1.26: erfc(a) ~ t (A1 + t (A2 + t (A3 + t (A4 + t
 // A5)))) exp(-a^2), t = 1 / (1 + P a), for a >= 0, absolute error at most
 // 1.5e-7 (Handbook of Mathematical Functions, 1964, p. 299).

@@ -142,14 +142,41 @@ TESS_DEVICE void wait_staging_free(bool pending, int t, int barrier) {
 // layout, tess_wgmma_acc_coord), where its bias is read.
 TESS_DEVICE int pair_column(int jj, int c) { return 16 * jj + 8 * (c / 2) + c % 2; }
 
+// The activation of a block's 8 values: SHAPE's, fixed at compile time (no
+// branches), or with TESS_SHAPE_ANY the one act names, decided once for the
+// block (no element branches).
+template <tess_act_shape SHAPE>
+TESS_DEVICE void activate_block(const tess_act_form &act, float (&x)[8]) {
+    if constexpr (SHAPE == TESS_SHAPE_ANY) {
+        if (act.sigmoid)
+            activate_block<TESS_SHAPE_SIGMOID>(act, x);
+        else if (act.erf)
+            activate_block<TESS_SHAPE_ERF>(act, x);
+        else if (act.relu)
+            activate_block<TESS_SHAPE_RELU>(act, x);
+    } else if constexpr (SHAPE == TESS_SHAPE_SIGMOID) {
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            x[i] = tess_times_sigmoid(x[i], x[i] * (act.k1 + act.k3 * x[i] * x[i]));
+    } else if constexpr (SHAPE == TESS_SHAPE_ERF) {
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            x[i] = tess_gelu_erf(x[i]);
+    } else if constexpr (SHAPE == TESS_SHAPE_RELU) {
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            x[i] = x[i] < 0.0f ? 0.0f : x[i]; // NaN stays NaN
+    }
+}
+
 // The values of a thread's 16-column block jj of the tile, in the inline
 // stores' order: x[2 i + h] at row m (i even) or m + 8, column n + h (+ 8
 // for i >= 2). Each is tess_epilogue_value's (alpha * sum, + beta * C with
 // WITH_C); FUSED adds the bias of columns n, n + 1, n + 8, n + 9 (its raw
 // bits, loaded by the caller ahead of any wait), then the sigmoid gate of
-// tess_act_form, GELU's erf form or ReLU's clamp (decided once per block:
-// no element branches), then with RESIDUAL the residual read inline.
-template <class Cfg, bool WITH_C, bool FUSED, bool RESIDUAL>
+// tess_act_form, GELU's erf form or ReLU's clamp (activate_block), then
+// with RESIDUAL the residual read inline.
+template <class Cfg, bool WITH_C, bool FUSED, bool RESIDUAL, tess_act_shape SHAPE>
 TESS_DEVICE void block_values(const tess_epilogue &e, const float (&acc)[Cfg::BN / 2], int jj, int t, int b, int m0,
                               int n0, const tess_bias_reader &bias, const uint32_t (&bias_bits)[4],
                               const tess_act_form &act, const residual_rows &residual, float (&x)[8]) {
@@ -171,19 +198,7 @@ TESS_DEVICE void block_values(const tess_epilogue &e, const float (&acc)[Cfg::BN
             const float bias_c = tess_bias_value(bias, bias_bits[c]);
             x[4 * (c / 2) + c % 2] += bias_c, x[4 * (c / 2) + 2 + c % 2] += bias_c; // rows m, m + 8
         }
-        if (act.sigmoid) {
-#pragma unroll
-            for (int i = 0; i < 8; i++)
-                x[i] = tess_times_sigmoid(x[i], x[i] * (act.k1 + act.k3 * x[i] * x[i]));
-        } else if (act.erf) {
-#pragma unroll
-            for (int i = 0; i < 8; i++)
-                x[i] = tess_gelu_erf(x[i]);
-        } else if (act.relu) {
-#pragma unroll
-            for (int i = 0; i < 8; i++)
-                x[i] = x[i] < 0.0f ? 0.0f : x[i]; // NaN stays NaN
-        }
+        activate_block<SHAPE>(act, x);
         if (RESIDUAL) {
 #pragma unroll
             for (int i = 0; i < 8; i++)
@@ -199,8 +214,8 @@ TESS_DEVICE void block_values(const tess_epilogue &e, const float (&acc)[Cfg::BN
 // FUSED: the fused steps inline (block_values: alpha * sum + the bias of
 // bias batch bb, per column or none, then the activation, then a residual
 // with RESIDUAL); no C, no per-row bias (the fused epilogue's other paths
-// take those).
-template <class Cfg, bool WITH_C, bool FUSED = false, bool RESIDUAL = false>
+// take those); SHAPE: the activation's (epilogue_store16_fused picks it).
+template <class Cfg, bool WITH_C, bool FUSED = false, bool RESIDUAL = false, tess_act_shape SHAPE = TESS_SHAPE_NONE>
 TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], char *staging, int wg, int t,
                                   int b, int m0, int m_end, int n0, bool &pending, int bb = 0) {
     static_assert(!(WITH_C && FUSED), "the fused store reads no C");
@@ -232,8 +247,8 @@ TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::B
         for (int j = 0; j < Cfg::EPI_COLS / 16; j++) {
             const int jj = round * (Cfg::EPI_COLS / 16) + j; /* 16-column block of the tile */
             float x[8];
-            block_values<Cfg, WITH_C, FUSED, RESIDUAL>(p.epi, acc, jj, t, b, m0, n0, bias, bias_bits[FUSED ? j : 0], act,
-                                                       residual, x);
+            block_values<Cfg, WITH_C, FUSED, RESIDUAL, SHAPE>(p.epi, acc, jj, t, b, m0, n0, bias,
+                                                              bias_bits[FUSED ? j : 0], act, residual, x);
             uint32_t r[4];
 #pragma unroll
             for (int i = 0; i < 4; i++)
@@ -247,6 +262,38 @@ TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::B
         store_round<Cfg::EPI_COLS>(p, staging, t, b, m0, m_end, n0 + round * Cfg::EPI_COLS, p.n, by_tma, col_major,
                                    barrier);
         pending = true;
+    }
+}
+
+// epilogue_store16's fused path with the copy compiled for the epilogue's
+// activation shape, chosen once per tile. Promoting kernels that stage more
+// than TESS_EPI_ROUND_COLS columns a round keep the run-time choice: their
+// round's bias and branch-free blocks spill beside the promoted
+// accumulators (ptxas: 176-304 bytes in the 192- and 256-wide 3-stage ones).
+template <class Cfg, bool RESIDUAL>
+TESS_DEVICE void epilogue_store16_fused(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], char *staging, int wg,
+                                        int t, int b, int m0, int m_end, int n0, bool &pending, int bb) {
+    if constexpr (Cfg::PROMOTES && Cfg::EPI_COLS > TESS_EPI_ROUND_COLS) {
+        epilogue_store16<Cfg, false, true, RESIDUAL, TESS_SHAPE_ANY>(p, acc, staging, wg, t, b, m0, m_end, n0, pending,
+                                                                     bb);
+    } else {
+        switch (tess_act_shape_of(tess_act_form_of(p.epi.activation))) {
+        case TESS_SHAPE_SIGMOID:
+            epilogue_store16<Cfg, false, true, RESIDUAL, TESS_SHAPE_SIGMOID>(p, acc, staging, wg, t, b, m0, m_end, n0,
+                                                                             pending, bb);
+            break;
+        case TESS_SHAPE_ERF:
+            epilogue_store16<Cfg, false, true, RESIDUAL, TESS_SHAPE_ERF>(p, acc, staging, wg, t, b, m0, m_end, n0,
+                                                                         pending, bb);
+            break;
+        case TESS_SHAPE_RELU:
+            epilogue_store16<Cfg, false, true, RESIDUAL, TESS_SHAPE_RELU>(p, acc, staging, wg, t, b, m0, m_end, n0,
+                                                                          pending, bb);
+            break;
+        default:
+            epilogue_store16<Cfg, false, true, RESIDUAL, TESS_SHAPE_NONE>(p, acc, staging, wg, t, b, m0, m_end, n0,
+                                                                          pending, bb);
+        }
     }
 }
 
@@ -798,8 +845,8 @@ TESS_DEVICE void fp8_values_inline(const tess_epilogue &e, float (&acc)[Cfg::BN 
         for (int c = 0; c < 4; c++)
             bits[c] = tess_bias_load(bias, pair_column(jj, c));
         float x[8];
-        block_values<Cfg, false, true, false>(e, acc, jj, t, tile.d_batch, m0, tile.n0, bias, bits, act,
-                                              residual_rows{}, x);
+        block_values<Cfg, false, true, false, TESS_SHAPE_ANY>(e, acc, jj, t, tile.d_batch, m0, tile.n0, bias, bits,
+                                                              act, residual_rows{}, x);
 #pragma unroll
         for (int i = 0; i < 8; i++) {
             const int v = 8 * jj + i;
@@ -966,13 +1013,13 @@ TESS_DEVICE void epilogue(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], 
             if (!p.d_direct && !with_c && p.epi.bias_mode != TESS_BIAS_ROWS && p.epi.gate == TESS_GATE_NONE &&
                 !p.epi.aux) {
                 if (!p.epi.residual) {
-                    epilogue_store16<Cfg, false, true>(p, acc, staging, wg, t, b, m0, m_end, n0, pending,
+                    epilogue_store16_fused<Cfg, false>(p, acc, staging, wg, t, b, m0, m_end, n0, pending,
                                                        Cfg::GROUPED ? tile.group : b);
                     return;
                 }
                 if constexpr (!Cfg::GROUPED && Cfg::RESIDUAL_INLINE) {
                     if (residual_inline<Cfg>(p.epi, b, m0, n0)) {
-                        epilogue_store16<Cfg, false, true, true>(p, acc, staging, wg, t, b, m0, m_end, n0, pending, b);
+                        epilogue_store16_fused<Cfg, true>(p, acc, staging, wg, t, b, m0, m_end, n0, pending, b);
                         return;
                     }
                 }
