@@ -66,6 +66,12 @@ class PeerCopies:
         have = self._buffers.get(name)
         if have is None or have[0].shape[0] < rows or have[0].shape[1] != cols or have[0].dtype != dtype:
             buf = self._symm.empty(rows, cols, dtype=dtype, device=self.device)
+            # The allocation zeroes its signal pad with a memset queued behind this device's
+            # work in flight, while rendezvous lines up the hosts only: a peer's first barrier
+            # signal could land before that memset and be erased (every later barrier one
+            # short: a hang). The device finishes the memset first; this runs only when a
+            # buffer is made or grown.
+            torch.cuda.synchronize(self.device)
             handle = self._symm.rendezvous(buf, self.group.group_name)
             # get_buffer counts from the allocation's segment, where the buffer starts handle.offset bytes in
             start = handle.offset // buf.element_size()
