@@ -45,7 +45,8 @@ def problems(rows):
     table = {}
     for row in rows:
         scales = row.get("scale_a", "none"), row.get("scale_b", "none"), row.get("fast_accum", "0")
-        epilogue = row.get("bias", "none"), row.get("activation", "none")
+        epilogue = (row.get("bias", "none"), row.get("activation", "none"), row.get("residual", "0"),
+                    row.get("gate", "none"), row.get("aux", "0"))
         key = (row["m"], row["n"], row["k"], row["batch"], layout_name(row), row["d_type"], row["beta"], scales,
                epilogue)
         table.setdefault(key, {})[row["provider"]] = row
@@ -53,7 +54,7 @@ def problems(rows):
 
 
 def label(key):
-    m, n, k, batch, layout, d_type, beta, (scale_a, scale_b, fast), (bias, activation) = key
+    m, n, k, batch, layout, d_type, beta, (scale_a, scale_b, fast), (bias, activation, residual, gate, aux) = key
     text = f"{m}x{n}x{k}\n{layout}"
     if scale_a != "none" or scale_b != "none":
         text += f"\n{scale_a}/{scale_b}" + (" fast" if fast == "1" else "")
@@ -61,8 +62,12 @@ def label(key):
         text += f" b{batch}"
     if float(beta) != 0:
         text += " beta"
-    if bias != "none" or activation != "none":  # a fused epilogue (tessera bench gemm --bias, --act)
-        text += "\n" + "+".join(x for x in (("bias" if bias != "none" else ""), activation) if x and x != "none")
+    # a fused epilogue (tessera bench gemm --bias, --act, --gate, --residual, --aux) and an FP8 D
+    parts = ["bias" if bias != "none" else "", activation if activation != "none" else "",
+             f"{gate} gate" if gate not in ("none", "") else "", "residual" if residual == "1" else "",
+             "aux" if aux == "1" else "", f"D {d_type}" if d_type in ("e4m3", "e5m2") else ""]
+    if any(parts):
+        text += "\n" + "+".join(x for x in parts if x)
     return text
 
 
