@@ -7,6 +7,7 @@ import sys
 import threading
 import weakref
 
+from . import fastcall
 from .scales import storage_extent
 
 # Prepared calls kept (distinct layer shapes of a model, prefill and decode, with room to
@@ -45,6 +46,15 @@ def current_stream(torch, device):
     return torch.cuda.current_stream(index).cuda_stream
 
 
+def tensor_keys(tensors, scales):
+    """The tensor part of a call's key: tensor_key of each of `tensors`, then scale_key of each of
+    `scales`, as one tuple (tessera._fastcall builds it where it was built: the same values)."""
+    fast = fastcall.module()
+    if fast is not None:
+        return fast.keys(tensors, scales)
+    return tuple(tensor_key(t) for t in tensors) + tuple(scale_key(t) for t in scales)
+
+
 def call_selector(handle, tensors, optional):
     """What selects a call's handle, where the call may be prepared: with the default handle
     (handle None), PyTorch's current stream (its cudaStream_t as an int) on the device of
@@ -73,12 +83,20 @@ def call_selector(handle, tensors, optional):
 
 
 def find(key):
-    """The prepared call remembered for `key`, or None."""
-    return _entries.get(key)
+    """The prepared call remembered for `key`, or None (also for a key that cannot be hashed:
+    an unhashable recipe, activation or dtype, whose call is then checked in full)."""
+    try:
+        return _entries.get(key)
+    except TypeError:
+        return None
 
 
 def put(key, prepared):
-    """Remembers a prepared call, forgetting the oldest when full."""
+    """Remembers a prepared call, forgetting the oldest when full (an unhashable key: not at all)."""
+    try:
+        hash(key)
+    except TypeError:
+        return
     with _lock:
         if len(_entries) >= MAX_ENTRIES:
             _entries.pop(next(iter(_entries)))

@@ -21,7 +21,7 @@ import dataclasses
 import threading
 from typing import Optional
 
-from . import _lib, call_cache, epilogue, scales
+from . import _lib, call_cache, epilogue, fastcall, scales
 from ._lib import EpiloguePtrsStruct, GemmDescStruct, PlanStruct, ScaleDescStruct
 from .dtypes import DType, as_dtype
 from .errors import InvalidValueError, check
@@ -484,6 +484,10 @@ class _Prepared:
     out_shape: tuple
     out_dtype: object
     c_is_out: bool
+    desc_address: int = dataclasses.field(init=False)  # the descriptor's (tessera._fastcall's calls take it)
+
+    def __post_init__(self):
+        object.__setattr__(self, "desc_address", ctypes.addressof(self.desc))
 
 
 def _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, recipe_a, recipe_b, flags, bias,
@@ -499,12 +503,9 @@ def _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, re
     if alpha != alpha or beta != beta:  # NaN matches no key: checked in full, not remembered
         return None
     try:
-        key = (call_cache.tensor_key(a), call_cache.tensor_key(b), call_cache.tensor_key(out),
-               call_cache.tensor_key(c), call_cache.scale_key(scale_a), call_cache.scale_key(scale_b), alpha, beta,
-               out_dtype, recipe_a, recipe_b, (bool(flags[0]), bool(flags[1])), call_cache.tensor_key(bias), activation,
-               bias_along, call_cache.tensor_key(residual), tuple(gate), stream)
-        hash(key)
-        return key
+        key = (call_cache.tensor_keys((a, b, out, c, bias, residual), (scale_a, scale_b)), alpha, beta, out_dtype,
+               recipe_a, recipe_b, (bool(flags[0]), bool(flags[1])), activation, bias_along, tuple(gate), stream)
+        return key  # (call_cache.find treats an unhashable key as none)
     except TypeError:  # an unhashable out_dtype, recipe, activation or gate: checked in full
         return None
 
@@ -515,6 +516,12 @@ def _run_prepared(p, handle, a, b, out, c, scale_a, scale_b, bias, plan, residua
     if out is None:
         import torch
         out = torch.empty(p.out_shape, dtype=p.out_dtype, device=a.device)
+    fast = fastcall.module()
+    if fast is not None:
+        check(fast.gemm(fastcall.address("tess_gemm_fused"), (handle or p.handle)._h.value, p.desc_address,
+                        ctypes.addressof(plan.raw) if plan is not None else None, a, scale_a, b, scale_b,
+                        c if c is not None else out if p.c_is_out else None, out, bias, residual))
+        return out
     c_ptr = c.data_ptr() if c is not None else out.data_ptr() if p.c_is_out else None
     check(_lib.lib().tess_gemm_fused((handle or p.handle)._h, ctypes.byref(p.desc),
                                      ctypes.byref(plan.raw) if plan is not None else None, a.data_ptr(),

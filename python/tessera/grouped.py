@@ -23,7 +23,7 @@ import ctypes
 import dataclasses
 import enum
 
-from . import _lib, call_cache, epilogue, scales
+from . import _lib, call_cache, epilogue, fastcall, scales
 from ._lib import GroupedGemmDescStruct, PlanStruct, ScaleDescStruct, TesseraDesc
 from .dtypes import DType, as_dtype
 from .errors import InvalidValueError, check
@@ -361,10 +361,8 @@ def _call_key(layout, x, w, rows, out, scale_x, scale_w, recipe_x, recipe_w, exp
     if stream is None:
         return None
     try:
-        key = ("grouped", int(layout), call_cache.tensor_key(x), call_cache.tensor_key(w),
-               call_cache.tensor_key(rows), call_cache.tensor_key(out), call_cache.scale_key(scale_x),
-               call_cache.scale_key(scale_w), recipe_x, recipe_w, int(expected_m or 0), out_dtype,
-               call_cache.tensor_key(bias), activation, gate, gate_limit, stream)
+        key = ("grouped", int(layout), call_cache.tensor_keys((x, w, rows, out, bias), (scale_x, scale_w)), recipe_x,
+               recipe_w, int(expected_m or 0), out_dtype, activation, gate, gate_limit, stream)
         hash(key)
         return key
     except (TypeError, ValueError):  # an unhashable argument, or an expected_m that is no number: checked in full
@@ -396,6 +394,12 @@ def _grouped_call(layout, x, w, rows, rows_what, out, scale_x, scale_w, recipe_x
     if out is None:
         import torch
         out = torch.empty(p.out_shape, dtype=p.out_dtype, device=x.device)
+    fast = fastcall.module()
+    if fast is not None:
+        check(fast.grouped(fastcall.address("tess_grouped_gemm_fused"), (handle or p.handle)._h.value,
+                           ctypes.addressof(p.desc), ctypes.addressof(plan.raw) if plan is not None else None, x,
+                           scale_x, w, scale_w, rows, out, bias))
+        return out
     check(_lib.lib().tess_grouped_gemm_fused((handle or p.handle)._h, ctypes.byref(p.desc),
                                              ctypes.byref(plan.raw) if plan is not None else None, x.data_ptr(),
                                              scale_x.data_ptr() if scale_x is not None else None, w.data_ptr(),

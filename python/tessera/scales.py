@@ -332,15 +332,31 @@ def tensor_geometry(t, arg, device):
     return ptr, shape, strides, extent
 
 
+# names_fp8's answers by dtype object (torch dtypes, DTypes, names): a call asks on every call,
+# and a model uses a handful of dtypes. Bounded, so that arbitrary names cannot grow it.
+_names_fp8_seen = {}
+_NAMES_FP8_SEEN_MAX = 64
+
+
 def names_fp8(dtype):
     """Whether dtype (a name such as "e4m3", a tessera DType, a torch dtype, or None) is FP8."""
-    from .dtypes import DType, as_dtype
     if dtype is None:
         return False
     try:
-        return as_dtype(dtype) in (DType.E4M3, DType.E5M2)
+        return _names_fp8_seen[dtype]
+    except (KeyError, TypeError):  # not seen yet, or unhashable
+        pass
+    from .dtypes import DType, as_dtype
+    try:
+        fp8 = as_dtype(dtype) in (DType.E4M3, DType.E5M2)
     except Exception:  # a name or type tessera does not know: not FP8 (the call's checks name it)
-        return False
+        fp8 = False
+    try:
+        if len(_names_fp8_seen) < _NAMES_FP8_SEEN_MAX:
+            _names_fp8_seen[dtype] = fp8
+    except TypeError:
+        pass
+    return fp8
 
 
 def check_fp8_gate(fp8, gated, gate):

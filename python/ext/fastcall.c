@@ -1,0 +1,236 @@
+/* tessera._fastcall: the hot path of a prepared Python call (python/tessera/call_cache.py) in C.
+ *
+ * A prepared tessera.gemm / grouped_mm call on torch tensors does two things per call: it builds
+ * the key that finds its checked descriptor (each tensor's shape, strides, dtype and device, and
+ * a factor tensor's storage extent), and it passes the tensors' data pointers to the C library.
+ * Through ctypes and Python that is about ten microseconds; here it is a few attribute reads and
+ * one call through the library's function pointer, which Python hands over once (ctypes gives
+ * its address). The module links nothing: it takes libtessera's functions by address, so that
+ * it always calls the library the package loaded.
+ *
+ * Built against CPython's stable ABI (3.9 on): one binary serves every Python 3 from 3.9. Where
+ * it is missing (no CPython headers at build time), tessera falls back to the same steps in
+ * Python (python/tessera/fastcall.py). */
+#define Py_LIMITED_API 0x03090000
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+
+#include "tessera.h"
+
+typedef tess_status (*gemm_fused_fn)(tess_handle, const tess_gemm_desc *, const tess_plan *, const void *,
+                                     const float *, const void *, const float *, const void *, void *,
+                                     const tess_epilogue_ptrs *);
+typedef tess_status (*grouped_fused_fn)(tess_handle, const tess_grouped_gemm_desc *, const tess_plan *,
+                                        const void *, const float *, const void *, const float *,
+                                        const int32_t *, void *, const tess_epilogue_ptrs *);
+
+/* Method and attribute names, interned once at import. */
+static PyObject *s_shape, *s_stride, *s_dtype, *s_device, *s_data_ptr, *s_untyped_storage, *s_nbytes,
+    *s_storage_offset;
+
+/* A tensor's (shape, strides, dtype, device), as call_cache.tensor_key builds it; None for None.
+ * NULL with an exception set where an attribute is missing. */
+static PyObject *tensor_key(PyObject *t) {
+    if (t == Py_None) {
+        Py_INCREF(Py_None);
+        return Py_None;
+    }
+    PyObject *key = PyTuple_New(4);
+    if (!key)
+        return NULL;
+    PyObject *parts[4] = {PyObject_GetAttr(t, s_shape), PyObject_CallMethodObjArgs(t, s_stride, NULL),
+                          PyObject_GetAttr(t, s_dtype), PyObject_GetAttr(t, s_device)};
+    int ok = 1;
+    for (int i = 0; i < 4; i++) {
+        if (parts[i])
+            PyTuple_SetItem(key, i, parts[i]); /* steals the reference */
+        else
+            ok = 0;
+    }
+    if (!ok) {
+        Py_DECREF(key);
+        return NULL;
+    }
+    return key;
+}
+
+/* float32 elements of t's storage from its first element on (scales.storage_extent), or None
+ * where the tensor cannot say (its exception cleared, as the Python form does). */
+static PyObject *storage_extent(PyObject *t) {
+    PyObject *storage = PyObject_CallMethodObjArgs(t, s_untyped_storage, NULL);
+    PyObject *nbytes = storage ? PyObject_CallMethodObjArgs(storage, s_nbytes, NULL) : NULL;
+    PyObject *offset = nbytes ? PyObject_CallMethodObjArgs(t, s_storage_offset, NULL) : NULL;
+    PyObject *extent = NULL;
+    if (offset) {
+        const long long bytes = PyLong_AsLongLong(nbytes), first = PyLong_AsLongLong(offset);
+        if (!PyErr_Occurred())
+            extent = PyLong_FromLongLong(bytes / 4 - first);
+    }
+    Py_XDECREF(storage);
+    Py_XDECREF(nbytes);
+    Py_XDECREF(offset);
+    if (!extent) {
+        PyErr_Clear();
+        Py_INCREF(Py_None);
+        extent = Py_None;
+    }
+    return extent;
+}
+
+/* A factor tensor's key: tensor_key plus its storage extent (call_cache.scale_key). */
+static PyObject *scale_key(PyObject *t) {
+    if (t == Py_None) {
+        Py_INCREF(Py_None);
+        return Py_None;
+    }
+    PyObject *base = tensor_key(t);
+    if (!base)
+        return NULL;
+    PyObject *key = PyTuple_New(5);
+    if (!key) {
+        Py_DECREF(base);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < 4; i++) {
+        PyObject *item = PyTuple_GetItem(base, i);
+        Py_INCREF(item);
+        PyTuple_SetItem(key, i, item);
+    }
+    Py_DECREF(base);
+    PyTuple_SetItem(key, 4, storage_extent(t));
+    return key;
+}
+
+/* keys(tensors, scales): a tuple of tensor_key for each of `tensors` then scale_key for each of
+ * `scales` (each a tensor or None): the tensor part of a prepared call's key. */
+static PyObject *fast_keys(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *tensors, *scales;
+    if (!PyArg_ParseTuple(args, "O!O!:keys", &PyTuple_Type, &tensors, &PyTuple_Type, &scales))
+        return NULL;
+    const Py_ssize_t nt = PyTuple_Size(tensors), ns = PyTuple_Size(scales);
+    PyObject *out = PyTuple_New(nt + ns);
+    if (!out)
+        return NULL;
+    for (Py_ssize_t i = 0; i < nt + ns; i++) {
+        PyObject *item = i < nt ? tensor_key(PyTuple_GetItem(tensors, i)) : scale_key(PyTuple_GetItem(scales, i - nt));
+        if (!item) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SetItem(out, i, item);
+    }
+    return out;
+}
+
+/* An address passed from Python (an int; None is NULL). 0 and -1 with an exception set where it
+ * is neither. */
+static int address_of(PyObject *o, void **out) {
+    if (o == Py_None) {
+        *out = NULL;
+        return 1;
+    }
+    *out = PyLong_AsVoidPtr(o);
+    return !(*out == NULL && PyErr_Occurred());
+}
+
+/* A tensor's data pointer (its data_ptr()), or NULL for None. 0 with an exception set where the
+ * object has none. */
+static int data_of(PyObject *t, void **out) {
+    if (t == Py_None) {
+        *out = NULL;
+        return 1;
+    }
+    PyObject *p = PyObject_CallMethodObjArgs(t, s_data_ptr, NULL);
+    if (!p)
+        return 0;
+    *out = PyLong_AsVoidPtr(p);
+    Py_DECREF(p);
+    return !(*out == NULL && PyErr_Occurred());
+}
+
+/* The addresses (fn, handle, desc, plan) and the tensors of one call (`count` of them, in the
+ * function's order), converted. 0 with an exception set on a bad argument. */
+static int call_args(PyObject *args, const char *name, void *addr[4], void *data[], int count) {
+    if (PyTuple_Size(args) != 4 + count) {
+        PyErr_Format(PyExc_TypeError, "%s takes %d arguments", name, 4 + count);
+        return 0;
+    }
+    for (int i = 0; i < 4; i++)
+        if (!address_of(PyTuple_GetItem(args, i), &addr[i]))
+            return 0;
+    if (!addr[0] || !addr[2]) {
+        PyErr_Format(PyExc_ValueError, "%s: the function and the descriptor must not be NULL", name);
+        return 0;
+    }
+    for (int i = 0; i < count; i++)
+        if (!data_of(PyTuple_GetItem(args, 4 + i), &data[i]))
+            return 0;
+    return 1;
+}
+
+/* The tess_epilogue_ptrs of a bias and a residual pointer; NULL where both are NULL (what the
+ * ctypes path passes then). */
+static const tess_epilogue_ptrs *epilogue_of(tess_epilogue_ptrs *ep, void *bias, void *residual) {
+    if (!bias && !residual)
+        return NULL;
+    *ep = (tess_epilogue_ptrs){.struct_size = sizeof *ep, .bias = bias, .residual = residual};
+    return ep;
+}
+
+/* gemm(fn, handle, desc, plan, a, scale_a, b, scale_b, c, d, bias, residual) -> tess_status:
+ * tess_gemm_fused at address fn on a prepared descriptor, with each tensor's data pointer (None:
+ * NULL). The GIL is held: the call only queues work. */
+static PyObject *fast_gemm(PyObject *self, PyObject *args) {
+    (void)self;
+    void *addr[4], *t[8];
+    if (!call_args(args, "gemm", addr, t, 8))
+        return NULL;
+    tess_epilogue_ptrs ep;
+    const tess_status st = ((gemm_fused_fn)addr[0])((tess_handle)addr[1], (const tess_gemm_desc *)addr[2],
+                                                    (const tess_plan *)addr[3], t[0], (const float *)t[1], t[2],
+                                                    (const float *)t[3], t[4], t[5], epilogue_of(&ep, t[6], t[7]));
+    return PyLong_FromLong((long)st);
+}
+
+/* grouped(fn, handle, desc, plan, x, scale_x, w, scale_w, group_rows, y, bias) -> tess_status:
+ * tess_grouped_gemm_fused at address fn, as gemm. */
+static PyObject *fast_grouped(PyObject *self, PyObject *args) {
+    (void)self;
+    void *addr[4], *t[7];
+    if (!call_args(args, "grouped", addr, t, 7))
+        return NULL;
+    tess_epilogue_ptrs ep;
+    const tess_status st = ((grouped_fused_fn)addr[0])(
+        (tess_handle)addr[1], (const tess_grouped_gemm_desc *)addr[2], (const tess_plan *)addr[3], t[0],
+        (const float *)t[1], t[2], (const float *)t[3], (const int32_t *)t[4], t[5], epilogue_of(&ep, t[6], NULL));
+    return PyLong_FromLong((long)st);
+}
+
+static PyMethodDef methods[] = {
+    {"keys", fast_keys, METH_VARARGS, "keys(tensors, scales): the tensor part of a prepared call's key"},
+    {"gemm", fast_gemm, METH_VARARGS, "gemm(fn, handle, desc, plan, a, sa, b, sb, c, d, bias, residual) -> status"},
+    {"grouped", fast_grouped, METH_VARARGS, "grouped(fn, handle, desc, plan, x, sx, w, sw, rows, y, bias) -> status"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fastcall",
+                                    "The prepared calls' keys and launches in C (tessera.fastcall).", -1, methods,
+                                    NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__fastcall(void); /* the one symbol the interpreter looks up */
+PyMODINIT_FUNC PyInit__fastcall(void) {
+    struct {
+        PyObject **slot;
+        const char *name;
+    } names[] = {{&s_shape, "shape"},       {&s_stride, "stride"},
+                 {&s_dtype, "dtype"},       {&s_device, "device"},
+                 {&s_data_ptr, "data_ptr"}, {&s_untyped_storage, "untyped_storage"},
+                 {&s_nbytes, "nbytes"},     {&s_storage_offset, "storage_offset"}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!(*names[i].slot = PyUnicode_InternFromString(names[i].name)))
+            return NULL;
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,150 @@
+"""tessera._fastcall (python/ext/fastcall.c): a prepared call's key and launch in C. Its keys must
+equal the Python steps' (call_cache.tensor_keys with TESSERA_FASTCALL=0), its launches must pass
+each tensor's pointer where the ctypes path passes it (GPU: the same bits), and bad arguments raise
+instead of reaching the library."""
+import glob
+import os
+
+import pytest
+
+import tessera
+from tessera import _lib, call_cache, fastcall
+
+from conftest import needs_gpu
+
+
+@pytest.fixture
+def python_steps(monkeypatch):
+    """Runs a test's calls with the module turned off (the Python and ctypes steps)."""
+    monkeypatch.setenv("TESSERA_FASTCALL", "0")
+    fastcall.reset()
+    call_cache.clear()
+    yield
+    monkeypatch.delenv("TESSERA_FASTCALL")
+    fastcall.reset()
+    call_cache.clear()
+
+
+def _module():
+    m = fastcall.module()
+    if m is None:
+        pytest.skip("tessera._fastcall was not built (no CPython headers)")
+    return m
+
+
+def test_module_is_found_where_it_was_built():
+    """A build that made _fastcall*.so beside the library, or an install that put it in the
+    package, loads it."""
+    folder = os.path.dirname(_lib.library_path())
+    package = os.path.dirname(tessera.__file__)
+    built = glob.glob(os.path.join(folder, "_fastcall*.so")) + glob.glob(os.path.join(package, "_fastcall*.so"))
+    if not built:
+        pytest.skip("no _fastcall module beside the library or in the package")
+    assert fastcall.module() is not None
+
+
+def test_turned_off_by_the_environment(python_steps):
+    assert fastcall.module() is None
+
+
+def test_keys_equal_the_python_steps(monkeypatch):
+    torch = pytest.importorskip("torch")
+    m = _module()
+    g = torch.Generator().manual_seed(3)
+    big = torch.rand(40, 24, generator=g)
+    tensors = (torch.randn(5, 7, generator=g), torch.randn(7, 5, generator=g).T, None,
+               torch.randn(2, 3, 4, generator=g)[:, 1], torch.empty(0, 3, dtype=torch.bfloat16))
+    scales = (big, big[3:9, 2:20], big.T, None, torch.rand(1, generator=g)[0])
+    fast = m.keys(tensors, scales)
+    monkeypatch.setenv("TESSERA_FASTCALL", "0")
+    fastcall.reset()
+    try:
+        slow = call_cache.tensor_keys(tensors, scales)
+    finally:
+        monkeypatch.delenv("TESSERA_FASTCALL")
+        fastcall.reset()
+    assert fast == slow
+    assert hash(fast) == hash(slow)
+    assert fast[5][4] == 40 * 24  # a scale's storage extent: float32 elements from its first on
+    assert fast[6][4] == 40 * 24 - (3 * 24 + 2)
+
+
+def test_keys_refuse_what_is_no_tensor():
+    m = _module()
+    with pytest.raises(AttributeError):
+        m.keys((object(),), ())
+    with pytest.raises(TypeError):
+        m.keys([None], ())
+
+
+def test_launch_reports_the_library_status():
+    """A NULL handle reaches tess_gemm_fused, which refuses it (NOT_INITIALIZED) with its sentence; the arguments are
+    checked before the call (count, NULL function or descriptor, objects without data_ptr)."""
+    torch = pytest.importorskip("torch")
+    m = _module()
+    from tessera.errors import Status
+    x = torch.zeros(4, 4)
+    desc = _lib.GemmDescStruct()
+    import ctypes
+    st = m.gemm(fastcall.address("tess_gemm_fused"), None, ctypes.addressof(desc), None, x, None, x, None, None,
+                x, None, None)
+    assert st == Status.NOT_INITIALIZED
+    assert b"handle" in _lib.lib().tess_last_error()
+    st = m.grouped(fastcall.address("tess_grouped_gemm_fused"), None, ctypes.addressof(_lib.GroupedGemmDescStruct()),
+                   None, x, None, x, None, x, x, None)
+    assert st == Status.NOT_INITIALIZED
+    with pytest.raises(TypeError):
+        m.gemm(1, 2)
+    with pytest.raises(ValueError):
+        m.gemm(None, None, ctypes.addressof(desc), None, x, None, x, None, None, x, None, None)
+    with pytest.raises(ValueError):
+        m.gemm(fastcall.address("tess_gemm_fused"), None, None, None, x, None, x, None, None, x, None, None)
+    with pytest.raises(AttributeError):
+        m.gemm(fastcall.address("tess_gemm_fused"), None, ctypes.addressof(desc), None, x, None, 3, None, None, x,
+               None, None)
+
+
+def _prepared_outputs(torch):
+    """Each call twice (the second prepared): dense bf16 with a bias and residual, FP8 block-scaled
+    with a bias, grouped bf16 with a bias; the prepared calls' outputs."""
+    g = torch.Generator(device="cuda").manual_seed(11)
+    a = torch.randn(96, 256, device="cuda", generator=g).bfloat16()
+    w = torch.randn(200, 256, device="cuda", generator=g).bfloat16()
+    bias = torch.randn(200, device="cuda", generator=g).bfloat16()
+    res = torch.randn(96, 200, device="cuda", generator=g).bfloat16()
+    a8, w8 = a.to(torch.float8_e4m3fn), w.to(torch.float8_e4m3fn)
+    sa = torch.rand(256 // 128, 96, device="cuda", generator=g).T
+    sb = torch.rand(2, 256 // 128, device="cuda", generator=g)
+    x = torch.randn(300, 256, device="cuda", generator=g).bfloat16()
+    wg = torch.randn(3, 200, 256, device="cuda", generator=g).bfloat16()
+    offs = torch.tensor([100, 100, 300], dtype=torch.int32, device="cuda")
+    gb = torch.randn(3, 200, device="cuda", generator=g).bfloat16()
+    calls = [lambda: tessera.gemm(a, w.T, bias=bias, residual=res, activation="gelu_tanh"),
+             lambda: tessera.gemm(a8, w8.T, scale_a=sa, scale_b=sb, scale_recipe_a="1x128",
+                                  scale_recipe_b="128x128", bias=bias),
+             lambda: tessera.grouped_mm(x, wg, offs, bias=gb)]
+    outs = []
+    for call in calls:
+        call()
+        outs.append(call())
+    torch.cuda.synchronize()
+    return outs
+
+
+@needs_gpu
+def test_prepared_calls_match_the_python_steps(torch):
+    _module()
+    call_cache.clear()
+    fast = _prepared_outputs(torch)
+    assert len(call_cache._entries) == 3
+    os.environ["TESSERA_FASTCALL"] = "0"
+    fastcall.reset()
+    call_cache.clear()
+    try:
+        slow = _prepared_outputs(torch)
+    finally:
+        del os.environ["TESSERA_FASTCALL"]
+        fastcall.reset()
+        call_cache.clear()
+    for f, s in zip(fast, slow):
+        assert torch.equal(f, s)
