@@ -209,10 +209,156 @@ static PyObject *fast_grouped(PyObject *self, PyObject *args) {
     return PyLong_FromLong((long)st);
 }
 
+/* What gemm_prepared needs of torch and the library, given once by setup(): torch.Tensor, torch's
+ * current-stream accessor (torch._C._cuda_getCurrentRawStream) and tess_gemm_fused's address. */
+static PyObject *s_tensor_type, *s_raw_stream, *s_cuda, *s_type, *s_index, *s_handle, *s__h, *s_value, *s_desc_address,
+    *s_c_is_out;
+static void *s_gemm_fn;
+
+/* setup(tensor_type, raw_stream, gemm_fused_address): enables gemm_prepared. */
+static PyObject *fast_setup(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *tensor_type, *raw_stream, *fn;
+    if (!PyArg_ParseTuple(args, "OOO:setup", &tensor_type, &raw_stream, &fn))
+        return NULL;
+    void *address;
+    if (!address_of(fn, &address) || !address) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "setup: tess_gemm_fused's address must not be NULL");
+        return NULL;
+    }
+    Py_INCREF(tensor_type);
+    Py_INCREF(raw_stream);
+    Py_XDECREF(s_tensor_type);
+    Py_XDECREF(s_raw_stream);
+    s_tensor_type = tensor_type, s_raw_stream = raw_stream;
+    s_gemm_fn = address;
+    Py_RETURN_NONE;
+}
+
+/* Whether every item of `tensors` is a torch tensor (or None where `optional`); -1 on an error. */
+static int all_tensors(PyObject *const *tensors, int count, int optional) {
+    for (int i = 0; i < count; i++) {
+        if (optional && tensors[i] == Py_None)
+            continue;
+        const int is = PyObject_IsInstance(tensors[i], s_tensor_type);
+        if (is <= 0)
+            return is;
+    }
+    return 1;
+}
+
+/* PyTorch's current stream (an int) on a's device when it is a CUDA device; None (a new
+ * reference) otherwise; NULL on an error. call_cache.call_selector without a handle. */
+static PyObject *cuda_stream_of(PyObject *a) {
+    PyObject *device = PyObject_GetAttr(a, s_device);
+    if (!device)
+        return NULL;
+    PyObject *type = PyObject_GetAttr(device, s_type), *index = NULL, *stream = NULL;
+    const int cuda = type ? PyObject_RichCompareBool(type, s_cuda, Py_EQ) : -1;
+    if (cuda == 1 && (index = PyObject_GetAttr(device, s_index)) && index != Py_None)
+        stream = PyObject_CallFunctionObjArgs(s_raw_stream, index, NULL);
+    else if (cuda == 0 || (index == Py_None)) {
+        Py_INCREF(Py_None); /* not CUDA, or no index: the Python steps decide */
+        stream = Py_None;
+    }
+    Py_XDECREF(index);
+    Py_XDECREF(type);
+    Py_DECREF(device);
+    return stream;
+}
+
+/* An attribute of the prepared call's handle chain: p.handle._h.value (the tess_handle). 0 with an
+ * exception set on an error. */
+static int handle_of(PyObject *prepared, void **out) {
+    PyObject *handle = PyObject_GetAttr(prepared, s_handle);
+    PyObject *h = handle ? PyObject_GetAttr(handle, s__h) : NULL;
+    PyObject *value = h ? PyObject_GetAttr(h, s_value) : NULL;
+    const int ok = value && address_of(value, out);
+    Py_XDECREF(value);
+    Py_XDECREF(h);
+    Py_XDECREF(handle);
+    return ok;
+}
+
+/* gemm_prepared(entries, tensors, scales, rest, plan) -> out, a failed tess_status (an int), or
+ * None: a tessera.gemm call on the default handle with an `out` given, whole: its key
+ * ((call_cache.tensor_keys(tensors, scales), rest, stream), as gemm._call_key builds it) looked up
+ * in `entries` (call_cache's), and on a hit its launch. tensors = (a, b, out, c, bias, residual),
+ * scales = (scale_a, scale_b). None where the call is not one this path takes (not torch tensors
+ * on a CUDA device, or no prepared call yet, or an unhashable key): the Python steps then run. */
+static PyObject *fast_gemm_prepared(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *entries, *tensors, *scales, *rest, *plan;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O:gemm_prepared", &PyDict_Type, &entries, &PyTuple_Type, &tensors,
+                          &PyTuple_Type, &scales, &PyTuple_Type, &rest, &plan))
+        return NULL;
+    if (!s_tensor_type || PyTuple_Size(tensors) != 6 || PyTuple_Size(scales) != 2) {
+        PyErr_SetString(PyExc_ValueError, "gemm_prepared: setup() first; 6 tensors and 2 scales");
+        return NULL;
+    }
+    PyObject *t[8];
+    for (int i = 0; i < 6; i++)
+        t[i] = PyTuple_GetItem(tensors, i);
+    t[6] = PyTuple_GetItem(scales, 0), t[7] = PyTuple_GetItem(scales, 1);
+    int is = all_tensors(t, 3, 0); /* a, b and out */
+    if (is == 1)
+        is = all_tensors(t + 3, 5, 1);
+    if (is <= 0)
+        return is < 0 ? NULL : (Py_INCREF(Py_None), Py_None);
+    PyObject *stream = cuda_stream_of(t[0]);
+    if (!stream || stream == Py_None)
+        return stream;
+    PyObject *keys_args = Py_BuildValue("(OO)", tensors, scales);
+    PyObject *tensor_keys = keys_args ? fast_keys(NULL, keys_args) : NULL;
+    Py_XDECREF(keys_args);
+    PyObject *key = tensor_keys ? PyTuple_Pack(3, tensor_keys, rest, stream) : NULL;
+    Py_XDECREF(tensor_keys);
+    Py_DECREF(stream);
+    if (!key)
+        return NULL;
+    PyObject *prepared = PyDict_GetItemWithError(entries, key); /* borrowed */
+    Py_DECREF(key);
+    if (!prepared) {
+        if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_TypeError))
+            return NULL;
+        PyErr_Clear(); /* a miss, or an unhashable key: the Python steps */
+        Py_RETURN_NONE;
+    }
+    Py_INCREF(prepared); /* the dict may drop it while the launch runs Python (data_ptr) */
+    void *handle = NULL, *desc = NULL, *plan_address = NULL, *data[8] = {0};
+    PyObject *desc_obj = PyObject_GetAttr(prepared, s_desc_address), *c_is_out = PyObject_GetAttr(prepared, s_c_is_out);
+    int ok = desc_obj && c_is_out && handle_of(prepared, &handle) && address_of(desc_obj, &desc) &&
+             address_of(plan, &plan_address);
+    const int c_from_out = ok ? PyObject_IsTrue(c_is_out) : 0;
+    ok = ok && c_from_out >= 0;
+    /* tess_gemm_fused's order: a, scale_a, b, scale_b, c, d, bias, residual */
+    PyObject *order[8] = {t[0], t[6], t[1], t[7], t[3] != Py_None ? t[3] : c_from_out == 1 ? t[2] : Py_None,
+                          t[2], t[4], t[5]};
+    for (int i = 0; ok && i < 8; i++)
+        ok = data_of(order[i], &data[i]);
+    Py_XDECREF(desc_obj);
+    Py_XDECREF(c_is_out);
+    Py_DECREF(prepared);
+    if (!ok)
+        return NULL;
+    tess_epilogue_ptrs ep;
+    const tess_status st = ((gemm_fused_fn)s_gemm_fn)(
+        (tess_handle)handle, (const tess_gemm_desc *)desc, (const tess_plan *)plan_address, data[0],
+        (const float *)data[1], data[2], (const float *)data[3], data[4], data[5], epilogue_of(&ep, data[6], data[7]));
+    if (st != TESS_STATUS_SUCCESS)
+        return PyLong_FromLong((long)st);
+    Py_INCREF(t[2]);
+    return t[2];
+}
+
 static PyMethodDef methods[] = {
     {"keys", fast_keys, METH_VARARGS, "keys(tensors, scales): the tensor part of a prepared call's key"},
     {"gemm", fast_gemm, METH_VARARGS, "gemm(fn, handle, desc, plan, a, sa, b, sb, c, d, bias, residual) -> status"},
     {"grouped", fast_grouped, METH_VARARGS, "grouped(fn, handle, desc, plan, x, sx, w, sw, rows, y, bias) -> status"},
+    {"setup", fast_setup, METH_VARARGS, "setup(tensor_type, raw_stream, gemm_fused_address): enables gemm_prepared"},
+    {"gemm_prepared", fast_gemm_prepared, METH_VARARGS,
+     "gemm_prepared(entries, tensors, scales, rest, plan) -> out, a failed status, or None (not taken)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -228,7 +374,11 @@ PyMODINIT_FUNC PyInit__fastcall(void) {
     } names[] = {{&s_shape, "shape"},       {&s_stride, "stride"},
                  {&s_dtype, "dtype"},       {&s_device, "device"},
                  {&s_data_ptr, "data_ptr"}, {&s_untyped_storage, "untyped_storage"},
-                 {&s_nbytes, "nbytes"},     {&s_storage_offset, "storage_offset"}};
+                 {&s_nbytes, "nbytes"},     {&s_storage_offset, "storage_offset"},
+                 {&s_cuda, "cuda"},         {&s_type, "type"},
+                 {&s_index, "index"},       {&s_handle, "handle"},
+                 {&s__h, "_h"},             {&s_value, "value"},
+                 {&s_desc_address, "desc_address"}, {&s_c_is_out, "c_is_out"}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!(*names[i].slot = PyUnicode_InternFromString(names[i].name)))
             return NULL;

@@ -17,6 +17,7 @@ from . import _lib
 _lock = threading.Lock()
 _module = None  # the loaded module; False once looked for and not found (or turned off)
 _addresses = {}  # C function name -> its address in the loaded libtessera
+_gemm_prepared = None  # the module's gemm_prepared once set up; False where it cannot be
 
 
 def _find():
@@ -57,9 +58,25 @@ def module():
 
 def reset():
     """Looks for the module again on next use (tests that change TESSERA_FASTCALL)."""
-    global _module
+    global _module, _gemm_prepared
     with _lock:
-        _module = None
+        _module = _gemm_prepared = None
+
+
+def gemm_prepared():
+    """The module's gemm_prepared (a whole prepared tessera.gemm call in C: key, lookup, launch),
+    set up with torch's tensor type, its current-stream accessor and tess_gemm_fused; None where
+    there is no module, no torch, or no such accessor in this torch."""
+    global _gemm_prepared
+    if _gemm_prepared is None:
+        import sys
+        fast, torch = module(), sys.modules.get("torch")
+        raw = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)
+        if fast is None or raw is None:
+            return None  # looked for again next time (torch may be imported later)
+        fast.setup(torch.Tensor, raw, address("tess_gemm_fused"))
+        _gemm_prepared = fast.gemm_prepared
+    return _gemm_prepared or None
 
 
 def address(name):

@@ -435,6 +435,18 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
     scalars, recipes, bias layout, activation, gate, and current stream
     or handle) passes only its pointers, which the C library checks
     (tessera.call_cache)."""
+    if out is not None and handle is None and aux is None and out_scale is None and amax is None:
+        # A call on the default handle into a given out: whole in C where it was prepared before.
+        prepared_in_c = fastcall.gemm_prepared()
+        if prepared_in_c is not None:
+            done = prepared_in_c(call_cache._entries, (a, b, out, c, bias, residual), (scale_a, scale_b),
+                                 (alpha, beta, out_dtype, scale_recipe_a, scale_recipe_b, fast_accum, allow_tf32,
+                                  activation, bias_along, gate, gate_limit),
+                                 ctypes.addressof(plan.raw) if plan is not None else None)
+            if done is out:
+                return out
+            if done is not None:
+                check(done)  # a status the library refused the call with: raises
     fp8_out = scales.wants_fp8_out(out_dtype, out, out_scale, amax)  # checked in full on every call
     full = fp8_out or aux is not None  # checked in full on every call, never prepared
     key = None if full else _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, scale_recipe_a,
@@ -502,12 +514,12 @@ def _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, re
     alpha, beta = float(alpha), float(beta)
     if alpha != alpha or beta != beta:  # NaN matches no key: checked in full, not remembered
         return None
-    try:
-        key = (call_cache.tensor_keys((a, b, out, c, bias, residual), (scale_a, scale_b)), alpha, beta, out_dtype,
-               recipe_a, recipe_b, (bool(flags[0]), bool(flags[1])), activation, bias_along, tuple(gate), stream)
-        return key  # (call_cache.find treats an unhashable key as none)
-    except TypeError:  # an unhashable out_dtype, recipe, activation or gate: checked in full
-        return None
+    # (tensors, the other arguments, the stream): tessera._fastcall's gemm_prepared builds the same
+    # key from the same arguments unconverted, which compare and hash alike (1 == 1.0 == True).
+    # An unhashable key (a list for a recipe, say) is no key: call_cache.find and put say so.
+    return (call_cache.tensor_keys((a, b, out, c, bias, residual), (scale_a, scale_b)),
+            (alpha, beta, out_dtype, recipe_a, recipe_b, bool(flags[0]), bool(flags[1]), activation, bias_along,
+             gate[0], gate[1]), stream)
 
 
 def _run_prepared(p, handle, a, b, out, c, scale_a, scale_b, bias, plan, residual=None):

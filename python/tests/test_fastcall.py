@@ -119,13 +119,25 @@ def _prepared_outputs(torch):
     wg = torch.randn(3, 200, 256, device="cuda", generator=g).bfloat16()
     offs = torch.tensor([100, 100, 300], dtype=torch.int32, device="cuda")
     gb = torch.randn(3, 200, device="cuda", generator=g).bfloat16()
+    y = torch.empty(96, 200, device="cuda", dtype=torch.bfloat16)
+    y8 = torch.empty(96, 200, device="cuda", dtype=torch.bfloat16)
+    c = torch.randn(96, 200, device="cuda", generator=g).bfloat16()
+    plan = tessera.gemm_plans(a, w.T, y, c=c, beta=0.5)[-1]
     calls = [lambda: tessera.gemm(a, w.T, bias=bias, residual=res, activation="gelu_tanh"),
              lambda: tessera.gemm(a8, w8.T, scale_a=sa, scale_b=sb, scale_recipe_a="1x128",
                                   scale_recipe_b="128x128", bias=bias),
-             lambda: tessera.grouped_mm(x, wg, offs, bias=gb)]
+             lambda: tessera.grouped_mm(x, wg, offs, bias=gb),
+             # with out given: whole in C (gemm_prepared), a plan and C included
+             lambda: tessera.gemm(a, w.T, y, bias=bias, residual=res, activation="silu").clone(),
+             lambda: tessera.gemm(a8, w8.T, y8, scale_a=sa, scale_b=sb, scale_recipe_a="1x128",
+                                  scale_recipe_b="128x128").clone(),
+             lambda: tessera.gemm(a, w.T, y, c=c, beta=0.5, plan=plan).clone(),
+             lambda: tessera.gemm(a, w.T, y, alpha=2, beta=1).clone()]  # C is out itself
     outs = []
     for call in calls:
+        y.fill_(1.0)
         call()
+        y.fill_(1.0)
         outs.append(call())
     torch.cuda.synchronize()
     return outs
@@ -136,7 +148,7 @@ def test_prepared_calls_match_the_python_steps(torch):
     _module()
     call_cache.clear()
     fast = _prepared_outputs(torch)
-    assert len(call_cache._entries) == 3
+    assert len(call_cache._entries) == 7
     os.environ["TESSERA_FASTCALL"] = "0"
     fastcall.reset()
     call_cache.clear()
@@ -148,3 +160,26 @@ def test_prepared_calls_match_the_python_steps(torch):
         call_cache.clear()
     for f, s in zip(fast, slow):
         assert torch.equal(f, s)
+
+
+@needs_gpu
+def test_prepared_calls_raise_the_library_error(torch):
+    """A prepared call whose new pointer the library refuses (a bf16 A one element off its 16-byte
+    alignment, with the same shape and strides) raises the library's error on either path."""
+    base = torch.randn(64 * 256 + 8, device="cuda").bfloat16()
+    good, bad = base[:64 * 256].view(64, 256), base[1:64 * 256 + 1].view(64, 256)
+    w = torch.randn(128, 256, device="cuda").bfloat16()
+    y = torch.empty(64, 128, device="cuda", dtype=torch.bfloat16)
+    for fast in ("1", "0"):
+        os.environ["TESSERA_FASTCALL"] = fast
+        fastcall.reset()
+        call_cache.clear()
+        try:
+            tessera.gemm(good, w.T, y)
+            tessera.gemm(good, w.T, y)
+            with pytest.raises(tessera.TesseraError, match="align"):
+                tessera.gemm(bad, w.T, y)
+        finally:
+            del os.environ["TESSERA_FASTCALL"]
+            fastcall.reset()
+            call_cache.clear()
