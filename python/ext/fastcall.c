@@ -27,34 +27,8 @@ typedef tess_status (*grouped_fused_fn)(tess_handle, const tess_grouped_gemm_des
                                         const int32_t *, void *, const tess_epilogue_ptrs *);
 
 /* Method and attribute names, interned once at import. */
-static PyObject *s_shape, *s_stride, *s_dtype, *s_device, *s_data_ptr, *s_untyped_storage, *s_nbytes,
-    *s_storage_offset;
-
-/* A tensor's (shape, strides, dtype, device), as call_cache.tensor_key builds it; None for None.
- * NULL with an exception set where an attribute is missing. */
-static PyObject *tensor_key(PyObject *t) {
-    if (t == Py_None) {
-        Py_INCREF(Py_None);
-        return Py_None;
-    }
-    PyObject *key = PyTuple_New(4);
-    if (!key)
-        return NULL;
-    PyObject *parts[4] = {PyObject_GetAttr(t, s_shape), PyObject_CallMethodObjArgs(t, s_stride, NULL),
-                          PyObject_GetAttr(t, s_dtype), PyObject_GetAttr(t, s_device)};
-    int ok = 1;
-    for (int i = 0; i < 4; i++) {
-        if (parts[i])
-            PyTuple_SetItem(key, i, parts[i]); /* steals the reference */
-        else
-            ok = 0;
-    }
-    if (!ok) {
-        Py_DECREF(key);
-        return NULL;
-    }
-    return key;
-}
+static PyObject *s_shape, *s_stride, *s_dtype, *s_is_cuda, *s_get_device, *s_data_ptr, *s_untyped_storage,
+    *s_nbytes, *s_storage_offset;
 
 /* float32 elements of t's storage from its first element on (scales.storage_extent), or None
  * where the tensor cannot say (its exception cleared, as the Python form does). */
@@ -79,50 +53,67 @@ static PyObject *storage_extent(PyObject *t) {
     return extent;
 }
 
-/* A factor tensor's key: tensor_key plus its storage extent (call_cache.scale_key). */
-static PyObject *scale_key(PyObject *t) {
-    if (t == Py_None) {
-        Py_INCREF(Py_None);
-        return Py_None;
+/* Appends one tensor's part of a key to `items`: whether it is a CUDA tensor, its device index,
+ * dtype, rank, sizes and strides, and for a factor tensor (`scale`) its storage extent
+ * (storage_extent); one None for None. Plain ints and the dtype object, so that the key hashes and
+ * compares at C speed (torch.Size and torch.device objects hash and compare in Python). 0 with an
+ * exception set where an attribute is missing. */
+static int append_tensor_key(PyObject *items, PyObject *t, int scale) {
+    if (t == Py_None)
+        return PyList_Append(items, Py_None) == 0;
+    PyObject *parts[5] = {PyObject_GetAttr(t, s_is_cuda), PyObject_CallMethodObjArgs(t, s_get_device, NULL),
+                          PyObject_GetAttr(t, s_dtype), PyObject_GetAttr(t, s_shape),
+                          PyObject_CallMethodObjArgs(t, s_stride, NULL)};
+    int ok = 1;
+    for (int i = 0; i < 5; i++)
+        ok = ok && parts[i];
+    /* sizes and strides: tuples (torch.Size is one) of the same length */
+    const Py_ssize_t rank = ok && PyTuple_Check(parts[3]) && PyTuple_Check(parts[4]) ? PyTuple_Size(parts[3]) : -1;
+    if (ok && (rank < 0 || PyTuple_Size(parts[4]) != rank)) {
+        PyErr_SetString(PyExc_TypeError, "keys: a tensor's shape and stride() must be tuples of one length");
+        ok = 0;
     }
-    PyObject *base = tensor_key(t);
-    if (!base)
+    PyObject *rank_obj = ok ? PyLong_FromSsize_t(rank) : NULL;
+    ok = ok && rank_obj && PyList_Append(items, parts[0]) == 0 && PyList_Append(items, parts[1]) == 0 &&
+         PyList_Append(items, parts[2]) == 0 && PyList_Append(items, rank_obj) == 0;
+    for (Py_ssize_t i = 0; ok && i < 2 * rank; i++)
+        ok = PyList_Append(items, PyTuple_GetItem(parts[3 + i / rank], i % rank)) == 0;
+    if (ok && scale) {
+        PyObject *extent = storage_extent(t);
+        ok = PyList_Append(items, extent) == 0;
+        Py_DECREF(extent);
+    }
+    Py_XDECREF(rank_obj);
+    for (int i = 0; i < 5; i++)
+        Py_XDECREF(parts[i]);
+    return ok;
+}
+
+/* The tensor part of a key: append_tensor_key of each item of the tuple `tensors`, then of each
+ * of `scales` as factor tensors, as one flat tuple. NULL with an exception set on an error. */
+static PyObject *tensor_keys(PyObject *tensors, PyObject *scales) {
+    PyObject *items = PyList_New(0);
+    if (!items)
         return NULL;
-    PyObject *key = PyTuple_New(5);
-    if (!key) {
-        Py_DECREF(base);
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < 4; i++) {
-        PyObject *item = PyTuple_GetItem(base, i);
-        Py_INCREF(item);
-        PyTuple_SetItem(key, i, item);
-    }
-    Py_DECREF(base);
-    PyTuple_SetItem(key, 4, storage_extent(t));
+    const Py_ssize_t nt = PyTuple_Size(tensors), ns = PyTuple_Size(scales);
+    int ok = 1;
+    for (Py_ssize_t i = 0; ok && i < nt + ns; i++)
+        ok = i < nt ? append_tensor_key(items, PyTuple_GetItem(tensors, i), 0)
+                    : append_tensor_key(items, PyTuple_GetItem(scales, i - nt), 1);
+    PyObject *key = ok ? PyList_AsTuple(items) : NULL;
+    Py_DECREF(items);
     return key;
 }
 
-/* keys(tensors, scales): a tuple of tensor_key for each of `tensors` then scale_key for each of
- * `scales` (each a tensor or None): the tensor part of a prepared call's key. */
+/* keys(tensors, scales): the tensor part of a prepared call's key (tensor_keys): equal for two
+ * calls exactly when every tensor has the same device, dtype, sizes and strides (and every factor
+ * tensor the same storage extent). */
 static PyObject *fast_keys(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *tensors, *scales;
     if (!PyArg_ParseTuple(args, "O!O!:keys", &PyTuple_Type, &tensors, &PyTuple_Type, &scales))
         return NULL;
-    const Py_ssize_t nt = PyTuple_Size(tensors), ns = PyTuple_Size(scales);
-    PyObject *out = PyTuple_New(nt + ns);
-    if (!out)
-        return NULL;
-    for (Py_ssize_t i = 0; i < nt + ns; i++) {
-        PyObject *item = i < nt ? tensor_key(PyTuple_GetItem(tensors, i)) : scale_key(PyTuple_GetItem(scales, i - nt));
-        if (!item) {
-            Py_DECREF(out);
-            return NULL;
-        }
-        PyTuple_SetItem(out, i, item);
-    }
-    return out;
+    return tensor_keys(tensors, scales);
 }
 
 /* An address passed from Python (an int; None is NULL). 0 and -1 with an exception set where it
@@ -211,8 +202,7 @@ static PyObject *fast_grouped(PyObject *self, PyObject *args) {
 
 /* What gemm_prepared needs of torch and the library, given once by setup(): torch.Tensor, torch's
  * current-stream accessor (torch._C._cuda_getCurrentRawStream) and tess_gemm_fused's address. */
-static PyObject *s_tensor_type, *s_raw_stream, *s_cuda, *s_type, *s_index, *s_handle, *s__h, *s_value, *s_desc_address,
-    *s_c_is_out;
+static PyObject *s_tensor_type, *s_raw_stream, *s_handle, *s__h, *s_value, *s_desc_address, *s_c_is_out;
 static void *s_gemm_fn;
 
 /* setup(tensor_type, raw_stream, gemm_fused_address): enables gemm_prepared. */
@@ -248,23 +238,25 @@ static int all_tensors(PyObject *const *tensors, int count, int optional) {
     return 1;
 }
 
-/* PyTorch's current stream (an int) on a's device when it is a CUDA device; None (a new
- * reference) otherwise; NULL on an error. call_cache.call_selector without a handle. */
+/* PyTorch's current stream (an int) on a's device when a is a CUDA tensor; None (a new
+ * reference) otherwise, or where torch cannot say (its error cleared: the Python steps then
+ * decide); NULL on another error. call_cache.call_selector without a handle. */
 static PyObject *cuda_stream_of(PyObject *a) {
-    PyObject *device = PyObject_GetAttr(a, s_device);
-    if (!device)
+    PyObject *is_cuda = PyObject_GetAttr(a, s_is_cuda);
+    if (!is_cuda)
         return NULL;
-    PyObject *type = PyObject_GetAttr(device, s_type), *index = NULL, *stream = NULL;
-    const int cuda = type ? PyObject_RichCompareBool(type, s_cuda, Py_EQ) : -1;
-    if (cuda == 1 && (index = PyObject_GetAttr(device, s_index)) && index != Py_None)
-        stream = PyObject_CallFunctionObjArgs(s_raw_stream, index, NULL);
-    else if (cuda == 0 || (index == Py_None)) {
-        Py_INCREF(Py_None); /* not CUDA, or no index: the Python steps decide */
+    const int cuda = PyObject_IsTrue(is_cuda);
+    Py_DECREF(is_cuda);
+    if (cuda < 0)
+        return NULL;
+    PyObject *index = cuda ? PyObject_CallMethodObjArgs(a, s_get_device, NULL) : NULL;
+    PyObject *stream = index ? PyObject_CallFunctionObjArgs(s_raw_stream, index, NULL) : NULL;
+    Py_XDECREF(index);
+    if (!stream) {
+        PyErr_Clear();
+        Py_INCREF(Py_None);
         stream = Py_None;
     }
-    Py_XDECREF(index);
-    Py_XDECREF(type);
-    Py_DECREF(device);
     return stream;
 }
 
@@ -309,11 +301,9 @@ static PyObject *fast_gemm_prepared(PyObject *self, PyObject *args) {
     PyObject *stream = cuda_stream_of(t[0]);
     if (!stream || stream == Py_None)
         return stream;
-    PyObject *keys_args = Py_BuildValue("(OO)", tensors, scales);
-    PyObject *tensor_keys = keys_args ? fast_keys(NULL, keys_args) : NULL;
-    Py_XDECREF(keys_args);
-    PyObject *key = tensor_keys ? PyTuple_Pack(3, tensor_keys, rest, stream) : NULL;
-    Py_XDECREF(tensor_keys);
+    PyObject *tensor_part = tensor_keys(tensors, scales);
+    PyObject *key = tensor_part ? PyTuple_Pack(3, tensor_part, rest, stream) : NULL;
+    Py_XDECREF(tensor_part);
     Py_DECREF(stream);
     if (!key)
         return NULL;
@@ -372,11 +362,11 @@ PyMODINIT_FUNC PyInit__fastcall(void) {
         PyObject **slot;
         const char *name;
     } names[] = {{&s_shape, "shape"},       {&s_stride, "stride"},
-                 {&s_dtype, "dtype"},       {&s_device, "device"},
+                 {&s_dtype, "dtype"},       {&s_is_cuda, "is_cuda"},
+                 {&s_get_device, "get_device"},
                  {&s_data_ptr, "data_ptr"}, {&s_untyped_storage, "untyped_storage"},
                  {&s_nbytes, "nbytes"},     {&s_storage_offset, "storage_offset"},
-                 {&s_cuda, "cuda"},         {&s_type, "type"},
-                 {&s_index, "index"},       {&s_handle, "handle"},
+                 {&s_handle, "handle"},
                  {&s__h, "_h"},             {&s_value, "value"},
                  {&s_desc_address, "desc_address"}, {&s_c_is_out, "c_is_out"}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)

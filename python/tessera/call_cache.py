@@ -48,7 +48,8 @@ def current_stream(torch, device):
 
 def tensor_keys(tensors, scales):
     """The tensor part of a call's key: tensor_key of each of `tensors`, then scale_key of each of
-    `scales`, as one tuple (tessera._fastcall builds it where it was built: the same values)."""
+    `scales`, as one tuple; where tessera._fastcall was built, its flat form of the same facts
+    (plain ints and dtypes, which hash and compare faster than torch.Size and torch.device)."""
     fast = fastcall.module()
     if fast is not None:
         return fast.keys(tensors, scales)

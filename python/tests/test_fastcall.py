@@ -1,7 +1,7 @@
 """tessera._fastcall (python/ext/fastcall.c): a prepared call's key and launch in C. Its keys must
-equal the Python steps' (call_cache.tensor_keys with TESSERA_FASTCALL=0), its launches must pass
-each tensor's pointer where the ctypes path passes it (GPU: the same bits), and bad arguments raise
-instead of reaching the library."""
+tell layouts apart as the Python steps' do (call_cache.tensor_keys with TESSERA_FASTCALL=0), its
+launches must pass each tensor's pointer where the ctypes path passes it (GPU: the same bits), and
+bad arguments raise instead of reaching the library."""
 import glob
 import os
 
@@ -47,26 +47,34 @@ def test_turned_off_by_the_environment(python_steps):
     assert fastcall.module() is None
 
 
-def test_keys_equal_the_python_steps(monkeypatch):
+def test_keys_tell_layouts_apart(monkeypatch):
+    """Two calls' keys are equal exactly when each tensor has the same device, dtype, sizes and
+    strides (and each factor tensor the same storage extent), as the Python steps' keys are."""
     torch = pytest.importorskip("torch")
     m = _module()
     g = torch.Generator().manual_seed(3)
     big = torch.rand(40, 24, generator=g)
-    tensors = (torch.randn(5, 7, generator=g), torch.randn(7, 5, generator=g).T, None,
-               torch.randn(2, 3, 4, generator=g)[:, 1], torch.empty(0, 3, dtype=torch.bfloat16))
-    scales = (big, big[3:9, 2:20], big.T, None, torch.rand(1, generator=g)[0])
-    fast = m.keys(tensors, scales)
+    a, b = torch.randn(5, 7, generator=g), torch.randn(7, 5, generator=g).T
+    base = ((a, b, None), (big, big[3:9, 2:20]))
+    variants = [((a.clone(), b.clone(), None), (big.clone(), big[3:9, 2:20])),  # same layouts: equal
+                ((a, b.contiguous(), None), base[1]),                           # another stride
+                ((a, b, a), base[1]),                                           # a tensor for a None
+                ((a.double(), b, None), base[1]),                               # another dtype
+                ((a[:4], b, None), base[1]),                                    # another size
+                ((a.reshape(35), b, None), base[1]),                            # another rank
+                (base[0], (big, big[4:10, 2:20])),                              # another storage extent
+                (base[0], (big[None], big[3:9, 2:20]))]                         # a rank more, same extent
     monkeypatch.setenv("TESSERA_FASTCALL", "0")
     fastcall.reset()
-    try:
-        slow = call_cache.tensor_keys(tensors, scales)
-    finally:
-        monkeypatch.delenv("TESSERA_FASTCALL")
-        fastcall.reset()
-    assert fast == slow
-    assert hash(fast) == hash(slow)
-    assert fast[5][4] == 40 * 24  # a scale's storage extent: float32 elements from its first on
-    assert fast[6][4] == 40 * 24 - (3 * 24 + 2)
+    slow = [call_cache.tensor_keys(*v) for v in [base] + variants]
+    monkeypatch.delenv("TESSERA_FASTCALL")
+    fastcall.reset()
+    fast = [m.keys(*v) for v in [base] + variants]
+    for keys in (fast, slow):
+        assert keys[1] == keys[0] and hash(keys[1]) == hash(keys[0])
+        for k in keys[2:]:
+            assert k != keys[0]
+    assert fast[0][-1] == 40 * 24 - (3 * 24 + 2)  # the last factor tensor's storage extent
 
 
 def test_keys_refuse_what_is_no_tensor():
