@@ -369,9 +369,11 @@ typedef struct tess_gemm_desc {
      * (first to last element) may not overlap D's, C's or the residual's,
      * so aux and D are not interleaved in one buffer. Needs an activation,
      * no gate and a 16-bit or f32 D. rows = cols = 0 (the default, and what
-     * a smaller struct_size reads): none. Every dense plan writes it (the
-     * sm90 kernels from their staged or register stores, not the inline
-     * TMA store they use without aux; the decode GEMVs element by element). */
+     * a smaller struct_size reads): none. Every dense plan writes it: the
+     * sm90 kernels by TMA beside D where both are 16-bit and TMA-storable
+     * (aux's base 16-byte aligned, its ld and inner extent whole 16 bytes),
+     * else from their staged or register stores; the decode GEMVs element
+     * by element. */
     tess_matrix_desc aux;
 } tess_gemm_desc;
 

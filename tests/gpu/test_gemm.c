@@ -268,8 +268,13 @@ static void random_problem(tess_gemm_desc *g, int64_t max_dim) {
             g->residual.batch_stride = 0;
     }
     /* aux (the values before the activation: D's type and order) for a third of the problems that allow it */
-    if (!g->gate && g->epilogue.activation != TESS_ACT_NONE && tess_rng_range(&rng, 0, 2) == 0)
+    if (!g->gate && g->epilogue.activation != TESS_ACT_NONE && tess_rng_range(&rng, 0, 2) == 0) {
         g->aux = layout(g->d.dtype, g->m, g->n, g->batch, g->d.order == TESS_ORDER_ROW);
+        if (tess_rng_range(&rng, 0, 2) == 0) { /* an odd ld: an aux TMA cannot store beside a D it can */
+            g->aux.ld = tess_matrix_inner(&g->aux) + 1;
+            g->aux.batch_stride = g->batch > 1 ? tess_matrix_outer(&g->aux) * g->aux.ld : 0;
+        }
+    }
 }
 
 /* Stream-K (a thin last wave shared along K by every CTA): each shape below

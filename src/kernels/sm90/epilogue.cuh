@@ -103,11 +103,12 @@ TESS_DEVICE void residual_pair(const residual_rows &r, int col, bool row8, float
 // The end of a round: once the warpgroup's shared-memory writes of COLS
 // columns of D from column nc are visible to the async proxy, one thread's
 // TMA stores of its sub-tiles (64 x 64 elements of ELEM_BYTES each: a
-// 16-bit D's or an FP8 D's), or, for a 16-bit D, every thread's copies of
-// the columns below n_end, D's width (epilogue_copy_rows).
+// 16-bit D's or an FP8 D's) through `map` (D's, tma_d, where null; aux's
+// shares its boxes), or, for a 16-bit D, every thread's copies of the
+// columns below n_end, D's width (epilogue_copy_rows).
 template <int COLS, int ELEM_BYTES = 2>
 TESS_DEVICE void store_round(const tess_gemm_params &p, const char *staging, int t, int b, int m0, int m_end, int nc,
-                             int n_end, bool by_tma, bool col_major, int barrier) {
+                             int n_end, bool by_tma, bool col_major, int barrier, const CUtensorMap *map = nullptr) {
     static_assert(ELEM_BYTES == 2 || ELEM_BYTES == 1, "a 16-bit or an FP8 D");
     fence_proxy_async_smem();
     named_barrier_sync(barrier, 128);
@@ -118,9 +119,9 @@ TESS_DEVICE void store_round(const tess_gemm_params &p, const char *staging, int
         for (int s = 0; s < COLS / TESS_EPI_SUBTILE; s++) {
             const char *sub = staging + s * TESS_EPI_SUBTILE * TESS_EPI_SUBTILE * ELEM_BYTES;
             if (col_major)
-                tma_store_3d(&p.tma_d, sub, m0, nc + s * TESS_EPI_SUBTILE, b);
+                tma_store_3d(map ? map : &p.tma_d, sub, m0, nc + s * TESS_EPI_SUBTILE, b);
             else
-                tma_store_3d(&p.tma_d, sub, nc + s * TESS_EPI_SUBTILE, m0, b);
+                tma_store_3d(map ? map : &p.tma_d, sub, nc + s * TESS_EPI_SUBTILE, m0, b);
         }
         tma_store_commit();
     }
@@ -207,6 +208,22 @@ TESS_DEVICE void block_values(const tess_epilogue &e, const float (&acc)[Cfg::BN
     }
 }
 
+// Stages a thread's 8 values of 16-column block j of a round (x[2 i + h]:
+// block_values' order) as 16-bit pairs, by stmatrix into the round's
+// staging sub-tiles (transposed for a column-major D).
+TESS_DEVICE void stage_block(uint32_t base, int warp, int lane, int j, const float (&x)[8], bool bf16,
+                             bool col_major) {
+    uint32_t r[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+        r[i] = pack16(x[2 * i], x[2 * i + 1], bf16);
+    const uint32_t addr = base + tess_epi_stmatrix_offset(warp, lane, j, col_major);
+    if (col_major)
+        stmatrix_x4_trans(addr, r[0], r[1], r[2], r[3]);
+    else
+        stmatrix_x4(addr, r[0], r[1], r[2], r[3]);
+}
+
 // 16-bit D, in rounds of EPI_COLS columns: stmatrix into this warpgroup's
 // staging sub-tiles, then one thread's TMA stores (or every thread's copies,
 // for a grouped tile whose rows end inside it: epilogue_copy_rows).
@@ -215,10 +232,16 @@ TESS_DEVICE void block_values(const tess_epilogue &e, const float (&acc)[Cfg::BN
 // bias batch bb, per column or none, then the activation, then a residual
 // with RESIDUAL); no C, no per-row bias (the fused epilogue's other paths
 // take those); SHAPE: the activation's (epilogue_store16_fused picks it).
-template <class Cfg, bool WITH_C, bool FUSED = false, bool RESIDUAL = false, tess_act_shape SHAPE = TESS_SHAPE_NONE>
+// AUX (a dense fused store, no residual; tma_aux maps aux): each round
+// first stages alpha * sum + bias, which TMA stores to aux, keeps those
+// values in the round's accumulators, waits for TMA to read the staging
+// buffer, then stages their activation for D.
+template <class Cfg, bool WITH_C, bool FUSED = false, bool RESIDUAL = false, tess_act_shape SHAPE = TESS_SHAPE_NONE,
+          bool AUX = false>
 TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], char *staging, int wg, int t,
                                   int b, int m0, int m_end, int n0, bool &pending, int bb = 0) {
     static_assert(!(WITH_C && FUSED), "the fused store reads no C");
+    static_assert(!AUX || (FUSED && !RESIDUAL && !Cfg::GROUPED), "aux: the fused store of a dense kernel, no residual");
     static_assert(!RESIDUAL || (FUSED && !Cfg::GROUPED && Cfg::RESIDUAL_INLINE), "a residual: the fused store of a dense kernel");
     const tess_act_form act = tess_act_form_of(FUSED ? p.epi.activation : TESS_ACT_NONE);
     int m_first, n_first; // the thread's first row and column of the tile
@@ -243,56 +266,80 @@ TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::B
                     bias_bits[j][c] = tess_bias_load(bias, pair_column(round * (Cfg::EPI_COLS / 16) + j, c));
         }
         wait_staging_free(pending, t, barrier);
+        const int nc = n0 + round * Cfg::EPI_COLS;
+        if constexpr (AUX) {
+            // aux: the values before the activation, kept in the accumulators for D's pass
+#pragma unroll
+            for (int j = 0; j < Cfg::EPI_COLS / 16; j++) {
+                const int jj = round * (Cfg::EPI_COLS / 16) + j;
+                float x[8];
+                block_values<Cfg, false, true, false, TESS_SHAPE_NONE>(p.epi, acc, jj, t, b, m0, n0, bias,
+                                                                       bias_bits[j], act, residual, x);
+#pragma unroll
+                for (int i = 0; i < 8; i++)
+                    acc[8 * jj + i] = x[i]; // block_values' x[i] is accumulator 8 jj + i's value
+                stage_block(base, warp, lane, j, x, bf16, col_major);
+            }
+            store_round<Cfg::EPI_COLS>(p, staging, t, b, m0, m_end, nc, p.n, true, col_major, barrier, &p.tma_aux);
+            wait_staging_free(true, t, barrier);
+        }
 #pragma unroll
         for (int j = 0; j < Cfg::EPI_COLS / 16; j++) {
             const int jj = round * (Cfg::EPI_COLS / 16) + j; /* 16-column block of the tile */
             float x[8];
-            block_values<Cfg, WITH_C, FUSED, RESIDUAL, SHAPE>(p.epi, acc, jj, t, b, m0, n0, bias,
-                                                              bias_bits[FUSED ? j : 0], act, residual, x);
-            uint32_t r[4];
+            if constexpr (AUX) {
 #pragma unroll
-            for (int i = 0; i < 4; i++)
-                r[i] = pack16(x[2 * i], x[2 * i + 1], bf16);
-            const uint32_t addr = base + tess_epi_stmatrix_offset(warp, lane, j, col_major);
-            if (col_major)
-                stmatrix_x4_trans(addr, r[0], r[1], r[2], r[3]);
-            else
-                stmatrix_x4(addr, r[0], r[1], r[2], r[3]);
+                for (int i = 0; i < 8; i++)
+                    x[i] = acc[8 * jj + i];
+                activate_block<SHAPE>(act, x);
+            } else {
+                block_values<Cfg, WITH_C, FUSED, RESIDUAL, SHAPE>(p.epi, acc, jj, t, b, m0, n0, bias,
+                                                                  bias_bits[FUSED ? j : 0], act, residual, x);
+            }
+            stage_block(base, warp, lane, j, x, bf16, col_major);
         }
-        store_round<Cfg::EPI_COLS>(p, staging, t, b, m0, m_end, n0 + round * Cfg::EPI_COLS, p.n, by_tma, col_major,
-                                   barrier);
+        store_round<Cfg::EPI_COLS>(p, staging, t, b, m0, m_end, nc, p.n, by_tma, col_major, barrier);
         pending = true;
     }
 }
+
+// Whether a kernel's inline fused store writes aux (epilogue_store16's AUX):
+// dense kernels whose store compiles per activation shape. The others (and
+// problems whose aux TMA cannot store) write aux from the staged store.
+template <class Cfg>
+constexpr bool STORES_AUX_INLINE =
+    !Cfg::GROUPED && !Cfg::FUSES_FROM_REGISTERS && !(Cfg::PROMOTES && Cfg::EPI_COLS > TESS_EPI_ROUND_COLS);
 
 // epilogue_store16's fused path with the copy compiled for the epilogue's
 // activation shape, chosen once per tile. Promoting kernels that stage more
 // than TESS_EPI_ROUND_COLS columns a round keep the run-time choice: their
 // round's bias and branch-free blocks spill beside the promoted
 // accumulators (ptxas: 176-304 bytes in the 192- and 256-wide 3-stage ones).
-template <class Cfg, bool RESIDUAL>
+// AUX: aux written inline too (STORES_AUX_INLINE kernels only).
+template <class Cfg, bool RESIDUAL, bool AUX = false>
 TESS_DEVICE void epilogue_store16_fused(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], char *staging, int wg,
                                         int t, int b, int m0, int m_end, int n0, bool &pending, int bb) {
+    static_assert(!AUX || STORES_AUX_INLINE<Cfg>, "aux inline: kernels whose store compiles per shape");
     if constexpr (Cfg::PROMOTES && Cfg::EPI_COLS > TESS_EPI_ROUND_COLS) {
         epilogue_store16<Cfg, false, true, RESIDUAL, TESS_SHAPE_ANY>(p, acc, staging, wg, t, b, m0, m_end, n0, pending,
                                                                      bb);
     } else {
         switch (tess_act_shape_of(tess_act_form_of(p.epi.activation))) {
         case TESS_SHAPE_SIGMOID:
-            epilogue_store16<Cfg, false, true, RESIDUAL, TESS_SHAPE_SIGMOID>(p, acc, staging, wg, t, b, m0, m_end, n0,
-                                                                             pending, bb);
+            epilogue_store16<Cfg, false, true, RESIDUAL, TESS_SHAPE_SIGMOID, AUX>(p, acc, staging, wg, t, b, m0, m_end,
+                                                                                  n0, pending, bb);
             break;
         case TESS_SHAPE_ERF:
-            epilogue_store16<Cfg, false, true, RESIDUAL, TESS_SHAPE_ERF>(p, acc, staging, wg, t, b, m0, m_end, n0,
-                                                                         pending, bb);
+            epilogue_store16<Cfg, false, true, RESIDUAL, TESS_SHAPE_ERF, AUX>(p, acc, staging, wg, t, b, m0, m_end, n0,
+                                                                              pending, bb);
             break;
         case TESS_SHAPE_RELU:
-            epilogue_store16<Cfg, false, true, RESIDUAL, TESS_SHAPE_RELU>(p, acc, staging, wg, t, b, m0, m_end, n0,
-                                                                          pending, bb);
+            epilogue_store16<Cfg, false, true, RESIDUAL, TESS_SHAPE_RELU, AUX>(p, acc, staging, wg, t, b, m0, m_end,
+                                                                               n0, pending, bb);
             break;
         default:
-            epilogue_store16<Cfg, false, true, RESIDUAL, TESS_SHAPE_NONE>(p, acc, staging, wg, t, b, m0, m_end, n0,
-                                                                          pending, bb);
+            epilogue_store16<Cfg, false, true, RESIDUAL, TESS_SHAPE_NONE, AUX>(p, acc, staging, wg, t, b, m0, m_end,
+                                                                               n0, pending, bb);
         }
     }
 }
@@ -1008,18 +1055,24 @@ TESS_DEVICE void epilogue(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], 
     }
     if (p.epi.fused) {
         if constexpr (!Cfg::FUSES_FROM_REGISTERS) {
-            // A 16-bit D stored by TMA, without C, a per-row bias, a gate or aux: inline
-            // in the stores, with a residual where they can read it (residual_inline).
-            if (!p.d_direct && !with_c && p.epi.bias_mode != TESS_BIAS_ROWS && p.epi.gate == TESS_GATE_NONE &&
-                !p.epi.aux) {
-                if (!p.epi.residual) {
+            // A 16-bit D stored by TMA, without C, a per-row bias or a gate: inline in
+            // the stores, with a residual where they can read it (residual_inline), or
+            // with aux where TMA stores it too (aux_by_tma, no residual).
+            if (!p.d_direct && !with_c && p.epi.bias_mode != TESS_BIAS_ROWS && p.epi.gate == TESS_GATE_NONE) {
+                if (!p.epi.aux && !p.epi.residual) {
                     epilogue_store16_fused<Cfg, false>(p, acc, staging, wg, t, b, m0, m_end, n0, pending,
                                                        Cfg::GROUPED ? tile.group : b);
                     return;
                 }
                 if constexpr (!Cfg::GROUPED && Cfg::RESIDUAL_INLINE) {
-                    if (residual_inline<Cfg>(p.epi, b, m0, n0)) {
+                    if (!p.epi.aux && residual_inline<Cfg>(p.epi, b, m0, n0)) {
                         epilogue_store16_fused<Cfg, true>(p, acc, staging, wg, t, b, m0, m_end, n0, pending, b);
+                        return;
+                    }
+                }
+                if constexpr (STORES_AUX_INLINE<Cfg>) {
+                    if (p.epi.aux && p.aux_by_tma && !p.epi.residual) {
+                        epilogue_store16_fused<Cfg, false, true>(p, acc, staging, wg, t, b, m0, m_end, n0, pending, b);
                         return;
                     }
                 }

@@ -113,6 +113,12 @@ typedef struct tess_gemm_params {
      * that TMA cannot store exactly: TMA clips stores at 16-byte granularity,
      * so D's contiguous extent must be a whole number of 16 bytes, and D aligned). */
     int d_direct;
+    /* A dense GEMM's aux output stored like D (tess_sm90_params_set_aux): 1
+     * when tma_aux maps it (aux 16-bit and TMA-storable, D stored by TMA),
+     * so that the inline fused store writes it by TMA as well; 0: the
+     * staged store writes it. */
+    int aux_by_tma;
+    CUtensorMap tma_aux; /* aux's map where aux_by_tma: tma_d's boxes and swizzle */
     /* Dequantization factors of A (per row of M) and B (per column of N). */
     tess_scale_operand scale_a, scale_b;
     /* Block-scaled kernels: 1 when each stage's factors come by TMA with its

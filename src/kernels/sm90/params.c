@@ -129,6 +129,19 @@ static tess_status edge_map(CUtensorMap *map, int *rows, const tess_gemm_kernel 
     return *rows ? matrix_map(map, of_b ? &desc->b : &desc->a, ptr, desc->batch, *rows) : TESS_STATUS_SUCCESS;
 }
 
+/* Sets aux_by_tma and tma_aux for a validated problem's aux output (desc.aux,
+ * pointer aux; none: aux_by_tma 0): where D is stored by TMA and aux (D's
+ * dtype and order) can be too, the same 64 x 64 boxes. A map the driver
+ * refuses leaves aux to the staged store, which writes any layout. */
+void tess_sm90_params_set_aux(tess_gemm_params *p, const tess_gemm_desc *desc, void *aux) {
+    p->aux_by_tma = 0;
+    const tess_matrix_desc *x = &desc->aux;
+    if (!aux || x->rows <= 0 || x->cols <= 0 || p->d_direct || !tess_dtype_is_16bit(x->dtype) ||
+        !d_by_tma(x, aux, desc->batch))
+        return;
+    p->aux_by_tma = matrix_map(&p->tma_aux, x, aux, desc->batch, 64) == TESS_STATUS_SUCCESS;
+}
+
 /* Fills a kernel's parameters for a validated problem: tensor maps of A, B,
  * D and the block factors, shapes, tile counts, scales; the work split is
  * the caller's. */

@@ -152,6 +152,7 @@ tess_status tess_sm90_dense_run(tess_handle h, const tess_gemm_desc *desc, const
     p.epi.gate_rows = transposed && desc->gate != TESS_GATE_NONE; /* D^T's pairs are rows */
     tess_epilogue_set_fp8(&p.epi, run, o->d_scale, o->d_amax, o->d_scale_out);
     tess_epilogue_set_aux(&p.epi, run, o->aux);
+    tess_sm90_params_set_aux(&p, run, p.epi.aux);
     /* The CTAs' amax maxima land by atomic max on the float's bits, over a zero. */
     if (p.epi.d_amax &&
         (s = tess_cuda_status(cudaMemsetAsync(p.epi.d_amax, 0, sizeof(float), h->stream), "tess_gemm: zeroing d_amax")))

@@ -58,6 +58,8 @@ int tess_sm90_factor_layouts_by_tma(const tess_gemm_kernel *k, const tess_gemm_d
 tess_status tess_sm90_params_init(tess_gemm_params *p, const tess_gemm_kernel *k, const tess_gemm_desc *desc,
                                   const void *a, const float *a_scale, const void *b, const float *b_scale,
                                   const void *c, void *d, const void *bias, const void *residual);
+/* tma_aux for a dense problem's aux output, where TMA can store it (params.c). */
+void tess_sm90_params_set_aux(tess_gemm_params *p, const tess_gemm_desc *desc, void *aux);
 
 /* D^T = B^T A^T: the problem with A and B (and their factors), M and N, swapped. */
 tess_gemm_desc tess_sm90_transposed_problem(const tess_gemm_desc *d);
