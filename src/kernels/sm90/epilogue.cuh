@@ -304,11 +304,14 @@ TESS_DEVICE void epilogue_store16(const tess_gemm_params &p, float (&acc)[Cfg::B
 }
 
 // Whether a kernel's inline fused store writes aux (epilogue_store16's AUX):
-// dense kernels whose store compiles per activation shape. The others (and
-// problems whose aux TMA cannot store) write aux from the staged store.
+// dense kernels whose store compiles per activation shape, except those with
+// per-column B factors (their aux rounds spill: 4 bytes in
+// fp8_128x128_c1_rows_cols). The others (and problems whose aux TMA cannot
+// store) write aux from the staged store.
 template <class Cfg>
-constexpr bool STORES_AUX_INLINE =
-    !Cfg::GROUPED && !Cfg::FUSES_FROM_REGISTERS && !(Cfg::PROMOTES && Cfg::EPI_COLS > TESS_EPI_ROUND_COLS);
+constexpr bool STORES_AUX_INLINE = !Cfg::GROUPED && !Cfg::FUSES_FROM_REGISTERS &&
+                                   !(Cfg::PROMOTES && Cfg::EPI_COLS > TESS_EPI_ROUND_COLS) &&
+                                   Cfg::SCALING != TESS_SCALING_BLOCK_ROWS_COLS;
 
 // epilogue_store16's fused path with the copy compiled for the epilogue's
 // activation shape, chosen once per tile. Promoting kernels that stage more
