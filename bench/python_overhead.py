@@ -5,7 +5,10 @@ per call, on small decode-shaped problems, their GPU work queued
 asynchronously: a round's calls are few enough that the launch queue (about a
 thousand kernels) never fills and stalls the host.
 Beside the C library's own host time (`tessera bench gemm` reports it as
-host_us), this is what Python adds.
+host_us), this is what Python adds; with tessera._fastcall, the row
+"tess_gemm_fused alone" times the same prepared call's C function with its
+descriptor found once, in the same rounds: tessera.gemm's "out= plan=" row
+minus it is Python's share.
 
     python3 bench/python_overhead.py [--m 1 --n 4096 --k 4096] [--calls 500] [--csv FILE]
 """
@@ -28,6 +31,27 @@ def per_call_us(fn, calls, rounds):
         times.append((time.perf_counter() - t0) / calls * 1e6)
     torch.cuda.synchronize()
     return statistics.median(times)
+
+
+def _library_call_alone(tessera, x, wt, out, plan):
+    """("tess_gemm_fused alone", fn): the prepared call of tessera.gemm(x, wt, out, plan=plan) as
+    tessera._fastcall launches it, its key, descriptor and addresses found once, so that only the
+    tensors' pointers and the C library's own work are timed; None without the module."""
+    import ctypes
+    from tessera import call_cache, fastcall
+    gemm_module = sys.modules["tessera.gemm"]
+    fast = fastcall.module()
+    key = gemm_module._call_key(x, wt, out, None, 1.0, 0.0, None, None, None, None, None, None, (False, False),
+                                None, None, "columns", None, (None, 0.0))
+    p = call_cache.find(key)
+    if fast is None or p is None:
+        return None
+    fn, handle, desc = fastcall.address("tess_gemm_fused"), p.handle._h.value, p.desc_address
+    raw_plan = ctypes.addressof(plan.raw)
+    if fast.gemm(fn, handle, desc, raw_plan, x, None, wt, None, None, out, None, None) != 0:
+        return None
+    return ("tess_gemm_fused alone", lambda: fast.gemm(fn, handle, desc, raw_plan, x, None, wt, None, None, out,
+                                                       None, None))
 
 
 def main():
@@ -69,6 +93,11 @@ def main():
     for _, fn in cases:  # warm-up: handles, plans, allocator
         for _ in range(20):
             fn()
+    c_alone = _library_call_alone(tessera, x, wt, out, plan)
+    if c_alone is not None:  # the same prepared call's tess_gemm_fused alone: what is left is Python's
+        cases.insert(2, c_alone)
+        for _ in range(20):
+            c_alone[1]()
     # Rounds go over every case in turn, so that a noisy stretch of the host hits them alike.
     times = {name: [] for name, _ in cases}
     for _ in range(args.rounds):
