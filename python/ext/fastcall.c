@@ -31,7 +31,8 @@ static PyObject *s_shape, *s_stride, *s_dtype, *s_is_cuda, *s_get_device, *s_dat
     *s_nbytes, *s_storage_offset;
 
 /* float32 elements of t's storage from its first element on (scales.storage_extent), or None
- * where the tensor cannot say (its exception cleared, as the Python form does). */
+ * where the tensor cannot say (its Exception cleared, as the Python form does); NULL with
+ * another exception (KeyboardInterrupt) set. */
 static PyObject *storage_extent(PyObject *t) {
     PyObject *storage = PyObject_CallMethodObjArgs(t, s_untyped_storage, NULL);
     PyObject *nbytes = storage ? PyObject_CallMethodObjArgs(storage, s_nbytes, NULL) : NULL;
@@ -46,6 +47,8 @@ static PyObject *storage_extent(PyObject *t) {
     Py_XDECREF(nbytes);
     Py_XDECREF(offset);
     if (!extent) {
+        if (!PyErr_ExceptionMatches(PyExc_Exception))
+            return NULL; /* KeyboardInterrupt and the like go on up */
         PyErr_Clear();
         Py_INCREF(Py_None);
         extent = Py_None;
@@ -61,12 +64,12 @@ static PyObject *storage_extent(PyObject *t) {
 static int append_tensor_key(PyObject *items, PyObject *t, int scale) {
     if (t == Py_None)
         return PyList_Append(items, Py_None) == 0;
-    PyObject *parts[5] = {PyObject_GetAttr(t, s_is_cuda), PyObject_CallMethodObjArgs(t, s_get_device, NULL),
-                          PyObject_GetAttr(t, s_dtype), PyObject_GetAttr(t, s_shape),
-                          PyObject_CallMethodObjArgs(t, s_stride, NULL)};
-    int ok = 1;
-    for (int i = 0; i < 5; i++)
-        ok = ok && parts[i];
+    /* read one at a time, stopping at the first error (no Python call with an exception set) */
+    PyObject *parts[5] = {NULL, NULL, NULL, NULL, NULL};
+    int ok = (parts[0] = PyObject_GetAttr(t, s_is_cuda)) &&
+             (parts[1] = PyObject_CallMethodObjArgs(t, s_get_device, NULL)) &&
+             (parts[2] = PyObject_GetAttr(t, s_dtype)) && (parts[3] = PyObject_GetAttr(t, s_shape)) &&
+             (parts[4] = PyObject_CallMethodObjArgs(t, s_stride, NULL));
     /* sizes and strides: tuples (torch.Size is one) of the same length */
     const Py_ssize_t rank = ok && PyTuple_Check(parts[3]) && PyTuple_Check(parts[4]) ? PyTuple_Size(parts[3]) : -1;
     if (ok && (rank < 0 || PyTuple_Size(parts[4]) != rank)) {
@@ -80,8 +83,8 @@ static int append_tensor_key(PyObject *items, PyObject *t, int scale) {
         ok = PyList_Append(items, PyTuple_GetItem(parts[3 + i / rank], i % rank)) == 0;
     if (ok && scale) {
         PyObject *extent = storage_extent(t);
-        ok = PyList_Append(items, extent) == 0;
-        Py_DECREF(extent);
+        ok = extent && PyList_Append(items, extent) == 0;
+        Py_XDECREF(extent);
     }
     Py_XDECREF(rank_obj);
     for (int i = 0; i < 5; i++)
@@ -293,6 +296,15 @@ static PyObject *fast_gemm_prepared(PyObject *self, PyObject *args) {
     for (int i = 0; i < 6; i++)
         t[i] = PyTuple_GetItem(tensors, i);
     t[6] = PyTuple_GetItem(scales, 0), t[7] = PyTuple_GetItem(scales, 1);
+    /* alpha and beta as gemm._call_key keys them (float()): exact floats and ints only here, so
+     * that another number type (a complex, which float() refuses) takes the Python steps */
+    if (PyTuple_Size(rest) < 2)
+        Py_RETURN_NONE;
+    for (int i = 0; i < 2; i++) {
+        PyObject *x = PyTuple_GetItem(rest, i);
+        if (!PyFloat_CheckExact(x) && !PyLong_CheckExact(x))
+            Py_RETURN_NONE;
+    }
     int is = all_tensors(t, 3, 0); /* a, b and out */
     if (is == 1)
         is = all_tensors(t + 3, 5, 1);
@@ -315,11 +327,14 @@ static PyObject *fast_gemm_prepared(PyObject *self, PyObject *args) {
         PyErr_Clear(); /* a miss, or an unhashable key: the Python steps */
         Py_RETURN_NONE;
     }
-    Py_INCREF(prepared); /* the dict may drop it while the launch runs Python (data_ptr) */
+    /* Held until the launch has read its descriptor: Python that data_ptr runs (a tensor
+     * subclass's) or another thread may drop the entry from the dict meanwhile. */
+    Py_INCREF(prepared);
     void *handle = NULL, *desc = NULL, *plan_address = NULL, *data[8] = {0};
-    PyObject *desc_obj = PyObject_GetAttr(prepared, s_desc_address), *c_is_out = PyObject_GetAttr(prepared, s_c_is_out);
-    int ok = desc_obj && c_is_out && handle_of(prepared, &handle) && address_of(desc_obj, &desc) &&
-             address_of(plan, &plan_address);
+    PyObject *desc_obj = NULL, *c_is_out = NULL;
+    int ok = (desc_obj = PyObject_GetAttr(prepared, s_desc_address)) &&
+             (c_is_out = PyObject_GetAttr(prepared, s_c_is_out)) && handle_of(prepared, &handle) &&
+             address_of(desc_obj, &desc) && address_of(plan, &plan_address);
     const int c_from_out = ok ? PyObject_IsTrue(c_is_out) : 0;
     ok = ok && c_from_out >= 0;
     /* tess_gemm_fused's order: a, scale_a, b, scale_b, c, d, bias, residual */
@@ -327,15 +342,18 @@ static PyObject *fast_gemm_prepared(PyObject *self, PyObject *args) {
                           t[2], t[4], t[5]};
     for (int i = 0; ok && i < 8; i++)
         ok = data_of(order[i], &data[i]);
+    tess_status st = TESS_STATUS_SUCCESS;
+    if (ok) {
+        tess_epilogue_ptrs ep;
+        st = ((gemm_fused_fn)s_gemm_fn)((tess_handle)handle, (const tess_gemm_desc *)desc,
+                                        (const tess_plan *)plan_address, data[0], (const float *)data[1], data[2],
+                                        (const float *)data[3], data[4], data[5], epilogue_of(&ep, data[6], data[7]));
+    }
     Py_XDECREF(desc_obj);
     Py_XDECREF(c_is_out);
     Py_DECREF(prepared);
     if (!ok)
         return NULL;
-    tess_epilogue_ptrs ep;
-    const tess_status st = ((gemm_fused_fn)s_gemm_fn)(
-        (tess_handle)handle, (const tess_gemm_desc *)desc, (const tess_plan *)plan_address, data[0],
-        (const float *)data[1], data[2], (const float *)data[3], data[4], data[5], epilogue_of(&ep, data[6], data[7]));
     if (st != TESS_STATUS_SUCCESS)
         return PyLong_FromLong((long)st);
     Py_INCREF(t[2]);

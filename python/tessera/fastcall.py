@@ -33,9 +33,9 @@ def _find():
         folder = os.path.dirname(_lib.library_path())
     except OSError:
         return None
-    for path in sorted(glob.glob(os.path.join(folder, "_fastcall*.so"))):
-        if not path.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)):
-            continue
+    if ".abi3.so" not in importlib.machinery.EXTENSION_SUFFIXES:
+        return None  # an interpreter that does not load stable-ABI modules (free-threaded 3.13t)
+    for path in sorted(glob.glob(os.path.join(folder, "_fastcall*.abi3.so"))):
         try:
             spec = importlib.util.spec_from_file_location("tessera._fastcall", path)
             found = importlib.util.module_from_spec(spec)

@@ -151,16 +151,36 @@ def _prepared_outputs(torch):
     return outs
 
 
+@pytest.fixture
+def c_path_hits(monkeypatch):
+    """A list that records, for each tessera.gemm call that tries the whole call in C
+    (fastcall.gemm_prepared), whether it was taken there (a hit returns out)."""
+    hits = []
+    inner = fastcall.gemm_prepared()
+    if inner is None:
+        pytest.skip("no gemm_prepared (no module, or a torch without _cuda_getCurrentRawStream)")
+
+    def recording(entries, tensors, *rest):
+        done = inner(entries, tensors, *rest)
+        hits.append(done is tensors[2])
+        return done
+    monkeypatch.setattr(fastcall, "gemm_prepared", lambda: recording)
+    return hits
+
+
 @needs_gpu
-def test_prepared_calls_match_the_python_steps(torch):
+def test_prepared_calls_match_the_python_steps(torch, c_path_hits):
     _module()
     call_cache.clear()
     fast = _prepared_outputs(torch)
     assert len(call_cache._entries) == 7
+    # the four out= calls, each twice: the first prepares (a miss), the second runs whole in C
+    assert c_path_hits == [False, True] * 4
     os.environ["TESSERA_FASTCALL"] = "0"
     fastcall.reset()
     call_cache.clear()
     try:
+        assert fastcall.module() is None
         slow = _prepared_outputs(torch)
     finally:
         del os.environ["TESSERA_FASTCALL"]
@@ -191,3 +211,35 @@ def test_prepared_calls_raise_the_library_error(torch):
             del os.environ["TESSERA_FASTCALL"]
             fastcall.reset()
             call_cache.clear()
+
+
+@needs_gpu
+def test_no_hit_for_another_call(torch, c_path_hits):
+    """After a prepared call into out, calls that differ only in what the tensor key does not
+    hold (beta with C, alpha, a caller's handle, aux) are not taken for it: each gives its own
+    result."""
+    _module()
+    call_cache.clear()
+    g = torch.Generator(device="cuda").manual_seed(21)
+    a = torch.randn(64, 128, device="cuda", generator=g).bfloat16()
+    w = torch.randn(192, 128, device="cuda", generator=g).bfloat16()
+    c = torch.randn(64, 192, device="cuda", generator=g).bfloat16()
+    y = torch.empty(64, 192, device="cuda", dtype=torch.bfloat16)
+    ref = a.double() @ w.double().T
+    for _ in range(2):
+        tessera.gemm(a, w.T, y)
+    assert c_path_hits == [False, True]
+
+    def close(got, want):
+        assert (got.double() - want).abs().max().item() <= 0.02 * want.abs().max().item()
+    close(tessera.gemm(a, w.T, y, c=c, beta=0.5), ref + 0.5 * c.double())
+    close(tessera.gemm(a, w.T, y, alpha=2.0), 2 * ref)
+    close(tessera.gemm(a, w.T, y, alpha=2.0, beta=0.0), 2 * ref)
+    with tessera.Handle(0) as h:  # a caller's handle and aux are never taken in C
+        close(tessera.gemm(a, w.T, y, handle=h), ref)
+    out, aux = tessera.gemm(a, w.T, y, activation="relu", aux=True)
+    close(aux, ref)
+    close(out, ref.clamp(min=0))
+    with pytest.raises(TypeError):  # equal to 1.0, but no float: refused as the Python steps refuse it
+        tessera.gemm(a, w.T, y, alpha=1 + 0j)
+    assert c_path_hits[2:] == [False, False, True, False]  # beta: new; alpha 2: new, then its own entry
