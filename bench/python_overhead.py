@@ -19,18 +19,17 @@ import sys
 import time
 
 
-def per_call_us(fn, calls, rounds):
-    """Median over rounds of the host microseconds one call of fn takes (the GPU drained between rounds)."""
+def per_call_us(fn, calls):
+    """Host microseconds one call of fn takes, over `calls` back-to-back calls (the GPU drained first
+    and after)."""
     import torch
-    times = []
-    for _ in range(rounds):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        times.append((time.perf_counter() - t0) / calls * 1e6)
     torch.cuda.synchronize()
-    return statistics.median(times)
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    us = (time.perf_counter() - t0) / calls * 1e6
+    torch.cuda.synchronize()
+    return us
 
 
 def _library_call_alone(tessera, x, wt, out, plan):
@@ -102,7 +101,7 @@ def main():
     times = {name: [] for name, _ in cases}
     for _ in range(args.rounds):
         for name, fn in cases:
-            times[name].append(per_call_us(fn, args.calls, 1))
+            times[name].append(per_call_us(fn, args.calls))
     rows = []
     for name, _ in cases:
         us, best = statistics.median(times[name]), min(times[name])
