@@ -143,6 +143,21 @@ TESS_DEVICE void wait_staging_free(bool pending, int t, int barrier) {
 // layout, tess_wgmma_acc_coord), where its bias is read.
 TESS_DEVICE int pair_column(int jj, int c) { return 16 * jj + 8 * (c / 2) + c % 2; }
 
+// The activation of one value, SHAPE's, fixed at compile time (not
+// TESS_SHAPE_ANY, which activate_block decides per block).
+template <tess_act_shape SHAPE>
+TESS_DEVICE float activate_one(const tess_act_form &act, float x) {
+    static_assert(SHAPE != TESS_SHAPE_ANY, "a shape known at compile time");
+    if constexpr (SHAPE == TESS_SHAPE_SIGMOID)
+        return tess_times_sigmoid(x, x * (act.k1 + act.k3 * x * x));
+    else if constexpr (SHAPE == TESS_SHAPE_ERF)
+        return tess_gelu_erf(x);
+    else if constexpr (SHAPE == TESS_SHAPE_RELU)
+        return x < 0.0f ? 0.0f : x; // NaN stays NaN
+    else
+        return x;
+}
+
 // The activation of a block's 8 values: SHAPE's, fixed at compile time (no
 // branches), or with TESS_SHAPE_ANY the one act names, decided once for the
 // block (no element branches).
@@ -155,18 +170,10 @@ TESS_DEVICE void activate_block(const tess_act_form &act, float (&x)[8]) {
             activate_block<TESS_SHAPE_ERF>(act, x);
         else if (act.relu)
             activate_block<TESS_SHAPE_RELU>(act, x);
-    } else if constexpr (SHAPE == TESS_SHAPE_SIGMOID) {
+    } else {
 #pragma unroll
         for (int i = 0; i < 8; i++)
-            x[i] = tess_times_sigmoid(x[i], x[i] * (act.k1 + act.k3 * x[i] * x[i]));
-    } else if constexpr (SHAPE == TESS_SHAPE_ERF) {
-#pragma unroll
-        for (int i = 0; i < 8; i++)
-            x[i] = tess_gelu_erf(x[i]);
-    } else if constexpr (SHAPE == TESS_SHAPE_RELU) {
-#pragma unroll
-        for (int i = 0; i < 8; i++)
-            x[i] = x[i] < 0.0f ? 0.0f : x[i]; // NaN stays NaN
+            x[i] = activate_one<SHAPE>(act, x[i]);
     }
 }
 
@@ -208,20 +215,26 @@ TESS_DEVICE void block_values(const tess_epilogue &e, const float (&acc)[Cfg::BN
     }
 }
 
+// Stages a thread's four packed 16-bit pairs of 16-column block j of a
+// round by stmatrix into the round's staging sub-tiles (transposed for a
+// column-major D).
+TESS_DEVICE void stage_pairs(uint32_t base, int warp, int lane, int j, const uint32_t (&r)[4], bool col_major) {
+    const uint32_t addr = base + tess_epi_stmatrix_offset(warp, lane, j, col_major);
+    if (col_major)
+        stmatrix_x4_trans(addr, r[0], r[1], r[2], r[3]);
+    else
+        stmatrix_x4(addr, r[0], r[1], r[2], r[3]);
+}
+
 // Stages a thread's 8 values of 16-column block j of a round (x[2 i + h]:
-// block_values' order) as 16-bit pairs, by stmatrix into the round's
-// staging sub-tiles (transposed for a column-major D).
+// block_values' order) as 16-bit pairs (stage_pairs).
 TESS_DEVICE void stage_block(uint32_t base, int warp, int lane, int j, const float (&x)[8], bool bf16,
                              bool col_major) {
     uint32_t r[4];
 #pragma unroll
     for (int i = 0; i < 4; i++)
         r[i] = pack16(x[2 * i], x[2 * i + 1], bf16);
-    const uint32_t addr = base + tess_epi_stmatrix_offset(warp, lane, j, col_major);
-    if (col_major)
-        stmatrix_x4_trans(addr, r[0], r[1], r[2], r[3]);
-    else
-        stmatrix_x4(addr, r[0], r[1], r[2], r[3]);
+    stage_pairs(base, warp, lane, j, r, col_major);
 }
 
 // 16-bit D, in rounds of EPI_COLS columns: stmatrix into this warpgroup's
@@ -341,8 +354,12 @@ TESS_DEVICE void epilogue_store16_fused(const tess_gemm_params &p, float (&acc)[
                                                                                n0, pending, bb);
             break;
         default:
-            epilogue_store16<Cfg, false, true, RESIDUAL, TESS_SHAPE_NONE, AUX>(p, acc, staging, wg, t, b, m0, m_end,
-                                                                               n0, pending, bb);
+            // aux comes with an activation only (tess_gemm refuses it without one): no AUX copy here
+            if constexpr (AUX)
+                __trap();
+            else
+                epilogue_store16<Cfg, false, true, RESIDUAL, TESS_SHAPE_NONE>(p, acc, staging, wg, t, b, m0, m_end,
+                                                                              n0, pending, bb);
         }
     }
 }
@@ -355,12 +372,20 @@ TESS_DEVICE void epilogue_store16_fused(const tess_gemm_params &p, float (&acc)[
 // lane's D columns 2q and 2q + 1, which lanes 2q % 4 and (2q + 1) % 4 of
 // the quad hold (as their column q, for q < 2, or q + 4). Returns the
 // lane's pairs for rows m (*row_m) and m + 8 (*row_m8).
+// SHAPE: the activation's (TESS_SHAPE_ANY: decided per value, tess_glu_of).
+template <tess_act_shape SHAPE>
 TESS_DEVICE void gated_block_pairs(const float (&x)[8], const float (&b4)[4], const tess_act_form &act, float limit,
                                    bool bf16, int lane, uint32_t *row_m, uint32_t *row_m8) {
     float o[4]; // D's (m, q), (m + 8, q), (m, q + 4), (m + 8, q + 4)
 #pragma unroll
     for (int i = 0; i < 4; i++) {
-        o[i] = tess_glu_of(act, limit, x[2 * i] + b4[2 * (i / 2)], x[2 * i + 1] + b4[2 * (i / 2) + 1]);
+        float gate = x[2 * i] + b4[2 * (i / 2)], up = x[2 * i + 1] + b4[2 * (i / 2) + 1];
+        if constexpr (SHAPE == TESS_SHAPE_ANY) {
+            o[i] = tess_glu_of(act, limit, gate, up);
+        } else {
+            tess_gate_clamp(limit, gate, up);
+            o[i] = activate_one<SHAPE>(act, gate) * up;
+        }
     }
     // Each lane's columns packed by row pair: (m, m + 8) of column q, then of q + 4.
     const uint32_t first = pack16(o[0], o[1], bf16), second = pack16(o[2], o[3], bf16);
@@ -380,7 +405,7 @@ TESS_DEVICE void gated_block_pairs(const float (&x)[8], const float (&b4)[4], co
 // * up in registers (gated_block_pairs), stmatrix into the staging
 // sub-tiles, then TMA stores of GATED_OUT_COLS of D's columns from n0 / 2,
 // as epilogue_store16's rounds.
-template <class Cfg>
+template <class Cfg, tess_act_shape SHAPE>
 TESS_DEVICE void epilogue_store16_gated(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], char *staging, int wg,
                                         int t, int b, int m0, int m_end, int n0, bool &pending, int bb) {
     constexpr int OUT = Cfg::GATED_OUT_COLS, ROUNDS = Cfg::BN / (2 * OUT);
@@ -411,16 +436,43 @@ TESS_DEVICE void epilogue_store16_gated(const tess_gemm_params &p, float (&acc)[
 #pragma unroll
                 for (int c = 0; c < 4; c++) // product columns n, n + 1, n + 8, n + 9
                     b4[c] = tess_bias_value(bias, tess_bias_load(bias, pair_column(jj, c)));
-                gated_block_pairs(x, b4, act, limit, bf16, lane, &r[2 * half], &r[2 * half + 1]);
+                gated_block_pairs<SHAPE>(x, b4, act, limit, bf16, lane, &r[2 * half], &r[2 * half + 1]);
             }
-            const uint32_t addr = base + tess_epi_stmatrix_offset(warp, lane, jo, col_major);
-            if (col_major)
-                stmatrix_x4_trans(addr, r[0], r[1], r[2], r[3]);
-            else
-                stmatrix_x4(addr, r[0], r[1], r[2], r[3]);
+            stage_pairs(base, warp, lane, jo, r, col_major);
         }
         store_round<OUT>(p, staging, t, b, m0, m_end, n0 / 2 + round * OUT, p.n / 2, by_tma, col_major, barrier);
         pending = true;
+    }
+}
+
+// epilogue_store16_gated compiled for the epilogue's activation shape, chosen
+// once per tile (as epilogue_store16_fused does); kernels whose per-shape
+// copies do not fit their registers keep the run-time choice
+// (GATED_PER_SHAPE): promoting kernels that stage more than 128 columns a
+// round, the grouped promoting ones (grouped_fp8_128x128 spilled 52 bytes)
+// and those with per-column B factors (fp8_128x128_c1_rows_cols, 4 bytes).
+template <class Cfg>
+constexpr bool GATED_PER_SHAPE = !(Cfg::PROMOTES && (Cfg::EPI_COLS > TESS_EPI_ROUND_COLS || Cfg::GROUPED ||
+                                                     Cfg::SCALING == TESS_SCALING_BLOCK_ROWS_COLS));
+template <class Cfg>
+TESS_DEVICE void epilogue_store16_gated_for(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], char *staging,
+                                            int wg, int t, int b, int m0, int m_end, int n0, bool &pending, int bb) {
+    if constexpr (!GATED_PER_SHAPE<Cfg>) {
+        epilogue_store16_gated<Cfg, TESS_SHAPE_ANY>(p, acc, staging, wg, t, b, m0, m_end, n0, pending, bb);
+    } else {
+        switch (tess_act_shape_of(tess_act_form_of(p.epi.activation))) {
+        case TESS_SHAPE_SIGMOID:
+            epilogue_store16_gated<Cfg, TESS_SHAPE_SIGMOID>(p, acc, staging, wg, t, b, m0, m_end, n0, pending, bb);
+            break;
+        case TESS_SHAPE_ERF:
+            epilogue_store16_gated<Cfg, TESS_SHAPE_ERF>(p, acc, staging, wg, t, b, m0, m_end, n0, pending, bb);
+            break;
+        case TESS_SHAPE_RELU:
+            epilogue_store16_gated<Cfg, TESS_SHAPE_RELU>(p, acc, staging, wg, t, b, m0, m_end, n0, pending, bb);
+            break;
+        default:
+            epilogue_store16_gated<Cfg, TESS_SHAPE_NONE>(p, acc, staging, wg, t, b, m0, m_end, n0, pending, bb);
+        }
     }
 }
 
@@ -1084,8 +1136,8 @@ TESS_DEVICE void epilogue(const tess_gemm_params &p, float (&acc)[Cfg::BN / 2], 
         if constexpr (Cfg::GATED_OUT_COLS > 0) {
             // A gated 16-bit D stored by TMA, with a per-column bias or none and no residual: inline.
             if (p.epi.gate != TESS_GATE_NONE && !p.d_direct && p.epi.bias_mode != TESS_BIAS_ROWS && !p.epi.residual) {
-                epilogue_store16_gated<Cfg>(p, acc, staging, wg, t, b, m0, m_end, n0, pending,
-                                            Cfg::GROUPED ? tile.group : b);
+                epilogue_store16_gated_for<Cfg>(p, acc, staging, wg, t, b, m0, m_end, n0, pending,
+                                                Cfg::GROUPED ? tile.group : b);
                 return;
             }
         }
