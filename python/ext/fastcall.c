@@ -205,7 +205,7 @@ static PyObject *fast_grouped(PyObject *self, PyObject *args) {
 
 /* What gemm_prepared needs of torch and the library, given once by setup(): torch.Tensor, torch's
  * current-stream accessor (torch._C._cuda_getCurrentRawStream) and tess_gemm_fused's address. */
-static PyObject *s_tensor_type, *s_raw_stream, *s_handle, *s__h, *s_value, *s_desc_address, *s_c_is_out;
+static PyObject *s_tensor_type, *s_raw_stream, *s_handle, *s__h, *s_value, *s_desc_address, *s_c_is_out, *s_empty;
 static void *s_gemm_fn;
 
 /* setup(tensor_type, raw_stream, gemm_fused_address): enables gemm_prepared. */
@@ -277,10 +277,11 @@ static int handle_of(PyObject *prepared, void **out) {
 }
 
 /* gemm_prepared(entries, tensors, scales, rest, plan) -> out, a failed tess_status (an int), or
- * None: a tessera.gemm call on the default handle with an `out` given, whole: its key
+ * None: a tessera.gemm call on the default handle, whole: its key
  * ((call_cache.tensor_keys(tensors, scales), rest, stream), as gemm._call_key builds it) looked up
- * in `entries` (call_cache's), and on a hit its launch. tensors = (a, b, out, c, bias, residual),
- * scales = (scale_a, scale_b). None where the call is not one this path takes (not torch tensors
+ * in `entries` (call_cache's), and on a hit its launch, into out where one is given, else into a
+ * new D from the prepared call's allocator (its `empty`). tensors = (a, b, out or None, c, bias,
+ * residual), scales = (scale_a, scale_b). None where the call is not one this path takes (not torch tensors
  * on a CUDA device, or no prepared call yet, or an unhashable key): the Python steps then run. */
 static PyObject *fast_gemm_prepared(PyObject *self, PyObject *args) {
     (void)self;
@@ -305,9 +306,9 @@ static PyObject *fast_gemm_prepared(PyObject *self, PyObject *args) {
         if (!PyFloat_CheckExact(x) && !PyLong_CheckExact(x))
             Py_RETURN_NONE;
     }
-    int is = all_tensors(t, 3, 0); /* a, b and out */
+    int is = all_tensors(t, 2, 0); /* a and b; out may be None */
     if (is == 1)
-        is = all_tensors(t + 3, 5, 1);
+        is = all_tensors(t + 2, 6, 1);
     if (is <= 0)
         return is < 0 ? NULL : (Py_INCREF(Py_None), Py_None);
     PyObject *stream = cuda_stream_of(t[0]);
@@ -331,15 +332,21 @@ static PyObject *fast_gemm_prepared(PyObject *self, PyObject *args) {
      * subclass's) or another thread may drop the entry from the dict meanwhile. */
     Py_INCREF(prepared);
     void *handle = NULL, *desc = NULL, *plan_address = NULL, *data[8] = {0};
-    PyObject *desc_obj = NULL, *c_is_out = NULL;
+    PyObject *desc_obj = NULL, *c_is_out = NULL, *empty = NULL, *out = NULL;
     int ok = (desc_obj = PyObject_GetAttr(prepared, s_desc_address)) &&
              (c_is_out = PyObject_GetAttr(prepared, s_c_is_out)) && handle_of(prepared, &handle) &&
              address_of(desc_obj, &desc) && address_of(plan, &plan_address);
+    if (ok && t[2] == Py_None) { /* D allocated as the prepared call's first one was */
+        ok = (empty = PyObject_GetAttr(prepared, s_empty)) && (out = PyObject_CallObject(empty, NULL));
+    } else if (ok) {
+        Py_INCREF(t[2]);
+        out = t[2];
+    }
     const int c_from_out = ok ? PyObject_IsTrue(c_is_out) : 0;
     ok = ok && c_from_out >= 0;
     /* tess_gemm_fused's order: a, scale_a, b, scale_b, c, d, bias, residual */
-    PyObject *order[8] = {t[0], t[6], t[1], t[7], t[3] != Py_None ? t[3] : c_from_out == 1 ? t[2] : Py_None,
-                          t[2], t[4], t[5]};
+    PyObject *order[8] = {t[0], t[6], t[1], t[7], t[3] != Py_None ? t[3] : c_from_out == 1 ? out : Py_None,
+                          out, t[4], t[5]};
     for (int i = 0; ok && i < 8; i++)
         ok = data_of(order[i], &data[i]);
     tess_status st = TESS_STATUS_SUCCESS;
@@ -351,13 +358,13 @@ static PyObject *fast_gemm_prepared(PyObject *self, PyObject *args) {
     }
     Py_XDECREF(desc_obj);
     Py_XDECREF(c_is_out);
+    Py_XDECREF(empty);
     Py_DECREF(prepared);
-    if (!ok)
-        return NULL;
-    if (st != TESS_STATUS_SUCCESS)
-        return PyLong_FromLong((long)st);
-    Py_INCREF(t[2]);
-    return t[2];
+    if (!ok || st != TESS_STATUS_SUCCESS) {
+        Py_XDECREF(out);
+        return ok ? PyLong_FromLong((long)st) : NULL;
+    }
+    return out;
 }
 
 static PyMethodDef methods[] = {
@@ -386,7 +393,8 @@ PyMODINIT_FUNC PyInit__fastcall(void) {
                  {&s_nbytes, "nbytes"},     {&s_storage_offset, "storage_offset"},
                  {&s_handle, "handle"},
                  {&s__h, "_h"},             {&s_value, "value"},
-                 {&s_desc_address, "desc_address"}, {&s_c_is_out, "c_is_out"}};
+                 {&s_desc_address, "desc_address"}, {&s_c_is_out, "c_is_out"},
+                 {&s_empty, "empty"}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!(*names[i].slot = PyUnicode_InternFromString(names[i].name)))
             return NULL;

@@ -18,8 +18,9 @@ calls on concurrent streams must be one per stream.
 """
 import ctypes
 import dataclasses
+import functools
 import threading
-from typing import Optional
+from typing import Callable, Optional
 
 from . import _lib, call_cache, epilogue, fastcall, scales
 from ._lib import EpiloguePtrsStruct, GemmDescStruct, PlanStruct, ScaleDescStruct
@@ -435,18 +436,18 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
     scalars, recipes, bias layout, activation, gate, and current stream
     or handle) passes only its pointers, which the C library checks
     (tessera.call_cache)."""
-    if out is not None and handle is None and aux is None and out_scale is None and amax is None:
-        # A call on the default handle into a given out: whole in C where it was prepared before.
+    if handle is None and aux is None and out_scale is None and amax is None:
+        # A call on the default handle: whole in C where it was prepared before.
         prepared_in_c = fastcall.gemm_prepared()
         if prepared_in_c is not None:
             done = prepared_in_c(call_cache._entries, (a, b, out, c, bias, residual), (scale_a, scale_b),
                                  (alpha, beta, out_dtype, scale_recipe_a, scale_recipe_b, fast_accum, allow_tf32,
                                   activation, bias_along, gate, gate_limit),
                                  ctypes.addressof(plan.raw) if plan is not None else None)
-            if done is out:
-                return out
-            if done is not None:
+            if isinstance(done, int):
                 check(done)  # a status the library refused the call with: raises
+            if done is not None:
+                return done
     fp8_out = scales.wants_fp8_out(out_dtype, out, out_scale, amax)  # checked in full on every call
     full = fp8_out or aux is not None  # checked in full on every call, never prepared
     key = None if full else _call_key(a, b, out, c, alpha, beta, out_dtype, handle, scale_a, scale_b, scale_recipe_a,
@@ -473,9 +474,13 @@ def gemm(a, b, out=None, *, c=None, alpha=1.0, beta=0.0, out_dtype=None, plan=No
     if aux is not None:
         return out, aux_out
     if key is not None and not lent_for_capture(handle):
+        import torch  # a key is made for torch tensors only
         # (a caller's handle is not kept: its calls pass it again)
-        call_cache.put(key, _Prepared(None if given is not None else handle, desc, tuple(out.shape), out.dtype,
-                                      not c_given and c_ptr is not None))
+        # D's allocator: empty_like of a one-element tensor expanded to D's shape (no memory held),
+        # which parses fewer arguments than torch.empty(shape, dtype=, device=)
+        like = torch.empty((), dtype=out.dtype, device=out.device).expand(out.shape)
+        call_cache.put(key, _Prepared(None if given is not None else handle, desc, not c_given and c_ptr is not None,
+                                      functools.partial(torch.empty_like, like, memory_format=torch.contiguous_format)))
     return out
 
 
@@ -489,13 +494,12 @@ def lent_for_capture(handle):
 @dataclasses.dataclass(frozen=True)
 class _Prepared:
     """What a gemm call's checks came to (tessera.call_cache): its default handle (None for a
-    caller's) and descriptor, the shape and dtype of the D it allocates, and whether C is D
-    (beta != 0 without c)."""
+    caller's) and descriptor, whether C is D (beta != 0 without c), and the D allocator of calls
+    without out (empty(): a new tensor of the first call's D's shape, dtype and device)."""
     handle: Optional[Handle]
     desc: GemmDescStruct
-    out_shape: tuple
-    out_dtype: object
     c_is_out: bool
+    empty: Callable[[], object]
     desc_address: int = dataclasses.field(init=False)  # the descriptor's (tessera._fastcall's calls take it)
 
     def __post_init__(self):
@@ -526,8 +530,7 @@ def _run_prepared(p, handle, a, b, out, c, scale_a, scale_b, bias, plan, residua
     """A gemm call whose key matched prepared call p: only the pointers are new (the C library
     checks their alignment); on the caller's handle, or p's default one."""
     if out is None:
-        import torch
-        out = torch.empty(p.out_shape, dtype=p.out_dtype, device=a.device)
+        out = p.empty()
     fast = fastcall.module()
     if fast is not None:
         check(fast.gemm(fastcall.address("tess_gemm_fused"), (handle or p.handle)._h.value, p.desc_address,

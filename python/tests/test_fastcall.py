@@ -154,7 +154,7 @@ def _prepared_outputs(torch):
 @pytest.fixture
 def c_path_hits(monkeypatch):
     """A list that records, for each tessera.gemm call that tries the whole call in C
-    (fastcall.gemm_prepared), whether it was taken there (a hit returns out)."""
+    (fastcall.gemm_prepared), whether it was taken there (a hit returns D)."""
     hits = []
     inner = fastcall.gemm_prepared()
     if inner is None:
@@ -162,7 +162,7 @@ def c_path_hits(monkeypatch):
 
     def recording(entries, tensors, *rest):
         done = inner(entries, tensors, *rest)
-        hits.append(done is tensors[2])
+        hits.append(done is not None and not isinstance(done, int))  # a tensor: D, given or new
         return done
     monkeypatch.setattr(fastcall, "gemm_prepared", lambda: recording)
     return hits
@@ -174,8 +174,9 @@ def test_prepared_calls_match_the_python_steps(torch, c_path_hits):
     call_cache.clear()
     fast = _prepared_outputs(torch)
     assert len(call_cache._entries) == 7
-    # the four out= calls, each twice: the first prepares (a miss), the second runs whole in C
-    assert c_path_hits == [False, True] * 4
+    # the six gemm calls (two allocating D, four into out), each twice: the first prepares (a
+    # miss), the second runs whole in C
+    assert c_path_hits == [False, True] * 6
     os.environ["TESSERA_FASTCALL"] = "0"
     fastcall.reset()
     call_cache.clear()
@@ -188,6 +189,25 @@ def test_prepared_calls_match_the_python_steps(torch, c_path_hits):
         call_cache.clear()
     for f, s in zip(fast, slow):
         assert torch.equal(f, s)
+
+
+@needs_gpu
+def test_prepared_calls_allocate_a_new_d(torch, c_path_hits):
+    """A prepared call without out, whole in C, returns a new D each time (never one it returned
+    before), of the first call's shape, dtype and device, holding this call's product."""
+    _module()
+    call_cache.clear()
+    g = torch.Generator(device="cuda").manual_seed(5)
+    a = torch.randn(3, 80, 64, device="cuda", generator=g).half()
+    w = torch.randn(48, 64, device="cuda", generator=g).half()
+    first = tessera.gemm(a, w.T, out_dtype="f32")
+    outs = [tessera.gemm(a * k, w.T, out_dtype="f32") for k in (1, 2, -1)]
+    assert c_path_hits == [False, True, True, True]
+    assert len({o.data_ptr() for o in [first] + outs}) == 4
+    for k, o in zip((1, 2, -1), outs):
+        assert o.shape == first.shape and o.dtype == torch.float32 and o.device == a.device
+        assert o.is_contiguous()
+        assert torch.allclose(o, k * first, rtol=1e-5, atol=1e-5)
 
 
 @needs_gpu
