@@ -15,30 +15,14 @@ gradients, or of dW), then timed by CUDA events: the median of rounds of back-to
 One line per row; --csv writes them with the device in the header.
   python3 bench/moe_train.py [--experts 8,32] [--csv FILE]"""
 import argparse
-import statistics
 
 import torch
 import torch.nn.functional as F
 
 import tessera
+from moe_ffn import timed  # bench/moe_ffn.py, beside this script
 
 HIDDEN, WIDTH, TOKENS_PER_EXPERT = 7168, 2048, 4096
-
-
-def timed(fn, rounds=5, calls=3):
-    """Median milliseconds of one call over `rounds` rounds of `calls` back-to-back calls."""
-    fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(rounds):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(calls):
-            fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) / calls)
-    return statistics.median(times)
 
 
 def offsets(groups, skewed, gen):
@@ -95,7 +79,7 @@ def run_case(groups, skewed, gen):
     err = max(rel(g, w) for g, w in zip(got, want))
     rows = []
     for provider, mm in (("tessera", tessera_mm), ("torch", torch_mm)):
-        ms = timed(lambda: layer_step(mm, x, w1, w2, offs, gy))
+        ms = timed(lambda: layer_step(mm, x, w1, w2, offs, gy), rounds=5, calls=3)
         rows.append(dict(case, part="step", provider=provider, ms=f"{ms:.3f}", tflops=f"{step_flops / ms / 1e9:.1f}",
                          rel_error=f"{err if provider == 'tessera' else 0.0:.2e}"))
     # the gate_up weight gradient alone: dy [T, 4096], x [T, 7168]
@@ -107,7 +91,7 @@ def run_case(groups, skewed, gen):
         providers.insert(0, ("tessera", lambda: tessera.grouped_mm_wgrad(dy, x, offs)))
     for provider, fn in providers:
         e = rel(fn(), reference)
-        ms = timed(fn)
+        ms = timed(fn, rounds=5, calls=3)
         rows.append(dict(case, part="wgrad", provider=provider, ms=f"{ms:.3f}",
                          tflops=f"{wgrad_flops / ms / 1e9:.1f}", rel_error=f"{e:.2e}"))
     by = {(r["part"], r["provider"]): float(r["ms"]) for r in rows}
