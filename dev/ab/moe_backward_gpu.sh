@@ -11,7 +11,7 @@
 set -uo pipefail
 rm -rf build
 . dev/ab/gpu_common.sh
-INSTANCES='^(grouped_.*|f16_kgrouped_.*|f16_128x128_c1|f16_128x256_c2)$' gpu_build
+INSTANCES='^(grouped_.*|f16_kgrouped_.*|f16_128x128_c1|f16_128x256_c2|fp8_128x128_c1_rows|fp8_128x128_c1_promote)$' gpu_build
 gpu_tests "unit_wgrad gpu_wgrad gpu_grouped"
 gpu_pytest "python/tests/test_wgrad.py python/tests/test_grouped.py python/tests/test_ops.py"
 export PYTHONPATH=$PWD/python TESSERA_LIBRARY=$PWD/build/lib/libtessera.so
