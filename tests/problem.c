@@ -25,6 +25,19 @@ static int64_t random_dim(tess_rng *r, int64_t max_dim) {
     }
 }
 
+int64_t test_group_size(tess_rng *r, int64_t max, int64_t block, int64_t max_blocks, int64_t jitter) {
+    switch (tess_rng_range(r, 0, 5)) {
+    case 0: return 0;
+    case 1: return 1;
+    case 2: return tess_rng_range(r, 2, 20);
+    case 3: {
+        const int64_t blocks = tess_rng_range(r, 1, max_blocks); /* drawn first, in every build */
+        return block * blocks + tess_rng_range(r, -jitter, jitter);
+    }
+    default: return tess_rng_range(r, 0, max);
+    }
+}
+
 /* A random layout for a rows x cols matrix within a batch. */
 static tess_matrix_desc random_desc(tess_rng *r, tess_dtype dtype, int64_t rows, int64_t cols, int64_t batch,
                                     int allow_broadcast) {

@@ -43,6 +43,10 @@ void test_epilogue_random(tess_epilogue_desc *e, tess_rng *r, int64_t m, int64_t
 /* A host buffer of normal values holding every bias vector `e` reads (NULL
  * without a bias), its size in *bytes. */
 void *test_bias_random(const tess_epilogue_desc *e, tess_rng *r, int64_t m, int64_t n, int64_t batch, size_t *bytes);
+/* A group's size (rows or tokens): empty, one, a few (2 to 20), a whole or
+ * ragged number of blocks (1 to max_blocks blocks of `block`, up to
+ * `jitter` either side), or any from 0 to max. */
+int64_t test_group_size(tess_rng *r, int64_t max, int64_t block, int64_t max_blocks, int64_t jitter);
 /* A one-line description of an epilogue ("" when none), for failure messages. */
 const char *test_epilogue_name(const tess_epilogue_desc *e, char *buf, size_t size);
 

@@ -47,19 +47,8 @@ typedef struct grouped_case {
     tess_scale_operand xs_op, ws_op;
 } grouped_case;
 
-/* Rows of one group: empty, one, a few, a ragged or whole number of tiles. */
-static int64_t pick_group_rows(int64_t max) {
-    switch (tess_rng_range(&rng, 0, 5)) {
-    case 0: return 0;
-    case 1: return 1;
-    case 2: return tess_rng_range(&rng, 2, 20);
-    case 3: {
-        const int64_t tiles = tess_rng_range(&rng, 1, 3); /* drawn first, in every build */
-        return 128 * tiles + tess_rng_range(&rng, -2, 2);
-    }
-    default: return tess_rng_range(&rng, 0, max);
-    }
-}
+/* Rows of one group: empty, one, a few, a ragged or whole number of 128-row tiles (1 to 3, 2 either side). */
+static int64_t pick_group_rows(int64_t max) { return test_group_size(&rng, max, 128, 3, 2); }
 
 /* Factors of `mode` for X (per row: x_rows rows in x_batches batches) or W
  * (per column, per expert), random layouts or packed; TENSOR ones one per group. */
