@@ -48,7 +48,7 @@ static void rank_grouped(const char *arg, int top) {
         tess_scale_layout_query(TESS_SCALE_BLOCK_128x128, n, k, &d.w_scale, NULL, NULL, NULL);
     }
     tess_plan_list list = {plans, seconds, 0, CAP};
-    const tess_problem problem = {NULL, &d};
+    const tess_problem problem = {NULL, &d, NULL};
     for (int f = 0; tess_family_at(f); f++)
         tess_family_at(f)->plans(NULL, &problem, TESS_GEMM_WORKSPACE_BYTES, &list);
     const int count = list.count < CAP ? list.count : CAP;
@@ -88,7 +88,7 @@ int main(int argc, char **argv) {
         }
         /* Every family's plans, ranked as the API ranks them (info NULL: a 132-SM H100). */
         tess_plan_list list = {plans, seconds, 0, CAP};
-        const tess_problem problem = {&g, NULL};
+        const tess_problem problem = {&g, NULL, NULL};
         for (int f = 0; tess_family_at(f); f++)
             tess_family_at(f)->plans(NULL, &problem, TESS_GEMM_WORKSPACE_BYTES, &list);
         const int count = list.count < CAP ? list.count : CAP;

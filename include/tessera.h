@@ -500,7 +500,10 @@ typedef struct tess_grouped_gemm_desc {
     int64_t expected_m;
     /* X: m x k, row-major (K-major). W: each expert's weight as the product's
      * k x n B, column-major (W[g] stored N x K, K-major: the [G, N, K]
-     * tensor), batch_stride between experts. Y: m x n (m x n/2 with a gate),
+     * tensor) or, for bf16 and f16, row-major (W[g] stored K x N: the
+     * [G, K, N] tensor of torch._grouped_mm's mat_b, or dgrad's dX = dY W[g]
+     * on the [G, N, K] weights), batch_stride between experts. Small groups'
+     * token tiles read K-major weights only. Y: m x n (m x n/2 with a gate),
      * row-major. MASKED: X's
      * and Y's batch_stride step from group to group; CONTIGUOUS ignores them. */
     tess_matrix_desc x, w, y;
@@ -555,6 +558,59 @@ TESS_API tess_status tess_grouped_gemm_fused(tess_handle handle, const tess_grou
                                              const tess_plan *plan, const void *x, const float *x_scale, const void *w,
                                              const float *w_scale, const int32_t *group_rows, void *y,
                                              const tess_epilogue_ptrs *ep);
+
+/* The weight gradient of a Mixture-of-Experts layer (a k-grouped GEMM):
+ *   dW[g] = alpha * dY_g^T X_g + beta * C[g]      for each group g < groups
+ * where dY_g and X_g are rows offs[g-1] .. offs[g]-1 (offs[-1] = 0) of dY
+ * (T x n) and X (T x k): the tokens routed to expert g, one group after
+ * another, as in the forward tess_grouped_gemm (CONTIGUOUS). Each dW[g] is
+ * n x k: the gradient of the [G, n, k] weight whose forward product is
+ * Y = X W[g]^T with dY as Y's gradient. Initialise with
+ * tess_grouped_wgrad_desc_init; later versions append fields. */
+typedef struct tess_grouped_wgrad_desc {
+    uint32_t struct_size;
+    int64_t groups; /* G, 1 to TESS_GROUPED_MAX_GROUPS */
+    int64_t tokens; /* T: rows of dY and X over all groups (0 allowed: dW = beta * C) */
+    int64_t n, k;   /* dW[g] is n x k */
+    /* A hint for the planner, never trusted for bounds: the typical tokens
+     * per group (0: tokens / groups). */
+    int64_t expected_tokens;
+    float alpha, beta; /* beta = 0: C is never read (it may be NULL) */
+    /* dY: T x n, X: T x k, both row-major (tokens by features), bf16 or f16,
+     * the same type; their batch_stride is ignored. With T = 0 they have
+     * rows = 0 and are never read (their pointers may be NULL). */
+    tess_matrix_desc dy, x;
+    /* C and dW: n x k per group, batch_stride apart, either order; dW bf16,
+     * f16 or f32, its groups apart (batch_stride >= one matrix's span).
+     * C (bf16, f16 or f32) is read where beta != 0; it may be dW itself
+     * (gradient accumulation: the same pointer and layout), or else must
+     * not overlap it. */
+    tess_matrix_desc c, dw;
+} tess_grouped_wgrad_desc;
+
+/* Sets struct_size, groups = 1, alpha = 1, beta = 0; the rest is zeroed. */
+TESS_API tess_status tess_grouped_wgrad_desc_init(tess_grouped_wgrad_desc *desc);
+/* Every plan that can run `desc` (best first, up to `capacity` of them;
+ * *count says how many exist): each k-grouped kernel of the types. */
+TESS_API tess_status tess_grouped_wgrad_plans(tess_handle handle, const tess_grouped_wgrad_desc *desc,
+                                              tess_plan *plans, int capacity, int *count);
+/* The plan the heuristic picks for `desc` (from desc->expected_tokens and the shape). */
+TESS_API tess_status tess_grouped_wgrad_plan(tess_handle handle, const tess_grouped_wgrad_desc *desc,
+                                             tess_plan *plan);
+/* Queues the weight gradient on the handle's stream (one kernel launch, no
+ * workspace, no host synchronization: safe under CUDA graph capture).
+ * offs: device int32[groups], the groups' cumulative token ends; values
+ * outside [0, T] (or decreasing) are clamped rather than trusted (group g
+ * takes tokens clamp(offs[g-1]) .. max(offs[g], that)-1 within [0, T]),
+ * so no token outside dY and X is read; tokens past offs[G-1] are never
+ * read into a sum. Every dW[g] is written, an empty group's as beta * C[g].
+ * `plan` NULL uses tess_grouped_wgrad_plan's choice (remembered as
+ * tess_gemm's is). dY and X 16-byte aligned with leading dimensions of
+ * whole 16 bytes (TMA's rules, where T > 0); C and dW aligned to their
+ * elements. */
+TESS_API tess_status tess_grouped_wgrad(tess_handle handle, const tess_grouped_wgrad_desc *desc,
+                                        const tess_plan *plan, const void *dy, const void *x, const int32_t *offs,
+                                        const void *c, void *dw);
 
 /* dst = src^T for a rows x cols row-major matrix of `dtype` (any tess_dtype):
  * dst is cols x rows row-major; ld_src >= cols, ld_dst >= rows (elements).

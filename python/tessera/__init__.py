@@ -16,6 +16,7 @@ from .handle import DeviceInfo, Handle, version, version_string
 from .gemm import (Plan, gemm, gemm_plans, gemm_workspace_size, quantize_fp8, quantize_fp8_transposed, quantize_int8,
                    set_sm_budget, transpose)
 from .grouped import GroupLayout, GroupOrder, grouped_mm, grouped_mm_masked, grouped_plans
+from .wgrad import grouped_mm_wgrad, grouped_wgrad_plans
 from .int4 import dequantize_int4, pack_int4, unpack_int4_zeros, w4a16_gemm, w4a16_gemm_masked
 from . import layout
 from .matrix import Matrix, Order, as_matrix, from_parts
@@ -33,7 +34,7 @@ __version__ = "0.2.0"
 __all__ = [
     "AllocFailedError", "ArchMismatchError", "as_dtype", "as_matrix", "dequantize_int4", "DeviceInfo", "DType",
     "ExecutionFailedError", "fp8_linear", "FP8Linear", "from_parts", "gemm", "gemm_plans", "gemm_workspace_size",
-    "grouped_mm", "grouped_mm_masked", "grouped_plans", "GroupLayout", "GroupOrder", "Handle",
+    "grouped_mm", "grouped_mm_masked", "grouped_mm_wgrad", "grouped_plans", "grouped_wgrad_plans", "GroupLayout", "GroupOrder", "Handle",
     "InsufficientWorkspaceError", "InternalError", "InvalidValueError", "layout", "library_path", "Matrix",
     "NoDeviceError", "NotInitializedError", "NotSupportedError", "ops", "Order", "pack_int4", "Plan", "quantize_fp8",
     "quantize_fp8_transposed", "quantize_int8", "set_sm_budget", "Status", "status_name", "TesseraError", "transpose",

@@ -83,6 +83,14 @@ class GroupedGemmDescStruct(ctypes.Structure):
                 ("gate_limit", ctypes.c_float), ("y_scale", ScaleDescStruct)]
 
 
+class GroupedWgradDescStruct(ctypes.Structure):
+    """tess_grouped_wgrad_desc."""
+    _fields_ = [("struct_size", ctypes.c_uint32), ("groups", ctypes.c_int64), ("tokens", ctypes.c_int64),
+                ("n", ctypes.c_int64), ("k", ctypes.c_int64), ("expected_tokens", ctypes.c_int64),
+                ("alpha", ctypes.c_float), ("beta", ctypes.c_float), ("dy", TesseraDesc), ("x", TesseraDesc),
+                ("c", TesseraDesc), ("dw", TesseraDesc)]
+
+
 def _checkout_root(package_dir):
     """The repository holding package_dir as python/tessera, or None (an installed package)."""
     python_dir = os.path.dirname(package_dir)
@@ -160,6 +168,13 @@ _SIGNATURES = [
      [ctypes.c_void_p, ctypes.POINTER(GroupedGemmDescStruct), ctypes.POINTER(PlanStruct), ctypes.c_void_p,
       ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
       ctypes.POINTER(EpiloguePtrsStruct)]),
+    ("tess_grouped_wgrad_desc_init", ctypes.c_int, [ctypes.POINTER(GroupedWgradDescStruct)]),
+    ("tess_grouped_wgrad_plans", ctypes.c_int,
+     [ctypes.c_void_p, ctypes.POINTER(GroupedWgradDescStruct), ctypes.POINTER(PlanStruct), ctypes.c_int,
+      ctypes.POINTER(ctypes.c_int)]),
+    ("tess_grouped_wgrad", ctypes.c_int,
+     [ctypes.c_void_p, ctypes.POINTER(GroupedWgradDescStruct), ctypes.POINTER(PlanStruct), ctypes.c_void_p,
+      ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]),
     ("tess_scale_layout_query", ctypes.c_int,
      [ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(ScaleDescStruct), ctypes.POINTER(ctypes.c_int64),
       ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t)]),

@@ -131,8 +131,8 @@ def _torch_dtype(dt):
 def _weights(w, w_layout):
     """W as the [G, N, K] tensor the kernels read: w itself ("nk": y = x @ w[g].T, the stacked
     nn.Linear weights), or for "kn" (torch._grouped_mm's mat_b: y = x @ w[g], w [G, K, N]) its
-    view w.transpose(1, 2), which must have K contiguous (the grouped kernels read K-major
-    weights): never a copy or a silent transpose."""
+    view w.transpose(1, 2): never a copy or a silent transpose. Either may have K or (bf16 and
+    f16: the grouped_f16_nmajor kernels) N contiguous; FP8 weights K contiguous."""
     if w_layout == "nk":
         return w
     if w_layout != "kn":
@@ -141,9 +141,9 @@ def _weights(w, w_layout):
     shape = _shape(w)
     if shape is None or not hasattr(w, "transpose") or len(shape) != 3:
         raise InvalidValueError("w_layout='kn': w must be a 3-D torch tensor [G, K, N]")
-    if shape[1] > 1 and w.stride(1) != 1:
-        raise InvalidValueError(f"w_layout='kn': w {list(shape)} with strides {list(w.stride())} has N contiguous; "
-                                "the grouped kernels read each expert's K x N weight with K contiguous: pass "
+    if shape[1] > 1 and w.stride(1) != 1 and w.element_size() == 1:
+        raise InvalidValueError(f"w_layout='kn': an FP8 w {list(shape)} with strides {list(w.stride())} has N "
+                                "contiguous; the grouped kernels read FP8 weights with K contiguous: pass "
                                 "w.transpose(1, 2).contiguous() with w_layout='nk' (or keep such a copy)")
     return w.transpose(1, 2)
 

@@ -14,7 +14,9 @@ cover are undefined in the new output.
 
 Autograd: gemm and grouped_mm on bf16/f16 operands differentiate through
 tessera's own GEMMs (dA = alpha dD B^T, dB = alpha A^T dD; a grouped
-GEMM's dx on the transposed experts, its dw one GEMM per expert); a fused
+GEMM's dx on the transposed experts, its dw one k-grouped GEMM for every
+expert, tessera.grouped_mm_wgrad, or one GEMM per expert where that does
+not apply); a fused
 bias gets the sum of dD over what it is broadcast along. A fused
 activation is differentiated at the values before it, recomputed by one
 more GEMM. FP8 operands, scale factors and a gate (gate="interleaved")
@@ -37,9 +39,10 @@ from .gemm import gemm as _gemm_call
 from .gemm import quantize_fp8 as _quantize_fp8_call
 from .grouped import grouped_mm as _grouped_mm_call
 from .grouped import grouped_mm_masked as _grouped_mm_masked_call
+from .wgrad import grouped_mm_wgrad as _grouped_mm_wgrad_call
 from . import epilogue as _epilogue
 from . import scales as _scales
-from .errors import InvalidValueError
+from .errors import InvalidValueError, NotSupportedError
 
 _FP8 = (torch.float8_e4m3fn, torch.float8_e5m2)
 
@@ -365,11 +368,34 @@ def _grouped_setup(ctx, inputs, output):
     ctx.gate = inputs[12] if len(inputs) > 12 else "none"
 
 
+def _wgrad_in_one_launch(dy, x, offs, groups):
+    """dw by tessera.grouped_mm_wgrad (one k-grouped kernel for every expert, no host
+    synchronization), or None where it does not apply: operands the k-grouped kernels cannot
+    read (not bf16/f16 of one type, rows not whole 16 bytes or misaligned, offs not int32 [G]),
+    or no k-grouped kernel for this build and device (NotSupportedError)."""
+    if dy.dtype != x.dtype or dy.dtype not in (torch.bfloat16, torch.float16) or offs.dtype != torch.int32:
+        return None
+    if offs.dim() != 1 or offs.shape[0] != groups or groups < 1 or (groups > 1 and offs.stride(0) != 1):
+        return None
+    for t in (dy, x):
+        if t.dim() != 2 or (t.shape[1] > 1 and t.stride(1) != 1) or (t.shape[0] > 1 and t.stride(0) % 8) or (
+                t.shape[0] > 0 and t.data_ptr() % 16):
+            return None
+    try:
+        return _grouped_mm_wgrad_call(dy, x, offs)
+    except NotSupportedError:
+        return None
+
+
 @torch.library.custom_op("tessera::grouped_mm_wgrad", mutates_args=(), device_types="cuda")
 def grouped_mm_wgrad(dy: torch.Tensor, x: torch.Tensor, offs: torch.Tensor, groups: int) -> torch.Tensor:
-    """dw[g] = dy[rows of g]^T @ x[rows of g], [G, N, K]: grouped_mm's weight gradient, one tessera
-    GEMM per expert (the group ends read once on the host: not for CUDA graph capture), zero for an
-    expert without rows. One operator, so that torch.compile sees no data-dependent loop."""
+    """dw[g] = dy[rows of g]^T @ x[rows of g], [G, N, K]: grouped_mm's weight gradient, zero for an
+    expert without rows: one k-grouped kernel for every expert (tessera.grouped_mm_wgrad) where it
+    applies, else one tessera GEMM per expert (the group ends read once on the host: not for CUDA
+    graph capture). One operator, so that torch.compile sees no data-dependent loop."""
+    dw = _wgrad_in_one_launch(dy, x, offs, groups)
+    if dw is not None:
+        return dw
     ends = [0] + offs.tolist()
     dw = torch.zeros((groups, dy.shape[1], x.shape[1]), dtype=x.dtype, device=x.device)
     for e in range(groups):
@@ -384,8 +410,8 @@ def _grouped_mm_wgrad_fake(dy, x, offs, groups):
 
 
 def _grouped_backward(ctx, grad):
-    """dx[rows of g] = dy[rows of g] @ w[g] (a grouped GEMM on the experts' weights transposed into
-    a copy, N contiguous: the grouped kernels read K-major operands), zero in rows past offs[-1]
+    """dx[rows of g] = dy[rows of g] @ w[g] (a grouped GEMM reading the experts' weights in place,
+    as its K x N operand with N contiguous: no transposed copy), zero in rows past offs[-1]
     (which no group owns); dw by grouped_mm_wgrad ([G, N, K], transposed back to [G, K, N] for
     w_layout="kn"); a fused bias dy summed over each group's rows ((G, N)) or over every owned
     row ((N,)), in float32. With a fused activation dy is first multiplied by its derivative at
@@ -402,7 +428,7 @@ def _grouped_backward(ctx, grad):
     g = grad.to(x.dtype).contiguous()
     dx = dw = None
     if ctx.needs_input_grad[0]:
-        dx = grouped_mm(g, w_nk.transpose(1, 2).contiguous(), offs)
+        dx = grouped_mm(g, w_nk, offs, w_layout="kn")  # dy @ w[g]: the weights as they are (16-bit: either major)
         unowned = torch.arange(dx.shape[0], device=dx.device).unsqueeze(1) >= offs[-1:].to(torch.int64)
         dx = dx.masked_fill(unowned, 0)
     if ctx.needs_input_grad[1]:

@@ -421,8 +421,10 @@ def test_refusals_reach_python(torch):
     with pytest.raises(tessera.InvalidValueError, match="pad the leading dimension to 104"):
         tessera.grouped_mm(torch.randn(8, 100, device="cuda").bfloat16(),
                            torch.randn(2, 64, 100, device="cuda").bfloat16(), offs)
-    with pytest.raises(tessera.NotSupportedError, match="K-major"):
-        tessera.grouped_mm(torch.randn(8, 64, device="cuda").bfloat16(), w.transpose(1, 2).contiguous().mT, offs)
+    with pytest.raises(tessera.NotSupportedError, match="K-major"):  # an FP8 W read N-major
+        tessera.grouped_mm(torch.zeros(8, 64, device="cuda").to(torch.float8_e4m3fn),
+                           w.transpose(1, 2).contiguous().mT.to(torch.float8_e4m3fn), offs,
+                           scale_x=torch.ones(1, device="cuda"), scale_w=torch.ones(1, device="cuda"))
     with pytest.raises(tessera.TesseraError, match="block"):  # 1x128 x factors with per-tensor w factors
         q = torch.zeros(8, 128, device="cuda").to(torch.float8_e4m3fn)
         tessera.grouped_mm(q, torch.zeros(2, 64, 128, device="cuda").to(torch.float8_e4m3fn), offs,
@@ -443,8 +445,9 @@ def test_no_tokens(torch):
 
 def test_weight_layouts_are_explicit():
     """w_layout names what w means ('nk': y = x @ w[g].T; 'kn': y = x @ w[g], torch._grouped_mm's
-    mat_b); 'kn' takes a K-contiguous [G, K, N] as a view and refuses an N-contiguous one, never
-    copying or transposing in silence. Checked before anything touches a GPU."""
+    mat_b); 'kn' takes a [G, K, N] as a view, K or (16-bit) N contiguous, and refuses an
+    N-contiguous FP8 one, never copying or transposing in silence. Checked before anything touches
+    a GPU."""
     torch = pytest.importorskip("torch")
     x = torch.zeros(300, 128, dtype=torch.bfloat16)
     offs = torch.zeros(4, dtype=torch.int32)
@@ -452,16 +455,25 @@ def test_weight_layouts_are_explicit():
     with pytest.raises(tessera.InvalidValueError, match="w_layout='xy'"):
         tessera.grouped_mm(x, w_kn, offs, w_layout="xy")
     with pytest.raises(tessera.InvalidValueError, match="N contiguous"):
-        tessera.grouped_mm(x, w_kn, offs, w_layout="kn")
+        tessera.grouped_mm(x.to(torch.float8_e4m3fn), w_kn.to(torch.float8_e4m3fn), offs, w_layout="kn")
     w_view = torch.zeros(4, 256, 128, dtype=torch.bfloat16).transpose(1, 2)  # [G, K, N], K contiguous
-    with pytest.raises(tessera.InvalidValueError, match="cpu memory"):  # past the layout check: the host tensors
-        tessera.grouped_mm(x, w_view, offs, w_layout="kn")
+    for w in (w_view, w_kn):  # past the layout check: the host tensors
+        with pytest.raises(tessera.InvalidValueError, match="cpu memory"):
+            tessera.grouped_mm(x, w, offs, w_layout="kn")
 
 
 def test_weight_layout_kn_matches_nk(torch):
-    """The same experts given as [G, N, K] ('nk') and as its [G, K, N] view ('kn') give the same y."""
+    """The same experts given as [G, N, K] ('nk') and as its [G, K, N] view ('kn') give the same y;
+    an N-contiguous [G, K, N] copy of them (the grouped_f16_nmajor kernels, another summation
+    order) and the [G, N, K] tensor's N-contiguous view give it within bf16's rounding."""
     g = torch.Generator(device="cuda").manual_seed(11)
     x = torch.randn(300, 128, device="cuda", generator=g).bfloat16()
     w = torch.randn(4, 256, 128, device="cuda", generator=g).bfloat16()
     offs = torch.tensor([50, 120, 120, 300], dtype=torch.int32, device="cuda")
-    assert torch.equal(tessera.grouped_mm(x, w, offs), tessera.grouped_mm(x, w.transpose(1, 2), offs, w_layout="kn"))
+    want = tessera.grouped_mm(x, w, offs)
+    assert torch.equal(want, tessera.grouped_mm(x, w.transpose(1, 2), offs, w_layout="kn"))
+    w_kn = w.transpose(1, 2).contiguous()  # [G, K, N], N contiguous
+    for got in (tessera.grouped_mm(x, w_kn, offs, w_layout="kn"),
+                tessera.grouped_mm(x, w_kn.transpose(1, 2), offs)):  # 'nk' view, N contiguous
+        err = (got.float() - want.float()).norm() / want.float().norm()
+        assert err < 1e-2, err

@@ -16,6 +16,7 @@ extern "C" {
 /* The first published size of each struct: the least struct_size accepted. */
 #define TESS_GEMM_DESC_SIZE_V1 (offsetof(tess_gemm_desc, fast_accum) + sizeof(int32_t))
 #define TESS_GROUPED_GEMM_DESC_SIZE_V1 (offsetof(tess_grouped_gemm_desc, w_scale) + sizeof(tess_scale_desc))
+#define TESS_GROUPED_WGRAD_DESC_SIZE_V1 (offsetof(tess_grouped_wgrad_desc, dw) + sizeof(tess_matrix_desc))
 #define TESS_PLAN_SIZE_V1 (offsetof(tess_plan, large_grid) + sizeof(int32_t))
 #define TESS_DEVICE_INFO_SIZE_V1 (offsetof(tess_device_info, kernel_families) + sizeof(uint32_t))
 #define TESS_EPILOGUE_PTRS_SIZE_V1 (offsetof(tess_epilogue_ptrs, bias) + sizeof(const void *))

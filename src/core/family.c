@@ -77,6 +77,11 @@ tess_status tess_family_check_device(const tess_device_info *info, const char *c
 static tess_status no_plan(const tess_problem *problem, const char *caller) {
     if (problem->gemm)
         return tess_fail(TESS_STATUS_NOT_SUPPORTED, "%s: no kernel in this build runs this problem", caller);
+    if (problem->wgrad)
+        return tess_fail(TESS_STATUS_NOT_SUPPORTED,
+                         "%s: no k-grouped kernel of this build runs this problem (weight gradients: bf16 or f16 dY "
+                         "and X on a compute capability 9.0 device)",
+                         caller);
     return tess_fail(TESS_STATUS_NOT_SUPPORTED,
                      "%s: no grouped kernel of this build runs this problem (grouped recipes: bf16 or f16 with "
                      "optional TENSOR/OUTER_VEC factors; e4m3 with TENSOR or OUTER_VEC factors, or 1x128 X with "

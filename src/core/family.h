@@ -14,15 +14,19 @@
 extern "C" {
 #endif
 
-/* A validated problem, as the families see it: a dense (batched) GEMM, or a
- * grouped GEMM (Mixture-of-Experts); exactly one is set. */
+/* A validated problem, as the families see it: a dense (batched) GEMM, a
+ * grouped GEMM (Mixture-of-Experts), or a grouped weight gradient (its
+ * k-grouped GEMM); exactly one is set. */
 typedef struct tess_problem {
     const tess_gemm_desc *gemm;
     const tess_grouped_gemm_desc *grouped;
+    const tess_grouped_wgrad_desc *wgrad;
 } tess_problem;
 
 /* The device pointers of one call. A grouped GEMM's X, W and Y are a, b and
- * d (its factors a_scale and b_scale); group_rows are its offs or masked_m. */
+ * d (its factors a_scale and b_scale); group_rows are its offs or masked_m.
+ * A grouped weight gradient's dY, X, C and dW are a, b, c and d, its offs
+ * group_rows. */
 typedef struct tess_operands {
     const void *a;
     const float *a_scale;

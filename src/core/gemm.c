@@ -19,7 +19,7 @@ TESS_API tess_status tess_gemm_desc_init(tess_gemm_desc *desc) {
 
 int tess_gemm_candidates(const tess_device_info *info, const tess_gemm_desc *desc, size_t workspace_limit,
                          tess_plan *plans, int capacity) {
-    const tess_problem problem = {desc, NULL};
+    const tess_problem problem = {desc, NULL, NULL};
     return tess_family_plans(info, &problem, workspace_limit, plans, capacity);
 }
 
@@ -44,7 +44,7 @@ static tess_status prepare(tess_handle h, const tess_gemm_desc *desc, const tess
 TESS_API tess_status tess_gemm_plans(tess_handle handle, const tess_gemm_desc *desc, tess_plan *plans, int capacity,
                                      int *count) {
     tess_gemm_desc full, staged;
-    const tess_problem problem = {&staged, NULL};
+    const tess_problem problem = {&staged, NULL, NULL};
     tess_status s = prepare(handle, desc, &tess_stand_ins, &full, "tess_gemm_plans");
     if (s != TESS_STATUS_SUCCESS || (s = tess_fp8_staging_fits(handle, &full, "tess_gemm_plans")))
         return s;
@@ -72,7 +72,7 @@ TESS_API tess_status tess_gemm_workspace_size(tess_handle handle, const tess_gem
     int count = 0;
     tess_gemm_desc staged;
     tess_fp8_staged_desc(&full, &staged);
-    const tess_problem problem = {&staged, NULL};
+    const tess_problem problem = {&staged, NULL, NULL};
     /* The plan the heuristic would run with unlimited workspace, under the handle's SM budget. */
     if (tess_family_query(handle, &problem, SIZE_MAX, &best, 1, &count, "tess_gemm_workspace_size") !=
         TESS_STATUS_SUCCESS)
@@ -93,7 +93,7 @@ TESS_API tess_status tess_gemm_fused(tess_handle handle, const tess_gemm_desc *d
                                     d,    NULL,              pointers.bias, pointers.residual, pointers.d_scale,
                                     pointers.d_amax, pointers.d_scale_out, pointers.aux};
     tess_gemm_desc full, staged;
-    const tess_problem problem = {&staged, NULL};
+    const tess_problem problem = {&staged, NULL, NULL};
     s = prepare(handle, desc, &operands, &full, "tess_gemm");
     if (s != TESS_STATUS_SUCCESS || (s = tess_fp8_staging_fits(handle, &full, "tess_gemm")))
         return s;

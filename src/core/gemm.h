@@ -101,6 +101,25 @@ tess_gemm_desc tess_grouped_as_batch(const tess_grouped_gemm_desc *g);
  * layout's groups' batches each whole. */
 int64_t tess_grouped_max_tile_rows(const tess_grouped_gemm_desc *d, int tile_m);
 
+/* Reads the caller's weight-gradient descriptor into this version's `full`. */
+tess_status tess_grouped_wgrad_accept(const tess_grouped_wgrad_desc *desc, tess_grouped_wgrad_desc *full);
+/* Checks an accepted weight-gradient descriptor and the call's pointers
+ * (dY, X, C, dW and offs as a, b, c, d and group_rows; tess_stand_ins for
+ * the plan queries) against every rule of tess_grouped_wgrad, for a device
+ * described by `info` (NULL: skip the device checks). */
+tess_status tess_grouped_wgrad_validate(const tess_device_info *info, const tess_grouped_wgrad_desc *desc,
+                                        const tess_operands *o);
+/* The plans of a validated weight gradient on `info`'s device (NULL: a
+ * 132-SM H100), best first; returns how many there are (up to capacity are written). */
+int tess_grouped_wgrad_candidates(const tess_device_info *info, const tess_grouped_wgrad_desc *desc,
+                                  tess_plan *plans, int capacity);
+/* The dense batched view a k-grouped kernel runs: M = n, N = k, K = T
+ * (at least 1, so that T = 0 still maps the operands), batch = groups; A =
+ * dY^T (column-major n x T over dY's memory) and B = X, both shared by the
+ * batch (stride 0); C and D = C and dW. With T = 0, A and B are stand-ins
+ * of one token whose leading dimensions meet TMA's rules (never read). */
+tess_gemm_desc tess_grouped_wgrad_as_batch(const tess_grouped_wgrad_desc *w);
+
 #ifdef __cplusplus
 }
 #endif

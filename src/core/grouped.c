@@ -99,7 +99,7 @@ static tess_status grouped_validate(const tess_device_info *info, const tess_gro
         return s;
     const tess_operand_shape xwy[] = {
         {&desc->x, xy_batch, m, k, "X", "M x K"},
-        {&desc->w, g, k, n, "W", "K x N (each expert's N x K weight, K-major)"},
+        {&desc->w, g, k, n, "W", "K x N (each expert's weight)"},
         {&desc->y, xy_batch, m, tess_gemm_out_cols(desc->gate, n), "Y", tess_gemm_out_shape(desc->gate)},
     };
     if ((s = tess_gemm_check_matrices(xwy, 3)))
@@ -109,10 +109,11 @@ static tess_status grouped_validate(const tess_device_info *info, const tess_gro
                          "tess_grouped_gemm: X and Y must be row-major (tokens by features); X is %s-major, Y %s-major",
                          desc->x.order == TESS_ORDER_ROW ? "row" : "column",
                          desc->y.order == TESS_ORDER_ROW ? "row" : "column");
-    if (desc->w.order != TESS_ORDER_COL)
+    /* 16-bit weights may be N-major too (W [G, K, N]: the grouped_f16_nmajor kernels) */
+    if (desc->w.order != TESS_ORDER_COL && !tess_dtype_is_16bit(desc->w.dtype))
         return tess_fail(TESS_STATUS_NOT_SUPPORTED,
-                         "tess_grouped_gemm: W must be K-major (the [G, N, K] layout: each expert's weight as a "
-                         "column-major K x N operand); an N-major W needs a K-major copy (tess_transpose)");
+                         "tess_grouped_gemm: an FP8 W must be K-major (the [G, N, K] layout: each expert's weight "
+                         "as a column-major K x N operand); an N-major one needs a K-major copy (tess_transpose)");
     if (masked && g > 1 && desc->y.batch_stride < tess_matrix_span(&desc->y, 1))
         return tess_fail(TESS_STATUS_INVALID_VALUE,
                          "Y: batch_stride=%" PRId64 " makes the groups' outputs overlap; it must be at least %" PRId64,
@@ -161,7 +162,7 @@ static tess_status grouped_validate(const tess_device_info *info, const tess_gro
 
 int tess_grouped_candidates(const tess_device_info *info, const tess_grouped_gemm_desc *desc, tess_plan *plans,
                             int capacity) {
-    const tess_problem problem = {NULL, desc};
+    const tess_problem problem = {NULL, desc, NULL};
     return tess_family_plans(info, &problem, SIZE_MAX, plans, capacity);
 }
 
@@ -181,7 +182,7 @@ static tess_status grouped_prepare(tess_handle h, const tess_grouped_gemm_desc *
 TESS_API tess_status tess_grouped_gemm_plans(tess_handle handle, const tess_grouped_gemm_desc *desc,
                                              tess_plan *plans, int capacity, int *count) {
     tess_grouped_gemm_desc full;
-    const tess_problem problem = {NULL, &full};
+    const tess_problem problem = {NULL, &full, NULL};
     tess_status s = grouped_prepare(handle, desc, &tess_stand_ins, &full, "tess_grouped_gemm_plans");
     if (s != TESS_STATUS_SUCCESS)
         return s;
@@ -213,7 +214,7 @@ TESS_API tess_status tess_grouped_gemm_fused(tess_handle handle, const tess_grou
                                     y,    group_rows,      pointers.bias, NULL,    pointers.d_scale,
                                     pointers.d_amax, pointers.d_scale_out, NULL};
     tess_grouped_gemm_desc full;
-    const tess_problem problem = {NULL, &full};
+    const tess_problem problem = {NULL, &full, NULL};
     s = grouped_prepare(handle, desc, &operands, &full, "tess_grouped_gemm");
     if (s != TESS_STATUS_SUCCESS)
         return s;

@@ -43,6 +43,12 @@ void tess_plan_key_of(const tess_problem *problem, size_t workspace_limit, tess_
         put_scale(key, &d->a_scale), put_scale(key, &d->b_scale);
         put_epilogue(key, &d->epilogue), put(key, d->allow_tf32), put_matrix(key, &d->residual);
         put(key, d->gate), put(key, bits(d->gate_limit)), put_scale(key, &d->d_scale), put_matrix(key, &d->aux);
+    } else if (problem->wgrad) {
+        const tess_grouped_wgrad_desc *d = problem->wgrad;
+        put(key, 3);
+        put(key, d->groups), put(key, d->tokens), put(key, d->n), put(key, d->k), put(key, d->expected_tokens);
+        put(key, bits(d->alpha)), put(key, bits(d->beta));
+        put_matrix(key, &d->dy), put_matrix(key, &d->x), put_matrix(key, &d->c), put_matrix(key, &d->dw);
     } else {
         const tess_grouped_gemm_desc *d = problem->grouped;
         put(key, 2);

@@ -19,7 +19,7 @@ extern "C" {
 /* Distinct problems remembered per handle (a transformer layer's GEMMs,
  * prefill and decode, with room to spare); the oldest goes first. */
 #define TESS_PLAN_CACHE_ENTRIES 32
-/* Words of a problem's key (a dense problem's take 64, a grouped one's 44). */
+/* Words of a problem's key (a dense problem's take 64, a grouped one's 44, a weight gradient's 33). */
 #define TESS_PLAN_KEY_WORDS 80
 
 typedef struct tess_plan_key {

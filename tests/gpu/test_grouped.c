@@ -127,6 +127,17 @@ static void make_gated(grouped_case *c) {
     c->g.y.cols = c->g.n / 2;
 }
 
+/* Gives case c N-major weights (each expert's K x N stored row-major: W [G, K, N]; 16-bit
+ * only: the grouped_f16_nmajor kernels), drawn again, rows padded or not. */
+static void make_n_major(grouped_case *c) {
+    tess_grouped_gemm_desc *g = &c->g;
+    const int64_t align = 16 / (int64_t)tess_dtype_size(g->w.dtype);
+    const int64_t ldw = (g->n + align - 1) / align * align + align * tess_rng_range(&rng, 0, 1);
+    g->w = (tess_matrix_desc){g->w.dtype, TESS_ORDER_ROW, g->k, g->n, ldw, g->k * ldw};
+    free(c->w);
+    c->w = test_matrix_random(&g->w, g->groups, &rng, &c->w_bytes);
+}
+
 static void free_case(grouped_case *c) {
     free(c->rows), free(c->first), free(c->count), free(c->x), free(c->w), free(c->xs), free(c->ws), free(c->bias);
 }
@@ -303,15 +314,18 @@ static void draw_random_case(grouped_case *c, int trial, int *recipe, int *plan_
     make_case(c, layout, groups, n, k, in, *recipe, out, packed);
     if (n % 2 == 0 && tess_rng_range(&rng, 0, 3) == 0)
         make_gated(c);
+    if (in != TESS_DTYPE_E4M3 && tess_rng_range(&rng, 0, 2) == 0)
+        make_n_major(c);
     *plan_index = (int)tess_rng_range(&rng, -1, 8);
 }
 
 /* A case in one line: layout, sizes, types, factors, Y, gate and activation. */
 static void describe_case(const grouped_case *c, int recipe, char *out, size_t size) {
     const tess_grouped_gemm_desc *g = &c->g;
-    snprintf(out, size, "%s G=%lld m=%lld n=%lld k=%lld %s, scales %d x %d, Y %s ld %lld, gate %d, act %d, expected_m %lld",
+    snprintf(out, size, "%s G=%lld m=%lld n=%lld k=%lld %s (W %s-major), scales %d x %d, Y %s ld %lld, gate %d, act %d, expected_m %lld",
              g->layout == TESS_GROUP_MASKED ? "masked" : "contiguous", (long long)g->groups, (long long)g->m,
-             (long long)g->n, (long long)g->k, tess_dtype_name(g->x.dtype), recipes[recipe][0], recipes[recipe][1],
+             (long long)g->n, (long long)g->k, tess_dtype_name(g->x.dtype), g->w.order == TESS_ORDER_ROW ? "N" : "K",
+             recipes[recipe][0], recipes[recipe][1],
              tess_dtype_name(g->y.dtype), (long long)g->y.ld, (int)g->gate, (int)g->epilogue.activation,
              (long long)g->expected_m);
 }
@@ -374,6 +388,27 @@ static void test_every_plan(tess_handle h) {
             CHECKF(rel >= 0 && rel <= allowance(&c), "every plan, case %d, %s: rel error %.3g", i, plan, rel);
         }
         CHECKF(token_plans >= 9, "case %d: %d token-tile plans%s", i, token_plans, gated ? " (gated)" : "");
+        free_case(&c);
+    }
+    /* N-major weights (bf16, contiguous and masked, one gated): the grouped_f16_nmajor kernels'
+     * 128x256 c2 and 128x128 tiles in 3 orders each; no token tiles (they read K-major weights) */
+    for (int i = 0; i < 3; i++) {
+        grouped_case c;
+        make_case(&c, (tess_group_layout)(i % 2), 9 + 7 * i, 448, 576, i == 2 ? TESS_DTYPE_F16 : TESS_DTYPE_BF16, 0,
+                  i == 1 ? TESS_DTYPE_F32 : TESS_DTYPE_BF16, 1);
+        make_n_major(&c);
+        if (i == 2)
+            make_gated(&c);
+        tess_plan plans[MAX_PLANS];
+        int count = 0;
+        CHECK_STATUS(tess_grouped_gemm_plans(h, &c.g, plans, MAX_PLANS, &count), TESS_STATUS_SUCCESS);
+        CHECKF(count >= 6, "%d plans for N-major case %d", count, i);
+        for (int p = 0; p < count && p < MAX_PLANS; p++) {
+            char plan[64];
+            const double rel = run_case(h, &c, p, plan);
+            CHECKF(strstr(plan, "_swap") == NULL, "N-major case %d: a token-tile plan %s", i, plan);
+            CHECKF(rel >= 0 && rel <= allowance(&c), "every plan, N-major case %d, %s: rel error %.3g", i, plan, rel);
+        }
         free_case(&c);
     }
 }
@@ -469,8 +504,10 @@ static void test_refusals(tess_handle h) {
     d = c.g;
     CHECK_STATUS(tess_grouped_gemm(h, &d, NULL, p, NULL, p, NULL, NULL, (void *)p), TESS_STATUS_INVALID_VALUE);
     CHECK_STATUS(tess_grouped_gemm(h, &d, NULL, p + 2, NULL, p, NULL, rows, (void *)p), TESS_STATUS_INVALID_VALUE);
-    d.w.order = TESS_ORDER_ROW, d.w.ld = d.n;
+    d.w.order = TESS_ORDER_ROW, d.w.ld = d.n; /* N-major weights: 16-bit only */
+    d.x.dtype = d.w.dtype = TESS_DTYPE_E4M3;
     CHECK_STATUS(tess_grouped_gemm(h, &d, NULL, p, NULL, p, NULL, rows, (void *)p), TESS_STATUS_NOT_SUPPORTED);
+    CHECKF(strstr(tess_last_error(), "K-major") != NULL, "FP8 N-major W: %s", tess_last_error());
     d = c.g;
     d.x.dtype = d.w.dtype = TESS_DTYPE_E5M2;
     CHECK_STATUS(tess_grouped_gemm(h, &d, NULL, p, NULL, p, NULL, rows, (void *)p), TESS_STATUS_NOT_SUPPORTED);

@@ -37,14 +37,14 @@ static tess_grouped_gemm_desc grouped_problem(void) {
 }
 
 static tess_plan_key key_of_dense(const tess_gemm_desc *d, size_t workspace) {
-    const tess_problem p = {d, NULL};
+    const tess_problem p = {d, NULL, NULL};
     tess_plan_key k;
     tess_plan_key_of(&p, workspace, &k);
     return k;
 }
 
 static tess_plan_key key_of_grouped(const tess_grouped_gemm_desc *d, size_t workspace) {
-    const tess_problem p = {NULL, d};
+    const tess_problem p = {NULL, d, NULL};
     tess_plan_key k;
     tess_plan_key_of(&p, workspace, &k);
     return k;

@@ -1,5 +1,5 @@
 /* The sm90 kernel family (Hopper, sm_90a): persistent warp-specialized
- * TMA + wgmma GEMMs, dense and grouped, 16-bit, FP8, TF32 and INT8, with stream-K and
+ * TMA + wgmma GEMMs, dense, grouped and k-grouped (weight gradients), 16-bit, FP8, TF32 and INT8, with stream-K and
  * transposed small-M plans. Its registration, and what its planners share:
  * which kernel serves a problem, how many of its CTAs fit, the transposed
  * problem. */
@@ -126,12 +126,16 @@ static void plans(const tess_device_info *info, const tess_problem *problem, siz
                   tess_plan_list *out) {
     if (problem->gemm)
         tess_sm90_dense_plans(info, problem->gemm, workspace_limit, out);
+    else if (problem->wgrad)
+        tess_sm90_wgrad_plans(info, problem->wgrad, out);
     else
         tess_sm90_grouped_plans(info, problem->grouped, out);
 }
 
 static tess_status run(tess_handle handle, const tess_problem *problem, const tess_plan *plan,
                        const tess_operands *operands) {
+    if (problem->wgrad)
+        return tess_sm90_wgrad_run(handle, problem->wgrad, plan, operands);
     return problem->gemm ? tess_sm90_dense_run(handle, problem->gemm, plan, operands)
                          : tess_sm90_grouped_run(handle, problem->grouped, plan, operands);
 }

@@ -1,4 +1,4 @@
-# The sm90 family: Hopper's wgmma + TMA GEMMs, dense and grouped. Its
+# The sm90 family: Hopper's wgmma + TMA GEMMs, dense, grouped and k-grouped. Its
 # kernels use sm_90a-only instructions, so it is built for 90a alone.
 include(${CMAKE_CURRENT_LIST_DIR}/instances.cmake)
 tess_generate_instances(${CMAKE_CURRENT_LIST_DIR}/instances.list ${PROJECT_BINARY_DIR}/generated/sm90 _sm90_instances)
@@ -11,4 +11,5 @@ tess_add_family(sm90
     cost_dense.c
     plan_dense.c
     plan_grouped.c
+    plan_wgrad.c
     ${_sm90_instances})

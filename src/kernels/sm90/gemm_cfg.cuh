@@ -67,7 +67,10 @@ struct gemm_cfg {
     // token-tile kernel (transposed MMA for small groups: the weights are A,
     // the tokens B), they split N, so a narrow tile of tokens is all a group
     // of a few tokens pays for.
-    static constexpr bool GROUPED = GROUPED_ != TESS_GROUPED_NONE;
+    static constexpr bool GROUPED = GROUPED_ == TESS_GROUPED_ROWS || GROUPED_ == TESS_GROUPED_TOKENS;
+    // A k-grouped GEMM (k_grouped.cuh: an MoE layer's weight gradient) is a
+    // dense batched one whose batches each reduce over their own K rows.
+    static constexpr bool K_GROUPED = GROUPED_ == TESS_GROUPED_K;
     static constexpr bool GROUPED_ALONG_N = GROUPED_ == TESS_GROUPED_TOKENS;
     static constexpr bool GROUPED_ALONG_M = GROUPED && !GROUPED_ALONG_N;
     // The tile's extent along the grouped dimension (a group's tile rows are this many rows).
@@ -181,6 +184,9 @@ struct gemm_cfg {
     static_assert(!NARROW || (CLUSTER_ == 1 && B_MN_ == 0 && !GROUPED_ALONG_M),
                   "narrow tiles: clusters of 1, K-major B, dense or grouped along N");
     static_assert(CONSUMERS == TESS_SM90_CONSUMERS || !GROUPED, "64-row tiles: dense GEMMs");
+    static_assert(!K_GROUPED || (ELEM_BYTES == 2 && A_MN_ && B_MN_ && CLUSTER_ == 1 && !PINGPONG_ &&
+                                 CONSUMERS == TESS_SM90_CONSUMERS),
+                  "k-grouped: 16-bit MN-major operands (tokens outermost), 128-row cooperative tiles, clusters of 1");
     static_assert(!GROUPED_ALONG_N || (CLUSTER_ == 1 && BN <= 64),
                   "token tiles of a grouped GEMM: clusters of 1, BN <= 64");
     // Output stored from registers, element by element: narrow tiles, and
@@ -342,7 +348,7 @@ struct gemm_cfg {
     // per-tensor promoted 256-wide kernels nor the 1x128 x 1x128 ones
     // (ptxas spills 20 and 160 bytes there).
     static constexpr bool PUBLISHES_TILES =
-        !PINGPONG && !(PROMOTES_IN_HALVES && !BLOCK_SCALED) && SCALING != TESS_SCALING_BLOCK_ROWS_COLS &&
+        !PINGPONG && !K_GROUPED && !(PROMOTES_IN_HALVES && !BLOCK_SCALED) && SCALING != TESS_SCALING_BLOCK_ROWS_COLS &&
         RING_BYTES + EPI_BYTES + STAGES * TESS_TILE_SLOT_BYTES <= TESS_SM90_SMEM_LIMIT;
     static constexpr int SMEM_BYTES = RING_BYTES + EPI_BYTES + (PUBLISHES_TILES ? STAGES * TESS_TILE_SLOT_BYTES : 0);
     static_assert(SMEM_BYTES <= TESS_SM90_SMEM_LIMIT, "over the 227 KiB a Hopper CTA may use");

@@ -63,8 +63,10 @@ enum tess_scaling {
 /* What a kernel's `grouped` says (its GROUPED_ template parameter): a dense
  * GEMM, a grouped one whose groups split M (X's rows are A's: the tokens
  * fill 128-row tiles), or a grouped one run transposed, whose groups split
- * N (the token-tile kernels: W is A, X's rows are B's, a few tokens a tile). */
-enum tess_grouped_kind { TESS_GROUPED_NONE, TESS_GROUPED_ROWS, TESS_GROUPED_TOKENS };
+ * N (the token-tile kernels: W is A, X's rows are B's, a few tokens a tile),
+ * or a k-grouped one (tess_grouped_wgrad: the dense batched machinery, each
+ * batch reducing over its own K rows, tess_gemm_params.k_offs). */
+enum tess_grouped_kind { TESS_GROUPED_NONE, TESS_GROUPED_ROWS, TESS_GROUPED_TOKENS, TESS_GROUPED_K };
 
 /* Rows a grouped kernel's TMA box of 1x128 A factors holds beyond the
  * tile's (gemm_cfg.cuh A_FACTOR_BOX): the box starts at the 16-byte aligned
@@ -146,6 +148,14 @@ typedef struct tess_gemm_params {
      * rows are left to another launch (a mixed plan's two kernels). */
     int groups, group_layout, group_order, group_split_tails, group_min_rows, group_max_rows;
     const int32_t *group_rows;
+    /* A k-grouped kernel (TESS_GROUPED_K: an MoE layer's weight gradient,
+     * dW[g] = dY_g^T X_g): batch g reduces over K (token) rows
+     * [k_offs[g - 1], k_offs[g]) of A and B (k_offs[-1] = 0), the cumulative
+     * token ends on the device, clamped into [0, k_tokens] and made
+     * non-decreasing; k_tokens: the tokens of all groups (A's columns, B's
+     * rows: the problem's K, which may be 0). */
+    const int32_t *k_offs;
+    int k_tokens;
     int early_launch; /* host only: launch with programmatic stream serialization (tess_handle_early_launch) */
 } tess_gemm_params;
 

@@ -114,8 +114,10 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
                 tile_coord tile = cta_tile<Cfg>(p, groups, w.item, rank, hint);
                 if (Cfg::GROUPED && Cfg::PUBLISHES_TILES) // the consumers' store bound, published with the tile
                     group_tile_end<Cfg>(p, tile);
-                producer_load_tile<Cfg>(p, smem_a, smem_b, smem_scales, full, empty, cursor, tile, w.k_begin, w.k_end,
-                                        rank, threadIdx.x, tile_slots);
+                int k_begin = w.k_begin, k_end = w.k_end, k_origin = 0;
+                k_group_blocks<Cfg>(p, tile.d_batch, &k_begin, &k_end, &k_origin); // k-grouped: its group's
+                producer_load_tile<Cfg>(p, smem_a, smem_b, smem_scales, full, empty, cursor, tile, k_begin, k_end,
+                                        rank, threadIdx.x, tile_slots, k_origin);
             }
         }
     } else if (Cfg::CONSUMERS < TESS_SM90_CONSUMERS && wg > Cfg::CONSUMERS) { // (not built for 2 consumers)
@@ -149,11 +151,13 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
                 if (Cfg::GROUPED) // read before the mainloop, which hides the latency
                     group_tile_end<Cfg>(p, tile);
             }
+            int k_begin = w.k_begin, k_end = w.k_end, k_origin = 0;
+            const int tail_tokens = k_group_blocks<Cfg>(p, tile.d_batch, &k_begin, &k_end, &k_origin);
             // Rows all past the tile's: nothing to compute, store or hand on
             // (every unit sharing the tile's K skips alike, so no stream-K
             // partial sum is awaited).
             if (Cfg::SKIPS_EMPTY_ROWS && tile.m0 + row_block * 64 >= tile.m_end) {
-                consumer_follow_ring<Cfg>(full, empty, cursor, w.k_begin, w.k_end, t, barrier);
+                consumer_follow_ring<Cfg>(full, empty, cursor, k_begin, k_end, t, barrier);
                 continue;
             }
             const int a_shift = factors_by_tma<Cfg>(p) ? Cfg::a_factor_shift(tile.m0) : 0;
@@ -161,8 +165,9 @@ __global__ void __launch_bounds__(TESS_SM90_THREADS, 1) gemm_sm90(const __grid_c
             // other warpgroup then waits only for fills past every one it
             // skipped, so no ring slot is a lap behind its phase.)
             turn_take<Cfg::PINGPONG>(cw);
-            consumer_mma<Cfg>(acc, descs, smem_scales, full, empty, cursor, w.k_begin, w.k_end, tile.n0,
-                              a_shift, row_block, t);
+            const k_tail tail = {smem_a, smem_b, row_block, tail_tokens, t, barrier};
+            consumer_mma<Cfg>(acc, descs, smem_scales, full, empty, cursor, k_begin, k_end, tile.n0, a_shift,
+                              row_block, t, tail);
             turn_give<Cfg::PINGPONG>(cw);
             if constexpr (Cfg::INT_ACC) // INT8: the tensor cores' int32 sums (exact) as floats from here on
                 for (int i = 0; i < Cfg::BN / 2; i++)
@@ -326,10 +331,21 @@ static int max_clusters(void) {
 #define TESS_GEMM_FP8_PINGPONG_TILE(BM, BN, ST, CL, SC) TESS_GEMM_FP8_SCHEDULE_TILE(BM, BN, ST, 1, SC, 1)
 // f16_pingpong: as f16, pingpong (8 entries).
 #define TESS_GEMM_PINGPONG_TILE(BM, BN, ST, CL) TESS_GEMM_F16_SCHEDULE_TILE(BM, BN, ST, 1, 1)
+// f16_kgrouped: the k-grouped kernels of one tile (tess_grouped_wgrad, an
+// MoE layer's weight gradients): bf16 and f16, A M-major (dY^T), B N-major
+// (X), clusters of 1 (2 entries).
+#define TESS_KGROUPED_F16_TILE(BM, BN, ST, CL)                                                                    \
+    TESS_GEMM_ENTRY_G(BM, BN, ST, CL, TESS_MMA_BF16, TESS_SCALING_PLAIN, 1, 1, TESS_GROUPED_K),                   \
+        TESS_GEMM_ENTRY_G(BM, BN, ST, CL, TESS_MMA_F16, TESS_SCALING_PLAIN, 1, 1, TESS_GROUPED_K)
 // grouped_f16: a grouped tile configuration's bf16 and f16 kernels (2 entries).
 #define TESS_GROUPED_F16_TILE(BM, BN, ST, CL)                                                                     \
     TESS_GROUPED_ENTRY(BM, BN, ST, CL, TESS_MMA_BF16, TESS_SCALING_PLAIN),                                        \
         TESS_GROUPED_ENTRY(BM, BN, ST, CL, TESS_MMA_F16, TESS_SCALING_PLAIN)
+// grouped_f16_nmajor: the same with each expert's weight N-major (W [G, K, N], torch._grouped_mm's
+// mat_b, and the [G, N, K] weights read as dgrad's K x N operand: dX = dY W[g]) (2 entries).
+#define TESS_GROUPED_F16_NMAJOR_TILE(BM, BN, ST, CL)                                                              \
+    TESS_GEMM_ENTRY_G(BM, BN, ST, CL, TESS_MMA_BF16, TESS_SCALING_PLAIN, 0, 1, TESS_GROUPED_ROWS),                \
+        TESS_GEMM_ENTRY_G(BM, BN, ST, CL, TESS_MMA_F16, TESS_SCALING_PLAIN, 0, 1, TESS_GROUPED_ROWS)
 // grouped_fp8: e4m3 x e4m3, promoted with per-tensor (per group) or
 // per-row/column factors, and block-scaled 1x128 x 128x128 (2 entries).
 #define TESS_GROUPED_FP8_TILE(BM, BN, ST, CL)                                                                     \

@@ -5,6 +5,7 @@
 
 #include "kernels/common/pipeline.cuh"
 #include "kernels/common/wgmma_ops.cuh"
+#include "kernels/sm90/k_grouped.cuh"
 #include "kernels/sm90/gemm_cfg.cuh"
 #include "kernels/sm90/gemm_params.h"
 
@@ -102,7 +103,8 @@ TESS_DEVICE void load_block_scales_tma(const tess_gemm_params &p, const CUtensor
         tma_load_3d(dst + Cfg::A_FACTOR_SPAN, &p.tma_scale_b, bar, kb - Cfg::b_factor_slot(kb), tile.n0 / TESS_SCALE_BLOCK, bb);
 }
 
-// Loads K blocks [k_begin, k_end) of tile `tile` into the ring: this CTA's
+// Loads K blocks [k_begin, k_end) of tile `tile` (K rows from k_origin on:
+// a k-grouped tile's group's first token) into the ring: this CTA's
 // A, and its share (`rank` of CLUSTER) of the cluster's B tile. The stage's
 // full barrier expects all of A and B: its own loads plus the B shares the
 // other CTAs multicast into it (or, for a tile with b_whole, all its own:
@@ -113,7 +115,8 @@ TESS_DEVICE void load_block_scales_tma(const tess_gemm_params &p, const CUtensor
 template <class Cfg>
 TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, char *smem_b, char *smem_scales,
                                     uint64_t *full, uint64_t *empty, pipe_cursor &c, const tile_coord &tile,
-                                    int k_begin, int k_end, int rank, int lane, tile_coord *slots) {
+                                    int k_begin, int k_end, int rank, int lane, tile_coord *slots,
+                                    int k_origin = 0) {
     const int ba = p.a_batch_shared ? 0 : tile.a_batch, bb = p.b_batch_shared ? 0 : tile.b_batch;
     const int m0 = tile.m0, n0 = tile.n0;
     constexpr int B_SHARE_ROWS = Cfg::BN / Cfg::CLUSTER;
@@ -148,7 +151,7 @@ TESS_DEVICE void producer_load_tile(const tess_gemm_params &p, char *smem_a, cha
             mbar_arrive_expect_tx(bar, stage_tx);
             if (by_tma)
                 load_block_scales_tma<Cfg>(p, map_factors_a, factors, bar, tile, kb);
-            const int k0 = kb * Cfg::BK;
+            const int k0 = k_origin + kb * Cfg::BK;
             if (!a_none)
                 load_operand<Cfg, Cfg::BM, Cfg::A_MN, false>(smem_a + c.stage * Cfg::A_STAGE_BYTES, map_a, bar, m0,
                                                              k0, ba);
@@ -267,14 +270,30 @@ TESS_DEVICE void mma_stage(float (&acc)[N / 2], const mma_descs &d, int stage, b
 // over K blocks [k_begin, k_end) in the tensor cores.
 // One wgmma group stays in flight: after issuing block kb, it waits for block
 // kb - 1 and releases that slot.
+// A k-grouped kernel's item may have no K blocks (an empty group: its sums
+// are 0), and its last block's tokens past the group are zeroed first (tail).
+// Its sums start at 0 and every block accumulates onto them, so that an
+// empty group takes the same path with no block (an early return there
+// made ptxas spill the 128x256 tile's accumulators: 488 bytes, 8216 with
+// the tail's zeroing).
 template <class Cfg>
 TESS_DEVICE void consumer_mma_tile(float (&acc)[Cfg::BN / 2], const mma_descs &d, uint64_t *full,
-                                   uint64_t *empty, pipe_cursor &c, int k_begin, int k_end, bool releases) {
+                                   uint64_t *empty, pipe_cursor &c, int k_begin, int k_end, bool releases,
+                                   const k_tail &tail) {
+    if constexpr (Cfg::K_GROUPED) {
+#pragma unroll
+        for (int i = 0; i < Cfg::BN / 2; i++)
+            acc[i] = 0.0f;
+    }
     fence_accumulators(acc);
     int previous = -1;
     for (int kb = k_begin; kb < k_end; kb++) {
         pipe_consumer_wait(full, c);
-        mma_stage<Cfg>(acc, d, c.stage, kb != k_begin);
+        if constexpr (Cfg::K_GROUPED)
+            if (kb == k_end - 1 && tail.tokens < Cfg::BK)
+                k_group_zero_tail<Cfg>(tail.smem_a, tail.smem_b, c.stage, tail.row_block, tail.tokens, tail.t,
+                                       tail.barrier);
+        mma_stage<Cfg>(acc, d, c.stage, Cfg::K_GROUPED || kb != k_begin);
         wgmma_wait<1>();
         if (previous >= 0 && releases)
             consumer_release<Cfg>(empty, previous);
@@ -282,7 +301,7 @@ TESS_DEVICE void consumer_mma_tile(float (&acc)[Cfg::BN / 2], const mma_descs &d
         pipe_advance(c, Cfg::STAGES);
     }
     wgmma_wait<0>();
-    if (releases)
+    if (releases && (!Cfg::K_GROUPED || previous >= 0)) // (an empty group's item holds no stage)
         consumer_release<Cfg>(empty, previous);
     fence_accumulators(acc);
 }
@@ -608,10 +627,11 @@ TESS_DEVICE void consumer_mma_tile_promoted_pipelined(float (&acc)[Cfg::BN / 2],
 // A consumer warpgroup's K blocks [k_begin, k_end) of a tile, in the
 // kernel's accumulation mode.
 // a_shift: where the tile's first row's factor lies in a stage's A factors.
+// tail: a k-grouped kernel's (k_grouped.cuh); others pass none.
 template <class Cfg>
 TESS_DEVICE void consumer_mma(float (&acc)[Cfg::BN / 2], const mma_descs &d, const char *smem_scales,
                               uint64_t *full, uint64_t *empty, pipe_cursor &c, int k_begin, int k_end, int n0,
-                              int a_shift, int wg, int t) {
+                              int a_shift, int wg, int t, const k_tail &tail = k_tail{}) {
     const bool releases = releasing_thread<Cfg>(t);
     if constexpr (Cfg::PIPELINES_PROMOTION)
         consumer_mma_tile_promoted_pipelined<Cfg>(acc, d, smem_scales, full, empty, c, k_begin, k_end,
@@ -623,5 +643,5 @@ TESS_DEVICE void consumer_mma(float (&acc)[Cfg::BN / 2], const mma_descs &d, con
         consumer_mma_tile_promoted<Cfg>(acc, d, smem_scales, full, empty, c, k_begin, k_end, n0,
                                         a_shift, wg, t, releases);
     else
-        consumer_mma_tile<Cfg>(acc, d, full, empty, c, k_begin, k_end, releases);
+        consumer_mma_tile<Cfg>(acc, d, full, empty, c, k_begin, k_end, releases, tail);
 }

@@ -76,7 +76,8 @@ static int64_t max_items(const tess_gemm_kernel *k, const tess_grouped_gemm_desc
  * pairs become rows) one that stores from registers. */
 static int grouped_kernel_runs(const tess_gemm_kernel *k, const tess_grouped_gemm_desc *d) {
     const tess_gemm_desc view = kernel_view(k, d);
-    return k->grouped && tess_sm90_kernel_serves(k, &view) && max_items(k, d) <= INT32_MAX &&
+    const int grouped = k->grouped == TESS_GROUPED_ROWS || k->grouped == TESS_GROUPED_TOKENS; /* not k-grouped */
+    return grouped && tess_sm90_kernel_serves(k, &view) && max_items(k, d) <= INT32_MAX &&
            !(d->gate != TESS_GATE_NONE && (!k->gates || (is_token_tile(k) && !k->registers)));
 }
 

@@ -1,7 +1,7 @@
 /* Internal: what the sm90 family's host files share (the .c files of kernels/sm90):
  * which kernel serves a problem, how many CTAs of it fit, its parameters
- * for a problem, its cost terms, and the dense and grouped planners and
- * launches that family.c registers. */
+ * for a problem, its cost terms, and the dense, grouped and weight-gradient
+ * planners and launches that family.c registers. */
 #ifndef TESS_KERNELS_SM90_SM90_H
 #define TESS_KERNELS_SM90_SM90_H
 
@@ -110,6 +110,14 @@ int tess_sm90_grouped_plan_kernel(const tess_device_info *info, const tess_group
 /* Queues a grouped plan made by tess_sm90_grouped_plans (found again by name). */
 tess_status tess_sm90_grouped_run(tess_handle h, const tess_grouped_gemm_desc *d, const tess_plan *plan,
                                   const tess_operands *o);
+/* Offers the k-grouped plans of a grouped weight gradient (plan_wgrad.c). */
+void tess_sm90_wgrad_plans(const tess_device_info *info, const tess_grouped_wgrad_desc *d, tess_plan_list *out);
+/* The kernel index of the weight-gradient plan named plan->name for problem d, or -1. */
+int tess_sm90_wgrad_plan_kernel(const tess_device_info *info, const tess_grouped_wgrad_desc *d,
+                                const tess_plan *plan);
+/* Queues a weight-gradient plan made by tess_sm90_wgrad_plans (found again by name). */
+tess_status tess_sm90_wgrad_run(tess_handle h, const tess_grouped_wgrad_desc *d, const tess_plan *plan,
+                                const tess_operands *o);
 
 #ifdef __cplusplus
 }
