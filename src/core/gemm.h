@@ -33,6 +33,12 @@ typedef struct tess_operand_shape {
 /* Checks each of the n matrices (tess_matrix_check), then each one's shape
  * (tess_matrix_check_shape): the first refusal. */
 tess_status tess_gemm_check_matrices(const tess_operand_shape *x, int n);
+/* Refuses `batches` output matrices shaped as x that overlap: a batch_stride
+ * under one matrix's span, where batches > 1. The sentence names the
+ * matrix ("caller: name", caller NULL: "name") and what overlaps ("output
+ * matrices"). */
+tess_status tess_check_batches_apart(const tess_matrix_desc *x, int64_t batches, const char *caller, const char *name,
+                                     const char *what);
 /* TMA's rules for operand `name` (16-byte aligned base, rows and batch stride of whole 16 bytes). */
 tess_status tess_gemm_check_tma(const tess_matrix_desc *x, const void *ptr, int64_t batch, const char *name);
 /* The scale recipes of a problem and the factor pointers' alignment. */

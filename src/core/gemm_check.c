@@ -160,6 +160,17 @@ tess_status tess_gemm_check_fp8_out(const tess_gemm_desc *desc, const float *d_s
     return TESS_STATUS_SUCCESS;
 }
 
+tess_status tess_check_batches_apart(const tess_matrix_desc *x, int64_t batches, const char *caller, const char *name,
+                                     const char *what) {
+    const int64_t span = tess_matrix_span(x, 1);
+    if (batches > 1 && x->batch_stride < span)
+        return tess_fail(TESS_STATUS_INVALID_VALUE,
+                         "%s%s%s: batch_stride=%" PRId64 " makes the %" PRId64 " %s overlap; it must be at least %" PRId64
+                         " (one matrix's span)",
+                         caller ? caller : "", caller ? ": " : "", name, x->batch_stride, batches, what, span);
+    return TESS_STATUS_SUCCESS;
+}
+
 tess_status tess_gemm_check_matrices(const tess_operand_shape *x, int n) {
     tess_status s;
     for (int i = 0; i < n; i++)
@@ -224,12 +235,8 @@ tess_status tess_gemm_validate(const tess_device_info *info, const tess_gemm_des
     if ((s = tess_gemm_check_matrices(abd, 3)))
         return s;
     /* Every batch needs its own D: batches of D may not overlap. */
-    int64_t d_span = tess_matrix_span(&desc->d, 1);
-    if (batch > 1 && desc->d.batch_stride < d_span)
-        return tess_fail(TESS_STATUS_INVALID_VALUE,
-                         "D: batch_stride=%" PRId64 " makes the %" PRId64 " output matrices overlap; it must be at "
-                         "least %" PRId64 " (one matrix's span)",
-                         desc->d.batch_stride, batch, d_span);
+    if ((s = tess_check_batches_apart(&desc->d, batch, NULL, "D", "output matrices")))
+        return s;
     const int reads_c = desc->beta != 0.0f;
     if (reads_c) {
         if (!c)
@@ -466,11 +473,7 @@ tess_status tess_gemm_check_aux(const tess_gemm_desc *desc, const tess_operands 
                          "rule)",
                          caller, tess_dtype_name(x->dtype), x->order == TESS_ORDER_ROW ? "row" : "column",
                          tess_dtype_name(d->dtype), d->order == TESS_ORDER_ROW ? "row" : "column");
-    const int64_t span = tess_matrix_span(x, 1);
-    if (desc->batch > 1 && x->batch_stride < span)
-        return tess_fail(TESS_STATUS_INVALID_VALUE,
-                         "%s: aux.batch_stride=%" PRId64 " makes the %" PRId64 " aux matrices overlap; it must be at "
-                         "least %" PRId64 " (one matrix's span)",
-                         caller, x->batch_stride, desc->batch, span);
+    if ((s = tess_check_batches_apart(x, desc->batch, caller, "aux", "aux matrices")))
+        return s;
     return pointers ? check_aux_pointer(desc, o, caller) : TESS_STATUS_SUCCESS;
 }

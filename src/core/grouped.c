@@ -114,10 +114,8 @@ static tess_status grouped_validate(const tess_device_info *info, const tess_gro
         return tess_fail(TESS_STATUS_NOT_SUPPORTED,
                          "tess_grouped_gemm: an FP8 W must be K-major (the [G, N, K] layout: each expert's weight "
                          "as a column-major K x N operand); an N-major one needs a K-major copy (tess_transpose)");
-    if (masked && g > 1 && desc->y.batch_stride < tess_matrix_span(&desc->y, 1))
-        return tess_fail(TESS_STATUS_INVALID_VALUE,
-                         "Y: batch_stride=%" PRId64 " makes the groups' outputs overlap; it must be at least %" PRId64,
-                         desc->y.batch_stride, tess_matrix_span(&desc->y, 1));
+    if (masked && (s = tess_check_batches_apart(&desc->y, g, NULL, "Y", "groups' outputs")))
+        return s;
     const tess_dtype tx = desc->x.dtype, tw = desc->w.dtype, ty = desc->y.dtype;
     const int fp8 = tx == TESS_DTYPE_E4M3 && tw == TESS_DTYPE_E4M3;
     if (!fp8 && !(tess_dtype_is_16bit(tx) && tx == tw))

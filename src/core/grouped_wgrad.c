@@ -164,12 +164,8 @@ static tess_status check_outputs(const tess_grouped_wgrad_desc *d, const tess_op
     tess_status s = tess_gemm_check_matrices(&dw, 1);
     if (s != TESS_STATUS_SUCCESS)
         return s;
-    const int64_t span = tess_matrix_span(&d->dw, 1);
-    if (g > 1 && d->dw.batch_stride < span)
-        return tess_fail(TESS_STATUS_INVALID_VALUE,
-                         "dW: batch_stride=%" PRId64 " makes the %" PRId64 " groups' gradients overlap; it must be at "
-                         "least %" PRId64 " (one matrix's span)",
-                         d->dw.batch_stride, g, span);
+    if ((s = tess_check_batches_apart(&d->dw, g, NULL, "dW", "groups' gradients")))
+        return s;
     const int reads_c = d->beta != 0.0f;
     if (reads_c) {
         if (!o->c)

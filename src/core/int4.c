@@ -202,10 +202,8 @@ tess_status tess_w4a16_validate(const tess_w4a16_desc *desc, const int32_t *mask
                                           {&desc->d, g, desc->m, desc->n, "d", "m x n"}};
     if ((s = tess_gemm_check_matrices(shapes, 2)))
         return s;
-    if (g > 1 && desc->d.batch_stride < tess_matrix_span(&desc->d, 1))
-        return tess_fail(TESS_STATUS_INVALID_VALUE,
-                         "%s: d.batch_stride=%" PRId64 " makes the experts' outputs overlap; it must be at least %" PRId64,
-                         caller, desc->d.batch_stride, tess_matrix_span(&desc->d, 1));
+    if ((s = tess_check_batches_apart(&desc->d, g, caller, "d", "experts' outputs")))
+        return s;
     if (desc->x.dtype != TESS_DTYPE_BF16 && desc->x.dtype != TESS_DTYPE_F16)
         return tess_fail(TESS_STATUS_NOT_SUPPORTED, "%s: x is %s; W4A16 takes bf16 or f16 activations", caller,
                          tess_dtype_name(desc->x.dtype));
