@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device call (~3 min): the in-order tile scheduler (src/kernels/sm90/in_order.cuh) of the
+# One device call (~3 min), dev/ab/in_order.patch applied: the in-order tile scheduler (in_order.cuh) of the
 # k-grouped weight gradient. A lab build of the k-grouped instances, unit_wgrad and gpu_wgrad
 # (values; the handle's counter must come back to zero after every launch, or the next call's
 # tiles go missing), pytest's wgrad tests, then dev/probes/wgrad_plans.py (every plan beside
