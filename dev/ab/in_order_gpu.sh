@@ -4,10 +4,11 @@
 # (values; the handle's counter must come back to zero after every launch, or the next call's
 # tiles go missing), pytest's wgrad tests, then dev/probes/wgrad_plans.py (every plan beside
 # torch._grouped_mm at G = 8 and 32, uniform and skewed).
-#   bash dev/ab/in_order_gpu.sh
+# With dev/ab/fp8_wgrad.patch applied too, the same call proves the FP8 k-grouped kernel (in order).
+#   git apply dev/ab/in_order.patch dev/ab/fp8_wgrad.patch && bash dev/ab/in_order_gpu.sh
 set -uo pipefail
 . dev/ab/gpu_common.sh
-INSTANCES='^(f16_kgrouped_.*|f16_128x128_c1)$' gpu_build
+INSTANCES='^(f16_kgrouped_.*|fp8_kgrouped_.*|f16_128x128_c1)$' gpu_build  # (fp8_kgrouped: with fp8_wgrad.patch)
 gpu_tests "unit_wgrad gpu_wgrad"
 gpu_pytest python/tests/test_wgrad.py
 export PYTHONPATH=$PWD/python TESSERA_LIBRARY=$PWD/build/lib/libtessera.so
