@@ -33,6 +33,10 @@ typedef struct tess_operand_shape {
 /* Checks each of the n matrices (tess_matrix_check), then each one's shape
  * (tess_matrix_check_shape): the first refusal. */
 tess_status tess_gemm_check_matrices(const tess_operand_shape *x, int n);
+/* Whether a 1x128 factor layout x puts two of its mn x blocks factors in
+ * one float: rows apart by stride_mn, blocks by stride_k, one nested in the
+ * other's gap (in doubles: the strides are the caller's, any int64). */
+int tess_scale_factors_overlap(const tess_scale_desc *x, int64_t mn, int64_t blocks);
 /* Refuses `batches` output matrices shaped as x that overlap: a batch_stride
  * under one matrix's span, where batches > 1. The sentence names the
  * matrix ("caller: name", caller NULL: "name") and what overlaps ("output

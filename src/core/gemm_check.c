@@ -77,6 +77,12 @@ tess_status tess_gemm_check_scales(const tess_gemm_desc *desc, const float *sa, 
     return TESS_STATUS_SUCCESS;
 }
 
+int tess_scale_factors_overlap(const tess_scale_desc *x, int64_t mn, int64_t blocks) {
+    const double smn = (double)x->stride_mn, sk = (double)x->stride_k;
+    return (mn > 1 && smn == 0) || (blocks > 1 && sk == 0) ||
+           (mn > 1 && blocks > 1 && smn < (double)blocks * sk && sk < (double)mn * smn);
+}
+
 tess_status tess_gemm_check_d_scale(const tess_gemm_desc *desc, const char *caller, const char *field) {
     const tess_scale_desc *x = &desc->d_scale;
     const int zero = x->mode == TESS_SCALE_TENSOR && x->stride_mn == 0 && x->stride_k == 0 && x->batch_stride == 0;
@@ -139,13 +145,10 @@ tess_status tess_gemm_check_fp8_out(const tess_gemm_desc *desc, const float *d_s
                          caller);
     const int64_t blocks = (desc->n + TESS_SCALE_BLOCK - 1) / TESS_SCALE_BLOCK, m = desc->m;
     const tess_scale_desc *x = &desc->d_scale;
-    /* The factors written must not overlap: rows apart by stride_mn, blocks
-     * by stride_k, one nested in the other's gap; batches past one batch's
-     * last factor (in doubles: strides are the caller's, any int64). */
+    /* The factors written must not overlap (tess_scale_factors_overlap);
+     * batches past one batch's last factor. */
     const double smn = (double)x->stride_mn, sk = (double)x->stride_k;
-    const int overlap = (m > 1 && smn == 0) || (blocks > 1 && sk == 0) ||
-                        (m > 1 && blocks > 1 && smn < (double)blocks * sk && sk < (double)m * smn);
-    if (overlap)
+    if (tess_scale_factors_overlap(x, m, blocks))
         return tess_fail(TESS_STATUS_INVALID_VALUE,
                          "%s: d_scale strides (stride_mn %" PRId64 ", stride_k %" PRId64
                          ") make D's %" PRId64 " x %" PRId64 " block factors overlap; tess_scale_layout_query("

@@ -22,12 +22,9 @@
 /* The narrowest k-grouped tile (128 x 128): the work items' bound. */
 #define TESS_WGRAD_MIN_TILE 128
 
-/* Elements of `t` in 16 bytes (TMA's granule). */
-static int64_t per_16_bytes(tess_dtype t) { return 16 / (int64_t)tess_dtype_size(t); }
-
-/* n rounded up to whole 16 bytes of `t`: a leading dimension TMA accepts. */
+/* n elements of `t` rounded up to whole 16 bytes (TMA's granule): a leading dimension TMA accepts. */
 static int64_t whole_16_bytes(int64_t n, tess_dtype t) {
-    const int64_t per = per_16_bytes(t);
+    const int64_t per = 16 / (int64_t)tess_dtype_size(t);
     return (n + per - 1) / per * per;
 }
 

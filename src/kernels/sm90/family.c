@@ -4,6 +4,7 @@
  * which kernel serves a problem, how many of its CTAs fit, the transposed
  * problem. */
 #include <stdio.h>
+#include <string.h>
 
 #include "core/cost.h"
 #include "core/dtype.h"
@@ -112,6 +113,22 @@ tess_gemm_desc tess_sm90_transposed_problem(const tess_gemm_desc *d) {
 const char *tess_sm90_scaling_suffix(int scaling) {
     static const char *const suffix[] = {"", "_pr", "_blk", "_blkc"};
     return scaling >= 0 && scaling < 4 ? suffix[scaling] : "_?";
+}
+
+void tess_sm90_plan_begin(tess_plan *p, const tess_gemm_kernel *k, int64_t tiles, int64_t grid) {
+    memset(p, 0, sizeof *p);
+    p->struct_size = sizeof *p;
+    p->tile_m = k->tile_m, p->tile_n = k->tile_n, p->tile_k = k->tile_k, p->stages = k->stages;
+    p->cluster_m = k->cluster_m;
+    p->tiles = (int32_t)tiles;
+    p->grid = (int32_t)grid;
+}
+
+const char *tess_sm90_cluster_suffix(const tess_gemm_kernel *k, char buf[16]) {
+    buf[0] = '\0';
+    if (k->cluster_m > 1)
+        snprintf(buf, 16, "_c%dx1", k->cluster_m);
+    return buf;
 }
 
 /* The compute capabilities this build compiled the family for (CMake:

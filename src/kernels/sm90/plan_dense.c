@@ -38,12 +38,7 @@ static int transposes(const tess_gemm_desc *d) { return d->m <= TESS_SM90_TRANSP
 static void describe(const tess_gemm_kernel *k, const tess_gemm_desc *d, const tess_gemm_desc *run,
                      const tess_sm90_launch *x, tess_plan *p) {
     const int transposed = run != d;
-    memset(p, 0, sizeof *p);
-    p->struct_size = sizeof *p;
-    p->tile_m = k->tile_m, p->tile_n = k->tile_n, p->tile_k = k->tile_k, p->stages = k->stages;
-    p->cluster_m = k->cluster_m;
-    p->tiles = (int32_t)tess_sm90_work_tiles(k, run);
-    p->grid = x->grid;
+    tess_sm90_plan_begin(p, k, tess_sm90_work_tiles(k, run), x->grid);
     p->stream_k = x->split.sk_items > 0;
     p->workspace_bytes = x->workspace;
     p->transposed = transposed;

@@ -264,20 +264,13 @@ static void grouped_describe(const tess_device_info *info, const tess_grouped_ge
     const tess_gemm_kernel *k = tess_sm90_kernel(index);
     const int64_t items = max_items(k, d);
     const int units = tess_sm90_resident_ctas(index, info) / k->cluster_m;
-    memset(p, 0, sizeof *p);
-    p->struct_size = sizeof *p;
-    p->tile_m = k->tile_m, p->tile_n = k->tile_n, p->tile_k = k->tile_k, p->stages = k->stages;
-    p->cluster_m = k->cluster_m;
-    p->tiles = (int32_t)(items * k->cluster_m);
-    p->grid = (int32_t)((items < units ? items : units) * k->cluster_m);
+    tess_sm90_plan_begin(p, k, items * k->cluster_m, (items < units ? items : units) * k->cluster_m);
     p->group_order = order;
-    char cluster[16] = "";
-    if (k->cluster_m > 1)
-        snprintf(cluster, sizeof cluster, "_c%dx1", k->cluster_m);
+    char cluster[16];
     /* _swap: a token-tile kernel (weights by tokens, run transposed) */
     snprintf(p->name, sizeof p->name, "sm90_%s_grouped_%dx%dx%d_s%d%s%s%s_%s",
              tess_mma_input_is_fp8(k->input) ? "e4m3e4m3" : tess_dtype_name(d->x.dtype), k->tile_m, k->tile_n,
-             k->tile_k, k->stages, cluster, tess_sm90_scaling_suffix(k->scaling), is_token_tile(k) ? "_swap" : "",
+             k->tile_k, k->stages, tess_sm90_cluster_suffix(k, cluster), tess_sm90_scaling_suffix(k->scaling), is_token_tile(k) ? "_swap" : "",
              order_name(order));
 }
 

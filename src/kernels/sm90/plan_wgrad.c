@@ -27,17 +27,10 @@ static int wgrad_kernel_runs(const tess_gemm_kernel *k, const tess_gemm_desc *vi
 /* The plan of kernel k for problem d launched as x says. */
 static void wgrad_describe(const tess_gemm_kernel *k, const tess_grouped_wgrad_desc *d, const tess_gemm_desc *view,
                            const tess_sm90_launch *x, tess_plan *p) {
-    memset(p, 0, sizeof *p);
-    p->struct_size = sizeof *p;
-    p->tile_m = k->tile_m, p->tile_n = k->tile_n, p->tile_k = k->tile_k, p->stages = k->stages;
-    p->cluster_m = k->cluster_m;
-    p->tiles = (int32_t)tess_sm90_work_tiles(k, view);
-    p->grid = x->grid;
-    char cluster[16] = "";
-    if (k->cluster_m > 1)
-        snprintf(cluster, sizeof cluster, "_c%dx1", k->cluster_m);
+    tess_sm90_plan_begin(p, k, tess_sm90_work_tiles(k, view), x->grid);
+    char cluster[16];
     snprintf(p->name, sizeof p->name, "sm90_%s_wgrad_%dx%dx%d_s%d%s", tess_dtype_name(d->dy.dtype), k->tile_m,
-             k->tile_n, k->tile_k, k->stages, cluster);
+             k->tile_n, k->tile_k, k->stages, tess_sm90_cluster_suffix(k, cluster));
 }
 
 void tess_sm90_wgrad_plans(const tess_device_info *info, const tess_grouped_wgrad_desc *d, tess_plan_list *out) {

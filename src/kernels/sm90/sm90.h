@@ -74,6 +74,12 @@ double tess_sm90_epilogue_factor(const tess_gemm_kernel *k, int64_t k_blocks);
 double tess_sm90_compute_seconds(const tess_device_info *info, int input, double flops);
 /* The suffix of a plan name for a kernel's scaling kind ("", "_pr", "_blk", "_blkc"). */
 const char *tess_sm90_scaling_suffix(int scaling);
+/* Starts plan p for kernel k: zeroed, then the fields every sm90 plan
+ * shares (struct_size, the tile, stages, cluster, tiles and grid). */
+void tess_sm90_plan_begin(tess_plan *p, const tess_gemm_kernel *k, int64_t tiles, int64_t grid);
+/* The cluster part of a grouped or weight-gradient plan's name: "_cNx1",
+ * or "" for clusters of 1; written into buf (16 bytes). */
+const char *tess_sm90_cluster_suffix(const tess_gemm_kernel *k, char buf[16]);
 
 /* How a kernel runs a dense problem: its work split, grid and workspace. */
 typedef struct tess_sm90_launch {
